@@ -1,0 +1,241 @@
+"""The scene model: meshes, glTF-style materials, draws in submission order, camera, light, passes.
+
+Consumed by every architecture through `Scene.frame(samples)`, which yields the render passes
+(attachments with load/store actions, sample count, draws).  Nothing here renders or counts;
+these are plain data with validation, so a bad file fails here with one clear message.
+
+    mesh = Mesh("tri", positions=np.array([[-1,-1,0],[1,-1,0],[0,1,0]], np.float32),
+                indices=np.array([[0, 1, 2]], np.uint32))
+    scene = Scene("triangle", "one triangle", draws=[Draw(mesh, Material("red", (1, 0, 0, 1)))],
+                  camera=Camera(eye=(0, 0, 3), target=(0, 0, 0)))
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+import numpy as np
+
+
+class SceneError(ValueError):
+    """A scene or mesh that cannot be rendered; the message names the problem in one line."""
+
+
+class AlphaMode(IntEnum):
+    OPAQUE = 0   # glTF alphaMode OPAQUE: alpha ignored
+    MASK = 1     # alpha test against alpha_cutoff ("punch-through"); needs the shader for coverage
+    BLEND = 2    # source-over in submission order
+
+
+class CullMode(IntEnum):
+    NONE = 0
+    BACK = 1     # front faces are counter-clockwise in NDC (OpenGL default)
+    FRONT = 2
+
+
+class LoadAction(IntEnum):
+    LOAD = 0       # read the attachment's previous contents
+    CLEAR = 1      # start from the clear value
+    DONT_CARE = 2  # contents undefined; we start from the clear value so images stay comparable
+
+
+class StoreAction(IntEnum):
+    STORE = 0
+    DONT_CARE = 1
+
+
+@dataclass(frozen=True, eq=False)
+class Texture:
+    """RGBA8 image, row 0 at the top (v = 0 at the top, as glTF)."""
+    name: str
+    rgba: np.ndarray  # uint8 (h, w, 4)
+
+    def __post_init__(self):
+        a = self.rgba
+        if a.dtype != np.uint8 or a.ndim != 3 or a.shape[2] != 4 or a.shape[0] < 1 or a.shape[1] < 1:
+            raise SceneError(f"texture {self.name!r}: expected uint8 (h, w, 4), got {a.dtype} {a.shape}")
+
+
+@dataclass(frozen=True, eq=False)
+class Material:
+    """glTF metallic-roughness reduced to what tilesim shades (DESIGN.md §2): Lambert on base colour."""
+    name: str
+    base_color: tuple[float, float, float, float] = (0.8, 0.8, 0.8, 1.0)  # linear RGBA factor
+    texture: Texture | None = None      # multiplies base_color; sampled bilinear + mipmaps
+    alpha_mode: AlphaMode = AlphaMode.OPAQUE
+    alpha_cutoff: float = 0.5           # glTF default
+    double_sided: bool = False          # glTF: double-sided disables back-face culling
+    unlit: bool = False                 # KHR_materials_unlit: no lighting term
+
+
+@dataclass(eq=False)
+class Mesh:
+    """Indexed triangles in object space."""
+    name: str
+    positions: np.ndarray                # float32 (n_vertices, 3)
+    indices: np.ndarray                  # uint32 (n_triangles, 3)
+    normals: np.ndarray | None = None    # float32 (n_vertices, 3), unit; None → faceted from geometry
+    uvs: np.ndarray | None = None        # float32 (n_vertices, 2), glTF convention (v down)
+
+    def __post_init__(self):
+        self.positions = np.ascontiguousarray(self.positions, np.float32)
+        idx = np.asarray(self.indices)
+        if idx.ndim == 1 and idx.size % 3 == 0:
+            idx = idx.reshape(-1, 3)
+        if self.positions.ndim != 2 or self.positions.shape[1] != 3:
+            raise SceneError(f"mesh {self.name!r}: positions must be (n, 3), got {self.positions.shape}")
+        if idx.ndim != 2 or idx.shape[1] != 3:
+            raise SceneError(f"mesh {self.name!r}: indices must be triangles (m, 3), got {idx.shape}")
+        n = len(self.positions)
+        if n == 0 or len(idx) == 0:
+            raise SceneError(f"mesh {self.name!r}: empty (no vertices or no triangles)")
+        if not np.isfinite(self.positions).all():
+            bad = int(np.flatnonzero(~np.isfinite(self.positions).all(axis=1))[0])
+            raise SceneError(f"mesh {self.name!r}: vertex {bad} is NaN or infinite")
+        if np.issubdtype(idx.dtype, np.signedinteger) and idx.min() < 0:
+            raise SceneError(f"mesh {self.name!r}: negative index {int(idx.min())}")
+        if idx.max() >= n:
+            raise SceneError(f"mesh {self.name!r}: index {int(idx.max())} out of range for {n} vertices")
+        self.indices = np.ascontiguousarray(idx, np.uint32)
+        for attr, width in (("normals", 3), ("uvs", 2)):
+            a = getattr(self, attr)
+            if a is None:
+                continue
+            a = np.ascontiguousarray(a, np.float32)
+            if a.shape != (n, width):
+                raise SceneError(f"mesh {self.name!r}: {attr} must be ({n}, {width}), got {a.shape}")
+            if not np.isfinite(a).all():
+                raise SceneError(f"mesh {self.name!r}: {attr} contain NaN or infinite values")
+            setattr(self, attr, a)
+
+    @property
+    def n_triangles(self) -> int:
+        return len(self.indices)
+
+
+@dataclass(frozen=True)
+class DrawState:
+    """Fixed-function state of one draw; architectures read it to decide early-Z, binning, HSR."""
+    depth_test: bool = True     # compare LESS (DESIGN.md §2)
+    depth_write: bool = True
+    cull: CullMode = CullMode.BACK
+    blend: bool = False         # source-over
+
+    @staticmethod
+    def for_material(m: Material) -> "DrawState":
+        """The state a glTF viewer uses: blended draws test depth but do not write it."""
+        blend = m.alpha_mode == AlphaMode.BLEND
+        return DrawState(depth_test=True, depth_write=not blend,
+                         cull=CullMode.NONE if m.double_sided else CullMode.BACK, blend=blend)
+
+
+@dataclass(eq=False)
+class Draw:
+    mesh: Mesh
+    material: Material
+    world_from_object: np.ndarray = field(default_factory=lambda: np.eye(4))  # float64 (4, 4)
+    state: DrawState | None = None      # None → DrawState.for_material(material)
+
+    def __post_init__(self):
+        self.world_from_object = np.asarray(self.world_from_object, np.float64)
+        if self.world_from_object.shape != (4, 4) or not np.isfinite(self.world_from_object).all():
+            raise SceneError(f"draw of {self.mesh.name!r}: transform must be a finite 4x4 matrix")
+        if self.state is None:
+            self.state = DrawState.for_material(self.material)
+
+
+@dataclass(frozen=True)
+class Camera:
+    eye: tuple[float, float, float]
+    target: tuple[float, float, float]
+    up: tuple[float, float, float] = (0.0, 1.0, 0.0)
+    fovy_deg: float = 60.0       # vertical field of view
+    near: float = 0.1
+    far: float = 100.0
+
+    def __post_init__(self):
+        vals = (*self.eye, *self.target, *self.up, self.fovy_deg, self.near, self.far)
+        if not np.isfinite(vals).all():
+            raise SceneError("camera: values must be finite")
+        if not 0.0 < self.fovy_deg < 180.0:
+            raise SceneError(f"camera: fovy must be in (0, 180) degrees, got {self.fovy_deg}")
+        if not 0.0 < self.near < self.far:
+            raise SceneError(f"camera: need 0 < near < far, got near={self.near} far={self.far}")
+        fwd = np.subtract(self.target, self.eye)
+        if np.linalg.norm(fwd) == 0 or np.linalg.norm(np.cross(fwd, self.up)) == 0:
+            raise SceneError("camera: eye equals target, or up is parallel to the view direction")
+
+    @staticmethod
+    def parse(text: str, near: float = 0.1, far: float = 100.0) -> "Camera":
+        """`eye:target:up:fovy`, e.g. `0,1,5:0,0,0:0,1,0:60` (the CLI's --camera)."""
+        parts = text.split(":")
+        try:
+            if len(parts) != 4:
+                raise ValueError
+            vecs = [tuple(float(v) for v in p.split(",")) for p in parts[:3]]
+            if any(len(v) != 3 for v in vecs):
+                raise ValueError
+            fovy = float(parts[3])
+        except ValueError:
+            raise SceneError(f"--camera {text!r}: expected eye:target:up:fovy, e.g. 0,1,5:0,0,0:0,1,0:60") from None
+        return Camera(vecs[0], vecs[1], vecs[2], fovy, near, far)
+
+
+@dataclass(frozen=True)
+class Light:
+    """One directional light plus ambient (DESIGN.md §2)."""
+    direction: tuple[float, float, float] = (0.4, 0.8, 0.45)   # towards the light, world space
+    color: tuple[float, float, float] = (0.85, 0.85, 0.85)
+    ambient: tuple[float, float, float] = (0.2, 0.2, 0.2)
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """One render target of a pass. Byte sizes come from `format` (renderer.formats)."""
+    name: str                   # passes naming the same attachment share its surface
+    format: str                 # 'rgba8' | 'd32f' (renderer.formats.FORMATS)
+    load: LoadAction = LoadAction.CLEAR
+    store: StoreAction = StoreAction.STORE
+    clear: tuple[float, ...] = (0.0, 0.0, 0.0, 1.0)
+    memoryless: bool = False    # lives only on chip (tilers); an IMR must still back it with DRAM
+
+
+@dataclass(eq=False)
+class RenderPass:
+    name: str
+    color: Attachment
+    depth: Attachment | None
+    draws: list[Draw]
+    samples: int = 1            # 1 or 4 (DESIGN.md §2)
+
+    def __post_init__(self):
+        if self.samples not in (1, 4):
+            raise SceneError(f"pass {self.name!r}: samples must be 1 or 4, got {self.samples}")
+
+
+@dataclass(eq=False)
+class Scene:
+    """What a user renders: draws in submission order under one camera and light.
+
+    `passes`, when given, is the frame graph as a function of the sample count; otherwise the frame
+    is one pass: colour cleared and stored, depth cleared and stored (what a GL app that does not
+    invalidate depth gets).
+    """
+    name: str
+    description: str
+    draws: list[Draw]
+    camera: Camera
+    light: Light = field(default_factory=Light)
+    background: tuple[float, float, float, float] = (0.06, 0.07, 0.09, 1.0)
+    passes: "callable | None" = None
+
+    def frame(self, samples: int = 1) -> list[RenderPass]:
+        if self.passes is not None:
+            return self.passes(self, samples)
+        color = Attachment("color", "rgba8", LoadAction.CLEAR, StoreAction.STORE, self.background)
+        depth = Attachment("depth", "d32f", LoadAction.CLEAR, StoreAction.STORE, (1.0,))
+        return [RenderPass("main", color, depth, list(self.draws), samples)]
+
+    @property
+    def n_triangles(self) -> int:
+        return sum(d.mesh.n_triangles for d in self.draws)
