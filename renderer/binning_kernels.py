@@ -1,0 +1,126 @@
+"""Numba kernels that bin setup triangles to screen tiles (CSR, submission order kept per tile)."""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from .geometry_kernels import SUBPIXEL_BITS
+
+BLOCK = 8     # ROP block edge, px: the unit the ROP asks the memory system for (see raster_kernels)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def pixel_bbox(x, y, t, width, height):
+    """Conservative pixel bbox [x0, x1) x [y0, y1) of triangle t, clipped to the viewport: every
+    pixel that may hold a covered sample."""
+    x0 = max(0, min(x[t, 0], x[t, 1], x[t, 2]) >> SUBPIXEL_BITS)
+    y0 = max(0, min(y[t, 0], y[t, 1], y[t, 2]) >> SUBPIXEL_BITS)
+    x1 = min(width, (max(x[t, 0], x[t, 1], x[t, 2]) >> SUBPIXEL_BITS) + 1)
+    y1 = min(height, (max(y[t, 0], y[t, 1], y[t, 2]) >> SUBPIXEL_BITS) + 1)
+    return x0, y0, x1, y1
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _overlaps(x, y, t, rx0, ry0, rx1, ry1):
+    """Exact triangle–rectangle overlap for a positive-area triangle: the rectangle (subpixels,
+    inclusive) is out if all four corners are outside one edge (the triangle's bbox was already
+    intersected with it, which covers the separating axes x and y)."""
+    for k in range(3):
+        ax, ay = x[t, k], y[t, k]
+        bx, by = x[t, (k + 1) % 3], y[t, (k + 1) % 3]
+        dx, dy = bx - ax, by - ay
+        # E(p) = dx*(py-ay) - dy*(px-ax); its maximum over the rectangle is at one corner.
+        px = rx0 if dy > 0 else rx1
+        py = ry1 if dx > 0 else ry0
+        if dx * (py - ay) - dy * (px - ax) < 0:
+            return False
+    return True
+
+
+@njit(cache=True, error_model="numpy")
+def _tile_range(x, y, t, width, height, tile):
+    x0, y0, x1, y1 = pixel_bbox(x, y, t, width, height)
+    if x1 <= x0 or y1 <= y0:
+        return 0, 0, -1, -1
+    return x0 // tile, y0 // tile, (x1 - 1) // tile, (y1 - 1) // tile
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def count_tiles(x, y, width, height, tile, exact):
+    n = x.shape[0]
+    counts = np.zeros(n, np.int64)
+    for t in prange(n):
+        tx0, ty0, tx1, ty1 = _tile_range(x, y, t, width, height, tile)
+        if tx1 == tx0 and ty1 == ty0:
+            counts[t] = 1
+            continue
+        c = 0
+        for ty in range(ty0, ty1 + 1):
+            for tx in range(tx0, tx1 + 1):
+                if not exact or _overlaps(x, y, t, tx * tile << SUBPIXEL_BITS, ty * tile << SUBPIXEL_BITS,
+                                          ((tx + 1) * tile << SUBPIXEL_BITS) - 1,
+                                          ((ty + 1) * tile << SUBPIXEL_BITS) - 1):
+                    c += 1
+        counts[t] = c
+    return counts
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def fill_refs(x, y, width, height, tile, exact, tiles_x, tri_offsets, ref_tile):
+    """Tile of every (triangle, tile) reference, triangle-major (the order geometry produced)."""
+    for t in prange(x.shape[0]):
+        tx0, ty0, tx1, ty1 = _tile_range(x, y, t, width, height, tile)
+        o = tri_offsets[t]
+        for ty in range(ty0, ty1 + 1):
+            for tx in range(tx0, tx1 + 1):
+                if (tx1 == tx0 and ty1 == ty0) or not exact or _overlaps(
+                        x, y, t, tx * tile << SUBPIXEL_BITS, ty * tile << SUBPIXEL_BITS,
+                        ((tx + 1) * tile << SUBPIXEL_BITS) - 1, ((ty + 1) * tile << SUBPIXEL_BITS) - 1):
+                    ref_tile[o] = ty * tiles_x + tx
+                    o += 1
+
+
+@njit(cache=True, error_model="numpy")
+def sort_refs_by_tile(ref_tile, tri_offsets, n_tiles):
+    """Counting sort, stable: within a tile, triangles stay in submission order.
+    Returns tile_offsets (n_tiles+1), ref_tri (n_refs) and ref_slot: the tile-major position of
+    each triangle-major reference (the memory model walks triangles, then their tiles)."""
+    n_refs = ref_tile.shape[0]
+    tile_offsets = np.zeros(n_tiles + 1, np.int64)
+    for r in range(n_refs):
+        tile_offsets[ref_tile[r] + 1] += 1
+    for i in range(n_tiles):
+        tile_offsets[i + 1] += tile_offsets[i]
+    cursor = tile_offsets[:-1].copy()
+    ref_tri = np.empty(n_refs, np.int64)
+    ref_slot = np.empty(n_refs, np.int64)
+    n_tris = tri_offsets.shape[0] - 1
+    for t in range(n_tris):
+        for r in range(tri_offsets[t], tri_offsets[t + 1]):
+            s = cursor[ref_tile[r]]
+            cursor[ref_tile[r]] += 1
+            ref_tri[s] = t
+            ref_slot[r] = s
+    return tile_offsets, ref_tri, ref_slot
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def event_capacity(x, y, width, height, tile, tiles_x, tile_offsets, ref_tri, textured):
+    """Upper bounds on the memory events each reference can emit: ROP blocks of its bbox in the
+    tile, and (textured draws) 2x2 quads of it."""
+    n_tiles = tile_offsets.shape[0] - 1
+    blocks = np.zeros(ref_tri.shape[0], np.int64)
+    quads = np.zeros(ref_tri.shape[0], np.int64)
+    for i in prange(n_tiles):
+        tx0p, ty0p = (i % tiles_x) * tile, (i // tiles_x) * tile
+        for r in range(tile_offsets[i], tile_offsets[i + 1]):
+            t = ref_tri[r]
+            x0, y0, x1, y1 = pixel_bbox(x, y, t, width, height)
+            x0, y0 = max(x0, tx0p), max(y0, ty0p)
+            x1, y1 = min(x1, tx0p + tile), min(y1, ty0p + tile)
+            bx = (x1 - 1) // BLOCK - x0 // BLOCK + 1
+            by = (y1 - 1) // BLOCK - y0 // BLOCK + 1
+            blocks[r] = bx * by
+            if textured[t]:
+                quads[r] = ((x1 - 1) // 2 - x0 // 2 + 1) * ((y1 - 1) // 2 - y0 // 2 + 1)
+    return blocks, quads

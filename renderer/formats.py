@@ -1,0 +1,29 @@
+"""Surface formats (DESIGN.md §2). Every byte count in tilesim comes from these, never a literal."""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+
+class Format(NamedTuple):
+    name: str
+    texel: np.dtype        # one sample's storage
+    bytes_per_sample: int  # = texel.itemsize
+
+    @staticmethod
+    def of(name: str, texel) -> "Format":
+        texel = np.dtype(texel)
+        return Format(name, texel, texel.itemsize)
+
+
+FORMATS = {
+    "rgba8": Format.of("rgba8", (np.uint8, 4)),    # colour, unorm
+    "d32f": Format.of("d32f", np.float32),         # depth
+}
+
+# Geometry streams as an IMR front end fetches them.
+INDEX = np.dtype(np.uint32)                                    # 4 B per index
+VERTEX = np.dtype([("position", np.float32, 3), ("normal", np.float32, 3),
+                   ("uv", np.float32, 2)])                     # 32 B per vertex
+TEXEL = FORMATS["rgba8"]                                       # textures are RGBA8

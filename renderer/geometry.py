@@ -1,0 +1,92 @@
+"""Geometry: consumes a pass's draws (meshes, transforms) and a camera; produces SetupTriangles.
+
+Index fetch and vertex transform (numpy, once per vertex), then per triangle in the kernels:
+homogeneous clipping against the near plane (and a guard band for the rest), perspective divide,
+viewport, snap to 1/256 px, back-face and zero-area culling. The output is in submission order
+(draw, primitive, clipped piece), with positive area, ready for any rasterizer.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from . import geometry_kernels as gk
+from .counters import Counters
+from .transforms import clip_from_world
+
+
+class SetupTriangles(NamedTuple):
+    """Struct of arrays, one row per triangle that reaches the rasterizer."""
+    x: np.ndarray        # int64 (n, 3)  window x, 1/256 px (SUBPIXEL_BITS)
+    y: np.ndarray        # int64 (n, 3)  window y, 1/256 px, y down
+    z: np.ndarray        # float64 (n, 3) window depth in [0, 1] (may exceed 1 past the far plane)
+    inv_w: np.ndarray    # float64 (n, 3) 1 / clip w, for perspective-correct attributes
+    normal: np.ndarray   # float32 (n, 3, 3) world-space vertex normals
+    uv: np.ndarray       # float32 (n, 3, 2)
+    back: np.ndarray     # bool (n,)  was back-facing (winding swapped; shading flips the normal)
+    draw: np.ndarray     # int32 (n,) index of its draw in the pass
+    prim: np.ndarray     # int64 (n,) index of its input primitive in the pass (all draws)
+
+    @property
+    def n(self) -> int:
+        return len(self.draw)
+
+
+def _empty(n: int) -> tuple:
+    return (np.empty((n, 3), np.int64), np.empty((n, 3), np.int64), np.empty((n, 3)),
+            np.empty((n, 3)), np.empty((n, 3, 3), np.float32), np.empty((n, 3, 2), np.float32),
+            np.empty(n, np.bool_))
+
+
+def transform_draw(draw, clip_from_world_m: np.ndarray):
+    """Vertex shading, once per vertex: clip positions (float64), world positions and normals."""
+    m = draw.world_from_object
+    p = draw.mesh.positions.astype(np.float64)
+    world = p @ m[:3, :3].T + m[:3, 3]
+    clip = world @ clip_from_world_m[:, :3].T + clip_from_world_m[:, 3]
+    if draw.mesh.normals is not None:
+        nrm = draw.mesh.normals.astype(np.float64) @ np.linalg.inv(m[:3, :3])   # inverse transpose
+        nrm /= np.maximum(np.linalg.norm(nrm, axis=1, keepdims=True), 1e-30)
+    else:
+        nrm = np.zeros((1, 3))
+    uv = draw.mesh.uvs.astype(np.float64) if draw.mesh.uvs is not None else np.zeros((len(p), 2))
+    return np.ascontiguousarray(clip), np.ascontiguousarray(world), np.ascontiguousarray(nrm), uv
+
+
+def setup_pass(draws, camera, width: int, height: int) -> tuple[SetupTriangles, Counters]:
+    """All draws of a pass → SetupTriangles in submission order, with the geom.* counters."""
+    cfw = clip_from_world(camera, width, height)
+    parts, draw_ids, prim_ids = [], [], []
+    c = Counters()
+    prim_base = 0
+    dummy = _empty(0)
+    for d_i, draw in enumerate(draws):
+        clip, world, nrm, uv = transform_draw(draw, cfw)
+        idx = draw.mesh.indices.astype(np.int64)
+        flat = draw.mesh.normals is None
+        cull = int(draw.state.cull)
+        args = (clip, world, nrm, uv, idx, flat, cull, width, height)
+        n_emit, outcome, clipped = gk.count_setup(*args, dummy)
+        offsets = np.zeros(len(idx) + 1, np.int64)
+        np.cumsum(n_emit, out=offsets[1:])
+        out = _empty(int(offsets[-1]))
+        gk.write_setup(*args, offsets, out)
+        parts.append(out)
+        draw_ids.append(np.full(len(out[6]), d_i, np.int32))
+        prim_ids.append(np.repeat(np.arange(prim_base, prim_base + len(idx)), n_emit))
+        prim_base += len(idx)
+        hist = np.bincount(outcome, minlength=4)
+        c.add("geom.prims_in", len(idx))
+        c.add("geom.indices", idx.size)
+        c.add("geom.vertices_shaded", idx.size)      # no post-transform reuse on the baseline
+        c.add("geom.prims_culled.backface", hist[gk.CULLED_BACKFACE])
+        c.add("geom.prims_culled.zero_area", hist[gk.CULLED_ZERO_AREA])
+        c.add("geom.prims_culled.frustum", hist[gk.CULLED_FRUSTUM])
+        c.add("geom.prims_clipped", int(clipped.sum()))
+        c.add("geom.setup_triangles", len(out[6]))
+    cols = list(zip(*parts)) if parts else [[a] for a in dummy]
+    tris = SetupTriangles(*(np.concatenate(col) for col in cols),
+                          draw=np.concatenate(draw_ids) if draw_ids else np.empty(0, np.int32),
+                          prim=np.concatenate(prim_ids) if prim_ids else np.empty(0, np.int64))
+    return tris, c

@@ -1,0 +1,212 @@
+"""Numba kernels of the geometry stage: clip, project, snap, cull, triangle setup.
+
+Parallel over input triangles in two passes (count, then write at prefix-summed offsets), so the
+output keeps submission order and is the same on any thread count.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+SUBPIXEL_BITS = 8                 # D3D / llvmpipe: positions snap to 1/256 px (DESIGN.md §2)
+SUBPIXEL = 1 << SUBPIXEL_BITS
+GUARD_PX = 8192                   # guard band beyond each viewport edge, px; keeps |x| < 2^23
+                                  # subpixels for 16384² targets, so edge products fit int64
+MAX_POLY = 9                      # triangle clipped by 5 planes has at most 3 + 5 vertices
+MAX_OUT = MAX_POLY - 2            # triangles per clipped polygon (fan)
+
+# Per-input-primitive outcome (np.bincount of these makes the geom.* counters).
+EMITTED, CULLED_BACKFACE, CULLED_ZERO_AREA, CULLED_FRUSTUM = 0, 1, 2, 3
+
+# Cull modes, as scenes.model.CullMode.
+CULL_NONE, CULL_BACK, CULL_FRONT = 0, 1, 2
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _plane_dist(p, k, gx, gy):
+    """Signed distance of clip-space point p to plane k; >= 0 inside.
+    0: near (z >= -w, OpenGL), 1..4: guard band x, y; 5: far (z <= w), 6..9: viewport x, y."""
+    x, y, z, w = p[0], p[1], p[2], p[3]
+    if k == 0:
+        return z + w
+    if k == 1:
+        return gx * w - x
+    if k == 2:
+        return gx * w + x
+    if k == 3:
+        return gy * w - y
+    if k == 4:
+        return gy * w + y
+    if k == 5:
+        return w - z
+    if k == 6:
+        return w - x
+    if k == 7:
+        return w + x
+    if k == 8:
+        return w - y
+    return w + y
+
+
+@njit(cache=True, error_model="numpy")
+def _clip_polygon(c0, c1, c2, gx, gy, bary, tmp, p, q, n_planes_mask):
+    """Sutherland–Hodgman in homogeneous space on the planes set in n_planes_mask (bits 0..4).
+    Polygon vertices are barycentric weights of the input triangle: bary (MAX_POLY, 3); tmp, p,
+    q are scratch. Returns the vertex count (0 when clipped away)."""
+    n = 3
+    bary[:3, :] = 0.0
+    bary[0, 0] = 1.0
+    bary[1, 1] = 1.0
+    bary[2, 2] = 1.0
+    for k in range(5):
+        if not (n_planes_mask >> k) & 1:
+            continue
+        m = 0
+        for i in range(n):
+            j = (i + 1) % n
+            for c in range(4):
+                p[c] = bary[i, 0] * c0[c] + bary[i, 1] * c1[c] + bary[i, 2] * c2[c]
+                q[c] = bary[j, 0] * c0[c] + bary[j, 1] * c1[c] + bary[j, 2] * c2[c]
+            dp = _plane_dist(p, k, gx, gy)
+            dq = _plane_dist(q, k, gx, gy)
+            if dp >= 0.0:
+                tmp[m, :] = bary[i, :]
+                m += 1
+            if (dp >= 0.0) != (dq >= 0.0):
+                t = dp / (dp - dq)
+                tmp[m, :] = bary[i, :] + t * (bary[j, :] - bary[i, :])
+                m += 1
+        n = m
+        bary[:n, :] = tmp[:n, :]
+        if n < 3:
+            return 0
+    return n
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _snap(v):
+    return np.int64(np.floor(v * SUBPIXEL + 0.5))
+
+
+@njit(cache=True, error_model="numpy")
+def _clip_and_setup(t, clip, world, normal, uv, idx, flat, cull, width, height,
+                    write, out_base, out, scratch):
+    """Clip, project, snap and cull triangle t. Writes its setup triangles at out_base when
+    `write`; returns (n_emitted, outcome, was_clipped)."""
+    (ox, oy, oz, oinv_w, onrm, ouv, oback) = out
+    i0, i1, i2 = idx[t, 0], idx[t, 1], idx[t, 2]
+    c0, c1, c2 = clip[i0], clip[i1], clip[i2]
+    gx = 1.0 + 2.0 * GUARD_PX / width
+    gy = 1.0 + 2.0 * GUARD_PX / height
+    # Trivial reject: all vertices outside one viewport/near/far plane.
+    for k in (0, 5, 6, 7, 8, 9):
+        if _plane_dist(c0, k, gx, gy) < 0 and _plane_dist(c1, k, gx, gy) < 0 \
+                and _plane_dist(c2, k, gx, gy) < 0:
+            return 0, CULLED_FRUSTUM, False
+    mask = 0
+    for k in range(5):
+        if _plane_dist(c0, k, gx, gy) < 0 or _plane_dist(c1, k, gx, gy) < 0 \
+                or _plane_dist(c2, k, gx, gy) < 0:
+            mask |= 1 << k
+    bary, tmp, p, q, sx, sy, sz, siw = scratch
+    n = _clip_polygon(c0, c1, c2, gx, gy, bary, tmp, p, q, mask)
+    if n < 3:
+        return 0, CULLED_FRUSTUM, mask != 0
+    # Project and snap every polygon vertex.
+    for v in range(n):
+        cx = bary[v, 0] * c0[0] + bary[v, 1] * c1[0] + bary[v, 2] * c2[0]
+        cy = bary[v, 0] * c0[1] + bary[v, 1] * c1[1] + bary[v, 2] * c2[1]
+        cz = bary[v, 0] * c0[2] + bary[v, 1] * c1[2] + bary[v, 2] * c2[2]
+        cw = bary[v, 0] * c0[3] + bary[v, 1] * c1[3] + bary[v, 2] * c2[3]
+        iw = 1.0 / cw
+        sx[v] = _snap((cx * iw * 0.5 + 0.5) * width)
+        sy[v] = _snap((0.5 - cy * iw * 0.5) * height)      # window y down, row 0 on top
+        sz[v] = cz * iw * 0.5 + 0.5
+        siw[v] = iw
+    fn0 = fn1 = fn2 = 0.0
+    if flat:      # faceted: the face normal of the input triangle, CCW outward
+        ax, ay, az = world[i1, 0] - world[i0, 0], world[i1, 1] - world[i0, 1], world[i1, 2] - world[i0, 2]
+        bx, by, bz = world[i2, 0] - world[i0, 0], world[i2, 1] - world[i0, 1], world[i2, 2] - world[i0, 2]
+        fn0, fn1, fn2 = ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
+        ln = np.sqrt(fn0 * fn0 + fn1 * fn1 + fn2 * fn2)
+        if ln > 0:
+            fn0, fn1, fn2 = fn0 / ln, fn1 / ln, fn2 / ln
+    n_out = 0
+    n_back = 0
+    n_zero = 0
+    for f in range(1, n - 1):
+        a, b, c = 0, f, f + 1
+        # Twice the signed area in subpixels² with y down: < 0 is counter-clockwise as seen,
+        # the OpenGL front face.
+        area = (sx[b] - sx[a]) * (sy[c] - sy[a]) - (sy[b] - sy[a]) * (sx[c] - sx[a])
+        if area == 0:
+            n_zero += 1
+            continue
+        back = area > 0
+        if (back and cull == CULL_BACK) or (not back and cull == CULL_FRONT):
+            n_back += 1
+            continue
+        if write:
+            o = out_base + n_out
+            order = (a, b, c) if back else (a, c, b)   # raster wants positive area
+            for k in range(3):
+                v = order[k]
+                ox[o, k] = sx[v]
+                oy[o, k] = sy[v]
+                oz[o, k] = sz[v]
+                oinv_w[o, k] = siw[v]
+                for j in range(3):
+                    if flat:
+                        onrm[o, k, j] = fn0 if j == 0 else (fn1 if j == 1 else fn2)
+                    else:
+                        onrm[o, k, j] = (bary[v, 0] * normal[i0, j] + bary[v, 1] * normal[i1, j]
+                                         + bary[v, 2] * normal[i2, j])
+                for j in range(2):
+                    ouv[o, k, j] = bary[v, 0] * uv[i0, j] + bary[v, 1] * uv[i1, j] + bary[v, 2] * uv[i2, j]
+            oback[o] = back
+        n_out += 1
+    if n_out > 0:
+        return n_out, EMITTED, mask != 0
+    if n_back > 0:
+        return 0, CULLED_BACKFACE, mask != 0
+    return 0, CULLED_ZERO_AREA, mask != 0
+
+
+@njit(cache=True, error_model="numpy")
+def _scratch():
+    return (np.empty((MAX_POLY, 3)), np.empty((MAX_POLY, 3)), np.empty(4), np.empty(4),
+            np.empty(MAX_POLY, np.int64), np.empty(MAX_POLY, np.int64), np.empty(MAX_POLY),
+            np.empty(MAX_POLY))
+
+
+CHUNK = 4096   # triangles per parallel work item: one scratch allocation each
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def count_setup(clip, world, normal, uv, idx, flat, cull, width, height, dummy_out):
+    """Pass 1: setup triangles per input triangle, and each one's outcome."""
+    n = idx.shape[0]
+    n_emit = np.empty(n, np.int64)
+    outcome = np.empty(n, np.uint8)
+    clipped = np.empty(n, np.uint8)
+    for ch in prange((n + CHUNK - 1) // CHUNK):
+        scratch = _scratch()
+        for t in range(ch * CHUNK, min(n, (ch + 1) * CHUNK)):
+            e, o, c = _clip_and_setup(t, clip, world, normal, uv, idx, flat, cull, width, height,
+                                      False, 0, dummy_out, scratch)
+            n_emit[t] = e
+            outcome[t] = o
+            clipped[t] = c
+    return n_emit, outcome, clipped
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def write_setup(clip, world, normal, uv, idx, flat, cull, width, height, offsets, out):
+    """Pass 2: the same work, writing at the prefix-summed offsets."""
+    n = idx.shape[0]
+    for ch in prange((n + CHUNK - 1) // CHUNK):
+        scratch = _scratch()
+        for t in range(ch * CHUNK, min(n, (ch + 1) * CHUNK)):
+            if offsets[t + 1] > offsets[t]:
+                _clip_and_setup(t, clip, world, normal, uv, idx, flat, cull, width, height,
+                                True, offsets[t], out, scratch)

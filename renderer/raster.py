@@ -1,0 +1,88 @@
+"""Raster: consumes SetupTriangles + TileBins + shading tables, renders into a Framebuffer and
+produces the raster.* counters and the ROP/texture request events for the memory model."""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from . import raster_kernels as rk
+from .binning import TileBins
+from .binning_kernels import event_capacity
+from .counters import Counters, from_array
+from .geometry import SetupTriangles
+
+# D3D standard 4x pattern, 1/16 px from the pixel centre, y down (D3D11 standard sample positions).
+D3D_4X = np.array([(-2, -6), (6, -2), (-6, 2), (2, 6)], np.int64)
+
+
+class RasterView(NamedTuple):
+    width: int
+    height: int
+    samples: int
+    sample_x: np.ndarray   # int64 (samples,) offset from the pixel centre, 1/256 px
+    sample_y: np.ndarray
+
+    @staticmethod
+    def make(width: int, height: int, samples: int) -> "RasterView":
+        if samples == 1:
+            off = np.zeros((1, 2), np.int64)
+        elif samples == 4:
+            off = D3D_4X * (256 // 16)
+        else:
+            raise ValueError(f"samples must be 1 or 4, got {samples}")
+        return RasterView(width, height, samples, off[:, 0].copy(), off[:, 1].copy())
+
+
+class Framebuffer(NamedTuple):
+    color: np.ndarray    # uint8 (h, w, samples, 4) RGBA8 per sample
+    depth: np.ndarray    # float32 (h, w, samples) D32F per sample
+    shaded: np.ndarray   # uint32 (h, w) fragments shaded per pixel (the overdraw heat map)
+
+    @staticmethod
+    def make(width, height, samples, clear_color, clear_depth) -> "Framebuffer":
+        color = np.empty((height, width, samples, 4), np.uint8)
+        color[:] = np.round(np.clip(np.asarray(clear_color[:4], np.float64), 0, 1) * 255).astype(np.uint8)
+        depth = np.full((height, width, samples), clear_depth, np.float32)
+        return Framebuffer(color, depth, np.zeros((height, width), np.uint32))
+
+    def resolve(self) -> np.ndarray:
+        """uint8 (h, w, 4): the average of the samples, rounded (MSAA resolve)."""
+        if self.color.shape[2] == 1:
+            return self.color[:, :, 0].copy()
+        return ((self.color.astype(np.uint32).sum(axis=2) + self.color.shape[2] // 2)
+                // self.color.shape[2]).astype(np.uint8)
+
+
+class RopEvents(NamedTuple):
+    """What the ROP and texture units asked memory for, per tile-major reference (bins.ref_tri)."""
+    block_off: np.ndarray  # int64 (n_refs + 1,) capacity CSR into block/tested/written
+    n_block: np.ndarray    # int64 (n_refs,) events used
+    block: np.ndarray      # int64 (cap,) global 8x8 block index (row-major over the target)
+    tested: np.ndarray     # uint64 (cap,) pixels of the block whose depth was tested (bit y*8+x)
+    written: np.ndarray    # uint64 (cap,) pixels of the block whose colour (and depth) was written
+    tex_off: np.ndarray    # int64 (n_refs + 1,) capacity CSR into tex_addr
+    n_tex: np.ndarray      # int64 (n_refs,)
+    tex_addr: np.ndarray   # int64 (cap,) byte address of a 4x4 texel block in the texture stream
+
+
+def _csr(counts: np.ndarray) -> np.ndarray:
+    off = np.zeros(len(counts) + 1, np.int64)
+    np.cumsum(counts, out=off[1:])
+    return off
+
+
+def rasterize(tris: SetupTriangles, bins: TileBins, mat, tex, light: np.ndarray, fb: Framebuffer,
+              view: RasterView) -> tuple[Counters, np.ndarray, RopEvents]:
+    """Render all tiles into fb (in place). Returns the counters, the per-tile counter rows
+    (n_tiles, RC.N) for heat maps, and the events for the memory model."""
+    textured = mat.texture[tris.draw] >= 0 if tris.n else np.zeros(0, np.bool_)
+    blocks, quads = event_capacity(tris.x, tris.y, view.width, view.height, bins.tile, bins.tiles_x,
+                                   bins.tile_offsets, bins.ref_tri, textured)
+    block_off, tex_off = _csr(blocks), _csr(quads)
+    ev = RopEvents(block_off, np.zeros(bins.n_refs, np.int64), np.empty(block_off[-1], np.int64),
+                   np.empty(block_off[-1], np.uint64), np.empty(block_off[-1], np.uint64),
+                   tex_off, np.zeros(bins.n_refs, np.int64), np.empty(tex_off[-1], np.int64))
+    per_tile = np.zeros((bins.n_tiles, rk.RC.N), np.int64)
+    rk.rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, per_tile)
+    return from_array(rk.COUNTER_NAMES, per_tile.sum(axis=0)), per_tile, ev

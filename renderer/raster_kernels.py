@@ -1,0 +1,271 @@
+"""Numba kernels of raster + shade + ROP, fused per screen tile.
+
+One tile is one unit of parallel work: its triangles (TileBins) are walked in submission order,
+2x2 quads are tested against integer edge functions with the top-left rule, depth is tested
+early (or late, after the alpha test, for MASK), fragments are shaded once per pixel and written
+per sample. Every tile writes only its own pixels, its own counter row and its own event slabs,
+so the result does not depend on the thread count.
+
+The ROP's memory requests are recorded, not priced, here: per (triangle, 8x8 block) the pixels
+it tested and the pixels it wrote, and per (triangle, tile) the texture blocks it fetched. The
+memory model replays them in submission order (renderer.memory).
+"""
+from __future__ import annotations
+
+from enum import IntEnum
+
+import numpy as np
+from numba import njit, prange
+
+from .binning_kernels import BLOCK
+from .geometry_kernels import SUBPIXEL, SUBPIXEL_BITS
+from .shade_kernels import mip_level, shade_fragment, texel_block_address
+
+MASK_MODE = 1          # scenes.model.AlphaMode.MASK: shade before the depth test (late Z)
+TEX_RECENT = 8         # texture blocks remembered per (triangle, tile): the texture L1's reach
+
+
+class RC(IntEnum):
+    """Per-tile raster counters (row of RasterOutput.counters); names in COUNTER_NAMES."""
+    FRAGMENTS = 0        # (triangle, pixel) pairs with at least one covered sample
+    SAMPLES = 1          # covered samples
+    QUADS = 2            # 2x2 quads with at least one covered pixel
+    HELPER_LANES = 3     # lanes of shaded quads that ran without a fragment of their own
+    EARLY_Z_KILLED = 4   # fragments whose every sample failed the depth test before shading
+    LATE_Z_KILLED = 5    # shaded fragments whose every sample then failed the depth test
+    ALPHA_KILLED = 6     # shaded MASK fragments below the alpha cutoff (discard)
+    SHADED = 7           # fragments shaded (the overdraw numerator)
+    BLENDED = 8          # fragments blended over the destination
+    WRITTEN = 9          # fragments that wrote colour
+    PIXELS_COVERED = 10  # pixels with at least one fragment (the overdraw denominator)
+    TEX_BLOCKS = 11      # texture block requests after the per-triangle L1 (memory events)
+    N = 12
+
+
+COUNTER_NAMES = ["raster.fragments", "raster.samples_covered", "raster.quads",
+                 "raster.helper_lanes", "raster.early_z_killed", "raster.late_z_killed",
+                 "raster.alpha_killed", "raster.shaded", "raster.blended", "raster.written",
+                 "raster.pixels_covered", "raster.texture_block_requests"]
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _quantize(v):
+    return np.uint8(min(max(v, 0.0), 1.0) * 255.0 + 0.5)
+
+
+@njit(cache=True, error_model="numpy")
+def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
+    width, height, n_samples = view.width, view.height, view.samples
+    tile = bins.tile
+    tx0 = (i % bins.tiles_x) * tile
+    ty0 = (i // bins.tiles_x) * tile
+    nbx = tile // BLOCK
+    blocks_x = (width + BLOCK - 1) // BLOCK
+    cnt = counters[i]
+    touched = np.zeros((tile, tile), np.bool_)
+    tested = np.zeros(nbx * nbx, np.uint64)
+    written = np.zeros(nbx * nbx, np.uint64)
+    recent = np.empty(TEX_RECENT, np.int64)
+    A = np.empty(3, np.int64)
+    B = np.empty(3, np.int64)
+    C = np.empty(3, np.int64)
+    bias = np.empty(3, np.int64)
+    sample_e = np.empty((3, n_samples), np.int64)
+    lane_cov = np.empty(4, np.int64)
+    lane_pass = np.empty(4, np.int64)
+    lane_z = np.empty((4, n_samples), np.float32)
+    lane_attr = np.empty((4, 5))         # nx, ny, nz, u, v at each lane's pixel centre
+    rgba = np.empty(4)
+    for r in range(bins.tile_offsets[i], bins.tile_offsets[i + 1]):
+        t = bins.ref_tri[r]
+        d = tris.draw[t]
+        late = mat.alpha_mode[d] == MASK_MODE
+        depth_test = mat.depth_test[d]
+        depth_write = mat.depth_write[d]
+        blend = mat.blend[d]
+        textured = mat.texture[d] >= 0
+        ti = mat.texture[d]
+        for k in range(3):
+            ax, ay = tris.x[t, k], tris.y[t, k]
+            dx, dy = tris.x[t, (k + 1) % 3] - ax, tris.y[t, (k + 1) % 3] - ay
+            A[k] = -dy
+            B[k] = dx
+            C[k] = dy * ax - dx * ay
+            # Top-left rule, y down, positive area: top edge dy == 0 and dx > 0, left edge dy < 0.
+            bias[k] = 0 if (dy < 0 or (dy == 0 and dx > 0)) else -1
+            for s in range(n_samples):
+                sample_e[k, s] = A[k] * view.sample_x[s] + B[k] * view.sample_y[s]
+        area = float(B[0] * (tris.y[t, 2] - tris.y[t, 0]) + A[0] * (tris.x[t, 2] - tris.x[t, 0]))
+        inv_area = 1.0 / area
+        z0, z1, z2 = tris.z[t, 0], tris.z[t, 1], tris.z[t, 2]
+        w0, w1, w2 = tris.inv_w[t, 0], tris.inv_w[t, 1], tris.inv_w[t, 2]
+        x0 = max(tx0, min(tris.x[t, 0], tris.x[t, 1], tris.x[t, 2]) >> SUBPIXEL_BITS)
+        y0 = max(ty0, min(tris.y[t, 0], tris.y[t, 1], tris.y[t, 2]) >> SUBPIXEL_BITS)
+        x1 = min(tx0 + tile, width, (max(tris.x[t, 0], tris.x[t, 1], tris.x[t, 2]) >> SUBPIXEL_BITS) + 1)
+        y1 = min(ty0 + tile, height, (max(tris.y[t, 0], tris.y[t, 1], tris.y[t, 2]) >> SUBPIXEL_BITS) + 1)
+        n_recent = 0
+        n_tex = 0
+        tex_base = ev.tex_off[r]
+        for qy in range(y0 & ~1, y1, 2):
+            for qx in range(x0 & ~1, x1, 2):
+                any_cov = False
+                for lane in range(4):
+                    lx = qx + (lane & 1)
+                    ly = qy + (lane >> 1)
+                    cov = 0
+                    if x0 <= lx < x1 and y0 <= ly < y1:
+                        X = lx * SUBPIXEL + SUBPIXEL // 2
+                        Y = ly * SUBPIXEL + SUBPIXEL // 2
+                        e0 = A[0] * X + B[0] * Y + C[0]
+                        e1 = A[1] * X + B[1] * Y + C[1]
+                        e2 = A[2] * X + B[2] * Y + C[2]
+                        for s in range(n_samples):
+                            f0 = e0 + sample_e[0, s]
+                            f1 = e1 + sample_e[1, s]
+                            f2 = e2 + sample_e[2, s]
+                            if f0 + bias[0] >= 0 and f1 + bias[1] >= 0 and f2 + bias[2] >= 0:
+                                # window z is affine in screen space: linear barycentrics
+                                z = (f1 * z0 + f2 * z1 + f0 * z2) * inv_area
+                                if 0.0 <= z <= 1.0:     # the far plane clips per sample
+                                    cov |= 1 << s
+                                    lane_z[lane, s] = np.float32(z)
+                    lane_cov[lane] = cov
+                    any_cov = any_cov or cov != 0
+                if not any_cov:
+                    continue
+                cnt[RC.QUADS] += 1
+                n_shade = 0
+                for lane in range(4):
+                    cov = lane_cov[lane]
+                    lane_pass[lane] = 0
+                    if cov == 0:
+                        continue
+                    lx = qx + (lane & 1)
+                    ly = qy + (lane >> 1)
+                    cnt[RC.FRAGMENTS] += 1
+                    touched[ly - ty0, lx - tx0] = True
+                    for s in range(n_samples):
+                        cnt[RC.SAMPLES] += (cov >> s) & 1
+                    if late:
+                        lane_pass[lane] = cov
+                        n_shade += 1
+                        continue
+                    passed = cov
+                    if depth_test:
+                        b = ((ly - ty0) // BLOCK) * nbx + (lx - tx0) // BLOCK
+                        tested[b] |= np.uint64(1) << np.uint64((ly % BLOCK) * BLOCK + lx % BLOCK)
+                        for s in range(n_samples):
+                            if (cov >> s) & 1 and not lane_z[lane, s] < fb.depth[ly, lx, s]:
+                                passed &= ~(1 << s)
+                    if passed == 0:
+                        cnt[RC.EARLY_Z_KILLED] += 1
+                    else:
+                        lane_pass[lane] = passed
+                        n_shade += 1
+                if n_shade == 0:
+                    continue
+                cnt[RC.HELPER_LANES] += 4 - n_shade
+                # Attributes at all four pixel centres (helper lanes too: they give derivatives).
+                for lane in range(4):
+                    X = (qx + (lane & 1)) * SUBPIXEL + SUBPIXEL // 2
+                    Y = (qy + (lane >> 1)) * SUBPIXEL + SUBPIXEL // 2
+                    l2 = float(A[0] * X + B[0] * Y + C[0])
+                    l0 = float(A[1] * X + B[1] * Y + C[1])
+                    l1 = float(A[2] * X + B[2] * Y + C[2])
+                    p0, p1, p2 = l0 * w0, l1 * w1, l2 * w2      # perspective-correct weights
+                    ps = 1.0 / (p0 + p1 + p2)
+                    p0, p1, p2 = p0 * ps, p1 * ps, p2 * ps
+                    for c in range(3):
+                        lane_attr[lane, c] = p0 * tris.normal[t, 0, c] + p1 * tris.normal[t, 1, c] \
+                            + p2 * tris.normal[t, 2, c]
+                    for c in range(2):
+                        lane_attr[lane, 3 + c] = p0 * tris.uv[t, 0, c] + p1 * tris.uv[t, 1, c] \
+                            + p2 * tris.uv[t, 2, c]
+                level = 0
+                if textured:
+                    level = mip_level(tex, ti, lane_attr[1, 3] - lane_attr[0, 3],
+                                      lane_attr[1, 4] - lane_attr[0, 4],
+                                      lane_attr[2, 3] - lane_attr[0, 3],
+                                      lane_attr[2, 4] - lane_attr[0, 4])
+                    first = 0
+                    while lane_pass[first] == 0:
+                        first += 1
+                    addr = texel_block_address(tex, ti, level, lane_attr[first, 3], lane_attr[first, 4])
+                    seen = False
+                    for k in range(min(n_recent, TEX_RECENT)):
+                        if recent[k] == addr:
+                            seen = True
+                    if not seen:
+                        recent[n_recent % TEX_RECENT] = addr
+                        n_recent += 1
+                        ev.tex_addr[tex_base + n_tex] = addr
+                        n_tex += 1
+                for lane in range(4):
+                    passed = lane_pass[lane]
+                    if passed == 0:
+                        continue
+                    lx = qx + (lane & 1)
+                    ly = qy + (lane >> 1)
+                    shade_fragment(mat, tex, light, d, lane_attr[lane, 0], lane_attr[lane, 1],
+                                   lane_attr[lane, 2], tris.back[t], lane_attr[lane, 3],
+                                   lane_attr[lane, 4], level, rgba)
+                    cnt[RC.SHADED] += 1
+                    fb.shaded[ly, lx] += 1
+                    b = ((ly - ty0) // BLOCK) * nbx + (lx - tx0) // BLOCK
+                    bit = np.uint64(1) << np.uint64((ly % BLOCK) * BLOCK + lx % BLOCK)
+                    if late:
+                        if rgba[3] < mat.alpha_cutoff[d]:
+                            cnt[RC.ALPHA_KILLED] += 1
+                            continue
+                        if depth_test:
+                            tested[b] |= bit
+                            for s in range(n_samples):
+                                if (passed >> s) & 1 and not lane_z[lane, s] < fb.depth[ly, lx, s]:
+                                    passed &= ~(1 << s)
+                        if passed == 0:
+                            cnt[RC.LATE_Z_KILLED] += 1
+                            continue
+                    cnt[RC.WRITTEN] += 1
+                    written[b] |= bit
+                    if blend:
+                        cnt[RC.BLENDED] += 1
+                    a = rgba[3] if blend else 1.0
+                    for s in range(n_samples):
+                        if not (passed >> s) & 1:
+                            continue
+                        if depth_write:
+                            fb.depth[ly, lx, s] = lane_z[lane, s]
+                        if blend:
+                            for c in range(3):
+                                dst = fb.color[ly, lx, s, c] * (1.0 / 255.0)
+                                fb.color[ly, lx, s, c] = _quantize(rgba[c] * a + dst * (1.0 - a))
+                            dst_a = fb.color[ly, lx, s, 3] * (1.0 / 255.0)
+                            fb.color[ly, lx, s, 3] = _quantize(a + dst_a * (1.0 - a))
+                        else:
+                            for c in range(3):
+                                fb.color[ly, lx, s, c] = _quantize(rgba[c])
+                            fb.color[ly, lx, s, 3] = 255
+        # Flush this triangle's ROP requests, one event per touched block, in block order.
+        n_blk = 0
+        blk_base = ev.block_off[r]
+        for by in range((y0 - ty0) // BLOCK, (y1 - 1 - ty0) // BLOCK + 1):
+            for bx in range((x0 - tx0) // BLOCK, (x1 - 1 - tx0) // BLOCK + 1):
+                b = by * nbx + bx
+                if tested[b] == 0 and written[b] == 0:
+                    continue
+                ev.block[blk_base + n_blk] = ((ty0 // BLOCK + by) * blocks_x + tx0 // BLOCK + bx)
+                ev.tested[blk_base + n_blk] = tested[b]
+                ev.written[blk_base + n_blk] = written[b]
+                n_blk += 1
+                tested[b] = 0
+                written[b] = 0
+        ev.n_block[r] = n_blk
+        ev.n_tex[r] = n_tex
+        cnt[RC.TEX_BLOCKS] += n_tex
+    cnt[RC.PIXELS_COVERED] += touched.sum()
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, counters):
+    for i in prange(bins.tiles_x * bins.tiles_y):
+        rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters)
