@@ -1,0 +1,486 @@
+"""Mesh files → Scene: glTF 2.0 (.glb, .gltf), Wavefront OBJ (+ MTL, map_Kd), PLY.
+
+Consumes a path; produces a `Scene` with one Draw per geometry node (the node's world transform
+applied through `Draw.world_from_object`; nodes that instance one geometry share one `Mesh`), the
+file's materials reduced to `Material`, and the file's own glTF camera or else `frame_bounds`.
+
+trimesh parses the formats. It also forgives what it should not (a truncated ASCII PLY loads its
+first faces, OBJ face index 0 silently aliases another vertex, glTF images that fail to load vanish),
+so each format is first checked against its raw data here and the counts trimesh returns are
+compared with the counts the file declares. Every failure is one `SceneError` line naming the file.
+
+    scene = load_mesh_file("assets/bunny.obj")
+    camera = frame_bounds(*world_bounds(scene.draws), fovy=45)
+"""
+from __future__ import annotations
+
+import json
+import math
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote
+
+import numpy as np
+
+from .model import AlphaMode, Camera, Draw, Material, Mesh, Scene, SceneError, Texture
+
+FORMATS = (".glb", ".gltf", ".obj", ".ply")
+
+FRAME_DIRECTION = (0.35, 0.35, 1.0)  # automatic framing looks from +Z, a little above and right
+FRAME_MARGIN = 1.05                  # bounding sphere radius → distance, 5 % border
+DEPTH_SLACK = 1.1                    # near/far sit 10 % of the radius outside the bounding sphere
+
+_GLB_MAGIC = b"glTF"
+_GLB_JSON = 0x4E4F534A               # chunk type "JSON"
+_GLB_BIN = 0x004E4942                # chunk type "BIN\0"
+_GLTF_TRIANGLES, _GLTF_FAN = 4, 6    # primitive modes (glTF 2.0 §3.7.2.1)
+
+
+def load_mesh_file(path) -> Scene:
+    """Read one .glb/.gltf/.obj/.ply file into a Scene; `SceneError` for anything unusable."""
+    path = Path(path)
+    ext = path.suffix.lower()
+    if not path.is_file():
+        raise SceneError(f"{path}: no such file")
+    if ext not in FORMATS:
+        raise SceneError(f"{path}: unknown mesh format {ext or '(none)'!r} (supported: {', '.join(FORMATS)})")
+    if path.stat().st_size == 0:
+        raise SceneError(f"{path}: empty file")
+
+    facts = {".glb": _check_gltf, ".gltf": _check_gltf, ".obj": _check_obj, ".ply": _check_ply}[ext](path)
+    tm_scene = _trimesh_load(path)
+    try:
+        draws, n_loaded = _draws(tm_scene, path, facts)
+        facts.verify(path, n_loaded)
+        camera = facts.camera(draws)
+        if camera is None:
+            camera = frame_bounds(*world_bounds(draws))
+    except SceneError as e:
+        msg = str(e)
+        raise SceneError(msg if msg.startswith(str(path)) else f"{path}: {msg}") from None
+    except (KeyError, IndexError, TypeError, ValueError) as e:  # a malformed glTF camera or material
+        raise SceneError(f"{path}: malformed file ({type(e).__name__}: {_one_line(e)})") from None
+    n_triangles = sum(d.mesh.n_triangles for d in draws)
+    return Scene(path.stem, f"{path.name}: {n_triangles:,} triangles in {len(draws)} draws", draws, camera)
+
+
+def frame_bounds(lo, hi, fovy: float = 60.0, direction=FRAME_DIRECTION) -> Camera:
+    """A camera that sees the whole box lo..hi: looking at its centre along -direction, the box's
+    bounding sphere filling the vertical field of view, near and far hugging the sphere so that
+    far / near stays small (about 3 at 60 degrees) and depth keeps its precision."""
+    lo, hi = np.asarray(lo, np.float64), np.asarray(hi, np.float64)
+    if lo.shape != (3,) or hi.shape != (3,) or not (np.isfinite(lo).all() and np.isfinite(hi).all()):
+        raise SceneError("frame_bounds: bounds must be two finite 3-vectors")
+    centre = (lo + hi) / 2.0
+    radius = float(np.linalg.norm(hi - lo)) / 2.0
+    if radius <= 0.0:
+        raise SceneError("frame_bounds: the box has zero size")
+    d = np.asarray(direction, np.float64)
+    d = d / np.linalg.norm(d)
+    dist = FRAME_MARGIN * radius / math.sin(math.radians(fovy) / 2.0)
+    near = max(dist - DEPTH_SLACK * radius, 0.01 * dist)
+    far = dist + DEPTH_SLACK * radius
+    return Camera(_floats(centre + d * dist), _floats(centre), (0.0, 1.0, 0.0), float(fovy), near, far)
+
+
+def world_bounds(draws) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) of every draw's vertices in world space, float64 (3,) each."""
+    lo, hi = np.full(3, np.inf), np.full(3, -np.inf)
+    for d in draws:
+        m = d.world_from_object
+        p = d.mesh.positions.astype(np.float64) @ m[:3, :3].T + m[:3, 3]
+        lo, hi = np.minimum(lo, p.min(axis=0)), np.maximum(hi, p.max(axis=0))
+    return lo, hi
+
+
+# --- trimesh ------------------------------------------------------------------------------------
+
+def _trimesh_load(path: Path):
+    import trimesh  # slow to import; only loading files needs it
+
+    try:
+        # process=False keeps the file's vertices and faces exactly (no merging, no reordering)
+        return trimesh.load(str(path), force="scene", process=False)
+    except SceneError:
+        raise
+    except Exception as e:  # trimesh raises anything from ValueError to IndexError to JSONDecodeError
+        raise SceneError(f"{path}: cannot parse {path.suffix[1:].upper()} "
+                         f"({type(e).__name__}: {_one_line(e)})") from None
+
+
+def _draws(tm_scene, path: Path, facts) -> tuple[list[Draw], int]:
+    """One Draw per geometry node; also the number of triangles trimesh produced."""
+    import trimesh
+
+    meshes: dict[tuple[str, bool], Mesh] = {}
+    materials: dict[int, Material] = {}
+    textures: dict[int, Texture] = {}
+    draws, n_loaded, n_points = [], 0, 0
+    for node in tm_scene.graph.nodes_geometry:
+        transform, geom_name = tm_scene.graph[node]
+        g = tm_scene.geometry[geom_name]
+        if not isinstance(g, trimesh.Trimesh):
+            n_points += isinstance(g, trimesh.PointCloud)
+            continue                                   # points and lines are not drawn
+        n_loaded += len(g.faces)
+        if len(g.faces) == 0:
+            continue
+        # a mirroring transform turns counter-clockwise faces clockwise; glTF §3.7.4 says to flip
+        mirrored = bool(np.linalg.det(transform[:3, :3]) < 0)
+        key = (geom_name, mirrored)
+        if key not in meshes:
+            meshes[key] = _mesh(g, geom_name, mirrored)
+        tm_mat = getattr(g.visual, "material", None)
+        if id(tm_mat) not in materials:
+            materials[id(tm_mat)] = facts.material(tm_mat, textures, path)
+        mesh, material = meshes[key], materials[id(tm_mat)]
+        if material.texture is not None and mesh.uvs is None:
+            raise SceneError(f"{path}: material {material.name!r} has a texture but mesh {geom_name!r} has no UVs")
+        draws.append(Draw(mesh, material, transform))
+    if not draws:
+        what = "points but no triangles (a point cloud)" if n_points else "no triangles"
+        raise SceneError(f"{path}: {what}")
+    return draws, n_loaded
+
+
+def _mesh(g, name: str, mirrored: bool) -> Mesh:
+    indices = np.asarray(g.faces)
+    if mirrored:
+        indices = indices[:, ::-1]
+    normals = None
+    # trimesh computes normals lazily; only ones present in the cache at load came from the file
+    # (trimesh's own glTF exporter tests the same thing)
+    if "vertex_normals" in g._cache.cache:
+        n = np.asarray(g._cache.cache["vertex_normals"], np.float64)
+        length = np.linalg.norm(n, axis=1, keepdims=True)
+        # zero normals (degenerate vertices in some exporters) cannot be shaded: fall back to faceted
+        normals = n / length if n.shape == g.vertices.shape and (length > 0).all() else None
+    uvs = None
+    uv = getattr(g.visual, "uv", None)
+    if uv is not None and len(uv) == len(g.vertices):
+        uvs = np.array(uv, np.float64)
+        uvs[:, 1] = 1.0 - uvs[:, 1]  # trimesh stores v up (OBJ); the model has v down (glTF)
+    return Mesh(name, np.asarray(g.vertices), indices, normals, uvs)
+
+
+def _texture(image, name: str, textures: dict) -> Texture | None:
+    if image is None:
+        return None
+    if id(image) not in textures:
+        textures[id(image)] = Texture(name, np.asarray(image.convert("RGBA"), np.uint8).copy())
+    return textures[id(image)]
+
+
+class _Facts:
+    """What a format's raw check learnt, and how the format maps onto the model."""
+
+    def verify(self, path: Path, n_loaded: int) -> None:
+        """Raise if trimesh returned fewer triangles than the file holds."""
+
+    def material(self, tm_mat, textures: dict, path: Path) -> Material:
+        return Material("default")
+
+    def camera(self, draws) -> Camera | None:
+        return None
+
+
+# --- glTF ---------------------------------------------------------------------------------------
+
+@dataclass
+class _GltfFacts(_Facts):
+    json: dict
+    n_triangles: int  # TRIANGLES-mode triangles over the scene's node instances (strips uncounted)
+
+    def verify(self, path: Path, n_loaded: int) -> None:
+        if n_loaded < self.n_triangles:
+            raise SceneError(f"{path}: trimesh loaded {n_loaded} of the {self.n_triangles} triangles "
+                             "the file declares (broken primitive or unsupported encoding)")
+
+    def material(self, tm_mat, textures: dict, path: Path) -> Material:
+        from trimesh.visual.material import PBRMaterial
+
+        if not isinstance(tm_mat, PBRMaterial):
+            return Material("default")
+        name = tm_mat.name or "material"
+        source = self._json_material(tm_mat.name)
+        pbr = (source or {}).get("pbrMetallicRoughness", {})
+        if source is not None and "baseColorFactor" in pbr:
+            base = tuple(float(c) for c in pbr["baseColorFactor"])  # trimesh rounds it to uint8
+        elif tm_mat.baseColorFactor is not None:
+            base = tuple(float(c) / 255.0 for c in tm_mat.baseColorFactor)
+        else:
+            base = (1.0, 1.0, 1.0, 1.0)  # glTF default factor
+        if source is not None and "baseColorTexture" in pbr and tm_mat.baseColorTexture is None:
+            raise SceneError(f"{path}: base colour texture of material {name!r} could not be loaded")
+        unlit = source is not None and "KHR_materials_unlit" in source.get("extensions", {})
+        cutoff = tm_mat.alphaCutoff
+        return Material(name, base, _texture(tm_mat.baseColorTexture, name, textures),
+                        AlphaMode[tm_mat.alphaMode or "OPAQUE"],
+                        0.5 if cutoff is None else float(cutoff), bool(tm_mat.doubleSided), unlit)
+
+    def _json_material(self, name):
+        """The file's material dict for trimesh's material, matched by name when the name is unique
+        (trimesh keeps no material index)."""
+        found = [m for m in self.json.get("materials", []) if name is not None and m.get("name") == name]
+        return found[0] if len(found) == 1 else None
+
+    def camera(self, draws) -> Camera | None:
+        """The first perspective camera in the scene graph, in world space; None if there is none."""
+        cameras = self.json.get("cameras", [])
+        for node, m in self._nodes():
+            cam = cameras[node["camera"]] if "camera" in node else {}
+            if cam.get("type") == "perspective":
+                break
+        else:
+            return None
+        p = cam["perspective"]
+        eye = m[:3, 3]
+        forward = m[:3, :3] @ np.array([0.0, 0.0, -1.0])  # glTF cameras look down their local -Z
+        up = m[:3, :3] @ np.array([0.0, 1.0, 0.0])
+        forward /= np.linalg.norm(forward)
+        near = float(p["znear"])
+        far = p.get("zfar")
+        if far is None:  # infinite projection in the file; ours needs a far plane: the farthest corner
+            lo, hi = world_bounds(draws)
+            corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
+            far = max(float(np.linalg.norm(corners - eye, axis=1).max()) * 1.01, 2.0 * near)
+        return Camera(_floats(eye), _floats(eye + forward), _floats(up), math.degrees(float(p["yfov"])),
+                      near, float(far))
+
+    def _nodes(self):
+        """(node, world_from_node) for every node reachable from the default scene, depth first."""
+        nodes = self.json.get("nodes", [])
+        scenes = self.json.get("scenes", [])
+        if not scenes:
+            return
+        stack = [(i, np.eye(4)) for i in reversed(scenes[self.json.get("scene", 0)].get("nodes", []))]
+        seen = set()
+        while stack:
+            i, parent = stack.pop()
+            if i in seen:  # a cyclic file; trimesh refuses those too
+                continue
+            seen.add(i)
+            m = parent @ _node_matrix(nodes[i])
+            yield nodes[i], m
+            stack.extend((c, m) for c in reversed(nodes[i].get("children", [])))
+
+
+def _node_matrix(node: dict) -> np.ndarray:
+    if "matrix" in node:
+        return np.array(node["matrix"], np.float64).reshape(4, 4).T  # column-major in the file
+    x, y, z, w = node.get("rotation", (0.0, 0.0, 0.0, 1.0))
+    r = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                  [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                  [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+    m = np.eye(4)
+    m[:3, :3] = r * np.asarray(node.get("scale", (1.0, 1.0, 1.0)), np.float64)  # T * R * S
+    m[:3, 3] = node.get("translation", (0.0, 0.0, 0.0))
+    return m
+
+
+def _check_gltf(path: Path) -> _GltfFacts:
+    """Parse the JSON ourselves (trimesh's camera support and error messages are thin)."""
+    data = path.read_bytes()
+    bin_length = None  # GLB: size of the embedded BIN chunk, which buffer 0 may use
+    if path.suffix.lower() == ".glb":
+        if len(data) < 20 or data[:4] != _GLB_MAGIC:
+            raise SceneError(f"{path}: not a GLB file (no 'glTF' header)")
+        version, length = struct.unpack_from("<II", data, 4)
+        if version != 2:
+            raise SceneError(f"{path}: GLB version {version} (only glTF 2.0 is supported)")
+        if len(data) < length:
+            raise SceneError(f"{path}: truncated GLB ({len(data)} of {length} bytes)")
+        chunk_length, chunk_type = struct.unpack_from("<II", data, 12)
+        if chunk_type != _GLB_JSON or 20 + chunk_length > length:
+            raise SceneError(f"{path}: malformed GLB (first chunk is not a complete JSON chunk)")
+        offset = 20 + chunk_length
+        while offset < length:  # the remaining chunks (BIN) must be complete too
+            if offset + 8 > length:
+                raise SceneError(f"{path}: malformed GLB (chunk header past the end)")
+            n, kind = struct.unpack_from("<II", data, offset)
+            if offset + 8 + n > length:
+                raise SceneError(f"{path}: truncated GLB (chunk at byte {offset} runs past the end)")
+            if kind == _GLB_BIN and bin_length is None:
+                bin_length = n
+            offset += 8 + n
+        data = data[20:20 + chunk_length]
+    try:
+        header = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise SceneError(f"{path}: malformed glTF JSON ({_one_line(e)})") from None
+    if not isinstance(header, dict) or not str(header.get("asset", {}).get("version", "")).startswith("2"):
+        raise SceneError(f"{path}: not a glTF 2.0 file (asset.version missing or not 2.x)")
+    unsupported = set(header.get("extensionsRequired", [])) - {"KHR_materials_unlit"}
+    if unsupported:
+        raise SceneError(f"{path}: requires unsupported glTF extensions: {', '.join(sorted(unsupported))}")
+    facts = _GltfFacts(header, 0)
+    try:
+        for buf in header.get("buffers", []):
+            uri = buf.get("uri")
+            if uri is None:
+                available, what = bin_length or 0, "embedded BIN chunk"
+            elif uri.startswith("data:"):
+                continue
+            else:
+                file = path.parent / unquote(uri)
+                if not file.is_file():
+                    raise SceneError(f"{path}: buffer file {uri!r} not found")
+                available, what = file.stat().st_size, f"buffer file {uri!r}"
+            if available < buf["byteLength"]:
+                raise SceneError(f"{path}: truncated {what} ({available} of {buf['byteLength']} bytes)")
+        accessors, meshes = header.get("accessors", []), header.get("meshes", [])
+        for node, _ in facts._nodes():
+            if "mesh" not in node or "camera" in node:
+                continue
+            for p in meshes[node["mesh"]]["primitives"]:
+                mode = p.get("mode", _GLTF_TRIANGLES)
+                if mode == _GLTF_FAN:
+                    raise SceneError(f"{path}: triangle fans are not supported")
+                if mode == _GLTF_TRIANGLES:
+                    acc = p["indices"] if "indices" in p else p["attributes"]["POSITION"]
+                    facts.n_triangles += accessors[acc]["count"] // 3
+    except (KeyError, IndexError, TypeError) as e:
+        raise SceneError(f"{path}: malformed glTF ({type(e).__name__}: {_one_line(e)})") from None
+    return facts
+
+
+# --- OBJ ----------------------------------------------------------------------------------------
+
+@dataclass
+class _ObjFacts(_Facts):
+    n_triangles: int                                        # polygons fanned: sum of (corners - 2)
+    mtl_textures: dict[str, Path] = field(default_factory=dict)  # material name → map_Kd file
+    has_materials: bool = False                             # any mtllib; else trimesh's are defaults
+
+    def verify(self, path: Path, n_loaded: int) -> None:
+        if n_loaded != self.n_triangles:
+            raise SceneError(f"{path}: trimesh loaded {n_loaded} triangles, the faces make {self.n_triangles}")
+
+    def material(self, tm_mat, textures: dict, path: Path) -> Material:
+        from trimesh.visual.material import SimpleMaterial
+
+        if not self.has_materials or not isinstance(tm_mat, SimpleMaterial):
+            return Material("default")
+        name = tm_mat.name or "material"
+        kw = tm_mat.kwargs or {}
+        kd = kw.get("kd")
+        rgb = [float(c) for c in kd][:3] if kd is not None else [c / 255.0 for c in tm_mat.diffuse[:3]]
+        if "d" in kw:
+            alpha = float(np.ravel(kw["d"])[0])
+        elif "tr" in kw:
+            alpha = 1.0 - float(np.ravel(kw["tr"])[0])
+        else:
+            alpha = 1.0
+        if name in self.mtl_textures and tm_mat.image is None:
+            raise SceneError(f"{path}: texture {self.mtl_textures[name].name!r} of material {name!r} "
+                             "could not be decoded")
+        texture = _texture(tm_mat.image, name, textures) if name in self.mtl_textures else None
+        return Material(name, (*rgb, alpha), texture, AlphaMode.BLEND if alpha < 1.0 else AlphaMode.OPAQUE)
+
+
+def _check_obj(path: Path) -> _ObjFacts:
+    """Scan the OBJ text: finite vertices, face indices in range and not 0, triangle count, MTL."""
+    n_v = n_tri = max_ref = 0
+    libraries = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line_no, line in enumerate(f, 1):
+            key = line[:2]
+            if key in ("v ", "v\t"):
+                parts = line.split()
+                try:
+                    xyz = [float(p) for p in parts[1:4]]
+                except ValueError:
+                    xyz = []
+                if len(xyz) != 3:
+                    raise SceneError(f"{path}:{line_no}: malformed vertex {line.strip()[:40]!r}")
+                if not all(map(math.isfinite, xyz)):
+                    raise SceneError(f"{path}:{line_no}: vertex {n_v + 1} is NaN or infinite")
+                n_v += 1
+            elif key in ("f ", "f\t"):
+                corners = line.split()[1:]
+                if len(corners) < 3:
+                    raise SceneError(f"{path}:{line_no}: face with fewer than 3 vertices")
+                n_tri += len(corners) - 2
+                for c in corners:
+                    try:
+                        i = int(c.split("/", 1)[0])
+                    except ValueError:
+                        raise SceneError(f"{path}:{line_no}: malformed face {line.strip()[:40]!r}") from None
+                    if i == 0 or -i > n_v:  # 1-based; negative counts back from the last vertex so far
+                        raise SceneError(f"{path}:{line_no}: face index {i} out of range "
+                                         f"({n_v} vertices so far, indices start at 1)")
+                    max_ref = max(max_ref, i)
+            elif line.startswith("mtllib"):
+                libraries.append(line[6:].strip())
+    if max_ref > n_v:
+        raise SceneError(f"{path}: face index {max_ref} out of range for {n_v} vertices")
+    facts = _ObjFacts(n_tri, has_materials=bool(libraries))
+    for lib in libraries:
+        mtl = path.parent / lib
+        if not mtl.is_file():
+            raise SceneError(f"{path}: material library {lib!r} not found")
+        current = None
+        for line in mtl.read_text(encoding="utf-8", errors="replace").splitlines():
+            parts = line.split()
+            if len(parts) >= 2 and parts[0] == "newmtl":
+                current = parts[1]
+            elif len(parts) >= 2 and parts[0].lower() == "map_kd" and current is not None:
+                image = mtl.parent / parts[-1]  # options such as -s u v come before the file name
+                if not image.is_file():
+                    raise SceneError(f"{mtl}: texture {parts[-1]!r} of material {current!r} not found")
+                facts.mtl_textures[current] = image
+    return facts
+
+
+# --- PLY ----------------------------------------------------------------------------------------
+
+@dataclass
+class _PlyFacts(_Facts):
+    counts: dict          # element name → count declared in the header
+
+    def verify(self, path: Path, n_loaded: int) -> None:
+        n_faces = self.counts.get("face", 0)
+        # polygons are fanned into more triangles, never fewer; fewer means faces were lost
+        if n_loaded < n_faces:
+            raise SceneError(f"{path}: truncated or malformed PLY: {n_loaded} triangles loaded, "
+                             f"header declares {n_faces} faces")
+
+
+def _check_ply(path: Path) -> _PlyFacts:
+    with open(path, "rb") as f:
+        head = f.read(1 << 16)
+    end = head.find(b"end_header")
+    if not head.startswith(b"ply") or end < 0:
+        raise SceneError(f"{path}: not a PLY file (no 'ply' ... 'end_header' header)")
+    encoding, counts = None, {}
+    for line in head[:end].decode("ascii", errors="replace").splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[0] == "format":
+            encoding = parts[1]
+        elif len(parts) == 3 and parts[0] == "element":
+            try:
+                counts[parts[1]] = int(parts[2])
+            except ValueError:
+                raise SceneError(f"{path}: malformed PLY header line {line!r}") from None
+    if encoding not in ("ascii", "binary_little_endian", "binary_big_endian"):
+        raise SceneError(f"{path}: unknown PLY format {encoding!r}")
+    if encoding == "ascii":
+        body = path.read_bytes()[end:].split(b"\n", 1)[1] if b"\n" in head[end:] else b""
+        n_lines = sum(1 for ln in body.splitlines() if ln.strip())
+        # every writer puts one element per line; fewer lines means a cut file (trimesh reads on)
+        if n_lines < sum(counts.values()):
+            raise SceneError(f"{path}: truncated PLY: {n_lines} data lines, header declares "
+                             f"{sum(counts.values())} elements")
+    # binary bodies: trimesh checks the exact byte length and raises on a cut file
+    return _PlyFacts(counts)
+
+
+def _floats(v) -> tuple[float, ...]:
+    return tuple(float(x) for x in v)
+
+
+def _one_line(e: Exception) -> str:
+    text = str(e).strip().splitlines()
+    msg = text[0] if text else type(e).__name__
+    return msg[:200]
