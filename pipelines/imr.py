@@ -73,8 +73,9 @@ def render(scene, preset, width: int, height: int, samples: int = 1) -> Result:
         for att, surf, level, stream in ((rp.color, color, ROP_COLOR, "color"),
                                          (rp.depth, depth, ROP_DEPTH, "depth")):
             if att is not None and att.load == LoadAction.CLEAR:
-                clear_surface(mm.state, mm.acc, level, surf, n_blocks, STREAM[stream], blocks_x,
-                              RASTER_TILE, tiles_x)
+                clear_surface(mm.state, mm.acc, mm.tile_bytes, level, surf.region,
+                              surf.bytes_per_pixel, n_blocks, STREAM[stream], blocks_x, RASTER_TILE,
+                              tiles_x)
         tris, geom_counters = setup_pass(rp.draws, scene.camera, width, height)
         bins = bin_triangles(tris, width, height)
         mat, tex = build_tables(rp.draws)
@@ -85,11 +86,11 @@ def render(scene, preset, width: int, height: int, samples: int = 1) -> Result:
         geo = GeometryStreams.of(rp.draws, mm)
         prim_tri_off = np.searchsorted(tris.prim, np.arange(len(geo.indices) // 3 + 1)).astype(np.int64)
         ref_tile = np.repeat(np.arange(bins.n_tiles, dtype=np.int64), np.diff(bins.tile_offsets))
-        replay_submission_order(mm.state, mm.acc, geo, prim_tri_off, bins, ref_tile, ev, mat,
+        replay_submission_order(mm.state, mm.acc, mm.tile_bytes, geo, prim_tri_off, bins, ref_tile, ev, mat,
                                 color, depth, blocks_x, mm.region("textures"))
         if rp.samples > 1:
             resolved = mm.surface(rp.color.name + ".resolved", rp.color.format, 1)
-            resolve_surface(mm.state, mm.acc, ROP_COLOR, color, resolved, n_blocks,
+            resolve_surface(mm.state, mm.acc, mm.tile_bytes, ROP_COLOR, color, resolved, n_blocks,
                             STREAM["color"], STREAM["resolve"], blocks_x, RASTER_TILE, tiles_x)
             mm.flush(resolved, store=True)
         # An IMR has no tile memory: a memoryless attachment still lives in DRAM-backed caches,
@@ -102,7 +103,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1) -> Result:
     counters = counters + mm.counters()
     counters["tile.tiles"] = tiles_x * tiles_y
     return Result(scene.name, preset.name, width, height, samples, fb.resolve(), fb.depth.min(axis=2),
-                  counters, _tile_maps(per_tile, mm.acc.tile_bytes, tiles_x, tiles_y),
+                  counters, _tile_maps(per_tile, mm.tile_bytes, tiles_x, tiles_y),
                   {"overdraw": shaded}, RASTER_TILE, preset.dram_gbps)
 
 

@@ -9,43 +9,56 @@ from __future__ import annotations
 from numba import njit
 
 from renderer.memory import L2, ROP_COLOR, ROP_DEPTH, STREAM
-from renderer.memory_kernels import REGION_SHIFT, access, access_block, access_range, block_tile
+from renderer.memory_kernels import (M_LINE_SHIFT, REGION_SHIFT, access, access_block, access_range,
+                                     block_tile)
 
 S_INDEX, S_VERTEX, S_COLOR, S_DEPTH, S_TEXTURE = (STREAM[s] for s in ("index", "vertex", "color",
                                                                        "depth", "texture"))
 
 
 @njit(cache=True, error_model="numpy")
-def replay_submission_order(cs, acc, geo, prim_tri_off, bins, ref_tile, ev, mat, color, depth,
-                            blocks_x, tex_region):
-    shift = cs.line_shift
-    for d in range(geo.prim_off.shape[0] - 1):
-        ib, vb = geo.index_base[d], geo.vertex_base[d]
-        for p in range(geo.prim_off[d], geo.prim_off[d + 1]):
-            local = p - geo.prim_off[d]
+def replay_submission_order(cs, acc, tile_bytes, geo, prim_tri_off, bins, ref_tile, ev, mat,
+                            color, depth, blocks_x, tex_region):
+    # Unpack the structs once: an array taken out of a tuple inside the loop is ref-counted
+    # every time, which costs more than the cache lookup itself.
+    lines, shape, meta = cs
+    prim_off, indices, index_base, vertex_base, index_bytes, vertex_bytes = geo
+    tri_offsets, ref_slot, tile, tiles_x = bins.tri_offsets, bins.ref_slot, bins.tile, bins.tiles_x
+    block_off, n_block, block, tested_m, written_m, tex_off, n_tex, tex_addr = ev
+    depth_test, depth_write, blend = mat.depth_test, mat.depth_write, mat.blend
+    shift = meta[M_LINE_SHIFT]
+    for d in range(prim_off.shape[0] - 1):
+        ib, vb = index_base[d], vertex_base[d]
+        for p in range(prim_off[d], prim_off[d + 1]):
+            local = p - prim_off[d]
             last = -1
             for k in range(3):
-                line = (ib + (local * 3 + k) * geo.index_bytes) >> shift
+                line = (ib + (local * 3 + k) * index_bytes) >> shift
                 if line != last:
-                    access(cs, acc, L2, line, False, S_INDEX, -1)
+                    access(lines, shape, meta, acc, tile_bytes, L2, line, False, S_INDEX, -1)
                     last = line
-                access_range(cs, acc, L2, vb + geo.indices[p * 3 + k] * geo.vertex_bytes,
-                             geo.vertex_bytes, False, S_VERTEX, -1)
+                access_range(lines, shape, meta, acc, tile_bytes, L2,
+                             vb + indices[p * 3 + k] * vertex_bytes, vertex_bytes, False, S_VERTEX, -1)
             for t in range(prim_tri_off[p], prim_tri_off[p + 1]):
-                for q in range(bins.tri_offsets[t], bins.tri_offsets[t + 1]):
-                    r = bins.ref_slot[q]
-                    for e in range(ev.block_off[r], ev.block_off[r] + ev.n_block[r]):
-                        blk = ev.block[e]
-                        tl = block_tile(blk, blocks_x, bins.tile, bins.tiles_x)
-                        tested, written = ev.tested[e], ev.written[e]
-                        if mat.depth_test[d] and tested:
-                            access_block(cs, acc, ROP_DEPTH, depth, blk, tested, False, S_DEPTH, tl)
-                        if mat.blend[d] and written:
-                            access_block(cs, acc, ROP_COLOR, color, blk, written, False, S_COLOR, tl)
-                        if mat.depth_write[d] and written:
-                            access_block(cs, acc, ROP_DEPTH, depth, blk, written, True, S_DEPTH, tl)
+                for q in range(tri_offsets[t], tri_offsets[t + 1]):
+                    r = ref_slot[q]
+                    for e in range(block_off[r], block_off[r] + n_block[r]):
+                        blk = block[e]
+                        tl = block_tile(blk, blocks_x, tile, tiles_x)
+                        tested, written = tested_m[e], written_m[e]
+                        if depth_test[d] and tested:
+                            access_block(lines, shape, meta, acc, tile_bytes, ROP_DEPTH, depth[0],
+                                         depth[1], blk, tested, False, S_DEPTH, tl)
+                        if blend[d] and written:
+                            access_block(lines, shape, meta, acc, tile_bytes, ROP_COLOR, color[0],
+                                         color[1], blk, written, False, S_COLOR, tl)
+                        if depth_write[d] and written:
+                            access_block(lines, shape, meta, acc, tile_bytes, ROP_DEPTH, depth[0],
+                                         depth[1], blk, written, True, S_DEPTH, tl)
                         if written:
-                            access_block(cs, acc, ROP_COLOR, color, blk, written, True, S_COLOR, tl)
-                    for e in range(ev.tex_off[r], ev.tex_off[r] + ev.n_tex[r]):
-                        line = ((tex_region << REGION_SHIFT) + ev.tex_addr[e]) >> shift
-                        access(cs, acc, L2, line, False, S_TEXTURE, ref_tile[r])
+                            access_block(lines, shape, meta, acc, tile_bytes, ROP_COLOR, color[0],
+                                         color[1], blk, written, True, S_COLOR, tl)
+                    for e in range(tex_off[r], tex_off[r] + n_tex[r]):
+                        line = ((tex_region << REGION_SHIFT) + tex_addr[e]) >> shift
+                        access(lines, shape, meta, acc, tile_bytes, L2, line, False, S_TEXTURE,
+                               ref_tile[r])

@@ -40,7 +40,7 @@ def _empty(n: int) -> tuple:
 
 
 def transform_draw(draw, clip_from_world_m: np.ndarray):
-    """Vertex shading, once per vertex: clip positions (float64), world positions and normals."""
+    """Vertex shading, once per vertex: clip positions, world positions, world normals, UVs."""
     m = draw.world_from_object
     p = draw.mesh.positions.astype(np.float64)
     world = p @ m[:3, :3].T + m[:3, 3]
@@ -49,44 +49,42 @@ def transform_draw(draw, clip_from_world_m: np.ndarray):
         nrm = draw.mesh.normals.astype(np.float64) @ np.linalg.inv(m[:3, :3])   # inverse transpose
         nrm /= np.maximum(np.linalg.norm(nrm, axis=1, keepdims=True), 1e-30)
     else:
-        nrm = np.zeros((1, 3))
+        nrm = np.zeros((len(p), 3))        # faceted: the kernel takes the face normal
     uv = draw.mesh.uvs.astype(np.float64) if draw.mesh.uvs is not None else np.zeros((len(p), 2))
-    return np.ascontiguousarray(clip), np.ascontiguousarray(world), np.ascontiguousarray(nrm), uv
+    return clip, world, nrm, uv
 
 
 def setup_pass(draws, camera, width: int, height: int) -> tuple[SetupTriangles, Counters]:
-    """All draws of a pass → SetupTriangles in submission order, with the geom.* counters."""
+    """All draws of a pass → SetupTriangles in submission order, with the geom.* counters.
+    One kernel call for the whole pass: draws are concatenated, vertex indices made global."""
     cfw = clip_from_world(camera, width, height)
-    parts, draw_ids, prim_ids = [], [], []
+    streams = [transform_draw(d, cfw) for d in draws]
+    n_verts = np.array([len(s[0]) for s in streams], np.int64)
+    v_base = np.concatenate([[0], np.cumsum(n_verts)[:-1]]).astype(np.int64)
+    clip, world, nrm, uv = (np.ascontiguousarray(np.concatenate([s[k] for s in streams]))
+                            if draws else np.zeros((0, w)) for k, w in enumerate((4, 3, 3, 2)))
+    idx = (np.concatenate([d.mesh.indices.astype(np.int64) + b for d, b in zip(draws, v_base)])
+           if draws else np.zeros((0, 3), np.int64))
+    n_prims = np.array([d.mesh.n_triangles for d in draws], np.int64)
+    tri_draw = np.repeat(np.arange(len(draws), dtype=np.int32), n_prims)
+    draw_flat = np.array([d.mesh.normals is None for d in draws], np.bool_)
+    draw_cull = np.array([int(d.state.cull) for d in draws], np.int64)
+    args = (clip, world, nrm, uv, idx, tri_draw, draw_flat, draw_cull, width, height)
+    n_emit, outcome, clipped = gk.count_setup(*args, _empty(0))
+    offsets = np.zeros(len(idx) + 1, np.int64)
+    np.cumsum(n_emit, out=offsets[1:])
+    out = _empty(int(offsets[-1]))
+    gk.write_setup(*args, offsets, out)
+    prim = np.repeat(np.arange(len(idx), dtype=np.int64), n_emit)
+    tris = SetupTriangles(*out, draw=tri_draw[prim], prim=prim)
+    hist = np.bincount(outcome, minlength=4)
     c = Counters()
-    prim_base = 0
-    dummy = _empty(0)
-    for d_i, draw in enumerate(draws):
-        clip, world, nrm, uv = transform_draw(draw, cfw)
-        idx = draw.mesh.indices.astype(np.int64)
-        flat = draw.mesh.normals is None
-        cull = int(draw.state.cull)
-        args = (clip, world, nrm, uv, idx, flat, cull, width, height)
-        n_emit, outcome, clipped = gk.count_setup(*args, dummy)
-        offsets = np.zeros(len(idx) + 1, np.int64)
-        np.cumsum(n_emit, out=offsets[1:])
-        out = _empty(int(offsets[-1]))
-        gk.write_setup(*args, offsets, out)
-        parts.append(out)
-        draw_ids.append(np.full(len(out[6]), d_i, np.int32))
-        prim_ids.append(np.repeat(np.arange(prim_base, prim_base + len(idx)), n_emit))
-        prim_base += len(idx)
-        hist = np.bincount(outcome, minlength=4)
-        c.add("geom.prims_in", len(idx))
-        c.add("geom.indices", idx.size)
-        c.add("geom.vertices_shaded", idx.size)      # no post-transform reuse on the baseline
-        c.add("geom.prims_culled.backface", hist[gk.CULLED_BACKFACE])
-        c.add("geom.prims_culled.zero_area", hist[gk.CULLED_ZERO_AREA])
-        c.add("geom.prims_culled.frustum", hist[gk.CULLED_FRUSTUM])
-        c.add("geom.prims_clipped", int(clipped.sum()))
-        c.add("geom.setup_triangles", len(out[6]))
-    cols = list(zip(*parts)) if parts else [[a] for a in dummy]
-    tris = SetupTriangles(*(np.concatenate(col) for col in cols),
-                          draw=np.concatenate(draw_ids) if draw_ids else np.empty(0, np.int32),
-                          prim=np.concatenate(prim_ids) if prim_ids else np.empty(0, np.int64))
+    c.add("geom.prims_in", len(idx))
+    c.add("geom.indices", idx.size)
+    c.add("geom.vertices_shaded", idx.size)      # no post-transform reuse on the baseline
+    c.add("geom.prims_culled.backface", hist[gk.CULLED_BACKFACE])
+    c.add("geom.prims_culled.zero_area", hist[gk.CULLED_ZERO_AREA])
+    c.add("geom.prims_culled.frustum", hist[gk.CULLED_FRUSTUM])
+    c.add("geom.prims_clipped", int(clipped.sum()))
+    c.add("geom.setup_triangles", tris.n)
     return tris, c

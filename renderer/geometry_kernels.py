@@ -91,8 +91,9 @@ def _snap(v):
 @njit(cache=True, error_model="numpy")
 def _clip_and_setup(t, clip, world, normal, uv, idx, flat, cull, width, height,
                     write, out_base, out, scratch):
-    """Clip, project, snap and cull triangle t. Writes its setup triangles at out_base when
-    `write`; returns (n_emitted, outcome, was_clipped)."""
+    """Clip, project, snap and cull triangle t (idx holds pass-global vertex indices; flat and
+    cull are this triangle's draw's). Writes its setup triangles at out_base when `write`;
+    returns (n_emitted, outcome, was_clipped)."""
     (ox, oy, oz, oinv_w, onrm, ouv, oback) = out
     i0, i1, i2 = idx[t, 0], idx[t, 1], idx[t, 2]
     c0, c1, c2 = clip[i0], clip[i1], clip[i2]
@@ -183,7 +184,7 @@ CHUNK = 4096   # triangles per parallel work item: one scratch allocation each
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def count_setup(clip, world, normal, uv, idx, flat, cull, width, height, dummy_out):
+def count_setup(clip, world, normal, uv, idx, tri_draw, draw_flat, draw_cull, width, height, dummy_out):
     """Pass 1: setup triangles per input triangle, and each one's outcome."""
     n = idx.shape[0]
     n_emit = np.empty(n, np.int64)
@@ -192,8 +193,9 @@ def count_setup(clip, world, normal, uv, idx, flat, cull, width, height, dummy_o
     for ch in prange((n + CHUNK - 1) // CHUNK):
         scratch = _scratch()
         for t in range(ch * CHUNK, min(n, (ch + 1) * CHUNK)):
-            e, o, c = _clip_and_setup(t, clip, world, normal, uv, idx, flat, cull, width, height,
-                                      False, 0, dummy_out, scratch)
+            d = tri_draw[t]
+            e, o, c = _clip_and_setup(t, clip, world, normal, uv, idx, draw_flat[d], draw_cull[d],
+                                      width, height, False, 0, dummy_out, scratch)
             n_emit[t] = e
             outcome[t] = o
             clipped[t] = c
@@ -201,12 +203,13 @@ def count_setup(clip, world, normal, uv, idx, flat, cull, width, height, dummy_o
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def write_setup(clip, world, normal, uv, idx, flat, cull, width, height, offsets, out):
+def write_setup(clip, world, normal, uv, idx, tri_draw, draw_flat, draw_cull, width, height, offsets, out):
     """Pass 2: the same work, writing at the prefix-summed offsets."""
     n = idx.shape[0]
     for ch in prange((n + CHUNK - 1) // CHUNK):
         scratch = _scratch()
         for t in range(ch * CHUNK, min(n, (ch + 1) * CHUNK)):
             if offsets[t + 1] > offsets[t]:
-                _clip_and_setup(t, clip, world, normal, uv, idx, flat, cull, width, height,
-                                True, offsets[t], out, scratch)
+                d = tri_draw[t]
+                _clip_and_setup(t, clip, world, normal, uv, idx, draw_flat[d], draw_cull[d],
+                                width, height, True, offsets[t], out, scratch)

@@ -7,7 +7,7 @@ address region so lines never alias.
 
     mm = MemoryModel(MemoryConfig.from_preset(preset), n_tiles)
     color = mm.surface("color", "rgba8", samples=1)
-    ...  architecture replays requests with memory_kernels.access(mm.state, mm.acc, ...)
+    ...  the architecture replays its requests with memory_kernels.access(*mm.state, mm.acc, ...)
     counters = mm.counters()
 """
 from __future__ import annotations
@@ -51,27 +51,10 @@ class MemoryConfig:
 
 
 class CacheState(NamedTuple):
-    tag: np.ndarray       # int64 (levels, sets, ways) line address, -1 empty
-    stamp: np.ndarray     # int64 (levels, sets, ways) last use (LRU)
-    dirty: np.ndarray     # bool
-    stream: np.ndarray    # int8 stream that allocated the line (DRAM writes are charged to it)
-    tile: np.ndarray      # int32 screen tile charged for its DRAM traffic, -1 none
-    n_sets: np.ndarray    # int64 (levels,)
-    n_ways: np.ndarray    # int64 (levels,)
-    next: np.ndarray      # int64 (levels,) level below, -1 = DRAM
-    clock: np.ndarray     # int64 (1,)
-    line_bytes: int
-    line_shift: int
-
-
-class Accumulators(NamedTuple):
-    dram_read: np.ndarray     # int64 (streams,) bytes
-    dram_write: np.ndarray
-    onchip_read: np.ndarray   # bytes requested of the first cache level by the units
-    onchip_write: np.ndarray
-    hits: np.ndarray          # int64 (levels,)
-    misses: np.ndarray
-    tile_bytes: np.ndarray    # int64 (n_tiles,) DRAM bytes charged to each screen tile
+    """See memory_kernels: lines (levels, sets, ways, F_N), shape (levels, 3), meta (3,)."""
+    lines: np.ndarray
+    shape: np.ndarray
+    meta: np.ndarray
 
 
 class Surface(NamedTuple):
@@ -87,17 +70,14 @@ class MemoryModel:
         levels = config.levels
         sets = [c.n_sets(lb) for c in levels]
         ways = [c.ways for c in levels]
-        shape = (len(levels), max(sets), max(ways))
+        lines = np.zeros((len(levels), max(sets), max(ways), mk.F_N), np.int64)
+        lines[..., mk.F_TAG] = -1
+        lines[..., mk.F_TILE] = -1
+        shape = np.array([(n, w, nxt) for n, w, nxt in zip(sets, ways, (L2, L2, -1))], np.int64)
         self.config = config
-        self.state = CacheState(
-            np.full(shape, -1, np.int64), np.zeros(shape, np.int64), np.zeros(shape, np.bool_),
-            np.zeros(shape, np.int8), np.full(shape, -1, np.int32), np.array(sets, np.int64),
-            np.array(ways, np.int64), np.array([L2, L2, -1], np.int64), np.zeros(1, np.int64),
-            lb, lb.bit_length() - 1)
-        ns = len(STREAMS)
-        self.acc = Accumulators(*(np.zeros(ns, np.int64) for _ in range(4)),
-                                np.zeros(len(levels), np.int64), np.zeros(len(levels), np.int64),
-                                np.zeros(n_tiles, np.int64))
+        self.state = CacheState(lines, shape, np.array([0, lb, lb.bit_length() - 1], np.int64))
+        self.acc = np.zeros((mk.A_N, max(len(STREAMS), len(levels))), np.int64)
+        self.tile_bytes = np.zeros(n_tiles, np.int64)
         self._regions: dict = {}
 
     def region(self, key) -> int:
@@ -114,17 +94,17 @@ class MemoryModel:
         return (region << mk.REGION_SHIFT) + offset
 
     def flush(self, surface: Surface, store: bool) -> None:
-        mk.flush_region(self.state, self.acc, surface.region, not store)
+        mk.flush_region(self.state, self.acc, self.tile_bytes, surface.region, not store)
 
     def counters(self) -> Counters:
         c = Counters()
         for i, s in enumerate(STREAMS):
-            for key, arr in (("mem.dram.read.", self.acc.dram_read), ("mem.dram.write.", self.acc.dram_write),
-                             ("mem.onchip.read.", self.acc.onchip_read),
-                             ("mem.onchip.write.", self.acc.onchip_write)):
-                if arr[i]:
-                    c[key + s] = int(arr[i])
+            for key, row in (("mem.dram.read.", mk.A_DRAM_READ), ("mem.dram.write.", mk.A_DRAM_WRITE),
+                             ("mem.onchip.read.", mk.A_ONCHIP_READ),
+                             ("mem.onchip.write.", mk.A_ONCHIP_WRITE)):
+                if self.acc[row, i]:
+                    c[key + s] = int(self.acc[row, i])
         for lvl, cfg in enumerate(self.config.levels):
-            c[f"mem.cache.{cfg.name}.hits"] = int(self.acc.hits[lvl])
-            c[f"mem.cache.{cfg.name}.misses"] = int(self.acc.misses[lvl])
+            c[f"mem.cache.{cfg.name}.hits"] = int(self.acc[mk.A_HITS, lvl])
+            c[f"mem.cache.{cfg.name}.misses"] = int(self.acc[mk.A_MISSES, lvl])
         return c

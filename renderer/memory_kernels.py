@@ -1,9 +1,17 @@
 """Numba kernels of the memory model: set-associative LRU caches, write-back, in front of DRAM.
 
-Sequential on purpose: the requests are replayed in submission order (the order an IMR's units
-issue them), which is what makes DRAM bytes depend on locality. All levels share one line size.
-A read miss allocates and fetches from the level below; a write miss allocates without fetching
+Sequential on purpose: the requests are replayed in the order the architecture's units issue
+them, which is what makes DRAM bytes depend on locality. All levels share one line size. A read
+miss allocates and fetches from the level below; a write miss allocates without fetching
 (byte-masked lines, as GPU L2s keep), and dirty victims are written to the level below.
+
+The state is three plain arrays (not a tuple of many): numba reference-counts every array it
+takes out of a tuple, and in a loop of a few million requests that costs more than the lookup.
+    lines  int64 (levels, sets, ways, F_N)  one row per way: tag, LRU stamp, dirty, stream, tile
+    shape  int64 (levels, 3)                sets, ways, level below (-1 = DRAM)
+    meta   int64 (3,)                       LRU clock, line bytes, log2 line bytes
+    acc    int64 (A_N, width)               byte and event totals (rows below)
+    tile_bytes int64 (n_tiles,)             DRAM bytes charged to each screen tile
 """
 from __future__ import annotations
 
@@ -13,170 +21,170 @@ from numba import njit
 from .binning_kernels import BLOCK
 
 REGION_SHIFT = 40    # byte address = region << 40 | offset: one region per surface or buffer
-NO_TILE = -1
+
+F_TAG, F_STAMP, F_DIRTY, F_STREAM, F_TILE, F_N = 0, 1, 2, 3, 4, 5   # fields of a way
+SH_SETS, SH_WAYS, SH_NEXT = 0, 1, 2
+M_CLOCK, M_LINE_BYTES, M_LINE_SHIFT = 0, 1, 2
+# Rows of acc: bytes by stream (columns) for the first four, events by level for the last two.
+A_DRAM_READ, A_DRAM_WRITE, A_ONCHIP_READ, A_ONCHIP_WRITE, A_HITS, A_MISSES, A_N = range(7)
 
 
-@njit(cache=True, error_model="numpy")
-def _find(cs, lv, line):
-    s = line % cs.n_sets[lv]
-    for w in range(cs.n_ways[lv]):
-        if cs.tag[lv, s, w] == line:
+@njit(cache=True, inline="always", error_model="numpy")
+def _find(lines, shape, lv, line):
+    s = line % shape[lv, SH_SETS]
+    for w in range(shape[lv, SH_WAYS]):
+        if lines[lv, s, w, F_TAG] == line:
             return s, w
     return s, -1
 
 
-@njit(cache=True, error_model="numpy")
-def _victim(cs, lv, s):
+@njit(cache=True, inline="always", error_model="numpy")
+def _victim(lines, shape, lv, s):
     best = 0
-    for w in range(cs.n_ways[lv]):
-        if cs.tag[lv, s, w] < 0:
+    for w in range(shape[lv, SH_WAYS]):
+        if lines[lv, s, w, F_TAG] < 0:
             return w
-        if cs.stamp[lv, s, w] < cs.stamp[lv, s, best]:
+        if lines[lv, s, w, F_STAMP] < lines[lv, s, best, F_STAMP]:
             best = w
     return best
 
 
-@njit(cache=True, error_model="numpy")
-def _dram(cs, acc, write, stream, tile):
-    if write:
-        acc.dram_write[stream] += cs.line_bytes
-    else:
-        acc.dram_read[stream] += cs.line_bytes
+@njit(cache=True, inline="always", error_model="numpy")
+def _touch(lines, meta, lv, s, w):
+    meta[M_CLOCK] += 1
+    lines[lv, s, w, F_STAMP] = meta[M_CLOCK]
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _dram(meta, acc, tile_bytes, write, stream, tile):
+    acc[A_DRAM_WRITE if write else A_DRAM_READ, stream] += meta[M_LINE_BYTES]
     if tile >= 0:
-        acc.tile_bytes[tile] += cs.line_bytes
+        tile_bytes[tile] += meta[M_LINE_BYTES]
 
 
 @njit(cache=True, error_model="numpy")
-def _install(cs, acc, lv, s, line, dirty, stream, tile):
-    """Put line in set s of level lv; a dirty victim is written to the levels below."""
-    w = _victim(cs, lv, s)
-    v_line, v_dirty = cs.tag[lv, s, w], cs.dirty[lv, s, w]
-    v_stream, v_tile = cs.stream[lv, s, w], cs.tile[lv, s, w]
-    cs.clock[0] += 1
-    cs.tag[lv, s, w] = line
-    cs.stamp[lv, s, w] = cs.clock[0]
-    cs.dirty[lv, s, w] = dirty
-    cs.stream[lv, s, w] = stream
-    cs.tile[lv, s, w] = tile
-    if v_line >= 0 and v_dirty:
-        write_back(cs, acc, cs.next[lv], v_line, v_stream, v_tile)
-
-
-@njit(cache=True, error_model="numpy")
-def write_back(cs, acc, lv, line, stream, tile):
-    """A dirty line leaving the level above arrives at lv (DRAM when lv < 0)."""
-    while True:
-        if lv < 0:
-            _dram(cs, acc, True, stream, tile)
-            return
-        s, w = _find(cs, lv, line)
+def write_back(lines, shape, meta, acc, tile_bytes, lv, line, stream, tile):
+    """A dirty line leaving the level above arrives at lv (DRAM when lv < 0); a dirty victim it
+    displaces goes on down."""
+    while lv >= 0:
+        s, w = _find(lines, shape, lv, line)
         if w >= 0:
-            cs.clock[0] += 1
-            cs.stamp[lv, s, w] = cs.clock[0]
-            cs.dirty[lv, s, w] = True
+            _touch(lines, meta, lv, s, w)
+            lines[lv, s, w, F_DIRTY] = 1
             return
-        # Allocate (write-validate) and push the victim down: inline _install to stay iterative.
-        w = _victim(cs, lv, s)
-        v_line, v_dirty = cs.tag[lv, s, w], cs.dirty[lv, s, w]
-        v_stream, v_tile = cs.stream[lv, s, w], cs.tile[lv, s, w]
-        cs.clock[0] += 1
-        cs.tag[lv, s, w] = line
-        cs.stamp[lv, s, w] = cs.clock[0]
-        cs.dirty[lv, s, w] = True
-        cs.stream[lv, s, w] = stream
-        cs.tile[lv, s, w] = tile
-        if v_line < 0 or not v_dirty:
+        w = _victim(lines, shape, lv, s)
+        v_line, v_dirty = lines[lv, s, w, F_TAG], lines[lv, s, w, F_DIRTY]
+        v_stream, v_tile = lines[lv, s, w, F_STREAM], lines[lv, s, w, F_TILE]
+        lines[lv, s, w, F_TAG] = line
+        lines[lv, s, w, F_DIRTY] = 1
+        lines[lv, s, w, F_STREAM] = stream
+        lines[lv, s, w, F_TILE] = tile
+        _touch(lines, meta, lv, s, w)
+        if v_line < 0 or v_dirty == 0:
             return
         line, stream, tile = v_line, v_stream, v_tile
-        lv = cs.next[lv]
+        lv = shape[lv, SH_NEXT]
+    _dram(meta, acc, tile_bytes, True, stream, tile)
 
 
-@njit(cache=True, error_model="numpy")
-def access(cs, acc, lv, line, write, stream, tile):
+@njit(cache=True, inline="always", error_model="numpy")
+def access(lines, shape, meta, acc, tile_bytes, lv, line, write, stream, tile):
     """One line-sized request from a unit whose first cache is level lv."""
-    if write:
-        acc.onchip_write[stream] += cs.line_bytes
-    else:
-        acc.onchip_read[stream] += cs.line_bytes
+    acc[A_ONCHIP_WRITE if write else A_ONCHIP_READ, stream] += meta[M_LINE_BYTES]
     while lv >= 0:
-        s, w = _find(cs, lv, line)
+        s, w = _find(lines, shape, lv, line)
         if w >= 0:
-            acc.hits[lv] += 1
-            cs.clock[0] += 1
-            cs.stamp[lv, s, w] = cs.clock[0]
+            acc[A_HITS, lv] += 1
+            _touch(lines, meta, lv, s, w)
             if write:
-                cs.dirty[lv, s, w] = True
+                lines[lv, s, w, F_DIRTY] = 1
             return
-        acc.misses[lv] += 1
-        _install(cs, acc, lv, s, line, write, stream, tile)
+        acc[A_MISSES, lv] += 1
+        w = _victim(lines, shape, lv, s)
+        v_line, v_dirty = lines[lv, s, w, F_TAG], lines[lv, s, w, F_DIRTY]
+        v_stream, v_tile = lines[lv, s, w, F_STREAM], lines[lv, s, w, F_TILE]
+        lines[lv, s, w, F_TAG] = line
+        lines[lv, s, w, F_DIRTY] = 1 if write else 0
+        lines[lv, s, w, F_STREAM] = stream
+        lines[lv, s, w, F_TILE] = tile
+        _touch(lines, meta, lv, s, w)
+        if v_line >= 0 and v_dirty:
+            write_back(lines, shape, meta, acc, tile_bytes, shape[lv, SH_NEXT], v_line, v_stream, v_tile)
         if write:
-            return
-        lv = cs.next[lv]
-    _dram(cs, acc, False, stream, tile)
+            return            # write-validate: no fetch from below
+        lv = shape[lv, SH_NEXT]
+    _dram(meta, acc, tile_bytes, False, stream, tile)
 
 
-@njit(cache=True, error_model="numpy")
-def access_range(cs, acc, lv, first_byte, n_bytes, write, stream, tile):
+@njit(cache=True, inline="always", error_model="numpy")
+def access_range(lines, shape, meta, acc, tile_bytes, lv, first_byte, n_bytes, write, stream, tile):
     """Every line overlapping [first_byte, first_byte + n_bytes)."""
-    shift = cs.line_shift
+    shift = meta[M_LINE_SHIFT]
     for line in range(first_byte >> shift, ((first_byte + n_bytes - 1) >> shift) + 1):
-        access(cs, acc, lv, line, write, stream, tile)
+        access(lines, shape, meta, acc, tile_bytes, lv, line, write, stream, tile)
 
 
 @njit(cache=True, error_model="numpy")
-def flush_region(cs, acc, region, invalidate_only):
-    """End of pass for one surface: STORE writes its dirty lines down to DRAM, level by level
-    from the top; DONT_CARE (invalidate_only) drops them without a byte of traffic."""
-    shift = REGION_SHIFT - cs.line_shift
-    for lv in range(cs.tag.shape[0]):          # levels are ordered top (ROP) to bottom
-        for s in range(cs.n_sets[lv]):
-            for w in range(cs.n_ways[lv]):
-                line = cs.tag[lv, s, w]
-                if line < 0 or (line >> shift) != region:
-                    continue
-                if cs.dirty[lv, s, w] and not invalidate_only:
-                    write_back(cs, acc, cs.next[lv], line, cs.stream[lv, s, w], cs.tile[lv, s, w])
-                cs.dirty[lv, s, w] = False
-                if invalidate_only:
-                    cs.tag[lv, s, w] = -1
+def access_block(lines, shape, meta, acc, tile_bytes, lv, region, bpp, block, mask, write,
+                 stream, tile):
+    """The lines of one 8x8 block of a block-linear surface (region, bpp = bytes per pixel with
+    all its samples) that hold the pixels in mask (bit y*8+x)."""
+    ppl = meta[M_LINE_BYTES] // bpp          # pixels per line (the wrapper checks >= 1)
+    base = (region << REGION_SHIFT) + block * (BLOCK * BLOCK * bpp)
+    for j in range((BLOCK * BLOCK + ppl - 1) // ppl):
+        lo = j * ppl
+        bits = min(ppl, BLOCK * BLOCK - lo)
+        m = (~np.uint64(0)) if bits == 64 else ((np.uint64(1) << np.uint64(bits)) - np.uint64(1))
+        if mask & (m << np.uint64(lo)):
+            access(lines, shape, meta, acc, tile_bytes, lv,
+                   (base + j * meta[M_LINE_BYTES]) >> meta[M_LINE_SHIFT], write, stream, tile)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy")
 def block_tile(block, blocks_x, tile, tiles_x):
     return ((block // blocks_x) * BLOCK // tile) * tiles_x + ((block % blocks_x) * BLOCK) // tile
 
 
 @njit(cache=True, error_model="numpy")
-def access_block(cs, acc, lv, surface, block, mask, write, stream, tile):
-    """The lines of one 8x8 block (block-linear surface) that hold the pixels in mask
-    (bit y*8+x). surface = (region, bytes per pixel incl. samples)."""
-    region, bpp = surface
-    block_bytes = BLOCK * BLOCK * bpp
-    ppl = cs.line_bytes // bpp               # pixels per line (validated >= 1 by the wrapper)
-    base = (region << REGION_SHIFT) + block * block_bytes
-    n_lines = (BLOCK * BLOCK + ppl - 1) // ppl
-    for j in range(n_lines):
-        lo = j * ppl
-        bits = min(ppl, BLOCK * BLOCK - lo)
-        m = (~np.uint64(0)) if bits == 64 else ((np.uint64(1) << np.uint64(bits)) - np.uint64(1))
-        if mask & (m << np.uint64(lo)):
-            access(cs, acc, lv, (base + j * cs.line_bytes) >> cs.line_shift, write, stream, tile)
+def flush_region(cs, acc, tile_bytes, region, invalidate_only):
+    """End of pass for one surface: STORE writes its dirty lines down to DRAM, level by level
+    from the top; DONT_CARE (invalidate_only) drops them without a byte of traffic."""
+    lines, shape, meta = cs
+    shift = REGION_SHIFT - meta[M_LINE_SHIFT]
+    for lv in range(lines.shape[0]):          # levels are ordered top (ROP) to bottom
+        for s in range(shape[lv, SH_SETS]):
+            for w in range(shape[lv, SH_WAYS]):
+                line = lines[lv, s, w, F_TAG]
+                if line < 0 or (line >> shift) != region:
+                    continue
+                if lines[lv, s, w, F_DIRTY] and not invalidate_only:
+                    write_back(lines, shape, meta, acc, tile_bytes, shape[lv, SH_NEXT], line,
+                               lines[lv, s, w, F_STREAM], lines[lv, s, w, F_TILE])
+                lines[lv, s, w, F_DIRTY] = 0
+                if invalidate_only:
+                    lines[lv, s, w, F_TAG] = -1
 
 
 @njit(cache=True, error_model="numpy")
-def clear_surface(cs, acc, lv, surface, n_blocks, stream, blocks_x, tile, tiles_x):
+def clear_surface(cs, acc, tile_bytes, lv, region, bpp, n_blocks, stream, blocks_x, tile, tiles_x):
     """A clear without fast-clear metadata: every line of the surface written once."""
+    lines, shape, meta = cs
     full = ~np.uint64(0)
     for b in range(n_blocks):
-        access_block(cs, acc, lv, surface, b, full, True, stream, block_tile(b, blocks_x, tile, tiles_x))
+        access_block(lines, shape, meta, acc, tile_bytes, lv, region, bpp, b, full, True, stream,
+                     block_tile(b, blocks_x, tile, tiles_x))
 
 
 @njit(cache=True, error_model="numpy")
-def resolve_surface(cs, acc, lv, src, dst, n_blocks, color_stream, resolve_stream, blocks_x,
-                    tile, tiles_x):
-    """MSAA resolve: read every sample line, write the single-sample image."""
+def resolve_surface(cs, acc, tile_bytes, lv, src, dst, n_blocks, color_stream, resolve_stream,
+                    blocks_x, tile, tiles_x):
+    """MSAA resolve: read every sample line of src, write the single-sample dst.
+    src, dst: (region, bytes per pixel)."""
+    lines, shape, meta = cs
     full = ~np.uint64(0)
     for b in range(n_blocks):
         t = block_tile(b, blocks_x, tile, tiles_x)
-        access_block(cs, acc, lv, src, b, full, False, color_stream, t)
-        access_block(cs, acc, lv, dst, b, full, True, resolve_stream, t)
+        access_block(lines, shape, meta, acc, tile_bytes, lv, src[0], src[1], b, full, False,
+                     color_stream, t)
+        access_block(lines, shape, meta, acc, tile_bytes, lv, dst[0], dst[1], b, full, True,
+                     resolve_stream, t)

@@ -55,10 +55,17 @@ def _quantize(v):
 
 @njit(cache=True, error_model="numpy")
 def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
-    width, height, n_samples = view.width, view.height, view.samples
-    tile = bins.tile
-    tx0 = (i % bins.tiles_x) * tile
-    ty0 = (i // bins.tiles_x) * tile
+    # Unpack the structs once: an array taken out of a tuple inside the loop is ref-counted
+    # every time, which costs more than the edge tests.
+    vx, vy, vz, v_inv_w, v_normal, v_uv, back, draw, _ = tris
+    tile, tiles_x, tile_offsets, ref_tri = bins.tile, bins.tiles_x, bins.tile_offsets, bins.ref_tri
+    base_color, texture, alpha_mode, alpha_cutoff, unlit, depth_test_d, depth_write_d, blend_d = mat
+    tex_data, tex_levels, tex_n_levels, tex_base = tex
+    fb_color, fb_depth, fb_shaded = fb
+    block_off, n_block, ev_block, ev_tested, ev_written, tex_off, n_tex_out, tex_addr = ev
+    width, height, n_samples, sample_x, sample_y = view
+    tx0 = (i % tiles_x) * tile
+    ty0 = (i // tiles_x) * tile
     nbx = tile // BLOCK
     blocks_x = (width + BLOCK - 1) // BLOCK
     cnt = counters[i]
@@ -76,36 +83,36 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
     lane_z = np.empty((4, n_samples), np.float32)
     lane_attr = np.empty((4, 5))         # nx, ny, nz, u, v at each lane's pixel centre
     rgba = np.empty(4)
-    for r in range(bins.tile_offsets[i], bins.tile_offsets[i + 1]):
-        t = bins.ref_tri[r]
-        d = tris.draw[t]
-        late = mat.alpha_mode[d] == MASK_MODE
-        depth_test = mat.depth_test[d]
-        depth_write = mat.depth_write[d]
-        blend = mat.blend[d]
-        textured = mat.texture[d] >= 0
-        ti = mat.texture[d]
+    for r in range(tile_offsets[i], tile_offsets[i + 1]):
+        t = ref_tri[r]
+        d = draw[t]
+        late = alpha_mode[d] == MASK_MODE
+        depth_test = depth_test_d[d]
+        depth_write = depth_write_d[d]
+        blend = blend_d[d]
+        textured = texture[d] >= 0
+        ti = texture[d]
         for k in range(3):
-            ax, ay = tris.x[t, k], tris.y[t, k]
-            dx, dy = tris.x[t, (k + 1) % 3] - ax, tris.y[t, (k + 1) % 3] - ay
+            ax, ay = vx[t, k], vy[t, k]
+            dx, dy = vx[t, (k + 1) % 3] - ax, vy[t, (k + 1) % 3] - ay
             A[k] = -dy
             B[k] = dx
             C[k] = dy * ax - dx * ay
             # Top-left rule, y down, positive area: top edge dy == 0 and dx > 0, left edge dy < 0.
             bias[k] = 0 if (dy < 0 or (dy == 0 and dx > 0)) else -1
             for s in range(n_samples):
-                sample_e[k, s] = A[k] * view.sample_x[s] + B[k] * view.sample_y[s]
-        area = float(B[0] * (tris.y[t, 2] - tris.y[t, 0]) + A[0] * (tris.x[t, 2] - tris.x[t, 0]))
+                sample_e[k, s] = A[k] * sample_x[s] + B[k] * sample_y[s]
+        area = float(B[0] * (vy[t, 2] - vy[t, 0]) + A[0] * (vx[t, 2] - vx[t, 0]))
         inv_area = 1.0 / area
-        z0, z1, z2 = tris.z[t, 0], tris.z[t, 1], tris.z[t, 2]
-        w0, w1, w2 = tris.inv_w[t, 0], tris.inv_w[t, 1], tris.inv_w[t, 2]
-        x0 = max(tx0, min(tris.x[t, 0], tris.x[t, 1], tris.x[t, 2]) >> SUBPIXEL_BITS)
-        y0 = max(ty0, min(tris.y[t, 0], tris.y[t, 1], tris.y[t, 2]) >> SUBPIXEL_BITS)
-        x1 = min(tx0 + tile, width, (max(tris.x[t, 0], tris.x[t, 1], tris.x[t, 2]) >> SUBPIXEL_BITS) + 1)
-        y1 = min(ty0 + tile, height, (max(tris.y[t, 0], tris.y[t, 1], tris.y[t, 2]) >> SUBPIXEL_BITS) + 1)
+        z0, z1, z2 = vz[t, 0], vz[t, 1], vz[t, 2]
+        w0, w1, w2 = v_inv_w[t, 0], v_inv_w[t, 1], v_inv_w[t, 2]
+        x0 = max(tx0, min(vx[t, 0], vx[t, 1], vx[t, 2]) >> SUBPIXEL_BITS)
+        y0 = max(ty0, min(vy[t, 0], vy[t, 1], vy[t, 2]) >> SUBPIXEL_BITS)
+        x1 = min(tx0 + tile, width, (max(vx[t, 0], vx[t, 1], vx[t, 2]) >> SUBPIXEL_BITS) + 1)
+        y1 = min(ty0 + tile, height, (max(vy[t, 0], vy[t, 1], vy[t, 2]) >> SUBPIXEL_BITS) + 1)
         n_recent = 0
         n_tex = 0
-        tex_base = ev.tex_off[r]
+        tex_first = tex_off[r]
         for qy in range(y0 & ~1, y1, 2):
             for qx in range(x0 & ~1, x1, 2):
                 any_cov = False
@@ -155,7 +162,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
                         b = ((ly - ty0) // BLOCK) * nbx + (lx - tx0) // BLOCK
                         tested[b] |= np.uint64(1) << np.uint64((ly % BLOCK) * BLOCK + lx % BLOCK)
                         for s in range(n_samples):
-                            if (cov >> s) & 1 and not lane_z[lane, s] < fb.depth[ly, lx, s]:
+                            if (cov >> s) & 1 and not lane_z[lane, s] < fb_depth[ly, lx, s]:
                                 passed &= ~(1 << s)
                     if passed == 0:
                         cnt[RC.EARLY_Z_KILLED] += 1
@@ -176,21 +183,21 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
                     ps = 1.0 / (p0 + p1 + p2)
                     p0, p1, p2 = p0 * ps, p1 * ps, p2 * ps
                     for c in range(3):
-                        lane_attr[lane, c] = p0 * tris.normal[t, 0, c] + p1 * tris.normal[t, 1, c] \
-                            + p2 * tris.normal[t, 2, c]
+                        lane_attr[lane, c] = p0 * v_normal[t, 0, c] + p1 * v_normal[t, 1, c] \
+                            + p2 * v_normal[t, 2, c]
                     for c in range(2):
-                        lane_attr[lane, 3 + c] = p0 * tris.uv[t, 0, c] + p1 * tris.uv[t, 1, c] \
-                            + p2 * tris.uv[t, 2, c]
+                        lane_attr[lane, 3 + c] = p0 * v_uv[t, 0, c] + p1 * v_uv[t, 1, c] \
+                            + p2 * v_uv[t, 2, c]
                 level = 0
                 if textured:
-                    level = mip_level(tex, ti, lane_attr[1, 3] - lane_attr[0, 3],
+                    level = mip_level(tex_levels, tex_n_levels, ti, lane_attr[1, 3] - lane_attr[0, 3],
                                       lane_attr[1, 4] - lane_attr[0, 4],
                                       lane_attr[2, 3] - lane_attr[0, 3],
                                       lane_attr[2, 4] - lane_attr[0, 4])
                     first = 0
                     while lane_pass[first] == 0:
                         first += 1
-                    addr = texel_block_address(tex, ti, level, lane_attr[first, 3], lane_attr[first, 4])
+                    addr = texel_block_address(tex_levels, tex_base, ti, level, lane_attr[first, 3], lane_attr[first, 4])
                     seen = False
                     for k in range(min(n_recent, TEX_RECENT)):
                         if recent[k] == addr:
@@ -198,7 +205,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
                     if not seen:
                         recent[n_recent % TEX_RECENT] = addr
                         n_recent += 1
-                        ev.tex_addr[tex_base + n_tex] = addr
+                        tex_addr[tex_first + n_tex] = addr
                         n_tex += 1
                 for lane in range(4):
                     passed = lane_pass[lane]
@@ -206,21 +213,21 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
                         continue
                     lx = qx + (lane & 1)
                     ly = qy + (lane >> 1)
-                    shade_fragment(mat, tex, light, d, lane_attr[lane, 0], lane_attr[lane, 1],
-                                   lane_attr[lane, 2], tris.back[t], lane_attr[lane, 3],
+                    shade_fragment(base_color, texture, unlit, tex_data, tex_levels, light, d, lane_attr[lane, 0], lane_attr[lane, 1],
+                                   lane_attr[lane, 2], back[t], lane_attr[lane, 3],
                                    lane_attr[lane, 4], level, rgba)
                     cnt[RC.SHADED] += 1
-                    fb.shaded[ly, lx] += 1
+                    fb_shaded[ly, lx] += 1
                     b = ((ly - ty0) // BLOCK) * nbx + (lx - tx0) // BLOCK
                     bit = np.uint64(1) << np.uint64((ly % BLOCK) * BLOCK + lx % BLOCK)
                     if late:
-                        if rgba[3] < mat.alpha_cutoff[d]:
+                        if rgba[3] < alpha_cutoff[d]:
                             cnt[RC.ALPHA_KILLED] += 1
                             continue
                         if depth_test:
                             tested[b] |= bit
                             for s in range(n_samples):
-                                if (passed >> s) & 1 and not lane_z[lane, s] < fb.depth[ly, lx, s]:
+                                if (passed >> s) & 1 and not lane_z[lane, s] < fb_depth[ly, lx, s]:
                                     passed &= ~(1 << s)
                         if passed == 0:
                             cnt[RC.LATE_Z_KILLED] += 1
@@ -234,33 +241,33 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
                         if not (passed >> s) & 1:
                             continue
                         if depth_write:
-                            fb.depth[ly, lx, s] = lane_z[lane, s]
+                            fb_depth[ly, lx, s] = lane_z[lane, s]
                         if blend:
                             for c in range(3):
-                                dst = fb.color[ly, lx, s, c] * (1.0 / 255.0)
-                                fb.color[ly, lx, s, c] = _quantize(rgba[c] * a + dst * (1.0 - a))
-                            dst_a = fb.color[ly, lx, s, 3] * (1.0 / 255.0)
-                            fb.color[ly, lx, s, 3] = _quantize(a + dst_a * (1.0 - a))
+                                dst = fb_color[ly, lx, s, c] * (1.0 / 255.0)
+                                fb_color[ly, lx, s, c] = _quantize(rgba[c] * a + dst * (1.0 - a))
+                            dst_a = fb_color[ly, lx, s, 3] * (1.0 / 255.0)
+                            fb_color[ly, lx, s, 3] = _quantize(a + dst_a * (1.0 - a))
                         else:
                             for c in range(3):
-                                fb.color[ly, lx, s, c] = _quantize(rgba[c])
-                            fb.color[ly, lx, s, 3] = 255
+                                fb_color[ly, lx, s, c] = _quantize(rgba[c])
+                            fb_color[ly, lx, s, 3] = 255
         # Flush this triangle's ROP requests, one event per touched block, in block order.
         n_blk = 0
-        blk_base = ev.block_off[r]
+        blk_base = block_off[r]
         for by in range((y0 - ty0) // BLOCK, (y1 - 1 - ty0) // BLOCK + 1):
             for bx in range((x0 - tx0) // BLOCK, (x1 - 1 - tx0) // BLOCK + 1):
                 b = by * nbx + bx
                 if tested[b] == 0 and written[b] == 0:
                     continue
-                ev.block[blk_base + n_blk] = ((ty0 // BLOCK + by) * blocks_x + tx0 // BLOCK + bx)
-                ev.tested[blk_base + n_blk] = tested[b]
-                ev.written[blk_base + n_blk] = written[b]
+                ev_block[blk_base + n_blk] = ((ty0 // BLOCK + by) * blocks_x + tx0 // BLOCK + bx)
+                ev_tested[blk_base + n_blk] = tested[b]
+                ev_written[blk_base + n_blk] = written[b]
                 n_blk += 1
                 tested[b] = 0
                 written[b] = 0
-        ev.n_block[r] = n_blk
-        ev.n_tex[r] = n_tex
+        n_block[r] = n_blk
+        n_tex_out[r] = n_tex
         cnt[RC.TEX_BLOCKS] += n_tex
     cnt[RC.PIXELS_COVERED] += touched.sum()
 

@@ -14,41 +14,41 @@ TEX_BLOCK = 4        # textures are stored in 4x4-texel blocks (64 B of RGBA8): 
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def mip_level(tex, ti, dudx, dvdx, dudy, dvdy):
+def mip_level(levels, n_levels, ti, dudx, dvdx, dudy, dvdy):
     """Nearest mip for the UV footprint of one pixel (quad finite differences, as hardware)."""
-    w = tex.levels[ti, 0, L_WIDTH]
-    h = tex.levels[ti, 0, L_HEIGHT]
+    w = levels[ti, 0, L_WIDTH]
+    h = levels[ti, 0, L_HEIGHT]
     rho2 = max((dudx * w) ** 2 + (dvdx * h) ** 2, (dudy * w) ** 2 + (dvdy * h) ** 2)
     if rho2 <= 1.0:
         return 0
     lod = int(0.5 * np.log2(rho2) + 0.5)
-    return min(lod, tex.n_levels[ti] - 1)
+    return min(lod, n_levels[ti] - 1)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def texel_block_address(tex, ti, level, u, v):
+def texel_block_address(levels, base, ti, level, u, v):
     """Byte address of the 4x4 block holding the texel under (u, v): what the texture unit asks
     L2 for on an L1 miss."""
-    w = tex.levels[ti, level, L_WIDTH]
-    h = tex.levels[ti, level, L_HEIGHT]
+    w = levels[ti, level, L_WIDTH]
+    h = levels[ti, level, L_HEIGHT]
     tx = int(np.floor(u * w)) % w
     ty = int(np.floor(v * h)) % h
     blocks_x = (w + TEX_BLOCK - 1) // TEX_BLOCK
-    return tex.base[ti] + tex.levels[ti, level, L_TILED] + \
+    return base[ti] + levels[ti, level, L_TILED] + \
         ((ty // TEX_BLOCK) * blocks_x + tx // TEX_BLOCK) * (TEX_BLOCK * TEX_BLOCK * 4)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _texel(tex, off, w, x, y, c):
-    return tex.data[off + (y * w + x) * 4 + c]
+def _texel(data, off, w, x, y, c):
+    return data[off + (y * w + x) * 4 + c]
 
 
-@njit(cache=True, error_model="numpy")
-def sample_bilinear(tex, ti, level, u, v, out):
+@njit(cache=True, inline="always", error_model="numpy")
+def sample_bilinear(data, levels, ti, level, u, v, out):
     """RGBA in [0, 1] into out[0:4]; texel centres at half-integers, wrap = repeat."""
-    off = tex.levels[ti, level, L_OFFSET]
-    w = tex.levels[ti, level, L_WIDTH]
-    h = tex.levels[ti, level, L_HEIGHT]
+    off = levels[ti, level, L_OFFSET]
+    w = levels[ti, level, L_WIDTH]
+    h = levels[ti, level, L_HEIGHT]
     fx = u * w - 0.5
     fy = v * h - 0.5
     x0f = np.floor(fx)
@@ -60,30 +60,33 @@ def sample_bilinear(tex, ti, level, u, v, out):
     x1 = (x0 + 1) % w
     y1 = (y0 + 1) % h
     for c in range(4):
-        t00 = _texel(tex, off, w, x0, y0, c)
-        t10 = _texel(tex, off, w, x1, y0, c)
-        t01 = _texel(tex, off, w, x0, y1, c)
-        t11 = _texel(tex, off, w, x1, y1, c)
+        t00 = _texel(data, off, w, x0, y0, c)
+        t10 = _texel(data, off, w, x1, y0, c)
+        t01 = _texel(data, off, w, x0, y1, c)
+        t11 = _texel(data, off, w, x1, y1, c)
         top = t00 + (t10 - np.float32(t00)) * ax
         bot = t01 + (t11 - np.float32(t01)) * ax
         out[c] = (top + (bot - top) * ay) * (1.0 / 255.0)
 
 
-@njit(cache=True, error_model="numpy")
-def shade_fragment(mat, tex, light, d, nx, ny, nz, back, u, v, level, out):
-    """Colour of one fragment of draw d into out[0:4] (linear, unclamped alpha in [0, 1])."""
-    r = mat.base_color[d, 0]
-    g = mat.base_color[d, 1]
-    b = mat.base_color[d, 2]
-    a = mat.base_color[d, 3]
-    ti = mat.texture[d]
+@njit(cache=True, inline="always", error_model="numpy")
+def shade_fragment(base_color, texture, unlit, tex_data, tex_levels, light, d, nx, ny, nz, back,
+                   u, v, level, out):
+    """Colour of one fragment of draw d into out[0:4] (linear, alpha in [0, 1]).
+    Arrays as DrawTable / TextureTable fields: kernels pass fields, not the tables, because
+    numba ref-counts every array taken out of a tuple in the hot loop."""
+    r = base_color[d, 0]
+    g = base_color[d, 1]
+    b = base_color[d, 2]
+    a = base_color[d, 3]
+    ti = texture[d]
     if ti >= 0:
-        sample_bilinear(tex, ti, level, u, v, out)
+        sample_bilinear(tex_data, tex_levels, ti, level, u, v, out)
         r *= out[0]
         g *= out[1]
         b *= out[2]
         a *= out[3]
-    if not mat.unlit[d]:
+    if not unlit[d]:
         ln = np.sqrt(nx * nx + ny * ny + nz * nz)
         if ln > 0.0:
             nx, ny, nz = nx / ln, ny / ln, nz / ln

@@ -1,0 +1,206 @@
+"""`tilesim`: render, report, scenes, presets.
+
+Every error a user can cause (unknown scene or preset, a bad mesh file, a bad resolution or
+camera) is one line on stderr and exit code 2; outputs are written to a temporary file and
+renamed, so a failed run never leaves a half-written file.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+EXIT_USAGE = 2
+
+
+class UserError(Exception):
+    """An error caused by the input; printed as one line."""
+
+
+def _parse_res(text: str) -> tuple[int, int]:
+    from .api import check_resolution
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise UserError(f"--res {text!r}: expected WIDTHxHEIGHT, e.g. 1920x1080") from None
+    check_resolution(w, h)
+    return w, h
+
+
+def _load_scene(spec: str, camera: str | None):
+    from scenes.library import get_scene
+    from scenes.loaders import load_mesh_file
+    from scenes.model import Camera
+    is_file = Path(spec).suffix.lower() in (".glb", ".gltf", ".obj", ".ply") or os.sep in spec
+    scene = load_mesh_file(spec) if is_file else get_scene(spec)
+    if camera:
+        cam = Camera.parse(camera, scene.camera.near, scene.camera.far)
+        scene = dataclasses.replace(scene, camera=cam)
+    return scene
+
+
+def write_atomic(path: str | Path, write) -> None:
+    """write(tmp_path) then rename over path: readers never see a partial file."""
+    path = Path(path)
+    if path.parent and not path.parent.exists():
+        raise UserError(f"cannot write {path}: directory {path.parent} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent or ".")
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def save_png(path, rgba) -> None:
+    from PIL import Image
+    write_atomic(path, lambda tmp: Image.fromarray(rgba).save(tmp, format="PNG"))
+
+
+def save_json(path, obj) -> None:
+    def write(tmp):
+        with open(tmp, "w") as f:
+            json.dump(obj, f, indent=2)
+            f.write("\n")
+    write_atomic(path, write)
+
+
+def heatmap_rgba(values, width: int, height: int):
+    """A per-pixel or per-tile map as an 'inferno' image at the render's size (0 = black)."""
+    import numpy as np
+    from matplotlib import colormaps
+    v = np.asarray(values, np.float64)
+    if v.shape != (height, width):          # per tile: nearest-neighbour up to pixels
+        ty = np.minimum(np.arange(height) * v.shape[0] // height, v.shape[0] - 1)
+        tx = np.minimum(np.arange(width) * v.shape[1] // width, v.shape[1] - 1)
+        v = v[ty][:, tx]
+    top = v.max()
+    rgba = colormaps["inferno"](v / top if top > 0 else v, bytes=True)
+    return np.ascontiguousarray(rgba)
+
+
+HEATMAPS = {
+    "overdraw": lambda r: r.pixel_maps["overdraw"],   # fragments shaded per pixel
+    "dram": lambda r: r.tile_maps["dram_bytes"],       # DRAM bytes per screen tile
+}
+
+
+def cmd_render(args) -> None:
+    from .api import render
+    w, h = _parse_res(args.res)
+    heatmaps = []
+    for spec in args.heatmap or []:
+        kind, _, path = spec.partition("=")
+        if kind not in HEATMAPS or not path:
+            raise UserError(f"--heatmap {spec!r}: expected KIND=PATH with KIND in {', '.join(HEATMAPS)}")
+        heatmaps.append((kind, path))
+    scene = _load_scene(args.scene, args.camera)
+    result = render(scene, args.preset, w, h, args.samples)
+    save_png(args.output, result.color)
+    if args.counters:
+        save_json(args.counters, {"scene": result.scene, "preset": result.preset, "width": w,
+                                  "height": h, "samples": args.samples,
+                                  "counters": result.counters.as_json(), "derived": result.derived()})
+    for kind, path in heatmaps:
+        save_png(path, heatmap_rgba(HEATMAPS[kind](result), w, h))
+    d = result.derived()
+    print(f"{result.scene} via {result.preset} at {w}x{h}: {result.seconds * 1e3:.0f} ms, "
+          f"overdraw {d['overdraw']:.2f}, DRAM {d['dram_mb']:.2f} MB/frame "
+          f"({d['gbps_at_fps']:.1f} GB/s at 60 fps) -> {args.output}")
+
+
+def cmd_report(args) -> None:
+    from scenes.library import get_scene, scene_names
+
+    from .presets import get_preset
+    from .report import run_report, to_csv, print_table
+    w, h = _parse_res(args.res)
+    presets = [get_preset(p) for p in args.preset.split(",")]
+    names = args.scenes.split(",") if args.scenes else scene_names()
+    scenes = [get_scene(n) for n in names]
+    rows = run_report(scenes, presets, w, h, args.samples, progress=not args.quiet)
+    print_table(rows, w, h)
+    if args.json:
+        save_json(args.json, rows)
+    if args.csv:
+        write_atomic(args.csv, lambda tmp: to_csv(rows, tmp))
+
+
+def cmd_scenes(args) -> None:
+    from scenes.library import SCENES
+    for e in SCENES.values():
+        params = "".join(f":{p.name}" for p in e.params)
+        print(f"{e.name + params:<28} {e.description}")
+
+
+def cmd_presets(args) -> None:
+    from .presets import PRESETS
+    for p in PRESETS.values():
+        print(f"{p.name}  [{p.architecture}]  {p.description}")
+        if args.verbose:
+            for k, v in p.params.items():
+                print(f"    {k:<24} {v.value!s:<12} {v.label:<8} {v.source}")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):          # one line, exit 2 (argparse would add a usage block)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = _Parser(prog="tilesim", description="Render a scene through GPU "
+                                 "architectures and count what the frame costs.")
+    sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    r = sub.add_parser("render", help="one scene, one preset -> PNG (+ counters, heat maps)")
+    r.add_argument("scene", help="built-in scene (see `tilesim scenes`) or a .glb/.gltf/.obj/.ply file")
+    r.add_argument("--preset", default="imr-baseline")
+    r.add_argument("--res", default="1280x720", help="WIDTHxHEIGHT (default 1280x720)")
+    r.add_argument("--samples", type=int, default=1, choices=(1, 4))
+    r.add_argument("--camera", help="eye:target:up:fovy, e.g. 0,1,5:0,0,0:0,1,0:60")
+    r.add_argument("-o", "--output", default="out.png")
+    r.add_argument("--counters", help="write the counters as JSON here")
+    r.add_argument("--heatmap", action="append", metavar="KIND=PATH",
+                   help=f"write a heat map PNG; KIND: {', '.join(HEATMAPS)} (repeatable)")
+    r.set_defaults(func=cmd_render)
+    p = sub.add_parser("report", help="scenes x presets -> bandwidth table")
+    p.add_argument("--preset", default="imr-baseline", help="comma-separated presets")
+    p.add_argument("--scenes", help="comma-separated scenes (default: all built-in)")
+    p.add_argument("--res", default="1280x720")
+    p.add_argument("--samples", type=int, default=1, choices=(1, 4))
+    p.add_argument("--json", help="write the rows as JSON here")
+    p.add_argument("--csv", help="write the rows as CSV here")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_report)
+    s = sub.add_parser("scenes", help="list the built-in scenes")
+    s.set_defaults(func=cmd_scenes)
+    s = sub.add_parser("presets", help="list the presets")
+    s.add_argument("-v", "--verbose", action="store_true", help="every parameter with its source")
+    s.set_defaults(func=cmd_presets)
+    return ap
+
+
+def main(argv=None) -> int:
+    from scenes.model import SceneError
+
+    from .presets import PresetError
+    args = build_parser().parse_args(argv)
+    try:
+        args.func(args)
+    except (UserError, SceneError, PresetError) as e:
+        print(f"tilesim: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("tilesim: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
