@@ -25,6 +25,7 @@ class SetupTriangles(NamedTuple):
     normal: np.ndarray   # float32 (n, 3, 3) world-space vertex normals
     uv: np.ndarray       # float32 (n, 3, 2)
     back: np.ndarray     # bool (n,)  was back-facing (winding swapped; shading flips the normal)
+    zplane: np.ndarray   # float64 (n, 3) window depth = [0] X + [1] Y + [2], X, Y in 1/256 px
     draw: np.ndarray     # int32 (n,) index of its draw in the pass
     prim: np.ndarray     # int64 (n,) index of its input primitive in the pass (all draws)
 
@@ -36,7 +37,7 @@ class SetupTriangles(NamedTuple):
 def _empty(n: int) -> tuple:
     return (np.empty((n, 3), np.int64), np.empty((n, 3), np.int64), np.empty((n, 3)),
             np.empty((n, 3)), np.empty((n, 3, 3), np.float32), np.empty((n, 3, 2), np.float32),
-            np.empty(n, np.bool_))
+            np.empty(n, np.bool_), np.empty((n, 3)))
 
 
 def transform_draw(draw, clip_from_world_m: np.ndarray):

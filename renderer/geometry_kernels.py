@@ -83,6 +83,26 @@ def _clip_polygon(c0, c1, c2, gx, gy, bary, tmp, p, q, n_planes_mask):
     return n
 
 
+@njit(cache=True, error_model="numpy")
+def _depth_plane(fx, fy, sx, sy, sz, a, b, c, out):
+    """Window depth as a plane z = out[0] X + out[1] Y + out[2] over subpixel coordinates, fitted
+    to the unsnapped positions as OpenGL implementations do (llvmpipe sets up its z plane from
+    float positions); snapping moves the edges, not the depth. Falls back to the snapped
+    positions when the unsnapped triangle is degenerate."""
+    ux, uy, uz = fx[b] - fx[a], fy[b] - fy[a], sz[b] - sz[a]
+    vx, vy, vz = fx[c] - fx[a], fy[c] - fy[a], sz[c] - sz[a]
+    det = ux * vy - uy * vx
+    x0, y0 = fx[a], fy[a]
+    if det == 0.0:
+        ux, uy = float(sx[b] - sx[a]), float(sy[b] - sy[a])
+        vx, vy = float(sx[c] - sx[a]), float(sy[c] - sy[a])
+        det = ux * vy - uy * vx
+        x0, y0 = float(sx[a]), float(sy[a])
+    out[0] = (uz * vy - vz * uy) / det
+    out[1] = (vz * ux - uz * vx) / det
+    out[2] = sz[a] - out[0] * x0 - out[1] * y0
+
+
 @njit(cache=True, inline="always", error_model="numpy")
 def _snap(v):
     return np.int64(np.floor(v * SUBPIXEL + 0.5))
@@ -94,7 +114,7 @@ def _clip_and_setup(t, clip, world, normal, uv, idx, flat, cull, width, height,
     """Clip, project, snap and cull triangle t (idx holds pass-global vertex indices; flat and
     cull are this triangle's draw's). Writes its setup triangles at out_base when `write`;
     returns (n_emitted, outcome, was_clipped)."""
-    (ox, oy, oz, oinv_w, onrm, ouv, oback) = out
+    (ox, oy, oz, oinv_w, onrm, ouv, oback, ozplane) = out
     i0, i1, i2 = idx[t, 0], idx[t, 1], idx[t, 2]
     c0, c1, c2 = clip[i0], clip[i1], clip[i2]
     gx = 1.0 + 2.0 * GUARD_PX / width
@@ -109,7 +129,7 @@ def _clip_and_setup(t, clip, world, normal, uv, idx, flat, cull, width, height,
         if _plane_dist(c0, k, gx, gy) < 0 or _plane_dist(c1, k, gx, gy) < 0 \
                 or _plane_dist(c2, k, gx, gy) < 0:
             mask |= 1 << k
-    bary, tmp, p, q, sx, sy, sz, siw = scratch
+    bary, tmp, p, q, sx, sy, sz, siw, fx, fy = scratch
     n = _clip_polygon(c0, c1, c2, gx, gy, bary, tmp, p, q, mask)
     if n < 3:
         return 0, CULLED_FRUSTUM, mask != 0
@@ -120,8 +140,10 @@ def _clip_and_setup(t, clip, world, normal, uv, idx, flat, cull, width, height,
         cz = bary[v, 0] * c0[2] + bary[v, 1] * c1[2] + bary[v, 2] * c2[2]
         cw = bary[v, 0] * c0[3] + bary[v, 1] * c1[3] + bary[v, 2] * c2[3]
         iw = 1.0 / cw
-        sx[v] = _snap((cx * iw * 0.5 + 0.5) * width)
-        sy[v] = _snap((0.5 - cy * iw * 0.5) * height)      # window y down, row 0 on top
+        fx[v] = (cx * iw * 0.5 + 0.5) * width * SUBPIXEL      # unsnapped, subpixels
+        fy[v] = (0.5 - cy * iw * 0.5) * height * SUBPIXEL     # window y down, row 0 on top
+        sx[v] = _snap(fx[v] / SUBPIXEL)
+        sy[v] = _snap(fy[v] / SUBPIXEL)
         sz[v] = cz * iw * 0.5 + 0.5
         siw[v] = iw
     fn0 = fn1 = fn2 = 0.0
@@ -165,6 +187,7 @@ def _clip_and_setup(t, clip, world, normal, uv, idx, flat, cull, width, height,
                 for j in range(2):
                     ouv[o, k, j] = bary[v, 0] * uv[i0, j] + bary[v, 1] * uv[i1, j] + bary[v, 2] * uv[i2, j]
             oback[o] = back
+            _depth_plane(fx, fy, sx, sy, sz, a, b, c, ozplane[o])
         n_out += 1
     if n_out > 0:
         return n_out, EMITTED, mask != 0
@@ -177,7 +200,7 @@ def _clip_and_setup(t, clip, world, normal, uv, idx, flat, cull, width, height,
 def _scratch():
     return (np.empty((MAX_POLY, 3)), np.empty((MAX_POLY, 3)), np.empty(4), np.empty(4),
             np.empty(MAX_POLY, np.int64), np.empty(MAX_POLY, np.int64), np.empty(MAX_POLY),
-            np.empty(MAX_POLY))
+            np.empty(MAX_POLY), np.empty(MAX_POLY), np.empty(MAX_POLY))
 
 
 CHUNK = 4096   # triangles per parallel work item: one scratch allocation each

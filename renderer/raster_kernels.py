@@ -57,7 +57,7 @@ def _quantize(v):
 def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
     # Unpack the structs once: an array taken out of a tuple inside the loop is ref-counted
     # every time, which costs more than the edge tests.
-    vx, vy, vz, v_inv_w, v_normal, v_uv, back, draw, _ = tris
+    vx, vy, _, v_inv_w, v_normal, v_uv, back, zplane, draw, _ = tris
     tile, tiles_x, tile_offsets, ref_tri = bins.tile, bins.tiles_x, bins.tile_offsets, bins.ref_tri
     base_color, texture, alpha_mode, alpha_cutoff, unlit, depth_test_d, depth_write_d, blend_d = mat
     tex_data, tex_levels, tex_n_levels, tex_base = tex
@@ -68,7 +68,6 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
     ty0 = (i // tiles_x) * tile
     nbx = tile // BLOCK
     blocks_x = (width + BLOCK - 1) // BLOCK
-    cnt = counters[i]
     touched = np.zeros((tile, tile), np.bool_)
     tested = np.zeros(nbx * nbx, np.uint64)
     written = np.zeros(nbx * nbx, np.uint64)
@@ -83,6 +82,18 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
     lane_z = np.empty((4, n_samples), np.float32)
     lane_attr = np.empty((4, 5))         # nx, ny, nz, u, v at each lane's pixel centre
     rgba = np.empty(4)
+    # Counters live in registers in the hot loop and are flushed once (pbrt's habit).
+    k_fragments = 0
+    k_samples = 0
+    k_quads = 0
+    k_helper_lanes = 0
+    k_early_z_killed = 0
+    k_late_z_killed = 0
+    k_alpha_killed = 0
+    k_shaded = 0
+    k_blended = 0
+    k_written = 0
+    k_tex_blocks = 0
     for r in range(tile_offsets[i], tile_offsets[i + 1]):
         t = ref_tri[r]
         d = draw[t]
@@ -102,9 +113,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
             bias[k] = 0 if (dy < 0 or (dy == 0 and dx > 0)) else -1
             for s in range(n_samples):
                 sample_e[k, s] = A[k] * sample_x[s] + B[k] * sample_y[s]
-        area = float(B[0] * (vy[t, 2] - vy[t, 0]) + A[0] * (vx[t, 2] - vx[t, 0]))
-        inv_area = 1.0 / area
-        z0, z1, z2 = vz[t, 0], vz[t, 1], vz[t, 2]
+        dzdx, dzdy, zc = zplane[t, 0], zplane[t, 1], zplane[t, 2]
         w0, w1, w2 = v_inv_w[t, 0], v_inv_w[t, 1], v_inv_w[t, 2]
         x0 = max(tx0, min(vx[t, 0], vx[t, 1], vx[t, 2]) >> SUBPIXEL_BITS)
         y0 = max(ty0, min(vy[t, 0], vy[t, 1], vy[t, 2]) >> SUBPIXEL_BITS)
@@ -131,8 +140,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
                             f1 = e1 + sample_e[1, s]
                             f2 = e2 + sample_e[2, s]
                             if f0 + bias[0] >= 0 and f1 + bias[1] >= 0 and f2 + bias[2] >= 0:
-                                # window z is affine in screen space: linear barycentrics
-                                z = (f1 * z0 + f2 * z1 + f0 * z2) * inv_area
+                                z = dzdx * (X + sample_x[s]) + dzdy * (Y + sample_y[s]) + zc
                                 if 0.0 <= z <= 1.0:     # the far plane clips per sample
                                     cov |= 1 << s
                                     lane_z[lane, s] = np.float32(z)
@@ -140,7 +148,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
                     any_cov = any_cov or cov != 0
                 if not any_cov:
                     continue
-                cnt[RC.QUADS] += 1
+                k_quads += 1
                 n_shade = 0
                 for lane in range(4):
                     cov = lane_cov[lane]
@@ -149,10 +157,10 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
                         continue
                     lx = qx + (lane & 1)
                     ly = qy + (lane >> 1)
-                    cnt[RC.FRAGMENTS] += 1
+                    k_fragments += 1
                     touched[ly - ty0, lx - tx0] = True
                     for s in range(n_samples):
-                        cnt[RC.SAMPLES] += (cov >> s) & 1
+                        k_samples += (cov >> s) & 1
                     if late:
                         lane_pass[lane] = cov
                         n_shade += 1
@@ -165,15 +173,18 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
                             if (cov >> s) & 1 and not lane_z[lane, s] < fb_depth[ly, lx, s]:
                                 passed &= ~(1 << s)
                     if passed == 0:
-                        cnt[RC.EARLY_Z_KILLED] += 1
+                        k_early_z_killed += 1
                     else:
                         lane_pass[lane] = passed
                         n_shade += 1
                 if n_shade == 0:
                     continue
-                cnt[RC.HELPER_LANES] += 4 - n_shade
-                # Attributes at all four pixel centres (helper lanes too: they give derivatives).
+                k_helper_lanes += 4 - n_shade
+                # Attributes at the shaded lanes; at all four when textured (helper lanes give the
+                # derivatives that pick the mip level).
                 for lane in range(4):
+                    if not textured and lane_pass[lane] == 0:
+                        continue
                     X = (qx + (lane & 1)) * SUBPIXEL + SUBPIXEL // 2
                     Y = (qy + (lane >> 1)) * SUBPIXEL + SUBPIXEL // 2
                     l2 = float(A[0] * X + B[0] * Y + C[0])
@@ -216,13 +227,13 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
                     shade_fragment(base_color, texture, unlit, tex_data, tex_levels, light, d, lane_attr[lane, 0], lane_attr[lane, 1],
                                    lane_attr[lane, 2], back[t], lane_attr[lane, 3],
                                    lane_attr[lane, 4], level, rgba)
-                    cnt[RC.SHADED] += 1
+                    k_shaded += 1
                     fb_shaded[ly, lx] += 1
                     b = ((ly - ty0) // BLOCK) * nbx + (lx - tx0) // BLOCK
                     bit = np.uint64(1) << np.uint64((ly % BLOCK) * BLOCK + lx % BLOCK)
                     if late:
                         if rgba[3] < alpha_cutoff[d]:
-                            cnt[RC.ALPHA_KILLED] += 1
+                            k_alpha_killed += 1
                             continue
                         if depth_test:
                             tested[b] |= bit
@@ -230,12 +241,12 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
                                 if (passed >> s) & 1 and not lane_z[lane, s] < fb_depth[ly, lx, s]:
                                     passed &= ~(1 << s)
                         if passed == 0:
-                            cnt[RC.LATE_Z_KILLED] += 1
+                            k_late_z_killed += 1
                             continue
-                    cnt[RC.WRITTEN] += 1
+                    k_written += 1
                     written[b] |= bit
                     if blend:
-                        cnt[RC.BLENDED] += 1
+                        k_blended += 1
                     a = rgba[3] if blend else 1.0
                     for s in range(n_samples):
                         if not (passed >> s) & 1:
@@ -268,7 +279,19 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
                 written[b] = 0
         n_block[r] = n_blk
         n_tex_out[r] = n_tex
-        cnt[RC.TEX_BLOCKS] += n_tex
+        k_tex_blocks += n_tex
+    cnt = counters[i]
+    cnt[RC.FRAGMENTS] += k_fragments
+    cnt[RC.SAMPLES] += k_samples
+    cnt[RC.QUADS] += k_quads
+    cnt[RC.HELPER_LANES] += k_helper_lanes
+    cnt[RC.EARLY_Z_KILLED] += k_early_z_killed
+    cnt[RC.LATE_Z_KILLED] += k_late_z_killed
+    cnt[RC.ALPHA_KILLED] += k_alpha_killed
+    cnt[RC.SHADED] += k_shaded
+    cnt[RC.BLENDED] += k_blended
+    cnt[RC.WRITTEN] += k_written
+    cnt[RC.TEX_BLOCKS] += k_tex_blocks
     cnt[RC.PIXELS_COVERED] += touched.sum()
 
 

@@ -1,0 +1,125 @@
+"""How fast is tilesim against a real (software) GPU driver? Mesa llvmpipe through OpenGL.
+
+    python bench/benchmark.py [--res 1920x1080] [--repeats 3]
+
+Renders spheres, overdraw:32 (back to front and front to back) and sponza through tilesim's
+`imr-baseline` preset (counters always on) and through OpenGL on llvmpipe with a comparable
+fragment shader (tests/gl_oracle.py: Lambert + ambient, base colour × texture, colour read back to
+host memory). Both are warmed first (tilesim's first call compiles its numba kernels). Prints
+median ms per frame, the ratio, and where tilesim's time goes by stage (wall time measured by
+wrapping the stage functions the IMR pipeline calls during the timed frames; the engine itself is
+not changed).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+import numba  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+import pipelines.imr as imr  # noqa: E402
+from gl_oracle import gl_frame_ms, gl_renderer  # noqa: E402
+from pipelines import render  # noqa: E402
+from scenes.library import get_scene  # noqa: E402
+
+SCENES = ["spheres", "overdraw:32:btf", "overdraw:32:ftb", "sponza"]
+PRESET = "imr-baseline"
+# What pipelines.imr calls per pass, in order; time not inside one of these is "other"
+# (framebuffer allocation, surfaces, flushes, per-tile maps, Python glue).
+STAGES = ["setup_pass", "bin_triangles", "build_tables", "clear_surface", "rasterize",
+          "replay_submission_order", "resolve_surface"]
+
+
+def tilesim_frames(scene, width, height, repeats) -> tuple[float, dict[str, float]]:
+    """Median ms per frame, and the median ms of each stage over the same frames.
+
+    Stages are timed by wrapping the stage functions pipelines.imr calls (a few Python calls per
+    pass, so the wrappers cost nothing measurable); "other" is the frame minus the stages."""
+    originals = {name: getattr(imr, name) for name in STAGES if hasattr(imr, name)}
+    spent: dict[str, float] = defaultdict(float)
+
+    def timed(name, fn):
+        def wrapper(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[name] += time.perf_counter() - t0
+        return wrapper
+
+    frames, stages = [], defaultdict(list)
+    try:
+        for name, fn in originals.items():
+            setattr(imr, name, timed(name, fn))
+        for _ in range(max(1, repeats)):
+            spent.clear()
+            t0 = time.perf_counter()
+            render(scene, PRESET, width, height)
+            total = time.perf_counter() - t0
+            frames.append(total)
+            for name in originals:
+                stages[name].append(spent[name])
+            stages["other"].append(total - sum(spent[name] for name in originals))
+    finally:
+        for name, fn in originals.items():
+            setattr(imr, name, fn)
+    return (1000.0 * statistics.median(frames),
+            {name: 1000.0 * statistics.median(v) for name, v in stages.items()})
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--res", default="1920x1080", help="WxH (default 1920x1080)")
+    ap.add_argument("--repeats", type=int, default=3, help="timed frames per renderer and scene")
+    args = ap.parse_args(argv)
+    width, height = (int(v) for v in args.res.lower().split("x"))
+    console = Console(width=160)   # a table, not a terminal-width wrap
+    console.print(f"numba threads: {numba.get_num_threads()} (NUMBA_NUM_THREADS="
+                  f"{numba.config.NUMBA_NUM_THREADS}, {os.cpu_count()} CPUs)")
+    console.print(f"GL_RENDERER: {gl_renderer()}")
+    console.print(f"resolution {width}x{height}, preset {PRESET}, {args.repeats} timed frames each "
+                  f"(median)")
+
+    scenes = {name: get_scene(name) for name in SCENES}
+    t0 = time.perf_counter()
+    for scene in scenes.values():                  # warm-up: numba compile / load from cache
+        render(scene, PRESET, width, height)
+    console.print(f"tilesim warm-up (compile or cache load + one frame of each scene): "
+                  f"{time.perf_counter() - t0:.1f} s; numba threading layer: "
+                  f"{numba.threading_layer()}")
+
+    table = Table(title=f"tilesim ({PRESET}) vs OpenGL on llvmpipe, {width}x{height}")
+    for col in ("scene", "triangles", "tilesim ms/frame", "llvmpipe ms/frame", "tilesim / llvmpipe"):
+        table.add_column(col, justify="left" if col == "scene" else "right")
+    breakdowns = {}
+    for name, scene in scenes.items():
+        ts, breakdowns[name] = tilesim_frames(scene, width, height, args.repeats)
+        gl = gl_frame_ms(scene, width, height, args.repeats)   # warms itself with one frame
+        table.add_row(name, f"{scene.n_triangles:,}", f"{ts:,.1f}", f"{gl:,.1f}", f"{ts / gl:,.1f}x")
+    console.print(table)
+
+    stages = list(next(iter(breakdowns.values())))
+    bd = Table(title="tilesim wall time per stage, ms (median over the timed frames)")
+    bd.add_column("scene")
+    for s in stages:
+        bd.add_column(s, justify="right")
+    bd.add_column("total", justify="right")
+    for name, b in breakdowns.items():
+        bd.add_row(name, *(f"{b[s]:,.1f}" for s in stages), f"{sum(b.values()):,.1f}")
+    console.print(bd)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
