@@ -1,4 +1,4 @@
-"""`tilesim`: render, report, scenes, presets.
+"""`tilesim`: render, report, diff, scenes, presets.
 
 Every error a user can cause (unknown scene or preset, a bad mesh file, a bad resolution or
 camera) is one line on stderr and exit code 2; outputs are written to a temporary file and
@@ -154,6 +154,28 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
+def cmd_diff(args) -> None:
+    import numpy as np
+    from PIL import Image
+
+    from .diff import Tolerance, compare
+
+    def load(path):
+        try:
+            return np.asarray(Image.open(path).convert("RGBA"))
+        except (OSError, ValueError) as e:
+            raise UserError(f"cannot read image {path}: {e}") from None
+    try:
+        d = compare(load(args.a), load(args.b), Tolerance(args.max_abs, args.max_fraction))
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    if args.output:
+        save_png(args.output, d.diff)
+    print(d.summary())
+    if not d.within(Tolerance(args.max_abs, args.max_fraction)):
+        raise SystemExit(1)
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(prog="tilesim", description="Render a scene through GPU "
                                  "architectures and count what the frame costs.")
@@ -178,6 +200,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--csv", help="write the rows as CSV here")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_report)
+    d = sub.add_parser("diff", help="compare two images: metrics and a diff image; exit 1 if they differ")
+    d.add_argument("a")
+    d.add_argument("b")
+    d.add_argument("-o", "--output", help="write the diff image here")
+    d.add_argument("--max-abs", type=int, default=0, help="channel difference allowed per pixel")
+    d.add_argument("--max-fraction", type=float, default=0.0, help="fraction of pixels allowed over it")
+    d.set_defaults(func=cmd_diff)
     s = sub.add_parser("scenes", help="list the built-in scenes")
     s.set_defaults(func=cmd_scenes)
     s = sub.add_parser("presets", help="list the presets")

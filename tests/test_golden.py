@@ -1,0 +1,46 @@
+"""Golden images of every built-in scene (tests/golden/manifest.json says the tolerances and why).
+On failure the rendered image and a diff image go to tests/golden/failures/."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from pipelines import render
+from pipelines.diff import Tolerance, compare
+from scenes.library import scene_names
+
+GOLDEN = Path(__file__).parent / "golden"
+MANIFEST = json.loads((GOLDEN / "manifest.json").read_text())
+CASES = MANIFEST["cases"]
+
+
+def _file(case) -> Path:
+    return GOLDEN / f"{case['scene'].replace(':', '_')}_{case['samples']}x.png"
+
+
+def test_manifest_covers_every_scene():
+    listed = {c["scene"].split(":")[0] for c in CASES}
+    assert listed == set(scene_names())
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c['scene']}-{c['samples']}x")
+def test_golden(case, request):
+    r = render(case["scene"], "imr-baseline", MANIFEST["width"], MANIFEST["height"], case["samples"])
+    path = _file(case)
+    if request.config.getoption("--update-golden"):
+        Image.fromarray(r.color).save(path)
+        pytest.skip(f"rewrote {path.name}")
+    assert path.exists(), f"no golden image {path.name}: run pytest --update-golden on purpose"
+    want = np.asarray(Image.open(path).convert("RGBA"))
+    tol = Tolerance(case["max_abs"], case["max_fraction"])
+    d = compare(r.color, want, tol)
+    if not d.within(tol):
+        out = GOLDEN / "failures"
+        out.mkdir(exist_ok=True)
+        Image.fromarray(r.color).save(out / f"{path.stem}_got.png")
+        Image.fromarray(d.diff).save(out / f"{path.stem}_diff.png")
+        pytest.fail(f"{path.name}: {d.summary()}; wrote {out / (path.stem + '_got.png')} and _diff.png")
