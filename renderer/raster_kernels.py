@@ -18,6 +18,8 @@ import numpy as np
 from numba import njit, prange
 
 from .binning_kernels import BLOCK
+
+BLOCK_BITS = 3                 # log2(BLOCK)
 from .geometry_kernels import SUBPIXEL, SUBPIXEL_BITS
 from .shade_kernels import mip_level, shade_fragment, texel_block_address
 
@@ -103,6 +105,17 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
         blend = blend_d[d]
         textured = texture[d] >= 0
         ti = texture[d]
+        # A fragment shader whose inputs are the same at every fragment (no texture, and unlit
+        # or one normal at all three vertices: faceted meshes, the analytic layers) has one
+        # output per triangle; evaluate it once, as a compiler hoists uniform work.
+        uniform = not textured and (unlit[d] or (
+            v_normal[t, 0, 0] == v_normal[t, 1, 0] == v_normal[t, 2, 0]
+            and v_normal[t, 0, 1] == v_normal[t, 1, 1] == v_normal[t, 2, 1]
+            and v_normal[t, 0, 2] == v_normal[t, 1, 2] == v_normal[t, 2, 2]))
+        if uniform:
+            shade_fragment(base_color, texture, unlit, tex_data, tex_levels, light, d,
+                           v_normal[t, 0, 0], v_normal[t, 0, 1], v_normal[t, 0, 2], back[t], 0.0, 0.0,
+                           0, rgba)
         for k in range(3):
             ax, ay = vx[t, k], vy[t, k]
             dx, dy = vx[t, (k + 1) % 3] - ax, vy[t, (k + 1) % 3] - ay
@@ -167,8 +180,8 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
                         continue
                     passed = cov
                     if depth_test:
-                        b = ((ly - ty0) // BLOCK) * nbx + (lx - tx0) // BLOCK
-                        tested[b] |= np.uint64(1) << np.uint64((ly % BLOCK) * BLOCK + lx % BLOCK)
+                        b = ((ly - ty0) >> BLOCK_BITS) * nbx + ((lx - tx0) >> BLOCK_BITS)
+                        tested[b] |= np.uint64(1) << np.uint64(((ly & (BLOCK - 1)) << BLOCK_BITS) + (lx & (BLOCK - 1)))
                         for s in range(n_samples):
                             if (cov >> s) & 1 and not lane_z[lane, s] < fb_depth[ly, lx, s]:
                                 passed &= ~(1 << s)
@@ -183,7 +196,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
                 # Attributes at the shaded lanes; at all four when textured (helper lanes give the
                 # derivatives that pick the mip level).
                 for lane in range(4):
-                    if not textured and lane_pass[lane] == 0:
+                    if uniform or (not textured and lane_pass[lane] == 0):
                         continue
                     X = (qx + (lane & 1)) * SUBPIXEL + SUBPIXEL // 2
                     Y = (qy + (lane >> 1)) * SUBPIXEL + SUBPIXEL // 2
@@ -224,13 +237,14 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
                         continue
                     lx = qx + (lane & 1)
                     ly = qy + (lane >> 1)
-                    shade_fragment(base_color, texture, unlit, tex_data, tex_levels, light, d, lane_attr[lane, 0], lane_attr[lane, 1],
-                                   lane_attr[lane, 2], back[t], lane_attr[lane, 3],
-                                   lane_attr[lane, 4], level, rgba)
+                    if not uniform:
+                        shade_fragment(base_color, texture, unlit, tex_data, tex_levels, light, d,
+                                       lane_attr[lane, 0], lane_attr[lane, 1], lane_attr[lane, 2],
+                                       back[t], lane_attr[lane, 3], lane_attr[lane, 4], level, rgba)
                     k_shaded += 1
                     fb_shaded[ly, lx] += 1
-                    b = ((ly - ty0) // BLOCK) * nbx + (lx - tx0) // BLOCK
-                    bit = np.uint64(1) << np.uint64((ly % BLOCK) * BLOCK + lx % BLOCK)
+                    b = ((ly - ty0) >> BLOCK_BITS) * nbx + ((lx - tx0) >> BLOCK_BITS)
+                    bit = np.uint64(1) << np.uint64(((ly & (BLOCK - 1)) << BLOCK_BITS) + (lx & (BLOCK - 1)))
                     if late:
                         if rgba[3] < alpha_cutoff[d]:
                             k_alpha_killed += 1
@@ -248,6 +262,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
                     if blend:
                         k_blended += 1
                     a = rgba[3] if blend else 1.0
+                    q0, q1, q2 = _quantize(rgba[0]), _quantize(rgba[1]), _quantize(rgba[2])
                     for s in range(n_samples):
                         if not (passed >> s) & 1:
                             continue
@@ -260,8 +275,9 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
                             dst_a = fb_color[ly, lx, s, 3] * (1.0 / 255.0)
                             fb_color[ly, lx, s, 3] = _quantize(a + dst_a * (1.0 - a))
                         else:
-                            for c in range(3):
-                                fb_color[ly, lx, s, c] = _quantize(rgba[c])
+                            fb_color[ly, lx, s, 0] = q0
+                            fb_color[ly, lx, s, 1] = q1
+                            fb_color[ly, lx, s, 2] = q2
                             fb_color[ly, lx, s, 3] = 255
         # Flush this triangle's ROP requests, one event per touched block, in block order.
         n_blk = 0
