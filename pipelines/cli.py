@@ -43,19 +43,33 @@ def _load_scene(spec: str, camera: str | None):
     return scene
 
 
+def check_output(path) -> Path:
+    """Raise UserError unless `path` can be created: called for every output before any work, so a
+    bad output path fails in a second and never after other outputs were written."""
+    path = Path(path)
+    if not path.name or path.is_dir():
+        raise UserError(f"cannot write {path}: is a directory")
+    if not path.parent.is_dir():
+        raise UserError(f"cannot write {path}: directory {path.parent} does not exist")
+    return path
+
+
 def write_atomic(path: str | Path, write) -> None:
     """write(tmp_path) then rename over path: readers never see a partial file."""
-    path = Path(path)
-    if path.parent and not path.parent.exists():
-        raise UserError(f"cannot write {path}: directory {path.parent} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent or ".")
+    path = check_output(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
+    except OSError as e:
+        raise UserError(f"cannot write {path}: {e.strerror or e}") from None
     os.close(fd)
     try:
         write(tmp)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(e, OSError):
+            raise UserError(f"cannot write {path}: {e.strerror or e}") from None
         raise
 
 
@@ -101,6 +115,9 @@ def cmd_render(args) -> None:
         if kind not in HEATMAPS or not path:
             raise UserError(f"--heatmap {spec!r}: expected KIND=PATH with KIND in {', '.join(HEATMAPS)}")
         heatmaps.append((kind, path))
+    for out in (args.output, args.counters, *(path for _, path in heatmaps)):
+        if out:
+            check_output(out)
     scene = _load_scene(args.scene, args.camera)
     result = render(scene, args.preset, w, h, args.samples)
     save_png(args.output, result.color)
@@ -122,6 +139,9 @@ def cmd_report(args) -> None:
     from .presets import get_preset
     from .report import run_report, to_csv, print_table
     w, h = _parse_res(args.res)
+    for out in (args.json, args.csv):
+        if out:
+            check_output(out)
     presets = [get_preset(p) for p in args.preset.split(",")]
     names = args.scenes.split(",") if args.scenes else scene_names()
     scenes = [get_scene(n) for n in names]
@@ -151,7 +171,8 @@ def cmd_presets(args) -> None:
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):          # one line, exit 2 (argparse would add a usage block)
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+        where = self.prog.partition(" ")[2]         # "render" in a subcommand's parser
+        self.exit(EXIT_USAGE, f"tilesim: error: {where + ': ' if where else ''}{message}\n")
 
 
 def cmd_diff(args) -> None:
@@ -185,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--preset", default="imr-baseline")
     r.add_argument("--res", default="1280x720", help="WIDTHxHEIGHT (default 1280x720)")
     r.add_argument("--samples", type=int, default=1, choices=(1, 4))
-    r.add_argument("--camera", help="eye:target:up:fovy, e.g. 0,1,5:0,0,0:0,1,0:60")
+    r.add_argument("--camera", help="eye:target:up:fovy, e.g. 0,1,5:0,0,0:0,1,0:60 (write --camera=-1,... when it starts with a minus)")
     r.add_argument("-o", "--output", default="out.png")
     r.add_argument("--counters", help="write the counters as JSON here")
     r.add_argument("--heatmap", action="append", metavar="KIND=PATH",

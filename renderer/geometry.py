@@ -70,7 +70,11 @@ def setup_pass(draws, camera, width: int, height: int) -> tuple[SetupTriangles, 
     tri_draw = np.repeat(np.arange(len(draws), dtype=np.int32), n_prims)
     draw_flat = np.array([d.mesh.normals is None for d in draws], np.bool_)
     draw_cull = np.array([int(d.state.cull) for d in draws], np.int64)
-    args = (clip, world, nrm, uv, idx, tri_draw, draw_flat, draw_cull, width, height)
+    nv = len(clip)
+    vert = (np.zeros(nv, np.int64), np.zeros(nv, np.int64), np.zeros(nv), np.zeros(nv), np.zeros(nv),
+            np.zeros(nv), np.zeros(nv, np.int32))
+    gk.project_vertices(clip, width, height, *vert)
+    args = (clip, world, nrm, uv, idx, tri_draw, draw_flat, draw_cull, width, height, vert)
     n_emit, outcome, clipped = gk.count_setup(*args, _empty(0))
     offsets = np.zeros(len(idx) + 1, np.int64)
     np.cumsum(n_emit, out=offsets[1:])

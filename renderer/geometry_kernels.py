@@ -108,44 +108,74 @@ def _snap(v):
     return np.int64(np.floor(v * SUBPIXEL + 0.5))
 
 
-@njit(cache=True, error_model="numpy")
-def _clip_and_setup(t, clip, world, normal, uv, idx, flat, cull, width, height,
-                    write, out_base, out, scratch):
-    """Clip, project, snap and cull triangle t (idx holds pass-global vertex indices; flat and
-    cull are this triangle's draw's). Writes its setup triangles at out_base when `write`;
-    returns (n_emitted, outcome, was_clipped)."""
-    (ox, oy, oz, oinv_w, onrm, ouv, oback, ozplane) = out
-    i0, i1, i2 = idx[t, 0], idx[t, 1], idx[t, 2]
-    c0, c1, c2 = clip[i0], clip[i1], clip[i2]
+CLIP_PLANES = 0b11111             # near + guard band: planes that clipping must cut against
+REJECT_PLANES = 0b1111100001      # near, far, viewport: all three outside one → invisible
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def project_vertices(clip, width, height, sx, sy, fx, fy, z, inv_w, outcode):
+    """Per vertex, once: window position (unsnapped and snapped), depth, 1/w, and the clip
+    planes it is outside of (bit k for _plane_dist's plane k). Triangles with no vertex outside
+    the near or guard-band planes (almost all) take these as they are; the rest are clipped."""
     gx = 1.0 + 2.0 * GUARD_PX / width
     gy = 1.0 + 2.0 * GUARD_PX / height
-    # Trivial reject: all vertices outside one viewport/near/far plane.
-    for k in (0, 5, 6, 7, 8, 9):
-        if _plane_dist(c0, k, gx, gy) < 0 and _plane_dist(c1, k, gx, gy) < 0 \
-                and _plane_dist(c2, k, gx, gy) < 0:
-            return 0, CULLED_FRUSTUM, False
-    mask = 0
-    for k in range(5):
-        if _plane_dist(c0, k, gx, gy) < 0 or _plane_dist(c1, k, gx, gy) < 0 \
-                or _plane_dist(c2, k, gx, gy) < 0:
-            mask |= 1 << k
-    bary, tmp, p, q, sx, sy, sz, siw, fx, fy = scratch
-    n = _clip_polygon(c0, c1, c2, gx, gy, bary, tmp, p, q, mask)
-    if n < 3:
-        return 0, CULLED_FRUSTUM, mask != 0
-    # Project and snap every polygon vertex.
-    for v in range(n):
-        cx = bary[v, 0] * c0[0] + bary[v, 1] * c1[0] + bary[v, 2] * c2[0]
-        cy = bary[v, 0] * c0[1] + bary[v, 1] * c1[1] + bary[v, 2] * c2[1]
-        cz = bary[v, 0] * c0[2] + bary[v, 1] * c1[2] + bary[v, 2] * c2[2]
-        cw = bary[v, 0] * c0[3] + bary[v, 1] * c1[3] + bary[v, 2] * c2[3]
-        iw = 1.0 / cw
-        fx[v] = (cx * iw * 0.5 + 0.5) * width * SUBPIXEL      # unsnapped, subpixels
-        fy[v] = (0.5 - cy * iw * 0.5) * height * SUBPIXEL     # window y down, row 0 on top
+    for v in prange(clip.shape[0]):
+        c = clip[v]
+        oc = 0
+        for k in range(10):
+            if _plane_dist(c, k, gx, gy) < 0:
+                oc |= 1 << k
+        outcode[v] = oc
+        if oc & CLIP_PLANES:
+            continue                      # w may be <= 0: only the clipper may project it
+        iw = 1.0 / c[3]
+        fx[v] = (c[0] * iw * 0.5 + 0.5) * width * SUBPIXEL          # subpixels
+        fy[v] = (0.5 - c[1] * iw * 0.5) * height * SUBPIXEL         # y down, row 0 on top
         sx[v] = _snap(fx[v] / SUBPIXEL)
         sy[v] = _snap(fy[v] / SUBPIXEL)
-        sz[v] = cz * iw * 0.5 + 0.5
-        siw[v] = iw
+        z[v] = c[2] * iw * 0.5 + 0.5
+        inv_w[v] = iw
+
+
+@njit(cache=True, error_model="numpy")
+def _clip_and_setup(t, clip, world, normal, uv, idx, flat, cull, width, height, vert,
+                    write, out_base, out, scratch):
+    """Clip, project, snap and cull triangle t (idx holds pass-global vertex indices; flat and
+    cull are this triangle's draw's; vert is project_vertices' output). Writes its setup
+    triangles at out_base when `write`; returns (n_emitted, outcome, was_clipped)."""
+    (ox, oy, oz, oinv_w, onrm, ouv, oback, ozplane) = out
+    vsx, vsy, vfx, vfy, vz, viw, voc = vert
+    i0, i1, i2 = idx[t, 0], idx[t, 1], idx[t, 2]
+    if voc[i0] & voc[i1] & voc[i2] & REJECT_PLANES:
+        return 0, CULLED_FRUSTUM, False
+    mask = (voc[i0] | voc[i1] | voc[i2]) & CLIP_PLANES
+    bary, tmp, p, q, sx, sy, sz, siw, fx, fy = scratch
+    if mask == 0:
+        n = 3
+        for v in range(3):
+            iv = idx[t, v]
+            bary[v, 0] = bary[v, 1] = bary[v, 2] = 0.0
+            bary[v, v] = 1.0
+            sx[v], sy[v], fx[v], fy[v], sz[v], siw[v] = vsx[iv], vsy[iv], vfx[iv], vfy[iv], vz[iv], viw[iv]
+    else:
+        c0, c1, c2 = clip[i0], clip[i1], clip[i2]
+        gx = 1.0 + 2.0 * GUARD_PX / width
+        gy = 1.0 + 2.0 * GUARD_PX / height
+        n = _clip_polygon(c0, c1, c2, gx, gy, bary, tmp, p, q, mask)
+        if n < 3:
+            return 0, CULLED_FRUSTUM, True
+        for v in range(n):         # project and snap every vertex of the clipped polygon
+            cx = bary[v, 0] * c0[0] + bary[v, 1] * c1[0] + bary[v, 2] * c2[0]
+            cy = bary[v, 0] * c0[1] + bary[v, 1] * c1[1] + bary[v, 2] * c2[1]
+            cz = bary[v, 0] * c0[2] + bary[v, 1] * c1[2] + bary[v, 2] * c2[2]
+            cw = bary[v, 0] * c0[3] + bary[v, 1] * c1[3] + bary[v, 2] * c2[3]
+            iw = 1.0 / cw
+            fx[v] = (cx * iw * 0.5 + 0.5) * width * SUBPIXEL
+            fy[v] = (0.5 - cy * iw * 0.5) * height * SUBPIXEL
+            sx[v] = _snap(fx[v] / SUBPIXEL)
+            sy[v] = _snap(fy[v] / SUBPIXEL)
+            sz[v] = cz * iw * 0.5 + 0.5
+            siw[v] = iw
     fn0 = fn1 = fn2 = 0.0
     if flat:      # faceted: the face normal of the input triangle, CCW outward
         ax, ay, az = world[i1, 0] - world[i0, 0], world[i1, 1] - world[i0, 1], world[i1, 2] - world[i0, 2]
@@ -207,7 +237,8 @@ CHUNK = 4096   # triangles per parallel work item: one scratch allocation each
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def count_setup(clip, world, normal, uv, idx, tri_draw, draw_flat, draw_cull, width, height, dummy_out):
+def count_setup(clip, world, normal, uv, idx, tri_draw, draw_flat, draw_cull, width, height, vert,
+                dummy_out):
     """Pass 1: setup triangles per input triangle, and each one's outcome."""
     n = idx.shape[0]
     n_emit = np.empty(n, np.int64)
@@ -218,7 +249,7 @@ def count_setup(clip, world, normal, uv, idx, tri_draw, draw_flat, draw_cull, wi
         for t in range(ch * CHUNK, min(n, (ch + 1) * CHUNK)):
             d = tri_draw[t]
             e, o, c = _clip_and_setup(t, clip, world, normal, uv, idx, draw_flat[d], draw_cull[d],
-                                      width, height, False, 0, dummy_out, scratch)
+                                      width, height, vert, False, 0, dummy_out, scratch)
             n_emit[t] = e
             outcome[t] = o
             clipped[t] = c
@@ -226,7 +257,8 @@ def count_setup(clip, world, normal, uv, idx, tri_draw, draw_flat, draw_cull, wi
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def write_setup(clip, world, normal, uv, idx, tri_draw, draw_flat, draw_cull, width, height, offsets, out):
+def write_setup(clip, world, normal, uv, idx, tri_draw, draw_flat, draw_cull, width, height, vert,
+                offsets, out):
     """Pass 2: the same work, writing at the prefix-summed offsets."""
     n = idx.shape[0]
     for ch in prange((n + CHUNK - 1) // CHUNK):
@@ -235,4 +267,4 @@ def write_setup(clip, world, normal, uv, idx, tri_draw, draw_flat, draw_cull, wi
             if offsets[t + 1] > offsets[t]:
                 d = tri_draw[t]
                 _clip_and_setup(t, clip, world, normal, uv, idx, draw_flat[d], draw_cull[d],
-                                width, height, True, offsets[t], out, scratch)
+                                width, height, vert, True, offsets[t], out, scratch)
