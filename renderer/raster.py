@@ -11,6 +11,7 @@ from .binning import TileBins
 from .binning_kernels import event_capacity
 from .counters import Counters, from_array
 from .geometry import SetupTriangles
+from .rop import Framebuffer  # noqa: F401  (re-exported: raster renders into it)
 
 # D3D standard 4x pattern, 1/16 px from the pixel centre, y down (D3D11 standard sample positions).
 D3D_4X = np.array([(-2, -6), (6, -2), (-6, 2), (2, 6)], np.int64)
@@ -32,26 +33,6 @@ class RasterView(NamedTuple):
         else:
             raise ValueError(f"samples must be 1 or 4, got {samples}")
         return RasterView(width, height, samples, off[:, 0].copy(), off[:, 1].copy())
-
-
-class Framebuffer(NamedTuple):
-    color: np.ndarray    # uint8 (h, w, samples, 4) RGBA8 per sample
-    depth: np.ndarray    # float32 (h, w, samples) D32F per sample
-    shaded: np.ndarray   # uint32 (h, w) fragments shaded per pixel (the overdraw heat map)
-
-    @staticmethod
-    def make(width, height, samples, clear_color, clear_depth) -> "Framebuffer":
-        color = np.empty((height, width, samples, 4), np.uint8)
-        color[:] = np.round(np.clip(np.asarray(clear_color[:4], np.float64), 0, 1) * 255).astype(np.uint8)
-        depth = np.full((height, width, samples), clear_depth, np.float32)
-        return Framebuffer(color, depth, np.zeros((height, width), np.uint32))
-
-    def resolve(self) -> np.ndarray:
-        """uint8 (h, w, 4): the average of the samples, rounded (MSAA resolve)."""
-        if self.color.shape[2] == 1:
-            return self.color[:, :, 0].copy()
-        return ((self.color.astype(np.uint32).sum(axis=2) + self.color.shape[2] // 2)
-                // self.color.shape[2]).astype(np.uint8)
 
 
 class RopEvents(NamedTuple):

@@ -1,4 +1,5 @@
-"""Numba kernels of raster + shade + ROP, fused per screen tile.
+"""Numba kernels of the raster stage, with shading (shade_kernels) and the ROP (rop_kernels)
+inlined per fragment: one fused loop per screen tile.
 
 One tile is one unit of parallel work: its triangles (TileBins) are walked in submission order,
 2x2 quads are tested against integer edge functions with the top-left rule, depth is tested
@@ -21,6 +22,7 @@ from .binning_kernels import BLOCK
 
 BLOCK_BITS = 3                 # log2(BLOCK)
 from .geometry_kernels import SUBPIXEL, SUBPIXEL_BITS
+from .rop_kernels import depth_test, write_samples
 from .shade_kernels import mip_level, shade_fragment, texel_block_address
 
 MASK_MODE = 1          # scenes.model.AlphaMode.MASK: shade before the depth test (late Z)
@@ -48,11 +50,6 @@ COUNTER_NAMES = ["raster.fragments", "raster.samples_covered", "raster.quads",
                  "raster.helper_lanes", "raster.early_z_killed", "raster.late_z_killed",
                  "raster.alpha_killed", "raster.shaded", "raster.blended", "raster.written",
                  "raster.pixels_covered", "raster.texture_block_requests"]
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _quantize(v):
-    return np.uint8(min(max(v, 0.0), 1.0) * 255.0 + 0.5)
 
 
 @njit(cache=True, error_model="numpy")
@@ -100,7 +97,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
         t = ref_tri[r]
         d = draw[t]
         late = alpha_mode[d] == MASK_MODE
-        depth_test = depth_test_d[d]
+        test_depth = depth_test_d[d]
         depth_write = depth_write_d[d]
         blend = blend_d[d]
         textured = texture[d] >= 0
@@ -179,12 +176,10 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
                         n_shade += 1
                         continue
                     passed = cov
-                    if depth_test:
+                    if test_depth:
                         b = ((ly - ty0) >> BLOCK_BITS) * nbx + ((lx - tx0) >> BLOCK_BITS)
                         tested[b] |= np.uint64(1) << np.uint64(((ly & (BLOCK - 1)) << BLOCK_BITS) + (lx & (BLOCK - 1)))
-                        for s in range(n_samples):
-                            if (cov >> s) & 1 and not lane_z[lane, s] < fb_depth[ly, lx, s]:
-                                passed &= ~(1 << s)
+                        passed = depth_test(fb_depth, ly, lx, cov, lane_z, lane, n_samples)
                     if passed == 0:
                         k_early_z_killed += 1
                     else:
@@ -249,11 +244,9 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
                         if rgba[3] < alpha_cutoff[d]:
                             k_alpha_killed += 1
                             continue
-                        if depth_test:
+                        if test_depth:
                             tested[b] |= bit
-                            for s in range(n_samples):
-                                if (passed >> s) & 1 and not lane_z[lane, s] < fb_depth[ly, lx, s]:
-                                    passed &= ~(1 << s)
+                            passed = depth_test(fb_depth, ly, lx, passed, lane_z, lane, n_samples)
                         if passed == 0:
                             k_late_z_killed += 1
                             continue
@@ -261,24 +254,8 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
                     written[b] |= bit
                     if blend:
                         k_blended += 1
-                    a = rgba[3] if blend else 1.0
-                    q0, q1, q2 = _quantize(rgba[0]), _quantize(rgba[1]), _quantize(rgba[2])
-                    for s in range(n_samples):
-                        if not (passed >> s) & 1:
-                            continue
-                        if depth_write:
-                            fb_depth[ly, lx, s] = lane_z[lane, s]
-                        if blend:
-                            for c in range(3):
-                                dst = fb_color[ly, lx, s, c] * (1.0 / 255.0)
-                                fb_color[ly, lx, s, c] = _quantize(rgba[c] * a + dst * (1.0 - a))
-                            dst_a = fb_color[ly, lx, s, 3] * (1.0 / 255.0)
-                            fb_color[ly, lx, s, 3] = _quantize(a + dst_a * (1.0 - a))
-                        else:
-                            fb_color[ly, lx, s, 0] = q0
-                            fb_color[ly, lx, s, 1] = q1
-                            fb_color[ly, lx, s, 2] = q2
-                            fb_color[ly, lx, s, 3] = 255
+                    write_samples(fb_color, fb_depth, ly, lx, passed, lane_z, lane, n_samples, rgba,
+                                  depth_write, blend)
         # Flush this triangle's ROP requests, one event per touched block, in block order.
         n_blk = 0
         blk_base = block_off[r]

@@ -1,0 +1,27 @@
+"""ROP: the render targets (per-sample colour and depth) and the MSAA resolve. The per-fragment
+depth test, write and blend are device functions in rop_kernels, inlined into the raster loop."""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+
+class Framebuffer(NamedTuple):
+    color: np.ndarray    # uint8 (h, w, samples, 4) RGBA8 per sample
+    depth: np.ndarray    # float32 (h, w, samples) D32F per sample
+    shaded: np.ndarray   # uint32 (h, w) fragments shaded per pixel (the overdraw heat map)
+
+    @staticmethod
+    def make(width, height, samples, clear_color, clear_depth) -> "Framebuffer":
+        color = np.empty((height, width, samples, 4), np.uint8)
+        color[:] = np.round(np.clip(np.asarray(clear_color[:4], np.float64), 0, 1) * 255).astype(np.uint8)
+        depth = np.full((height, width, samples), clear_depth, np.float32)
+        return Framebuffer(color, depth, np.zeros((height, width), np.uint32))
+
+    def resolve(self) -> np.ndarray:
+        """uint8 (h, w, 4): the average of the samples, rounded (MSAA resolve)."""
+        if self.color.shape[2] == 1:
+            return self.color[:, :, 0].copy()
+        return ((self.color.astype(np.uint32).sum(axis=2) + self.color.shape[2] // 2)
+                // self.color.shape[2]).astype(np.uint8)
