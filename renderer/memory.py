@@ -70,10 +70,11 @@ class MemoryModel:
         levels = config.levels
         sets = [c.n_sets(lb) for c in levels]
         ways = [c.ways for c in levels]
-        lines = np.zeros((len(levels), max(sets), max(ways), mk.F_N), np.int64)
-        lines[..., mk.F_TAG] = -1
-        lines[..., mk.F_TILE] = -1
-        shape = np.array([(n, w, nxt) for n, w, nxt in zip(sets, ways, (L2, L2, -1))], np.int64)
+        lines = np.zeros((mk.F_N, len(levels), max(sets), max(ways)), np.int64)
+        lines[mk.F_TAG] = -1
+        lines[mk.F_TILE] = -1
+        shape = np.array([(n, w, nxt, n - 1 if n & (n - 1) == 0 else -1)
+                          for n, w, nxt in zip(sets, ways, (L2, L2, -1))], np.int64)
         self.config = config
         self.state = CacheState(lines, shape, np.array([0, lb, lb.bit_length() - 1], np.int64))
         self.acc = np.zeros((mk.A_N, max(len(STREAMS), len(levels))), np.int64)

@@ -23,36 +23,41 @@ from .binning_kernels import BLOCK
 REGION_SHIFT = 40    # byte address = region << 40 | offset: one region per surface or buffer
 
 F_TAG, F_STAMP, F_DIRTY, F_STREAM, F_TILE, F_N = 0, 1, 2, 3, 4, 5   # fields of a way
-SH_SETS, SH_WAYS, SH_NEXT = 0, 1, 2
+SH_SETS, SH_WAYS, SH_NEXT, SH_MASK, SH_N = 0, 1, 2, 3, 4
 M_CLOCK, M_LINE_BYTES, M_LINE_SHIFT = 0, 1, 2
 # Rows of acc: bytes by stream (columns) for the first four, events by level for the last two.
 A_DRAM_READ, A_DRAM_WRITE, A_ONCHIP_READ, A_ONCHIP_WRITE, A_HITS, A_MISSES, A_N = range(7)
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _find(lines, shape, lv, line):
-    s = line % shape[lv, SH_SETS]
-    for w in range(shape[lv, SH_WAYS]):
-        if lines[lv, s, w, F_TAG] == line:
-            return s, w
-    return s, -1
+def _set(shape, lv, line):
+    """Set of a line (line >= 0): a mask when the set count is a power of two, else an unsigned
+    remainder (no sign fix-up)."""
+    return line % shape[lv, SH_SETS]
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def _victim(lines, shape, lv, s):
-    best = 0
-    for w in range(shape[lv, SH_WAYS]):
-        if lines[lv, s, w, F_TAG] < 0:
-            return w
-        if lines[lv, s, w, F_STAMP] < lines[lv, s, best, F_STAMP]:
-            best = w
-    return best
+def _lookup(lines, shape, lv, line):
+    """(set, way, hit): the way holding line, else the victim: the least recently used way.
+    Invalid ways have stamp 0 and valid ones a unique stamp >= 1, so the first minimum is the
+    first invalid way when there is one."""
+    s = _set(shape, lv, line)
+    n = shape[lv, SH_WAYS]
+    for w in range(n):
+        if lines[F_TAG, lv, s, w] == line:
+            return s, w, True
+    best, oldest = 0, lines[F_STAMP, lv, s, 0]
+    for w in range(1, n):
+        t = lines[F_STAMP, lv, s, w]
+        if t < oldest:
+            best, oldest = w, t
+    return s, best, False
 
 
 @njit(cache=True, inline="always", error_model="numpy")
 def _touch(lines, meta, lv, s, w):
     meta[M_CLOCK] += 1
-    lines[lv, s, w, F_STAMP] = meta[M_CLOCK]
+    lines[F_STAMP, lv, s, w] = meta[M_CLOCK]
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -67,19 +72,17 @@ def write_back(lines, shape, meta, acc, tile_bytes, lv, line, stream, tile):
     """A dirty line leaving the level above arrives at lv (DRAM when lv < 0); a dirty victim it
     displaces goes on down."""
     while lv >= 0:
-        s, w = _find(lines, shape, lv, line)
-        if w >= 0:
-            _touch(lines, meta, lv, s, w)
-            lines[lv, s, w, F_DIRTY] = 1
-            return
-        w = _victim(lines, shape, lv, s)
-        v_line, v_dirty = lines[lv, s, w, F_TAG], lines[lv, s, w, F_DIRTY]
-        v_stream, v_tile = lines[lv, s, w, F_STREAM], lines[lv, s, w, F_TILE]
-        lines[lv, s, w, F_TAG] = line
-        lines[lv, s, w, F_DIRTY] = 1
-        lines[lv, s, w, F_STREAM] = stream
-        lines[lv, s, w, F_TILE] = tile
+        s, w, hit = _lookup(lines, shape, lv, line)
         _touch(lines, meta, lv, s, w)
+        if hit:
+            lines[F_DIRTY, lv, s, w] = 1
+            return
+        v_line, v_dirty = lines[F_TAG, lv, s, w], lines[F_DIRTY, lv, s, w]
+        v_stream, v_tile = lines[F_STREAM, lv, s, w], lines[F_TILE, lv, s, w]
+        lines[F_TAG, lv, s, w] = line
+        lines[F_DIRTY, lv, s, w] = 1
+        lines[F_STREAM, lv, s, w] = stream
+        lines[F_TILE, lv, s, w] = tile
         if v_line < 0 or v_dirty == 0:
             return
         line, stream, tile = v_line, v_stream, v_tile
@@ -92,22 +95,20 @@ def access(lines, shape, meta, acc, tile_bytes, lv, line, write, stream, tile):
     """One line-sized request from a unit whose first cache is level lv."""
     acc[A_ONCHIP_WRITE if write else A_ONCHIP_READ, stream] += meta[M_LINE_BYTES]
     while lv >= 0:
-        s, w = _find(lines, shape, lv, line)
-        if w >= 0:
+        s, w, hit = _lookup(lines, shape, lv, line)
+        _touch(lines, meta, lv, s, w)
+        if hit:
             acc[A_HITS, lv] += 1
-            _touch(lines, meta, lv, s, w)
             if write:
-                lines[lv, s, w, F_DIRTY] = 1
+                lines[F_DIRTY, lv, s, w] = 1
             return
         acc[A_MISSES, lv] += 1
-        w = _victim(lines, shape, lv, s)
-        v_line, v_dirty = lines[lv, s, w, F_TAG], lines[lv, s, w, F_DIRTY]
-        v_stream, v_tile = lines[lv, s, w, F_STREAM], lines[lv, s, w, F_TILE]
-        lines[lv, s, w, F_TAG] = line
-        lines[lv, s, w, F_DIRTY] = 1 if write else 0
-        lines[lv, s, w, F_STREAM] = stream
-        lines[lv, s, w, F_TILE] = tile
-        _touch(lines, meta, lv, s, w)
+        v_line, v_dirty = lines[F_TAG, lv, s, w], lines[F_DIRTY, lv, s, w]
+        v_stream, v_tile = lines[F_STREAM, lv, s, w], lines[F_TILE, lv, s, w]
+        lines[F_TAG, lv, s, w] = line
+        lines[F_DIRTY, lv, s, w] = 1 if write else 0
+        lines[F_STREAM, lv, s, w] = stream
+        lines[F_TILE, lv, s, w] = tile
         if v_line >= 0 and v_dirty:
             write_back(lines, shape, meta, acc, tile_bytes, shape[lv, SH_NEXT], v_line, v_stream, v_tile)
         if write:
@@ -151,18 +152,19 @@ def flush_region(cs, acc, tile_bytes, region, invalidate_only):
     from the top; DONT_CARE (invalidate_only) drops them without a byte of traffic."""
     lines, shape, meta = cs
     shift = REGION_SHIFT - meta[M_LINE_SHIFT]
-    for lv in range(lines.shape[0]):          # levels are ordered top (ROP) to bottom
+    for lv in range(shape.shape[0]):          # levels are ordered top (ROP) to bottom
         for s in range(shape[lv, SH_SETS]):
             for w in range(shape[lv, SH_WAYS]):
-                line = lines[lv, s, w, F_TAG]
+                line = lines[F_TAG, lv, s, w]
                 if line < 0 or (line >> shift) != region:
                     continue
-                if lines[lv, s, w, F_DIRTY] and not invalidate_only:
+                if lines[F_DIRTY, lv, s, w] and not invalidate_only:
                     write_back(lines, shape, meta, acc, tile_bytes, shape[lv, SH_NEXT], line,
-                               lines[lv, s, w, F_STREAM], lines[lv, s, w, F_TILE])
-                lines[lv, s, w, F_DIRTY] = 0
+                               lines[F_STREAM, lv, s, w], lines[F_TILE, lv, s, w])
+                lines[F_DIRTY, lv, s, w] = 0
                 if invalidate_only:
-                    lines[lv, s, w, F_TAG] = -1
+                    lines[F_TAG, lv, s, w] = -1
+                    lines[F_STAMP, lv, s, w] = 0     # invalid ways are the oldest
 
 
 @njit(cache=True, error_model="numpy")

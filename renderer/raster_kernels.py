@@ -65,6 +65,9 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
     width, height, n_samples, sample_x, sample_y = view
     tx0 = (i % tiles_x) * tile
     ty0 = (i // tiles_x) * tile
+    reach = 0                            # farthest sample from its pixel centre, subpixels
+    for s in range(n_samples):
+        reach = max(reach, abs(sample_x[s]), abs(sample_y[s]))
     nbx = tile // BLOCK
     blocks_x = (width + BLOCK - 1) // BLOCK
     touched = np.zeros((tile, tile), np.bool_)
@@ -132,130 +135,148 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
         n_recent = 0
         n_tex = 0
         tex_first = tex_off[r]
-        for qy in range(y0 & ~1, y1, 2):
-            for qx in range(x0 & ~1, x1, 2):
-                any_cov = False
-                for lane in range(4):
-                    lx = qx + (lane & 1)
-                    ly = qy + (lane >> 1)
-                    cov = 0
-                    if x0 <= lx < x1 and y0 <= ly < y1:
-                        X = lx * SUBPIXEL + SUBPIXEL // 2
-                        Y = ly * SUBPIXEL + SUBPIXEL // 2
-                        e0 = A[0] * X + B[0] * Y + C[0]
-                        e1 = A[1] * X + B[1] * Y + C[1]
-                        e2 = A[2] * X + B[2] * Y + C[2]
-                        for s in range(n_samples):
-                            f0 = e0 + sample_e[0, s]
-                            f1 = e1 + sample_e[1, s]
-                            f2 = e2 + sample_e[2, s]
-                            if f0 + bias[0] >= 0 and f1 + bias[1] >= 0 and f2 + bias[2] >= 0:
-                                z = dzdx * (X + sample_x[s]) + dzdy * (Y + sample_y[s]) + zc
-                                if 0.0 <= z <= 1.0:     # the far plane clips per sample
-                                    cov |= 1 << s
-                                    lane_z[lane, s] = np.float32(z)
-                    lane_cov[lane] = cov
-                    any_cov = any_cov or cov != 0
-                if not any_cov:
+        # Hierarchical: each 8x8 block of the bbox is first tested against the three edges over a
+        # rectangle that holds all its samples; blocks outside an edge are skipped, blocks inside
+        # all three skip the per-sample edge tests (llvmpipe's do_block_16 / do_block_4 idea).
+        for by0 in range(y0 & ~(BLOCK - 1), y1, BLOCK):
+            for bx0 in range(x0 & ~(BLOCK - 1), x1, BLOCK):
+                rx0 = bx0 * SUBPIXEL + SUBPIXEL // 2 - reach
+                rx1 = (bx0 + BLOCK - 1) * SUBPIXEL + SUBPIXEL // 2 + reach
+                ry0 = by0 * SUBPIXEL + SUBPIXEL // 2 - reach
+                ry1 = (by0 + BLOCK - 1) * SUBPIXEL + SUBPIXEL // 2 + reach
+                outside = False
+                full = True
+                for k in range(3):
+                    hi = A[k] * (rx1 if A[k] > 0 else rx0) + B[k] * (ry1 if B[k] > 0 else ry0) + C[k] + bias[k]
+                    lo = A[k] * (rx0 if A[k] > 0 else rx1) + B[k] * (ry0 if B[k] > 0 else ry1) + C[k] + bias[k]
+                    outside = outside or hi < 0
+                    full = full and lo >= 0
+                if outside:
                     continue
-                k_quads += 1
-                n_shade = 0
-                for lane in range(4):
-                    cov = lane_cov[lane]
-                    lane_pass[lane] = 0
-                    if cov == 0:
-                        continue
-                    lx = qx + (lane & 1)
-                    ly = qy + (lane >> 1)
-                    k_fragments += 1
-                    touched[ly - ty0, lx - tx0] = True
-                    for s in range(n_samples):
-                        k_samples += (cov >> s) & 1
-                    if late:
-                        lane_pass[lane] = cov
-                        n_shade += 1
-                        continue
-                    passed = cov
-                    if test_depth:
-                        b = ((ly - ty0) >> BLOCK_BITS) * nbx + ((lx - tx0) >> BLOCK_BITS)
-                        tested[b] |= np.uint64(1) << np.uint64(((ly & (BLOCK - 1)) << BLOCK_BITS) + (lx & (BLOCK - 1)))
-                        passed = depth_test(fb_depth, ly, lx, cov, lane_z, lane, n_samples)
-                    if passed == 0:
-                        k_early_z_killed += 1
-                    else:
-                        lane_pass[lane] = passed
-                        n_shade += 1
-                if n_shade == 0:
-                    continue
-                k_helper_lanes += 4 - n_shade
-                # Attributes at the shaded lanes; at all four when textured (helper lanes give the
-                # derivatives that pick the mip level).
-                for lane in range(4):
-                    if uniform or (not textured and lane_pass[lane] == 0):
-                        continue
-                    X = (qx + (lane & 1)) * SUBPIXEL + SUBPIXEL // 2
-                    Y = (qy + (lane >> 1)) * SUBPIXEL + SUBPIXEL // 2
-                    l2 = float(A[0] * X + B[0] * Y + C[0])
-                    l0 = float(A[1] * X + B[1] * Y + C[1])
-                    l1 = float(A[2] * X + B[2] * Y + C[2])
-                    p0, p1, p2 = l0 * w0, l1 * w1, l2 * w2      # perspective-correct weights
-                    ps = 1.0 / (p0 + p1 + p2)
-                    p0, p1, p2 = p0 * ps, p1 * ps, p2 * ps
-                    for c in range(3):
-                        lane_attr[lane, c] = p0 * v_normal[t, 0, c] + p1 * v_normal[t, 1, c] \
-                            + p2 * v_normal[t, 2, c]
-                    for c in range(2):
-                        lane_attr[lane, 3 + c] = p0 * v_uv[t, 0, c] + p1 * v_uv[t, 1, c] \
-                            + p2 * v_uv[t, 2, c]
-                level = 0
-                if textured:
-                    level = mip_level(tex_levels, tex_n_levels, ti, lane_attr[1, 3] - lane_attr[0, 3],
-                                      lane_attr[1, 4] - lane_attr[0, 4],
-                                      lane_attr[2, 3] - lane_attr[0, 3],
-                                      lane_attr[2, 4] - lane_attr[0, 4])
-                    first = 0
-                    while lane_pass[first] == 0:
-                        first += 1
-                    addr = texel_block_address(tex_levels, tex_base, ti, level, lane_attr[first, 3], lane_attr[first, 4])
-                    seen = False
-                    for k in range(min(n_recent, TEX_RECENT)):
-                        if recent[k] == addr:
-                            seen = True
-                    if not seen:
-                        recent[n_recent % TEX_RECENT] = addr
-                        n_recent += 1
-                        tex_addr[tex_first + n_tex] = addr
-                        n_tex += 1
-                for lane in range(4):
-                    passed = lane_pass[lane]
-                    if passed == 0:
-                        continue
-                    lx = qx + (lane & 1)
-                    ly = qy + (lane >> 1)
-                    if not uniform:
-                        shade_fragment(base_color, texture, unlit, tex_data, tex_levels, light, d,
-                                       lane_attr[lane, 0], lane_attr[lane, 1], lane_attr[lane, 2],
-                                       back[t], lane_attr[lane, 3], lane_attr[lane, 4], level, rgba)
-                    k_shaded += 1
-                    fb_shaded[ly, lx] += 1
-                    b = ((ly - ty0) >> BLOCK_BITS) * nbx + ((lx - tx0) >> BLOCK_BITS)
-                    bit = np.uint64(1) << np.uint64(((ly & (BLOCK - 1)) << BLOCK_BITS) + (lx & (BLOCK - 1)))
-                    if late:
-                        if rgba[3] < alpha_cutoff[d]:
-                            k_alpha_killed += 1
+                for qy in range(max(by0, y0 & ~1), min(by0 + BLOCK, y1), 2):
+                    for qx in range(max(bx0, x0 & ~1), min(bx0 + BLOCK, x1), 2):
+                        any_cov = False
+                        for lane in range(4):
+                            lx = qx + (lane & 1)
+                            ly = qy + (lane >> 1)
+                            cov = 0
+                            if x0 <= lx < x1 and y0 <= ly < y1:
+                                X = lx * SUBPIXEL + SUBPIXEL // 2
+                                Y = ly * SUBPIXEL + SUBPIXEL // 2
+                                e0 = A[0] * X + B[0] * Y + C[0]
+                                e1 = A[1] * X + B[1] * Y + C[1]
+                                e2 = A[2] * X + B[2] * Y + C[2]
+                                for s in range(n_samples):
+                                    f0 = e0 + sample_e[0, s]
+                                    f1 = e1 + sample_e[1, s]
+                                    f2 = e2 + sample_e[2, s]
+                                    if full or (f0 + bias[0] >= 0 and f1 + bias[1] >= 0 and f2 + bias[2] >= 0):
+                                        z = dzdx * (X + sample_x[s]) + dzdy * (Y + sample_y[s]) + zc
+                                        if 0.0 <= z <= 1.0:     # the far plane clips per sample
+                                            cov |= 1 << s
+                                            lane_z[lane, s] = np.float32(z)
+                            lane_cov[lane] = cov
+                            any_cov = any_cov or cov != 0
+                        if not any_cov:
                             continue
-                        if test_depth:
-                            tested[b] |= bit
-                            passed = depth_test(fb_depth, ly, lx, passed, lane_z, lane, n_samples)
-                        if passed == 0:
-                            k_late_z_killed += 1
+                        k_quads += 1
+                        n_shade = 0
+                        for lane in range(4):
+                            cov = lane_cov[lane]
+                            lane_pass[lane] = 0
+                            if cov == 0:
+                                continue
+                            lx = qx + (lane & 1)
+                            ly = qy + (lane >> 1)
+                            k_fragments += 1
+                            touched[ly - ty0, lx - tx0] = True
+                            for s in range(n_samples):
+                                k_samples += (cov >> s) & 1
+                            if late:
+                                lane_pass[lane] = cov
+                                n_shade += 1
+                                continue
+                            passed = cov
+                            if test_depth:
+                                b = ((ly - ty0) >> BLOCK_BITS) * nbx + ((lx - tx0) >> BLOCK_BITS)
+                                tested[b] |= np.uint64(1) << np.uint64(((ly & (BLOCK - 1)) << BLOCK_BITS) + (lx & (BLOCK - 1)))
+                                passed = depth_test(fb_depth, ly, lx, cov, lane_z, lane, n_samples)
+                            if passed == 0:
+                                k_early_z_killed += 1
+                            else:
+                                lane_pass[lane] = passed
+                                n_shade += 1
+                        if n_shade == 0:
                             continue
-                    k_written += 1
-                    written[b] |= bit
-                    if blend:
-                        k_blended += 1
-                    write_samples(fb_color, fb_depth, ly, lx, passed, lane_z, lane, n_samples, rgba,
-                                  depth_write, blend)
+                        k_helper_lanes += 4 - n_shade
+                        # Attributes at the shaded lanes; at all four when textured (helper lanes give the
+                        # derivatives that pick the mip level).
+                        for lane in range(4):
+                            if uniform or (not textured and lane_pass[lane] == 0):
+                                continue
+                            X = (qx + (lane & 1)) * SUBPIXEL + SUBPIXEL // 2
+                            Y = (qy + (lane >> 1)) * SUBPIXEL + SUBPIXEL // 2
+                            l2 = float(A[0] * X + B[0] * Y + C[0])
+                            l0 = float(A[1] * X + B[1] * Y + C[1])
+                            l1 = float(A[2] * X + B[2] * Y + C[2])
+                            p0, p1, p2 = l0 * w0, l1 * w1, l2 * w2      # perspective-correct weights
+                            ps = 1.0 / (p0 + p1 + p2)
+                            p0, p1, p2 = p0 * ps, p1 * ps, p2 * ps
+                            for c in range(3):
+                                lane_attr[lane, c] = p0 * v_normal[t, 0, c] + p1 * v_normal[t, 1, c] \
+                                    + p2 * v_normal[t, 2, c]
+                            for c in range(2):
+                                lane_attr[lane, 3 + c] = p0 * v_uv[t, 0, c] + p1 * v_uv[t, 1, c] \
+                                    + p2 * v_uv[t, 2, c]
+                        level = 0
+                        if textured:
+                            level = mip_level(tex_levels, tex_n_levels, ti, lane_attr[1, 3] - lane_attr[0, 3],
+                                              lane_attr[1, 4] - lane_attr[0, 4],
+                                              lane_attr[2, 3] - lane_attr[0, 3],
+                                              lane_attr[2, 4] - lane_attr[0, 4])
+                            first = 0
+                            while lane_pass[first] == 0:
+                                first += 1
+                            addr = texel_block_address(tex_levels, tex_base, ti, level, lane_attr[first, 3], lane_attr[first, 4])
+                            seen = False
+                            for k in range(min(n_recent, TEX_RECENT)):
+                                if recent[k] == addr:
+                                    seen = True
+                            if not seen:
+                                recent[n_recent % TEX_RECENT] = addr
+                                n_recent += 1
+                                tex_addr[tex_first + n_tex] = addr
+                                n_tex += 1
+                        for lane in range(4):
+                            passed = lane_pass[lane]
+                            if passed == 0:
+                                continue
+                            lx = qx + (lane & 1)
+                            ly = qy + (lane >> 1)
+                            if not uniform:
+                                shade_fragment(base_color, texture, unlit, tex_data, tex_levels, light, d,
+                                               lane_attr[lane, 0], lane_attr[lane, 1], lane_attr[lane, 2],
+                                               back[t], lane_attr[lane, 3], lane_attr[lane, 4], level, rgba)
+                            k_shaded += 1
+                            fb_shaded[ly, lx] += 1
+                            b = ((ly - ty0) >> BLOCK_BITS) * nbx + ((lx - tx0) >> BLOCK_BITS)
+                            bit = np.uint64(1) << np.uint64(((ly & (BLOCK - 1)) << BLOCK_BITS) + (lx & (BLOCK - 1)))
+                            if late:
+                                if rgba[3] < alpha_cutoff[d]:
+                                    k_alpha_killed += 1
+                                    continue
+                                if test_depth:
+                                    tested[b] |= bit
+                                    passed = depth_test(fb_depth, ly, lx, passed, lane_z, lane, n_samples)
+                                if passed == 0:
+                                    k_late_z_killed += 1
+                                    continue
+                            k_written += 1
+                            written[b] |= bit
+                            if blend:
+                                k_blended += 1
+                            write_samples(fb_color, fb_depth, ly, lx, passed, lane_z, lane, n_samples, rgba,
+                                          depth_write, blend)
         # Flush this triangle's ROP requests, one event per touched block, in block order.
         n_blk = 0
         blk_base = block_off[r]
