@@ -40,30 +40,34 @@ def _empty(n: int) -> tuple:
             np.empty(n, np.bool_), np.empty((n, 3)))
 
 
-def transform_draw(draw, clip_from_world_m: np.ndarray):
-    """Vertex shading, once per vertex: clip positions, world positions, world normals, UVs."""
-    m = draw.world_from_object
-    p = draw.mesh.positions.astype(np.float64)
-    world = p @ m[:3, :3].T + m[:3, 3]
-    clip = world @ clip_from_world_m[:, :3].T + clip_from_world_m[:, 3]
-    if draw.mesh.normals is not None:
-        nrm = draw.mesh.normals.astype(np.float64) @ np.linalg.inv(m[:3, :3])   # inverse transpose
-        nrm /= np.maximum(np.linalg.norm(nrm, axis=1, keepdims=True), 1e-30)
-    else:
-        nrm = np.zeros((len(p), 3))        # faceted: the kernel takes the face normal
-    uv = draw.mesh.uvs.astype(np.float64) if draw.mesh.uvs is not None else np.zeros((len(p), 2))
-    return clip, world, nrm, uv
+def transform_vertices(draws, clip_from_world_m: np.ndarray):
+    """Vertex shading for the whole pass, once per vertex of every draw: clip positions, world
+    positions, world normals (inverse transpose; zeros for faceted meshes, whose face normal
+    the setup kernel takes) and UVs, concatenated in draw order."""
+    n_verts = np.array([len(d.mesh.positions) for d in draws], np.int64)
+    pos = np.concatenate([d.mesh.positions for d in draws]).astype(np.float64)
+    nrm = np.concatenate([d.mesh.normals if d.mesh.normals is not None
+                          else np.zeros((len(d.mesh.positions), 3), np.float32) for d in draws])
+    uv = np.concatenate([d.mesh.uvs if d.mesh.uvs is not None
+                         else np.zeros((len(d.mesh.positions), 2), np.float32) for d in draws])
+    world_m = np.stack([d.world_from_object[:3] for d in draws])                 # (n, 3, 4)
+    normal_m = np.stack([np.linalg.inv(d.world_from_object[:3, :3]).T for d in draws])
+    v_draw = np.repeat(np.arange(len(draws), dtype=np.int64), n_verts)
+    clip, world, nrm_out = gk.transform_vertices(pos, nrm.astype(np.float64), v_draw, world_m,
+                                                 normal_m, clip_from_world_m)
+    return clip, world, nrm_out, uv.astype(np.float64), n_verts
 
 
 def setup_pass(draws, camera, width: int, height: int) -> tuple[SetupTriangles, Counters]:
     """All draws of a pass → SetupTriangles in submission order, with the geom.* counters.
     One kernel call for the whole pass: draws are concatenated, vertex indices made global."""
     cfw = clip_from_world(camera, width, height)
-    streams = [transform_draw(d, cfw) for d in draws]
-    n_verts = np.array([len(s[0]) for s in streams], np.int64)
+    if draws:
+        clip, world, nrm, uv, n_verts = transform_vertices(draws, cfw)
+    else:
+        clip, world, nrm, uv, n_verts = (np.zeros((0, 4)), np.zeros((0, 3)), np.zeros((0, 3)),
+                                         np.zeros((0, 2)), np.zeros(0, np.int64))
     v_base = np.concatenate([[0], np.cumsum(n_verts)[:-1]]).astype(np.int64)
-    clip, world, nrm, uv = (np.ascontiguousarray(np.concatenate([s[k] for s in streams]))
-                            if draws else np.zeros((0, w)) for k, w in enumerate((4, 3, 3, 2)))
     idx = (np.concatenate([d.mesh.indices.astype(np.int64) + b for d, b in zip(draws, v_base)])
            if draws else np.zeros((0, 3), np.int64))
     n_prims = np.array([d.mesh.n_triangles for d in draws], np.int64)

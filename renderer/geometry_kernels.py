@@ -108,6 +108,33 @@ def _snap(v):
     return np.int64(np.floor(v * SUBPIXEL + 0.5))
 
 
+@njit(cache=True, parallel=True, error_model="numpy")
+def transform_vertices(pos, nrm, v_draw, world_m, normal_m, clip_m):
+    """world = world_m[d] @ (p, 1); clip = clip_m @ (world, 1); normal = normal_m[d] @ n,
+    normalised (left zero when n is zero: faceted meshes)."""
+    n = pos.shape[0]
+    world = np.empty((n, 3))
+    clip = np.empty((n, 4))
+    out_n = np.empty((n, 3))
+    for v in prange(n):
+        d = v_draw[v]
+        for i in range(3):
+            world[v, i] = (world_m[d, i, 0] * pos[v, 0] + world_m[d, i, 1] * pos[v, 1]
+                           + world_m[d, i, 2] * pos[v, 2] + world_m[d, i, 3])
+        for i in range(4):
+            clip[v, i] = (clip_m[i, 0] * world[v, 0] + clip_m[i, 1] * world[v, 1]
+                          + clip_m[i, 2] * world[v, 2] + clip_m[i, 3])
+        ln = 0.0
+        for i in range(3):
+            out_n[v, i] = normal_m[d, i, 0] * nrm[v, 0] + normal_m[d, i, 1] * nrm[v, 1] + normal_m[d, i, 2] * nrm[v, 2]
+            ln += out_n[v, i] * out_n[v, i]
+        if ln > 0.0:
+            ln = np.sqrt(ln)
+            for i in range(3):
+                out_n[v, i] /= ln
+    return clip, world, out_n
+
+
 CLIP_PLANES = 0b11111             # near + guard band: planes that clipping must cut against
 REJECT_PLANES = 0b1111100001      # near, far, viewport: all three outside one → invisible
 
@@ -138,102 +165,114 @@ def project_vertices(clip, width, height, sx, sy, fx, fy, z, inv_w, outcode):
 
 
 @njit(cache=True, error_model="numpy")
-def _clip_and_setup(t, clip, world, normal, uv, idx, flat, cull, width, height, vert,
-                    write, out_base, out, scratch):
-    """Clip, project, snap and cull triangle t (idx holds pass-global vertex indices; flat and
-    cull are this triangle's draw's; vert is project_vertices' output). Writes its setup
-    triangles at out_base when `write`; returns (n_emitted, outcome, was_clipped)."""
-    (ox, oy, oz, oinv_w, onrm, ouv, oback, ozplane) = out
-    vsx, vsy, vfx, vfy, vz, viw, voc = vert
-    i0, i1, i2 = idx[t, 0], idx[t, 1], idx[t, 2]
-    if voc[i0] & voc[i1] & voc[i2] & REJECT_PLANES:
-        return 0, CULLED_FRUSTUM, False
-    mask = (voc[i0] | voc[i1] | voc[i2]) & CLIP_PLANES
-    bary, tmp, p, q, sx, sy, sz, siw, fx, fy = scratch
-    if mask == 0:
-        n = 3
-        for v in range(3):
-            iv = idx[t, v]
-            bary[v, 0] = bary[v, 1] = bary[v, 2] = 0.0
-            bary[v, v] = 1.0
-            sx[v], sy[v], fx[v], fy[v], sz[v], siw[v] = vsx[iv], vsy[iv], vfx[iv], vfy[iv], vz[iv], viw[iv]
-    else:
-        c0, c1, c2 = clip[i0], clip[i1], clip[i2]
-        gx = 1.0 + 2.0 * GUARD_PX / width
-        gy = 1.0 + 2.0 * GUARD_PX / height
-        n = _clip_polygon(c0, c1, c2, gx, gy, bary, tmp, p, q, mask)
-        if n < 3:
-            return 0, CULLED_FRUSTUM, True
-        for v in range(n):         # project and snap every vertex of the clipped polygon
-            cx = bary[v, 0] * c0[0] + bary[v, 1] * c1[0] + bary[v, 2] * c2[0]
-            cy = bary[v, 0] * c0[1] + bary[v, 1] * c1[1] + bary[v, 2] * c2[1]
-            cz = bary[v, 0] * c0[2] + bary[v, 1] * c1[2] + bary[v, 2] * c2[2]
-            cw = bary[v, 0] * c0[3] + bary[v, 1] * c1[3] + bary[v, 2] * c2[3]
-            iw = 1.0 / cw
-            fx[v] = (cx * iw * 0.5 + 0.5) * width * SUBPIXEL
-            fy[v] = (0.5 - cy * iw * 0.5) * height * SUBPIXEL
-            sx[v] = _snap(fx[v] / SUBPIXEL)
-            sy[v] = _snap(fy[v] / SUBPIXEL)
-            sz[v] = cz * iw * 0.5 + 0.5
-            siw[v] = iw
-    fn0 = fn1 = fn2 = 0.0
-    if flat:      # faceted: the face normal of the input triangle, CCW outward
-        ax, ay, az = world[i1, 0] - world[i0, 0], world[i1, 1] - world[i0, 1], world[i1, 2] - world[i0, 2]
-        bx, by, bz = world[i2, 0] - world[i0, 0], world[i2, 1] - world[i0, 1], world[i2, 2] - world[i0, 2]
-        fn0, fn1, fn2 = ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
-        ln = np.sqrt(fn0 * fn0 + fn1 * fn1 + fn2 * fn2)
-        if ln > 0:
-            fn0, fn1, fn2 = fn0 / ln, fn1 / ln, fn2 / ln
-    n_out = 0
-    n_back = 0
-    n_zero = 0
-    for f in range(1, n - 1):
-        a, b, c = 0, f, f + 1
-        # Twice the signed area in subpixels² with y down: < 0 is counter-clockwise as seen,
-        # the OpenGL front face.
-        area = (sx[b] - sx[a]) * (sy[c] - sy[a]) - (sy[b] - sy[a]) * (sx[c] - sx[a])
-        if area == 0:
-            n_zero += 1
+def _setup_chunk(t0, t1, clip, world, normal, uv, idx, tri_draw, draw_flat, draw_cull, width, height,
+                 vsx, vsy, vfx, vfy, vz, viw, voc, write, offsets, n_emit, outcome, clipped,
+                 ox, oy, oz, oinv_w, onrm, ouv, oback, ozplane):
+    """Clip, project, snap and cull triangles t0..t1 (idx holds pass-global vertex indices; vsx..voc
+    are project_vertices' output). Counting (write False) fills n_emit, outcome, clipped; writing
+    puts each triangle's setup triangles at offsets[t] into ox..ozplane. One call per chunk, not
+    per triangle: a call passes every array as a struct of fields, and numba ref-counts arrays
+    taken out of tuples; per triangle either cost more than the triangle's own work."""
+    bary, tmp = np.empty((MAX_POLY, 3)), np.empty((MAX_POLY, 3))
+    p, q = np.empty(4), np.empty(4)
+    sx, sy = np.empty(MAX_POLY, np.int64), np.empty(MAX_POLY, np.int64)
+    sz, siw, fx, fy = np.empty(MAX_POLY), np.empty(MAX_POLY), np.empty(MAX_POLY), np.empty(MAX_POLY)
+    for t in range(t0, t1):
+        if write and offsets[t + 1] == offsets[t]:
             continue
-        back = area > 0
-        if (back and cull == CULL_BACK) or (not back and cull == CULL_FRONT):
-            n_back += 1
-            continue
-        if write:
-            o = out_base + n_out
-            order = (a, b, c) if back else (a, c, b)   # raster wants positive area
-            for k in range(3):
-                v = order[k]
-                ox[o, k] = sx[v]
-                oy[o, k] = sy[v]
-                oz[o, k] = sz[v]
-                oinv_w[o, k] = siw[v]
-                for j in range(3):
-                    if flat:
-                        onrm[o, k, j] = fn0 if j == 0 else (fn1 if j == 1 else fn2)
-                    else:
-                        onrm[o, k, j] = (bary[v, 0] * normal[i0, j] + bary[v, 1] * normal[i1, j]
-                                         + bary[v, 2] * normal[i2, j])
-                for j in range(2):
-                    ouv[o, k, j] = bary[v, 0] * uv[i0, j] + bary[v, 1] * uv[i1, j] + bary[v, 2] * uv[i2, j]
-            oback[o] = back
-            _depth_plane(fx, fy, sx, sy, sz, a, b, c, ozplane[o])
-        n_out += 1
-    if n_out > 0:
-        return n_out, EMITTED, mask != 0
-    if n_back > 0:
-        return 0, CULLED_BACKFACE, mask != 0
-    return 0, CULLED_ZERO_AREA, mask != 0
+        d = tri_draw[t]
+        flat, cull = draw_flat[d], draw_cull[d]
+        out_base = offsets[t] if write else 0
+        res = (0, EMITTED, False)
+        for _once in range(1):        # a block to break out of: each `break` is a verdict
+            i0, i1, i2 = idx[t, 0], idx[t, 1], idx[t, 2]
+            if voc[i0] & voc[i1] & voc[i2] & REJECT_PLANES:
+                res = (0, CULLED_FRUSTUM, False)
+                break
+            mask = (voc[i0] | voc[i1] | voc[i2]) & CLIP_PLANES
+            if mask == 0:
+                n = 3
+                for v in range(3):
+                    iv = idx[t, v]
+                    bary[v, 0] = bary[v, 1] = bary[v, 2] = 0.0
+                    bary[v, v] = 1.0
+                    sx[v], sy[v], fx[v], fy[v], sz[v], siw[v] = vsx[iv], vsy[iv], vfx[iv], vfy[iv], vz[iv], viw[iv]
+            else:
+                c0, c1, c2 = clip[i0], clip[i1], clip[i2]
+                gx = 1.0 + 2.0 * GUARD_PX / width
+                gy = 1.0 + 2.0 * GUARD_PX / height
+                n = _clip_polygon(c0, c1, c2, gx, gy, bary, tmp, p, q, mask)
+                if n < 3:
+                    res = (0, CULLED_FRUSTUM, True)
+                    break
+                for v in range(n):         # project and snap every vertex of the clipped polygon
+                    cx = bary[v, 0] * c0[0] + bary[v, 1] * c1[0] + bary[v, 2] * c2[0]
+                    cy = bary[v, 0] * c0[1] + bary[v, 1] * c1[1] + bary[v, 2] * c2[1]
+                    cz = bary[v, 0] * c0[2] + bary[v, 1] * c1[2] + bary[v, 2] * c2[2]
+                    cw = bary[v, 0] * c0[3] + bary[v, 1] * c1[3] + bary[v, 2] * c2[3]
+                    iw = 1.0 / cw
+                    fx[v] = (cx * iw * 0.5 + 0.5) * width * SUBPIXEL
+                    fy[v] = (0.5 - cy * iw * 0.5) * height * SUBPIXEL
+                    sx[v] = _snap(fx[v] / SUBPIXEL)
+                    sy[v] = _snap(fy[v] / SUBPIXEL)
+                    sz[v] = cz * iw * 0.5 + 0.5
+                    siw[v] = iw
+            fn0 = fn1 = fn2 = 0.0
+            if flat:      # faceted: the face normal of the input triangle, CCW outward
+                ax, ay, az = world[i1, 0] - world[i0, 0], world[i1, 1] - world[i0, 1], world[i1, 2] - world[i0, 2]
+                bx, by, bz = world[i2, 0] - world[i0, 0], world[i2, 1] - world[i0, 1], world[i2, 2] - world[i0, 2]
+                fn0, fn1, fn2 = ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
+                ln = np.sqrt(fn0 * fn0 + fn1 * fn1 + fn2 * fn2)
+                if ln > 0:
+                    fn0, fn1, fn2 = fn0 / ln, fn1 / ln, fn2 / ln
+            n_out = 0
+            n_back = 0
+            n_zero = 0
+            for f in range(1, n - 1):
+                a, b, c = 0, f, f + 1
+                # Twice the signed area in subpixels² with y down: < 0 is counter-clockwise as seen,
+                # the OpenGL front face.
+                area = (sx[b] - sx[a]) * (sy[c] - sy[a]) - (sy[b] - sy[a]) * (sx[c] - sx[a])
+                if area == 0:
+                    n_zero += 1
+                    continue
+                back = area > 0
+                if (back and cull == CULL_BACK) or (not back and cull == CULL_FRONT):
+                    n_back += 1
+                    continue
+                if write:
+                    o = out_base + n_out
+                    order = (a, b, c) if back else (a, c, b)   # raster wants positive area
+                    for k in range(3):
+                        v = order[k]
+                        ox[o, k] = sx[v]
+                        oy[o, k] = sy[v]
+                        oz[o, k] = sz[v]
+                        oinv_w[o, k] = siw[v]
+                        for j in range(3):
+                            if flat:
+                                onrm[o, k, j] = fn0 if j == 0 else (fn1 if j == 1 else fn2)
+                            else:
+                                onrm[o, k, j] = (bary[v, 0] * normal[i0, j] + bary[v, 1] * normal[i1, j]
+                                                 + bary[v, 2] * normal[i2, j])
+                        for j in range(2):
+                            ouv[o, k, j] = bary[v, 0] * uv[i0, j] + bary[v, 1] * uv[i1, j] + bary[v, 2] * uv[i2, j]
+                    oback[o] = back
+                    _depth_plane(fx, fy, sx, sy, sz, a, b, c, ozplane[o])
+                n_out += 1
+            if n_out > 0:
+                res = (n_out, EMITTED, mask != 0)
+                break
+            if n_back > 0:
+                res = (0, CULLED_BACKFACE, mask != 0)
+                break
+            res = (0, CULLED_ZERO_AREA, mask != 0)
+            break
+        if not write:
+            n_emit[t], outcome[t], clipped[t] = res
 
 
-@njit(cache=True, error_model="numpy")
-def _scratch():
-    return (np.empty((MAX_POLY, 3)), np.empty((MAX_POLY, 3)), np.empty(4), np.empty(4),
-            np.empty(MAX_POLY, np.int64), np.empty(MAX_POLY, np.int64), np.empty(MAX_POLY),
-            np.empty(MAX_POLY), np.empty(MAX_POLY), np.empty(MAX_POLY))
-
-
-CHUNK = 4096   # triangles per parallel work item: one scratch allocation each
+CHUNK = 4096   # triangles per parallel work item
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
@@ -244,15 +283,13 @@ def count_setup(clip, world, normal, uv, idx, tri_draw, draw_flat, draw_cull, wi
     n_emit = np.empty(n, np.int64)
     outcome = np.empty(n, np.uint8)
     clipped = np.empty(n, np.uint8)
+    vsx, vsy, vfx, vfy, vz, viw, voc = vert
+    ox, oy, oz, oinv_w, onrm, ouv, oback, ozplane = dummy_out
+    no_offsets = np.zeros(1, np.int64)
     for ch in prange((n + CHUNK - 1) // CHUNK):
-        scratch = _scratch()
-        for t in range(ch * CHUNK, min(n, (ch + 1) * CHUNK)):
-            d = tri_draw[t]
-            e, o, c = _clip_and_setup(t, clip, world, normal, uv, idx, draw_flat[d], draw_cull[d],
-                                      width, height, vert, False, 0, dummy_out, scratch)
-            n_emit[t] = e
-            outcome[t] = o
-            clipped[t] = c
+        _setup_chunk(ch * CHUNK, min(n, (ch + 1) * CHUNK), clip, world, normal, uv, idx, tri_draw,
+                     draw_flat, draw_cull, width, height, vsx, vsy, vfx, vfy, vz, viw, voc, False,
+                     no_offsets, n_emit, outcome, clipped, ox, oy, oz, oinv_w, onrm, ouv, oback, ozplane)
     return n_emit, outcome, clipped
 
 
@@ -261,10 +298,11 @@ def write_setup(clip, world, normal, uv, idx, tri_draw, draw_flat, draw_cull, wi
                 offsets, out):
     """Pass 2: the same work, writing at the prefix-summed offsets."""
     n = idx.shape[0]
+    vsx, vsy, vfx, vfy, vz, viw, voc = vert
+    ox, oy, oz, oinv_w, onrm, ouv, oback, ozplane = out
+    none = np.zeros(0, np.int64)
     for ch in prange((n + CHUNK - 1) // CHUNK):
-        scratch = _scratch()
-        for t in range(ch * CHUNK, min(n, (ch + 1) * CHUNK)):
-            if offsets[t + 1] > offsets[t]:
-                d = tri_draw[t]
-                _clip_and_setup(t, clip, world, normal, uv, idx, draw_flat[d], draw_cull[d],
-                                width, height, vert, True, offsets[t], out, scratch)
+        _setup_chunk(ch * CHUNK, min(n, (ch + 1) * CHUNK), clip, world, normal, uv, idx, tri_draw,
+                     draw_flat, draw_cull, width, height, vsx, vsy, vfx, vfy, vz, viw, voc, True,
+                     offsets, none, none.astype(np.uint8), none.astype(np.uint8), ox, oy, oz, oinv_w,
+                     onrm, ouv, oback, ozplane)

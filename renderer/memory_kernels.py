@@ -29,14 +29,14 @@ M_CLOCK, M_LINE_BYTES, M_LINE_SHIFT = 0, 1, 2
 A_DRAM_READ, A_DRAM_WRITE, A_ONCHIP_READ, A_ONCHIP_WRITE, A_HITS, A_MISSES, A_N = range(7)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _set(shape, lv, line):
     """Set of a line (line >= 0): a mask when the set count is a power of two, else an unsigned
     remainder (no sign fix-up)."""
     return line % shape[lv, SH_SETS]
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _lookup(lines, shape, lv, line):
     """(set, way, hit): the way holding line, else the victim: the least recently used way.
     Invalid ways have stamp 0 and valid ones a unique stamp >= 1, so the first minimum is the
@@ -54,13 +54,13 @@ def _lookup(lines, shape, lv, line):
     return s, best, False
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _touch(lines, meta, lv, s, w):
     meta[M_CLOCK] += 1
     lines[F_STAMP, lv, s, w] = meta[M_CLOCK]
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _dram(meta, acc, tile_bytes, write, stream, tile):
     acc[A_DRAM_WRITE if write else A_DRAM_READ, stream] += meta[M_LINE_BYTES]
     if tile >= 0:
@@ -90,7 +90,7 @@ def write_back(lines, shape, meta, acc, tile_bytes, lv, line, stream, tile):
     _dram(meta, acc, tile_bytes, True, stream, tile)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def access(lines, shape, meta, acc, tile_bytes, lv, line, write, stream, tile):
     """One line-sized request from a unit whose first cache is level lv."""
     acc[A_ONCHIP_WRITE if write else A_ONCHIP_READ, stream] += meta[M_LINE_BYTES]
@@ -117,7 +117,7 @@ def access(lines, shape, meta, acc, tile_bytes, lv, line, write, stream, tile):
     _dram(meta, acc, tile_bytes, False, stream, tile)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def access_range(lines, shape, meta, acc, tile_bytes, lv, first_byte, n_bytes, write, stream, tile):
     """Every line overlapping [first_byte, first_byte + n_bytes)."""
     shift = meta[M_LINE_SHIFT]
@@ -141,7 +141,7 @@ def access_block(lines, shape, meta, acc, tile_bytes, lv, region, bpp, block, ma
                    (base + j * meta[M_LINE_BYTES]) >> meta[M_LINE_SHIFT], write, stream, tile)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def block_tile(block, blocks_x, tile, tiles_x):
     return ((block // blocks_x) * BLOCK // tile) * tiles_x + ((block % blocks_x) * BLOCK) // tile
 
