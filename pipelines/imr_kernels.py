@@ -6,11 +6,13 @@ fetches. That order (not the tile order the raster kernels ran in) is what the c
 """
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from renderer.memory import L2, ROP_COLOR, ROP_DEPTH, STREAM
-from renderer.memory_kernels import (M_LINE_SHIFT, REGION_SHIFT, access, access_block, access_range,
-                                     block_tile)
+from renderer.memory_kernels import (M_LINE_BYTES, M_LINE_SHIFT, R_N, REGION_SHIFT, REQUESTS,
+                                     block_layout, block_tile, op_code, request, request_block,
+                                     serve)
 
 S_INDEX, S_VERTEX, S_COLOR, S_DEPTH, S_TEXTURE = (STREAM[s] for s in ("index", "vertex", "color",
                                                                        "depth", "texture"))
@@ -26,39 +28,63 @@ def replay_submission_order(cs, acc, tile_bytes, geo, prim_tri_off, bins, ref_ti
     tri_offsets, ref_slot, tile, tiles_x = bins.tri_offsets, bins.ref_slot, bins.tile, bins.tiles_x
     block_off, n_block, block, tested_m, written_m, tex_off, n_tex, tex_addr = ev
     depth_test, depth_write, blend = mat.depth_test, mat.depth_write, mat.blend
-    shift = meta[M_LINE_SHIFT]
+    lb, shift = meta[M_LINE_BYTES], meta[M_LINE_SHIFT]
+    index_op, vertex_op = op_code(False, S_INDEX), op_code(False, S_VERTEX)
+    texture_op = op_code(False, S_TEXTURE)
+    depth_read, depth_written = op_code(False, S_DEPTH), op_code(True, S_DEPTH)
+    color_read, color_written = op_code(False, S_COLOR), op_code(True, S_COLOR)
+    color_blocks = block_layout(meta, color[0], color[1])
+    depth_blocks = block_layout(meta, depth[0], depth[1])
+    # Requests are buffered and served in order; before each unit of work (a primitive's fetches,
+    # a block's ROP requests, a texel block) the buffer is served if the unit might not fit.
+    prim_need = 3 * (1 + vertex_bytes // lb + 2)        # index line + vertex lines, per corner
+    block_need = 2 * color_blocks[3] + 2 * depth_blocks[3]
+    cap = max(REQUESTS, prim_need, block_need)
+    rq = np.empty((cap, R_N), np.int64)
+    n = 0
     for d in range(prim_off.shape[0] - 1):
         ib, vb = index_base[d], vertex_base[d]
+        test_z, write_z, read_color = depth_test[d], depth_write[d], blend[d]
         for p in range(prim_off[d], prim_off[d + 1]):
+            if n > cap - prim_need:
+                serve(lines, shape, meta, acc, tile_bytes, rq, n)
+                n = 0
             local = p - prim_off[d]
             last = -1
             for k in range(3):
                 line = (ib + (local * 3 + k) * index_bytes) >> shift
                 if line != last:
-                    access(lines, shape, meta, acc, tile_bytes, L2, line, False, S_INDEX, -1)
+                    n = request(rq, n, L2, line, index_op, -1)
                     last = line
-                access_range(lines, shape, meta, acc, tile_bytes, L2,
-                             vb + indices[p * 3 + k] * vertex_bytes, vertex_bytes, False, S_VERTEX, -1)
+                first = vb + indices[p * 3 + k] * vertex_bytes
+                for line in range(first >> shift, ((first + vertex_bytes - 1) >> shift) + 1):
+                    n = request(rq, n, L2, line, vertex_op, -1)
             for t in range(prim_tri_off[p], prim_tri_off[p + 1]):
                 for q in range(tri_offsets[t], tri_offsets[t + 1]):
                     r = ref_slot[q]
                     for e in range(block_off[r], block_off[r] + n_block[r]):
+                        if n > cap - block_need:
+                            serve(lines, shape, meta, acc, tile_bytes, rq, n)
+                            n = 0
                         blk = block[e]
                         tl = block_tile(blk, blocks_x, tile, tiles_x)
                         tested, written = tested_m[e], written_m[e]
-                        if depth_test[d] and tested:
-                            access_block(lines, shape, meta, acc, tile_bytes, ROP_DEPTH, depth[0],
-                                         depth[1], blk, tested, False, S_DEPTH, tl)
-                        if blend[d] and written:
-                            access_block(lines, shape, meta, acc, tile_bytes, ROP_COLOR, color[0],
-                                         color[1], blk, written, False, S_COLOR, tl)
-                        if depth_write[d] and written:
-                            access_block(lines, shape, meta, acc, tile_bytes, ROP_DEPTH, depth[0],
-                                         depth[1], blk, written, True, S_DEPTH, tl)
+                        if test_z and tested:
+                            n = request_block(rq, n, meta, ROP_DEPTH, depth_blocks, blk, tested,
+                                              depth_read, tl)
+                        if read_color and written:
+                            n = request_block(rq, n, meta, ROP_COLOR, color_blocks, blk, written,
+                                              color_read, tl)
+                        if write_z and written:
+                            n = request_block(rq, n, meta, ROP_DEPTH, depth_blocks, blk, written,
+                                              depth_written, tl)
                         if written:
-                            access_block(lines, shape, meta, acc, tile_bytes, ROP_COLOR, color[0],
-                                         color[1], blk, written, True, S_COLOR, tl)
+                            n = request_block(rq, n, meta, ROP_COLOR, color_blocks, blk, written,
+                                              color_written, tl)
                     for e in range(tex_off[r], tex_off[r] + n_tex[r]):
+                        if n == cap:
+                            serve(lines, shape, meta, acc, tile_bytes, rq, n)
+                            n = 0
                         line = ((tex_region << REGION_SHIFT) + tex_addr[e]) >> shift
-                        access(lines, shape, meta, acc, tile_bytes, L2, line, False, S_TEXTURE,
-                               ref_tile[r])
+                        n = request(rq, n, L2, line, texture_op, ref_tile[r])
+    serve(lines, shape, meta, acc, tile_bytes, rq, n)

@@ -7,7 +7,8 @@ address region so lines never alias.
 
     mm = MemoryModel(MemoryConfig.from_preset(preset), n_tiles)
     color = mm.surface("color", "rgba8", samples=1)
-    ...  the architecture replays its requests with memory_kernels.access(*mm.state, mm.acc, ...)
+    ...  the architecture writes line requests (memory_kernels.request, request_block) into a
+         buffer and hands it to memory_kernels.serve(*mm.state, mm.acc, mm.tile_bytes, rq, n)
     counters = mm.counters()
 """
 from __future__ import annotations
@@ -22,6 +23,7 @@ from .counters import STREAMS, Counters
 from .formats import FORMATS
 
 STREAM = {name: i for i, name in enumerate(STREAMS)}
+assert len(STREAMS) <= mk.I_STREAM_MASK + 1      # a line's stream is kept in 7 bits
 ROP_COLOR, ROP_DEPTH, L2 = 0, 1, 2     # cache levels; requests enter at the unit's own level
 
 
@@ -51,7 +53,7 @@ class MemoryConfig:
 
 
 class CacheState(NamedTuple):
-    """See memory_kernels: lines (levels, sets, ways, F_N), shape (levels, 3), meta (3,)."""
+    """See memory_kernels: lines (levels, sets, F_N, ways), shape (levels, SH_N), meta (M_N,)."""
     lines: np.ndarray
     shape: np.ndarray
     meta: np.ndarray
@@ -70,13 +72,21 @@ class MemoryModel:
         levels = config.levels
         sets = [c.n_sets(lb) for c in levels]
         ways = [c.ways for c in levels]
-        lines = np.zeros((mk.F_N, len(levels), max(sets), max(ways)), np.int64)
-        lines[mk.F_TAG] = -1
-        lines[mk.F_TILE] = -1
-        shape = np.array([(n, w, nxt, n - 1 if n & (n - 1) == 0 else -1)
-                          for n, w, nxt in zip(sets, ways, (L2, L2, -1))], np.int64)
+        for c in levels:
+            if not 1 <= c.ways <= mk.MAX_WAYS:
+                raise ValueError(f"cache {c.name}: {c.ways} ways; the model handles 1 to "
+                                 f"{mk.MAX_WAYS}")
+        lines = np.zeros((len(levels), max(sets), mk.F_N, max(ways)), np.int64)
+        lines[:, :, mk.F_TAG] = -1
+        lines[:, :, mk.F_INFO] = -1 << mk.I_TILE_SHIFT       # no tile, stream 0, clean
+        shape = np.zeros((len(levels), mk.SH_N), np.int64)
+        shape[:, mk.SH_SETS], shape[:, mk.SH_WAYS] = sets, ways
+        shape[:, mk.SH_NEXT] = (L2, L2, -1)     # always a later level or DRAM: a flush relies on it
+        shape[:, mk.SH_MASK] = [n - 1 if n & (n - 1) == 0 else -1 for n in sets]
+        meta = np.zeros(mk.M_N, np.int64)
+        meta[mk.M_LINE_BYTES], meta[mk.M_LINE_SHIFT] = lb, lb.bit_length() - 1
         self.config = config
-        self.state = CacheState(lines, shape, np.array([0, lb, lb.bit_length() - 1], np.int64))
+        self.state = CacheState(lines, shape, meta)
         self.acc = np.zeros((mk.A_N, max(len(STREAMS), len(levels))), np.int64)
         self.tile_bytes = np.zeros(n_tiles, np.int64)
         self._regions: dict = {}

@@ -5,13 +5,30 @@ them, which is what makes DRAM bytes depend on locality. All levels share one li
 miss allocates and fetches from the level below; a write miss allocates without fetching
 (byte-masked lines, as GPU L2s keep), and dirty victims are written to the level below.
 
-The state is three plain arrays (not a tuple of many): numba reference-counts every array it
-takes out of a tuple, and in a loop of a few million requests that costs more than the lookup.
-    lines  int64 (levels, sets, ways, F_N)  one row per way: tag, LRU stamp, dirty, stream, tile
-    shape  int64 (levels, 3)                sets, ways, level below (-1 = DRAM)
-    meta   int64 (3,)                       LRU clock, line bytes, log2 line bytes
+Producers (an architecture's replay, a clear, a resolve, a flush) write line requests into a
+buffer and hand it to `serve`, which runs them through the caches in order. Everything one
+request sets off (lookup, LRU victim, write-back chain, fetch from below) happens inside that one
+loop, with no helper that takes an array: numba reference-counts an array handed to an inlined
+helper (two atomic operations per array per call) wherever control flow defeats its pruning, and
+in a loop of millions of requests that cost more than the lookups themselves.
+
+The state is three plain arrays (not a tuple of many; an array taken out of a tuple in a loop is
+reference-counted too):
+    lines  int64 (levels, sets, F_N, ways)  a set is F_N contiguous rows of its ways: tags,
+                                            LRU stamps, info = tile << 8 | stream << 1 | dirty
+    shape  int64 (levels, SH_N)             sets, ways, level below (-1 = DRAM, always a later
+                                            level), set mask (sets - 1, or -1 if sets is not a
+                                            power of two)
+    meta   int64 (M_N,)                     LRU clock, line bytes, log2 line bytes
     acc    int64 (A_N, width)               byte and event totals (rows below)
     tile_bytes int64 (n_tiles,)             DRAM bytes charged to each screen tile
+A way is invalid iff its tag is -1, and then its stamp is 0; a valid way's stamp is the clock of
+its last use (>= 1, unique), so the first way of least stamp is the first invalid way if there is
+one, else the least recently used.
+
+Requests: int64 (capacity, R_N), one row per line: level it enters at, line, op, tile (-1: none).
+op = write | write-back << 1 | stream << 2. A write-back is a dirty line leaving the level above
+(a flush): it counts no on-chip bytes, hits or misses.
 """
 from __future__ import annotations
 
@@ -22,126 +39,124 @@ from .binning_kernels import BLOCK
 
 REGION_SHIFT = 40    # byte address = region << 40 | offset: one region per surface or buffer
 
-F_TAG, F_STAMP, F_DIRTY, F_STREAM, F_TILE, F_N = 0, 1, 2, 3, 4, 5   # fields of a way
-SH_SETS, SH_WAYS, SH_NEXT, SH_MASK, SH_N = 0, 1, 2, 3, 4
-M_CLOCK, M_LINE_BYTES, M_LINE_SHIFT = 0, 1, 2
+F_TAG, F_STAMP, F_INFO, F_N = range(4)   # fields of a way
+I_DIRTY, I_STREAM_SHIFT, I_STREAM_MASK, I_TILE_SHIFT = 1, 1, 127, 8   # bits of F_INFO
+SH_SETS, SH_WAYS, SH_NEXT, SH_MASK, SH_N = range(5)
+M_CLOCK, M_LINE_BYTES, M_LINE_SHIFT, M_N = range(4)
 # Rows of acc: bytes by stream (columns) for the first four, events by level for the last two.
 A_DRAM_READ, A_DRAM_WRITE, A_ONCHIP_READ, A_ONCHIP_WRITE, A_HITS, A_MISSES, A_N = range(7)
+R_LEVEL, R_LINE, R_OP, R_TILE, R_N = range(5)
+WAY_BITS = 6
+MAX_WAYS = 1 << WAY_BITS   # a way's index fits the low bits of an LRU key (stamp << WAY_BITS | way)
+OP_WRITE, OP_WRITE_BACK, OP_STREAM_SHIFT = 1, 2, 2
+REQUESTS = 1024      # rows of a producer's request buffer: 32 KiB, stays in the L1 data cache
 
 
 @njit(cache=True, error_model="numpy")
-def _set(shape, lv, line):
-    """Set of a line (line >= 0): a mask when the set count is a power of two, else an unsigned
-    remainder (no sign fix-up)."""
-    return line % shape[lv, SH_SETS]
+def serve(lines, shape, meta, acc, tile_bytes, rq, n):
+    """Runs requests rq[:n] through the caches, in order."""
+    lb = meta[M_LINE_BYTES]
+    clock = meta[M_CLOCK]
+    for i in range(n):
+        lv, line, op, tile = rq[i, R_LEVEL], rq[i, R_LINE], rq[i, R_OP], rq[i, R_TILE]
+        stream = op >> OP_STREAM_SHIFT
+        write = (op & OP_WRITE) != 0
+        counted = (op & OP_WRITE_BACK) == 0
+        if counted:
+            acc[A_ONCHIP_WRITE if write else A_ONCHIP_READ, stream] += lb
+        below = -2           # a read miss goes on to this level once its victim is written back
+        while True:
+            if lv < 0:
+                acc[A_DRAM_WRITE if write else A_DRAM_READ, stream] += lb
+                if tile >= 0:
+                    tile_bytes[tile] += lb
+            else:
+                mask = shape[lv, SH_MASK]
+                s = line & mask if mask >= 0 else line % shape[lv, SH_SETS]
+                ways = shape[lv, SH_WAYS]
+                # Whole-set scans without an early exit compile to vector compares. A set's tags
+                # are unique, so at most one way matches.
+                w = -1
+                for k in range(ways):
+                    if lines[lv, s, F_TAG, k] == line:
+                        w = k
+                clock += 1
+                if w >= 0:                                   # hit
+                    lines[lv, s, F_STAMP, w] = clock
+                    if counted:
+                        acc[A_HITS, lv] += 1
+                    if write:
+                        lines[lv, s, F_INFO, w] |= I_DIRTY
+                else:                                        # miss: replace the LRU way
+                    if counted:
+                        acc[A_MISSES, lv] += 1
+                    # LRU way: least (stamp, way) in one vectorised min; stamps are below 2^57
+                    key = lines[lv, s, F_STAMP, 0] << WAY_BITS
+                    for k in range(1, ways):
+                        key = min(key, (lines[lv, s, F_STAMP, k] << WAY_BITS) | k)
+                    w = key & (MAX_WAYS - 1)
+                    v_line, v_info = lines[lv, s, F_TAG, w], lines[lv, s, F_INFO, w]
+                    lines[lv, s, F_TAG, w] = line
+                    lines[lv, s, F_STAMP, w] = clock
+                    lines[lv, s, F_INFO, w] = ((tile << I_TILE_SHIFT) | (stream << I_STREAM_SHIFT)
+                                               | (I_DIRTY if write else 0))
+                    nxt = shape[lv, SH_NEXT]
+                    if not write:
+                        below = nxt
+                    if v_line >= 0 and v_info & I_DIRTY:     # the victim goes down first
+                        lv, line, tile = nxt, v_line, v_info >> I_TILE_SHIFT
+                        stream = (v_info >> I_STREAM_SHIFT) & I_STREAM_MASK
+                        write, counted = True, False
+                        continue
+            if below == -2:
+                break
+            lv, line, tile = below, rq[i, R_LINE], rq[i, R_TILE]
+            stream, write, counted = op >> OP_STREAM_SHIFT, False, True
+            below = -2
+    meta[M_CLOCK] = clock
 
 
-@njit(cache=True, error_model="numpy")
-def _lookup(lines, shape, lv, line):
-    """(set, way, hit): the way holding line, else the victim: the least recently used way.
-    Invalid ways have stamp 0 and valid ones a unique stamp >= 1, so the first minimum is the
-    first invalid way when there is one."""
-    s = _set(shape, lv, line)
-    n = shape[lv, SH_WAYS]
-    for w in range(n):
-        if lines[F_TAG, lv, s, w] == line:
-            return s, w, True
-    best, oldest = 0, lines[F_STAMP, lv, s, 0]
-    for w in range(1, n):
-        t = lines[F_STAMP, lv, s, w]
-        if t < oldest:
-            best, oldest = w, t
-    return s, best, False
+@njit(cache=True, inline="always", error_model="numpy")
+def request(rq, n, lv, line, op, tile):
+    """Appends one request; returns the new count."""
+    rq[n, R_LEVEL] = lv
+    rq[n, R_LINE] = line
+    rq[n, R_OP] = op
+    rq[n, R_TILE] = tile
+    return n + 1
 
 
-@njit(cache=True, error_model="numpy")
-def _touch(lines, meta, lv, s, w):
-    meta[M_CLOCK] += 1
-    lines[F_STAMP, lv, s, w] = meta[M_CLOCK]
+@njit(cache=True, inline="always", error_model="numpy")
+def op_code(write, stream):
+    return (OP_WRITE if write else 0) | (stream << OP_STREAM_SHIFT)
 
 
-@njit(cache=True, error_model="numpy")
-def _dram(meta, acc, tile_bytes, write, stream, tile):
-    acc[A_DRAM_WRITE if write else A_DRAM_READ, stream] += meta[M_LINE_BYTES]
-    if tile >= 0:
-        tile_bytes[tile] += meta[M_LINE_BYTES]
+@njit(cache=True, inline="always", error_model="numpy")
+def block_layout(meta, region, bpp):
+    """A block-linear surface (region, bpp = bytes per pixel with all its samples; the wrapper
+    checks that bpp divides the line) as request_block walks it: (first byte, bytes per 8x8
+    block, pixels per line, lines per block at most)."""
+    ppl = meta[M_LINE_BYTES] // bpp
+    return region << REGION_SHIFT, BLOCK * BLOCK * bpp, ppl, (BLOCK * BLOCK + ppl - 1) // ppl
 
 
-@njit(cache=True, error_model="numpy")
-def write_back(lines, shape, meta, acc, tile_bytes, lv, line, stream, tile):
-    """A dirty line leaving the level above arrives at lv (DRAM when lv < 0); a dirty victim it
-    displaces goes on down."""
-    while lv >= 0:
-        s, w, hit = _lookup(lines, shape, lv, line)
-        _touch(lines, meta, lv, s, w)
-        if hit:
-            lines[F_DIRTY, lv, s, w] = 1
-            return
-        v_line, v_dirty = lines[F_TAG, lv, s, w], lines[F_DIRTY, lv, s, w]
-        v_stream, v_tile = lines[F_STREAM, lv, s, w], lines[F_TILE, lv, s, w]
-        lines[F_TAG, lv, s, w] = line
-        lines[F_DIRTY, lv, s, w] = 1
-        lines[F_STREAM, lv, s, w] = stream
-        lines[F_TILE, lv, s, w] = tile
-        if v_line < 0 or v_dirty == 0:
-            return
-        line, stream, tile = v_line, v_stream, v_tile
-        lv = shape[lv, SH_NEXT]
-    _dram(meta, acc, tile_bytes, True, stream, tile)
-
-
-@njit(cache=True, error_model="numpy")
-def access(lines, shape, meta, acc, tile_bytes, lv, line, write, stream, tile):
-    """One line-sized request from a unit whose first cache is level lv."""
-    acc[A_ONCHIP_WRITE if write else A_ONCHIP_READ, stream] += meta[M_LINE_BYTES]
-    while lv >= 0:
-        s, w, hit = _lookup(lines, shape, lv, line)
-        _touch(lines, meta, lv, s, w)
-        if hit:
-            acc[A_HITS, lv] += 1
-            if write:
-                lines[F_DIRTY, lv, s, w] = 1
-            return
-        acc[A_MISSES, lv] += 1
-        v_line, v_dirty = lines[F_TAG, lv, s, w], lines[F_DIRTY, lv, s, w]
-        v_stream, v_tile = lines[F_STREAM, lv, s, w], lines[F_TILE, lv, s, w]
-        lines[F_TAG, lv, s, w] = line
-        lines[F_DIRTY, lv, s, w] = 1 if write else 0
-        lines[F_STREAM, lv, s, w] = stream
-        lines[F_TILE, lv, s, w] = tile
-        if v_line >= 0 and v_dirty:
-            write_back(lines, shape, meta, acc, tile_bytes, shape[lv, SH_NEXT], v_line, v_stream, v_tile)
-        if write:
-            return            # write-validate: no fetch from below
-        lv = shape[lv, SH_NEXT]
-    _dram(meta, acc, tile_bytes, False, stream, tile)
-
-
-@njit(cache=True, error_model="numpy")
-def access_range(lines, shape, meta, acc, tile_bytes, lv, first_byte, n_bytes, write, stream, tile):
-    """Every line overlapping [first_byte, first_byte + n_bytes)."""
-    shift = meta[M_LINE_SHIFT]
-    for line in range(first_byte >> shift, ((first_byte + n_bytes - 1) >> shift) + 1):
-        access(lines, shape, meta, acc, tile_bytes, lv, line, write, stream, tile)
-
-
-@njit(cache=True, error_model="numpy")
-def access_block(lines, shape, meta, acc, tile_bytes, lv, region, bpp, block, mask, write,
-                 stream, tile):
-    """The lines of one 8x8 block of a block-linear surface (region, bpp = bytes per pixel with
-    all its samples) that hold the pixels in mask (bit y*8+x)."""
-    ppl = meta[M_LINE_BYTES] // bpp          # pixels per line (the wrapper checks >= 1)
-    base = (region << REGION_SHIFT) + block * (BLOCK * BLOCK * bpp)
-    for j in range((BLOCK * BLOCK + ppl - 1) // ppl):
+@njit(cache=True, inline="always", error_model="numpy")
+def request_block(rq, n, meta, lv, layout, block, mask, op, tile):
+    """The lines of one 8x8 block of a surface (layout from block_layout) that hold the pixels
+    in mask (bit y*8+x). Returns the new count."""
+    first, block_bytes, ppl, n_lines = layout
+    lb, shift = meta[M_LINE_BYTES], meta[M_LINE_SHIFT]
+    base = first + block * block_bytes
+    for j in range(n_lines):
         lo = j * ppl
         bits = min(ppl, BLOCK * BLOCK - lo)
         m = (~np.uint64(0)) if bits == 64 else ((np.uint64(1) << np.uint64(bits)) - np.uint64(1))
         if mask & (m << np.uint64(lo)):
-            access(lines, shape, meta, acc, tile_bytes, lv,
-                   (base + j * meta[M_LINE_BYTES]) >> meta[M_LINE_SHIFT], write, stream, tile)
+            n = request(rq, n, lv, (base + j * lb) >> shift, op, tile)
+    return n
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, inline="always", error_model="numpy")
 def block_tile(block, blocks_x, tile, tiles_x):
     return ((block // blocks_x) * BLOCK // tile) * tiles_x + ((block % blocks_x) * BLOCK) // tile
 
@@ -149,22 +164,28 @@ def block_tile(block, blocks_x, tile, tiles_x):
 @njit(cache=True, error_model="numpy")
 def flush_region(cs, acc, tile_bytes, region, invalidate_only):
     """End of pass for one surface: STORE writes its dirty lines down to DRAM, level by level
-    from the top; DONT_CARE (invalidate_only) drops them without a byte of traffic."""
+    from the top; DONT_CARE (invalidate_only) drops them without a byte of traffic. A level's
+    write-backs are served after its scan: they only reach later levels."""
     lines, shape, meta = cs
     shift = REGION_SHIFT - meta[M_LINE_SHIFT]
+    rq = np.empty((lines.shape[1] * lines.shape[3], R_N), np.int64)
     for lv in range(shape.shape[0]):          # levels are ordered top (ROP) to bottom
+        n = 0
         for s in range(shape[lv, SH_SETS]):
             for w in range(shape[lv, SH_WAYS]):
-                line = lines[F_TAG, lv, s, w]
+                line, info = lines[lv, s, F_TAG, w], lines[lv, s, F_INFO, w]
                 if line < 0 or (line >> shift) != region:
                     continue
-                if lines[F_DIRTY, lv, s, w] and not invalidate_only:
-                    write_back(lines, shape, meta, acc, tile_bytes, shape[lv, SH_NEXT], line,
-                               lines[F_STREAM, lv, s, w], lines[F_TILE, lv, s, w])
-                lines[F_DIRTY, lv, s, w] = 0
+                if info & I_DIRTY and not invalidate_only:
+                    stream = (info >> I_STREAM_SHIFT) & I_STREAM_MASK
+                    n = request(rq, n, shape[lv, SH_NEXT], line,
+                                OP_WRITE | OP_WRITE_BACK | (stream << OP_STREAM_SHIFT),
+                                info >> I_TILE_SHIFT)
+                lines[lv, s, F_INFO, w] = info & ~I_DIRTY
                 if invalidate_only:
-                    lines[F_TAG, lv, s, w] = -1
-                    lines[F_STAMP, lv, s, w] = 0     # invalid ways are the oldest
+                    lines[lv, s, F_TAG, w] = -1
+                    lines[lv, s, F_STAMP, w] = 0     # invalid ways are the oldest
+        serve(lines, shape, meta, acc, tile_bytes, rq, n)
 
 
 @njit(cache=True, error_model="numpy")
@@ -172,9 +193,17 @@ def clear_surface(cs, acc, tile_bytes, lv, region, bpp, n_blocks, stream, blocks
     """A clear without fast-clear metadata: every line of the surface written once."""
     lines, shape, meta = cs
     full = ~np.uint64(0)
+    op = op_code(True, stream)
+    layout = block_layout(meta, region, bpp)
+    rq = np.empty((REQUESTS, R_N), np.int64)
+    n = 0
     for b in range(n_blocks):
-        access_block(lines, shape, meta, acc, tile_bytes, lv, region, bpp, b, full, True, stream,
-                     block_tile(b, blocks_x, tile, tiles_x))
+        if n > REQUESTS - layout[3]:
+            serve(lines, shape, meta, acc, tile_bytes, rq, n)
+            n = 0
+        n = request_block(rq, n, meta, lv, layout, b, full, op,
+                          block_tile(b, blocks_x, tile, tiles_x))
+    serve(lines, shape, meta, acc, tile_bytes, rq, n)
 
 
 @njit(cache=True, error_model="numpy")
@@ -184,9 +213,15 @@ def resolve_surface(cs, acc, tile_bytes, lv, src, dst, n_blocks, color_stream, r
     src, dst: (region, bytes per pixel)."""
     lines, shape, meta = cs
     full = ~np.uint64(0)
+    read, write = op_code(False, color_stream), op_code(True, resolve_stream)
+    src_blocks, dst_blocks = block_layout(meta, src[0], src[1]), block_layout(meta, dst[0], dst[1])
+    rq = np.empty((REQUESTS, R_N), np.int64)
+    n = 0
     for b in range(n_blocks):
+        if n > REQUESTS - src_blocks[3] - dst_blocks[3]:
+            serve(lines, shape, meta, acc, tile_bytes, rq, n)
+            n = 0
         t = block_tile(b, blocks_x, tile, tiles_x)
-        access_block(lines, shape, meta, acc, tile_bytes, lv, src[0], src[1], b, full, False,
-                     color_stream, t)
-        access_block(lines, shape, meta, acc, tile_bytes, lv, dst[0], dst[1], b, full, True,
-                     resolve_stream, t)
+        n = request_block(rq, n, meta, lv, src_blocks, b, full, read, t)
+        n = request_block(rq, n, meta, lv, dst_blocks, b, full, write, t)
+    serve(lines, shape, meta, acc, tile_bytes, rq, n)
