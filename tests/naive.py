@@ -130,3 +130,76 @@ def raycast_coverage(world_tris: np.ndarray, camera, width: int, height: int) ->
         hit |= (np.abs(det) > 1e-12) & (u >= 0) & (w >= 0) & (u + w <= 1) \
             & (t >= camera.near) & (t <= camera.far)
     return hit
+
+
+class NaiveCaches:
+    """The memory model written the obvious way: a list of LRU sets (OrderedDicts) per level,
+    write-back, read-allocate with fetch from below, write-allocate without fetch."""
+
+    def __init__(self, config, n_streams: int, n_tiles: int):
+        lb = config.line_bytes
+        self.lb = lb
+        self.levels = [[__import__("collections").OrderedDict() for _ in range(c.n_sets(lb))]
+                       for c in config.levels]
+        self.ways = [c.ways for c in config.levels]
+        self.next = {0: 2, 1: 2, 2: -1}        # ROP colour, ROP depth -> L2 -> DRAM
+        z = lambda n: [0] * n                   # noqa: E731
+        self.dram_read, self.dram_write = z(n_streams), z(n_streams)
+        self.onchip_read, self.onchip_write = z(n_streams), z(n_streams)
+        self.hits, self.misses, self.tile_bytes = z(3), z(3), z(n_tiles)
+
+    def _dram(self, write, stream, tile):
+        (self.dram_write if write else self.dram_read)[stream] += self.lb
+        if tile >= 0:
+            self.tile_bytes[tile] += self.lb
+
+    def _install(self, lv, line, dirty, stream, tile):
+        """Insert as most recent; a dirty LRU victim goes down as a write-back."""
+        sets = self.levels[lv]
+        s = sets[line % len(sets)]
+        victim = None
+        if len(s) == self.ways[lv]:
+            victim = s.popitem(last=False)
+        s[line] = [dirty, stream, tile]
+        if victim is not None and victim[1][0]:
+            self.write_back(self.next[lv], victim[0], victim[1][1], victim[1][2])
+
+    def write_back(self, lv, line, stream, tile):
+        if lv < 0:
+            return self._dram(True, stream, tile)
+        s = self.levels[lv][line % len(self.levels[lv])]
+        if line in s:
+            s.move_to_end(line)
+            s[line][0] = True
+        else:
+            self._install(lv, line, True, stream, tile)
+
+    def access(self, lv, line, write, stream, tile):
+        (self.onchip_write if write else self.onchip_read)[stream] += self.lb
+        while lv >= 0:
+            s = self.levels[lv][line % len(self.levels[lv])]
+            if line in s:
+                self.hits[lv] += 1
+                s.move_to_end(line)
+                s[line][0] = s[line][0] or write
+                return
+            self.misses[lv] += 1
+            self._install(lv, line, write, stream, tile)
+            if write:
+                return
+            lv = self.next[lv]
+        self._dram(False, stream, tile)
+
+    def flush(self, region_of_line, region, store):
+        for lv, sets in enumerate(self.levels):
+            for s in sets:
+                for line in list(s):
+                    if region_of_line(line) != region:
+                        continue
+                    dirty, stream, tile = s[line]
+                    if store:
+                        if dirty:
+                            self.write_back(self.next[lv], line, stream, tile)
+                        s[line][0] = False
+                    else:
+                        del s[line]

@@ -1,0 +1,51 @@
+"""The memory model's engine against its slow twin (tests.naive.NaiveCaches)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from renderer import memory_kernels as mk
+from renderer.counters import STREAMS
+from renderer.memory import CacheConfig, MemoryConfig, MemoryModel
+from tests.naive import NaiveCaches
+
+CONFIGS = {
+    "baseline-like": MemoryConfig(128, CacheConfig("rop_color", 31 * 128 * 2, 2),
+                                  CacheConfig("rop_depth", 3 * 128 * 4, 4), CacheConfig("l2", 64 * 128 * 4, 4)),
+    "tiny": MemoryConfig(64, CacheConfig("rop_color", 64, 1), CacheConfig("rop_depth", 128, 2),
+                         CacheConfig("l2", 64 * 7 * 3, 7)),
+}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_serve_matches_naive_caches(name, seed):
+    cfg = CONFIGS[name]
+    n_tiles = 5
+    mm = MemoryModel(cfg, n_tiles)
+    naive = NaiveCaches(cfg, len(STREAMS), n_tiles)
+    rng = np.random.default_rng(seed)
+    n = 20000
+    regions = rng.integers(1, 3, n)
+    lines = (regions << (mk.REGION_SHIFT - mm.state.meta[mk.M_LINE_SHIFT])) + rng.integers(0, 400, n)
+    levels = rng.integers(0, 3, n)
+    writes = rng.random(n) < 0.4
+    streams = rng.integers(0, len(STREAMS), n)
+    tiles = rng.integers(-1, n_tiles, n)
+    rq = np.empty((n, mk.R_N), np.int64)
+    for i in range(n):
+        mk.request(rq, i, levels[i], lines[i], mk.op_code(bool(writes[i]), streams[i]), tiles[i])
+        naive.access(int(levels[i]), int(lines[i]), bool(writes[i]), int(streams[i]), int(tiles[i]))
+    mk.serve(*mm.state, mm.acc, mm.tile_bytes, rq, n)
+    shift = mk.REGION_SHIFT - int(mm.state.meta[mk.M_LINE_SHIFT])
+    mm.flush(mm.surface("a", "rgba8", 1)._replace(region=1), store=True)
+    naive.flush(lambda line: line >> shift, 1, store=True)
+    mm.flush(mm.surface("b", "rgba8", 1)._replace(region=2), store=False)
+    naive.flush(lambda line: line >> shift, 2, store=False)
+    acc = mm.acc
+    assert list(acc[mk.A_DRAM_READ, :len(STREAMS)]) == naive.dram_read
+    assert list(acc[mk.A_DRAM_WRITE, :len(STREAMS)]) == naive.dram_write
+    assert list(acc[mk.A_ONCHIP_READ, :len(STREAMS)]) == naive.onchip_read
+    assert list(acc[mk.A_ONCHIP_WRITE, :len(STREAMS)]) == naive.onchip_write
+    assert list(acc[mk.A_HITS, :3]) == naive.hits and list(acc[mk.A_MISSES, :3]) == naive.misses
+    assert list(mm.tile_bytes) == naive.tile_bytes
