@@ -22,7 +22,7 @@ from .binning_kernels import BLOCK
 
 BLOCK_BITS = 3                 # log2(BLOCK)
 from .geometry_kernels import SUBPIXEL, SUBPIXEL_BITS
-from .rop_kernels import depth_test, write_samples
+from .rop_kernels import depth_test, quantize, write_samples
 from .shade_kernels import mip_level, shade_fragment, texel_block_address
 
 MASK_MODE = 1          # scenes.model.AlphaMode.MASK: shade before the depth test (late Z)
@@ -116,6 +116,10 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
             shade_fragment(base_color, texture, unlit, tex_data, tex_levels, light, d,
                            v_normal[t, 0, 0], v_normal[t, 0, 1], v_normal[t, 0, 2], back[t], 0.0, 0.0,
                            0, rgba)
+        u0 = u1 = u2 = np.uint8(0)
+        if uniform:
+            u0, u1, u2 = quantize(rgba[0]), quantize(rgba[1]), quantize(rgba[2])
+        fill_fast = uniform and not late and not blend and n_samples == 1
         for k in range(3):
             ax, ay = vx[t, k], vy[t, k]
             dx, dy = vx[t, (k + 1) % 3] - ax, vy[t, (k + 1) % 3] - ay
@@ -126,6 +130,10 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
             bias[k] = 0 if (dy < 0 or (dy == 0 and dx > 0)) else -1
             for s in range(n_samples):
                 sample_e[k, s] = A[k] * sample_x[s] + B[k] * sample_y[s]
+        # Scalars for the hot loop: LLVM keeps them in registers (array elements it must reload,
+        # since it cannot prove the stores to the lane arrays do not alias them).
+        A0, A1, A2, B0, B1, B2 = A[0], A[1], A[2], B[0], B[1], B[2]
+        C0, C1, C2, T0, T1, T2 = C[0], C[1], C[2], bias[0], bias[1], bias[2]
         dzdx, dzdy, zc = zplane[t, 0], zplane[t, 1], zplane[t, 2]
         w0, w1, w2 = v_inv_w[t, 0], v_inv_w[t, 1], v_inv_w[t, 2]
         x0 = max(tx0, min(vx[t, 0], vx[t, 1], vx[t, 2]) >> SUBPIXEL_BITS)
@@ -153,6 +161,49 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
                     full = full and lo >= 0
                 if outside:
                     continue
+                if full and fill_fast:
+                    # The common case of big opaque triangles, written out plainly: no edge
+                    # tests, no lane arrays, one uniform colour. Counts as the general path does.
+                    for qy in range(max(by0, y0 & ~1), min(by0 + BLOCK, y1), 2):
+                        for qx in range(max(bx0, x0 & ~1), min(bx0 + BLOCK, x1), 2):
+                            n_cov = 0
+                            n_pass = 0
+                            for lane in range(4):
+                                lx = qx + (lane & 1)
+                                ly = qy + (lane >> 1)
+                                if not (x0 <= lx < x1 and y0 <= ly < y1):
+                                    continue
+                                z = dzdx * (lx * SUBPIXEL + SUBPIXEL // 2) + dzdy * (ly * SUBPIXEL + SUBPIXEL // 2) + zc
+                                if not 0.0 <= z <= 1.0:
+                                    continue
+                                zf = np.float32(z)
+                                n_cov += 1
+                                touched[ly - ty0, lx - tx0] = True
+                                b = ((ly - ty0) >> BLOCK_BITS) * nbx + ((lx - tx0) >> BLOCK_BITS)
+                                bit = np.uint64(1) << np.uint64(((ly & (BLOCK - 1)) << BLOCK_BITS) + (lx & (BLOCK - 1)))
+                                if test_depth:
+                                    tested[b] |= bit
+                                    if not zf < fb_depth[ly, lx, 0]:
+                                        k_early_z_killed += 1
+                                        continue
+                                n_pass += 1
+                                fb_shaded[ly, lx] += 1
+                                written[b] |= bit
+                                if depth_write:
+                                    fb_depth[ly, lx, 0] = zf
+                                fb_color[ly, lx, 0, 0] = u0
+                                fb_color[ly, lx, 0, 1] = u1
+                                fb_color[ly, lx, 0, 2] = u2
+                                fb_color[ly, lx, 0, 3] = 255
+                            if n_cov > 0:
+                                k_quads += 1
+                                k_fragments += n_cov
+                                k_samples += n_cov
+                            if n_pass > 0:
+                                k_helper_lanes += 4 - n_pass
+                                k_shaded += n_pass
+                                k_written += n_pass
+                    continue
                 for qy in range(max(by0, y0 & ~1), min(by0 + BLOCK, y1), 2):
                     for qx in range(max(bx0, x0 & ~1), min(bx0 + BLOCK, x1), 2):
                         any_cov = False
@@ -163,14 +214,14 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
                             if x0 <= lx < x1 and y0 <= ly < y1:
                                 X = lx * SUBPIXEL + SUBPIXEL // 2
                                 Y = ly * SUBPIXEL + SUBPIXEL // 2
-                                e0 = A[0] * X + B[0] * Y + C[0]
-                                e1 = A[1] * X + B[1] * Y + C[1]
-                                e2 = A[2] * X + B[2] * Y + C[2]
+                                e0 = A0 * X + B0 * Y + C0
+                                e1 = A1 * X + B1 * Y + C1
+                                e2 = A2 * X + B2 * Y + C2
                                 for s in range(n_samples):
                                     f0 = e0 + sample_e[0, s]
                                     f1 = e1 + sample_e[1, s]
                                     f2 = e2 + sample_e[2, s]
-                                    if full or (f0 + bias[0] >= 0 and f1 + bias[1] >= 0 and f2 + bias[2] >= 0):
+                                    if full or (f0 + T0 >= 0 and f1 + T1 >= 0 and f2 + T2 >= 0):
                                         z = dzdx * (X + sample_x[s]) + dzdy * (Y + sample_y[s]) + zc
                                         if 0.0 <= z <= 1.0:     # the far plane clips per sample
                                             cov |= 1 << s
@@ -216,9 +267,9 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
                                 continue
                             X = (qx + (lane & 1)) * SUBPIXEL + SUBPIXEL // 2
                             Y = (qy + (lane >> 1)) * SUBPIXEL + SUBPIXEL // 2
-                            l2 = float(A[0] * X + B[0] * Y + C[0])
-                            l0 = float(A[1] * X + B[1] * Y + C[1])
-                            l1 = float(A[2] * X + B[2] * Y + C[2])
+                            l2 = float(A0 * X + B0 * Y + C0)
+                            l0 = float(A1 * X + B1 * Y + C1)
+                            l1 = float(A2 * X + B2 * Y + C2)
                             p0, p1, p2 = l0 * w0, l1 * w1, l2 * w2      # perspective-correct weights
                             ps = 1.0 / (p0 + p1 + p2)
                             p0, p1, p2 = p0 * ps, p1 * ps, p2 * ps
