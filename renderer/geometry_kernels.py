@@ -276,33 +276,18 @@ CHUNK = 4096   # triangles per parallel work item
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def count_setup(clip, world, normal, uv, idx, tri_draw, draw_flat, draw_cull, width, height, vert,
-                dummy_out):
-    """Pass 1: setup triangles per input triangle, and each one's outcome."""
+def setup_triangles(clip, world, normal, uv, idx, tri_draw, draw_flat, draw_cull, width, height,
+                    vert, write, offsets, out):
+    """Pass 1 (write False): setup triangles per input triangle and each one's outcome.
+    Pass 2 (write True): the same work, writing at the prefix-summed offsets into out."""
     n = idx.shape[0]
-    n_emit = np.empty(n, np.int64)
-    outcome = np.empty(n, np.uint8)
-    clipped = np.empty(n, np.uint8)
-    vsx, vsy, vfx, vfy, vz, viw, voc = vert
-    ox, oy, oz, oinv_w, onrm, ouv, oback, ozplane = dummy_out
-    no_offsets = np.zeros(1, np.int64)
-    for ch in prange((n + CHUNK - 1) // CHUNK):
-        _setup_chunk(ch * CHUNK, min(n, (ch + 1) * CHUNK), clip, world, normal, uv, idx, tri_draw,
-                     draw_flat, draw_cull, width, height, vsx, vsy, vfx, vfy, vz, viw, voc, False,
-                     no_offsets, n_emit, outcome, clipped, ox, oy, oz, oinv_w, onrm, ouv, oback, ozplane)
-    return n_emit, outcome, clipped
-
-
-@njit(cache=True, parallel=True, error_model="numpy")
-def write_setup(clip, world, normal, uv, idx, tri_draw, draw_flat, draw_cull, width, height, vert,
-                offsets, out):
-    """Pass 2: the same work, writing at the prefix-summed offsets."""
-    n = idx.shape[0]
+    n_emit = np.zeros(n if not write else 0, np.int64)
+    outcome = np.zeros(n if not write else 0, np.uint8)
+    clipped = np.zeros(n if not write else 0, np.uint8)
     vsx, vsy, vfx, vfy, vz, viw, voc = vert
     ox, oy, oz, oinv_w, onrm, ouv, oback, ozplane = out
-    none = np.zeros(0, np.int64)
     for ch in prange((n + CHUNK - 1) // CHUNK):
         _setup_chunk(ch * CHUNK, min(n, (ch + 1) * CHUNK), clip, world, normal, uv, idx, tri_draw,
-                     draw_flat, draw_cull, width, height, vsx, vsy, vfx, vfy, vz, viw, voc, True,
-                     offsets, none, none.astype(np.uint8), none.astype(np.uint8), ox, oy, oz, oinv_w,
-                     onrm, ouv, oback, ozplane)
+                     draw_flat, draw_cull, width, height, vsx, vsy, vfx, vfy, vz, viw, voc, write,
+                     offsets, n_emit, outcome, clipped, ox, oy, oz, oinv_w, onrm, ouv, oback, ozplane)
+    return n_emit, outcome, clipped
