@@ -7,57 +7,27 @@ Built from the shared stages: geometry → binning (only to run screen tiles in 
 """
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
 from renderer.binning import RASTER_TILE, bin_triangles
-from renderer.binning_kernels import BLOCK
 from renderer.counters import Counters
-from renderer.formats import INDEX, VERTEX
 from renderer.geometry import setup_pass
 from renderer.memory import ROP_COLOR, ROP_DEPTH, STREAM, MemoryModel, Surface
 from renderer.memory_kernels import clear_surface, resolve_surface
-from renderer.raster import Framebuffer, RasterView, rasterize
+from renderer.raster import RasterView, rasterize
 from renderer.raster_kernels import RC
 from renderer.shade import build_tables, light_vector
 from scenes.model import LoadAction, StoreAction
 
+from .frame import GeometryStreams, blocks, framebuffer, tile_maps
 from .imr_kernels import replay_submission_order
 from .result import Result
-
-
-class GeometryStreams(NamedTuple):
-    """Where each draw's index and vertex data live, for the front end's fetches."""
-    prim_off: np.ndarray     # int64 (n_draws + 1,) first primitive of each draw (pass-global)
-    indices: np.ndarray      # int64 (3 * n_prims,) vertex index of every corner
-    index_base: np.ndarray   # int64 (n_draws,) byte address of the draw's index buffer
-    vertex_base: np.ndarray  # int64 (n_draws,) byte address of its vertex buffer
-    index_bytes: int
-    vertex_bytes: int
-
-    @staticmethod
-    def of(draws, mm: MemoryModel) -> "GeometryStreams":
-        counts = [d.mesh.n_triangles for d in draws]
-        prim_off = np.zeros(len(draws) + 1, np.int64)
-        np.cumsum(counts, out=prim_off[1:])
-        idx = np.concatenate([d.mesh.indices.reshape(-1) for d in draws]).astype(np.int64) \
-            if draws else np.zeros(0, np.int64)
-        # Instances of one mesh share its buffers: same region, so the caches see the reuse.
-        ib = np.array([mm.address(mm.region(("index", id(d.mesh)))) for d in draws], np.int64)
-        vb = np.array([mm.address(mm.region(("vertex", id(d.mesh)))) for d in draws], np.int64)
-        return GeometryStreams(prim_off, idx, ib, vb, INDEX.itemsize, VERTEX.itemsize)
-
-
-def _blocks(width, height):
-    bx, by = -(-width // BLOCK), -(-height // BLOCK)
-    return bx, bx * by
 
 
 def render(scene, preset, width: int, height: int, samples: int = 1) -> Result:
     tiles_x, tiles_y = -(-width // RASTER_TILE), -(-height // RASTER_TILE)
     mm = MemoryModel(preset.memory, tiles_x * tiles_y)
-    blocks_x, n_blocks = _blocks(width, height)
+    blocks_x, _, n_blocks = blocks(width, height)
     light = light_vector(scene.light)
     counters = Counters()
     per_tile = np.zeros((tiles_y * tiles_x, RC.N), np.int64)
@@ -66,7 +36,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1) -> Result:
     fb = None
     for rp in scene.frame(samples):
         view = RasterView.make(width, height, rp.samples)
-        fb = _framebuffer(rp, images, view, shaded)
+        fb = framebuffer(rp, images, view, shaded)
         color = mm.surface(rp.color.name, rp.color.format, rp.samples)
         depth = mm.surface(rp.depth.name, rp.depth.format, rp.samples) if rp.depth else Surface(0, 4)
         # No fast clear on the baseline: a CLEAR writes every line of the surface.
@@ -103,30 +73,5 @@ def render(scene, preset, width: int, height: int, samples: int = 1) -> Result:
     counters = counters + mm.counters()
     counters["tile.tiles"] = tiles_x * tiles_y
     return Result(scene.name, preset.name, width, height, samples, fb.resolve(), fb.depth.min(axis=2),
-                  counters, _tile_maps(per_tile, mm.tile_bytes, tiles_x, tiles_y),
+                  counters, tile_maps(per_tile, mm.tile_bytes, tiles_x, tiles_y),
                   {"overdraw": shaded}, RASTER_TILE, preset.dram_gbps)
-
-
-def _framebuffer(rp, images, view, shaded) -> Framebuffer:
-    """The pass's attachments: previous contents for LOAD, else the clear value."""
-    def get(att, shape, dtype, clear):
-        if att.load == LoadAction.LOAD and att.name in images and images[att.name].shape == shape:
-            return images[att.name]
-        img = np.empty(shape, dtype)
-        img[:] = clear
-        images[att.name] = img
-        return img
-    h, w, s = view.height, view.width, view.samples
-    clear = np.round(np.clip(np.asarray(rp.color.clear[:4], np.float64), 0, 1) * 255).astype(np.uint8)
-    color = get(rp.color, (h, w, s, 4), np.uint8, clear)
-    depth = get(rp.depth, (h, w, s), np.float32, rp.depth.clear[0]) if rp.depth is not None \
-        else np.ones((h, w, s), np.float32)
-    return Framebuffer(color, depth, shaded)
-
-
-def _tile_maps(per_tile, tile_bytes, tiles_x, tiles_y) -> dict[str, np.ndarray]:
-    shape = (tiles_y, tiles_x)
-    shaded = per_tile[:, RC.SHADED].reshape(shape)
-    covered = per_tile[:, RC.PIXELS_COVERED].reshape(shape)
-    return {"overdraw": np.where(covered > 0, shaded / np.maximum(covered, 1), 0.0),
-            "shaded": shaded, "dram_bytes": tile_bytes.reshape(shape).copy()}

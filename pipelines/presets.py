@@ -40,11 +40,15 @@ class Preset:
 
     @property
     def memory(self) -> MemoryConfig:
-        return MemoryConfig(
-            line_bytes=int(self["cache_line_bytes"]),
-            rop_color=CacheConfig("rop_color", int(self["rop_color_cache_bytes"]), int(self["rop_color_cache_ways"])),
-            rop_depth=CacheConfig("rop_depth", int(self["rop_depth_cache_bytes"]), int(self["rop_depth_cache_ways"])),
-            l2=CacheConfig("l2", int(self["l2_bytes"]), int(self["l2_ways"])))
+        l2 = CacheConfig("l2", int(self["l2_bytes"]), int(self["l2_ways"]))
+        if self.architecture == "tbdr":       # param cache (TILER_PARAM) in front of the SLC
+            return MemoryConfig(int(self["cache_line_bytes"]), (CacheConfig(
+                "param", int(self["param_cache_bytes"]), int(self["param_cache_ways"])), l2), (1, -1))
+        return MemoryConfig.rop_l2(
+            int(self["cache_line_bytes"]),
+            CacheConfig("rop_color", int(self["rop_color_cache_bytes"]), int(self["rop_color_cache_ways"])),
+            CacheConfig("rop_depth", int(self["rop_depth_cache_bytes"]), int(self["rop_depth_cache_ways"])),
+            l2)
 
     @property
     def dram_gbps(self) -> float:
@@ -69,7 +73,36 @@ IMR_BASELINE = Preset(
         "dram_gbps": Param(448.0, "256-bit GDDR6 14 Gbps = 448 GB/s (PS5 / RX 5700 XT), seed 000 L2034", "spec"),
     })
 
-PRESETS: dict[str, Preset] = {p.name: p for p in (IMR_BASELINE,)}
+SEED4 = "seed 004 (seed-notes/004_partA.md)"
+TILER_ASSUMED = {
+    "param_cache_bytes": Param(32 * 1024, "no public figure for the tiler's parameter cache; 32 KiB chosen", "assumed"),
+    "param_cache_ways": Param(8, "no public figure; 8-way chosen", "assumed"),
+    "cache_line_bytes": Param(128, "Apple GPU cache line 128 B is commonly measured; not in the seeds", "assumed"),
+    "l2_ways": Param(16, "SLC associativity not published; 16-way chosen", "assumed"),
+    "tile_px": Param(32, f"32x32 tiles, {SEED4} L698; Apple's imageblock docs list 32x32, 32x16, 16x16", "spec"),
+}
+
+APPLE_A11 = Preset(
+    "apple-a11", "tbdr",
+    "Apple A11 (first in-house GPU): TBDR with HSR, 32x32 tiles, 32 KiB of tile memory",
+    {
+        **TILER_ASSUMED,
+        "tile_memory_bytes": Param(32 * 1024, f"the seed gives 32-64 KiB (L813) and a 32 KB threadgroup/imageblock limit (L279); the low end for the first generation", "assumed"),
+        "l2_bytes": Param(4 * MB, "A11 system-level cache 4 MB per die analyses; not in the seeds", "assumed"),
+        "dram_gbps": Param(34.1, "64-bit LPDDR4X-4266 = 34.1 GB/s; the seeds give no A11 figure", "assumed"),
+    })
+
+APPLE_M3 = Preset(
+    "apple-m3", "tbdr",
+    "Apple M3: TBDR with HSR, 32x32 tiles, 64 KiB of tile memory, 8 MB SLC, 128-bit LPDDR5",
+    {
+        **TILER_ASSUMED,
+        "tile_memory_bytes": Param(64 * 1024, f"A11+ colour targets up to 512 bits/px x 32x32 = 64 KiB, the high end of the seed's 32-64 KiB ({SEED4} L284, L813)", "derived"),
+        "l2_bytes": Param(8 * MB, f"SLC 8 MB measured on an M4 Pro-class part, {SEED4} L596; taken for M3", "measured"),
+        "dram_gbps": Param(102.4, f"2 x 51.2 GB/s (64-bit LPDDR5-6400, {SEED4} L869) for M3's 128-bit bus", "derived"),
+    })
+
+PRESETS: dict[str, Preset] = {p.name: p for p in (IMR_BASELINE, APPLE_A11, APPLE_M3)}
 
 
 def get_preset(name: str) -> Preset:

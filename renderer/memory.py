@@ -42,14 +42,26 @@ class CacheConfig:
 
 @dataclass(frozen=True)
 class MemoryConfig:
+    """Caches top (the units' own) to bottom; each misses to `below[i]`, a later level or DRAM
+    (-1). All share one line size."""
     line_bytes: int
-    rop_color: CacheConfig
-    rop_depth: CacheConfig
-    l2: CacheConfig
+    caches: tuple[CacheConfig, ...]
+    below: tuple[int, ...]
+
+    def __post_init__(self):
+        if len(self.below) != len(self.caches) or any(
+                not (b == -1 or i < b < len(self.caches)) for i, b in enumerate(self.below)):
+            raise ValueError(f"cache levels must miss to a later level or DRAM, got {self.below}")
+
+    @staticmethod
+    def rop_l2(line_bytes: int, rop_color: CacheConfig, rop_depth: CacheConfig,
+               l2: CacheConfig) -> "MemoryConfig":
+        """An IMR's: ROP colour and depth caches (levels ROP_COLOR, ROP_DEPTH) in front of L2."""
+        return MemoryConfig(line_bytes, (rop_color, rop_depth, l2), (L2, L2, -1))
 
     @property
     def levels(self) -> tuple[CacheConfig, ...]:
-        return (self.rop_color, self.rop_depth, self.l2)
+        return self.caches
 
 
 class CacheState(NamedTuple):
@@ -81,7 +93,7 @@ class MemoryModel:
         lines[:, :, mk.F_INFO] = -1 << mk.I_TILE_SHIFT       # no tile, stream 0, clean
         shape = np.zeros((len(levels), mk.SH_N), np.int64)
         shape[:, mk.SH_SETS], shape[:, mk.SH_WAYS] = sets, ways
-        shape[:, mk.SH_NEXT] = (L2, L2, -1)     # always a later level or DRAM: a flush relies on it
+        shape[:, mk.SH_NEXT] = config.below     # always a later level or DRAM: a flush relies on it
         shape[:, mk.SH_MASK] = [n - 1 if n & (n - 1) == 0 else -1 for n in sets]
         meta = np.zeros(mk.M_N, np.int64)
         meta[mk.M_LINE_BYTES], meta[mk.M_LINE_SHIFT] = lb, lb.bit_length() - 1

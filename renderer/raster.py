@@ -54,9 +54,11 @@ def _csr(counts: np.ndarray) -> np.ndarray:
 
 
 def rasterize(tris: SetupTriangles, bins: TileBins, mat, tex, light: np.ndarray, fb: Framebuffer,
-              view: RasterView) -> tuple[Counters, np.ndarray, RopEvents]:
-    """Render all tiles into fb (in place). Returns the counters, the per-tile counter rows
-    (n_tiles, RC.N) for heat maps, and the events for the memory model."""
+              view: RasterView, hsr: bool = False) -> tuple[Counters, np.ndarray, RopEvents]:
+    """Render all tiles into fb (in place). With `hsr`, each tile resolves visibility of its
+    opaque runs before shading them (a TBDR tile); the image is the same either way.
+    Returns the counters, the per-tile counter rows (n_tiles, RC.N) for heat maps, and the
+    events for the memory model."""
     textured = mat.texture[tris.draw] >= 0 if tris.n else np.zeros(0, np.bool_)
     blocks, quads = event_capacity(tris.x, tris.y, view.width, view.height, bins.tile, bins.tiles_x,
                                    bins.tile_offsets, bins.ref_tri, textured)
@@ -65,5 +67,5 @@ def rasterize(tris: SetupTriangles, bins: TileBins, mat, tex, light: np.ndarray,
                    np.empty(block_off[-1], np.uint64), np.empty(block_off[-1], np.uint64),
                    tex_off, np.zeros(bins.n_refs, np.int64), np.empty(tex_off[-1], np.int64))
     per_tile = np.zeros((bins.n_tiles, rk.RC.N), np.int64)
-    rk.rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, per_tile)
+    rk.rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, hsr, per_tile)
     return from_array(rk.COUNTER_NAMES, per_tile.sum(axis=0)), per_tile, ev

@@ -26,6 +26,7 @@ from .rop_kernels import depth_test, quantize, write_samples
 from .shade_kernels import mip_level, shade_fragment, texel_block_address
 
 MASK_MODE = 1          # scenes.model.AlphaMode.MASK: shade before the depth test (late Z)
+PH_IMR, PH_VIS, PH_SHADE = 0, 1, 2   # schedule phases (rasterize_tile)
 TEX_RECENT = 8         # texture blocks remembered per (triangle, tile): the texture L1's reach
 
 
@@ -43,17 +44,21 @@ class RC(IntEnum):
     WRITTEN = 9          # fragments that wrote colour
     PIXELS_COVERED = 10  # pixels with at least one fragment (the overdraw denominator)
     TEX_BLOCKS = 11      # texture block requests after the per-triangle L1 (memory events)
-    N = 12
+    HSR_KILLED = 12      # fragments that passed the depth test but HSR found hidden: not shaded
+    HSR_FLUSH_MASK = 13  # deferred runs cut short by an alpha-tested (punch-through) triangle
+    HSR_FLUSH_BLEND = 14 # ... and by a blended one
+    N = 15
 
 
 COUNTER_NAMES = ["raster.fragments", "raster.samples_covered", "raster.quads",
                  "raster.helper_lanes", "raster.early_z_killed", "raster.late_z_killed",
                  "raster.alpha_killed", "raster.shaded", "raster.blended", "raster.written",
-                 "raster.pixels_covered", "raster.texture_block_requests"]
+                 "raster.pixels_covered", "raster.texture_block_requests", "raster.hsr_killed",
+                 "tile.hsr_flush.punch_through", "tile.hsr_flush.blend"]
 
 
 @njit(cache=True, error_model="numpy")
-def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
+def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, hsr, counters):
     # Unpack the structs once: an array taken out of a tuple inside the loop is ref-counted
     # every time, which costs more than the edge tests.
     vx, vy, _, v_inv_w, v_normal, v_uv, back, zplane, draw, _ = tris
@@ -96,12 +101,48 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
     k_blended = 0
     k_written = 0
     k_tex_blocks = 0
-    for r in range(tile_offsets[i], tile_offsets[i + 1]):
+    k_hsr_candidates = 0      # fragments immediate mode would have shaded in deferred runs
+    k_hsr_shaded = 0
+    k_hsr_flush_mask = 0
+    k_hsr_flush_blend = 0
+    # The schedule: (reference, phase) in order. Immediate mode runs each triangle once (PH_IMR).
+    # With hidden-surface removal (a TBDR tile) each run of triangles whose visibility is known
+    # before shading (opaque, no alpha test, no blend) runs twice: PH_VIS tests and writes depth
+    # and records the last triangle to pass at each sample; PH_SHADE then shades just those.
+    # A MASK or BLEND triangle ends the run: its fragments need the shaded result below them.
+    first, last = tile_offsets[i], tile_offsets[i + 1]
+    sched = np.empty((2 * (last - first), 2), np.int64)
+    n_sched = 0
+    r = first
+    while r < last:
+        d = draw[ref_tri[r]]
+        if hsr and alpha_mode[d] != MASK_MODE and not blend_d[d]:
+            run_end = r
+            while run_end < last and alpha_mode[draw[ref_tri[run_end]]] != MASK_MODE \
+                    and not blend_d[draw[ref_tri[run_end]]]:
+                run_end += 1
+            for phase in (PH_VIS, PH_SHADE):
+                for rr in range(r, run_end):
+                    sched[n_sched, 0], sched[n_sched, 1] = rr, phase
+                    n_sched += 1
+            if run_end < last:
+                if alpha_mode[draw[ref_tri[run_end]]] == MASK_MODE:
+                    k_hsr_flush_mask += 1
+                else:
+                    k_hsr_flush_blend += 1
+            r = run_end
+        else:
+            sched[n_sched, 0], sched[n_sched, 1] = r, PH_IMR
+            n_sched += 1
+            r += 1
+    winner = np.full((tile, tile, n_samples) if hsr else (0, 0, 0), -1, np.int64)
+    for j in range(n_sched):
+        r, phase = sched[j, 0], sched[j, 1]
         t = ref_tri[r]
         d = draw[t]
         late = alpha_mode[d] == MASK_MODE
         test_depth = depth_test_d[d]
-        depth_write = depth_write_d[d]
+        depth_write = depth_write_d[d] and phase != PH_SHADE     # PH_VIS wrote it already
         blend = blend_d[d]
         textured = texture[d] >= 0
         ti = texture[d]
@@ -178,31 +219,46 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
                                     continue
                                 zf = np.float32(z)
                                 n_cov += 1
-                                touched[ly - ty0, lx - tx0] = True
                                 b = ((ly - ty0) >> BLOCK_BITS) * nbx + ((lx - tx0) >> BLOCK_BITS)
                                 bit = np.uint64(1) << np.uint64(((ly & (BLOCK - 1)) << BLOCK_BITS) + (lx & (BLOCK - 1)))
-                                if test_depth:
-                                    tested[b] |= bit
-                                    if not zf < fb_depth[ly, lx, 0]:
-                                        k_early_z_killed += 1
+                                if phase == PH_SHADE:
+                                    if winner[ly - ty0, lx - tx0, 0] != t:
                                         continue
+                                else:
+                                    touched[ly - ty0, lx - tx0] = True
+                                    if test_depth:
+                                        tested[b] |= bit
+                                        if not zf < fb_depth[ly, lx, 0]:
+                                            k_early_z_killed += 1
+                                            continue
+                                if phase == PH_VIS:
+                                    k_hsr_candidates += 1
+                                    winner[ly - ty0, lx - tx0, 0] = t
+                                    written[b] |= bit
+                                    if depth_write:
+                                        fb_depth[ly, lx, 0] = zf
+                                    continue
                                 n_pass += 1
                                 fb_shaded[ly, lx] += 1
-                                written[b] |= bit
+                                if phase == PH_IMR:
+                                    written[b] |= bit
                                 if depth_write:
                                     fb_depth[ly, lx, 0] = zf
                                 fb_color[ly, lx, 0, 0] = u0
                                 fb_color[ly, lx, 0, 1] = u1
                                 fb_color[ly, lx, 0, 2] = u2
                                 fb_color[ly, lx, 0, 3] = 255
-                            if n_cov > 0:
-                                k_quads += 1
+                            if n_cov > 0 and phase != PH_SHADE:
                                 k_fragments += n_cov
                                 k_samples += n_cov
+                            if (n_cov > 0 and phase == PH_IMR) or (n_pass > 0 and phase == PH_SHADE):
+                                k_quads += 1
                             if n_pass > 0:
                                 k_helper_lanes += 4 - n_pass
                                 k_shaded += n_pass
                                 k_written += n_pass
+                                if phase == PH_SHADE:
+                                    k_hsr_shaded += n_pass
                     continue
                 for qy in range(max(by0, y0 & ~1), min(by0 + BLOCK, y1), 2):
                     for qx in range(max(bx0, x0 & ~1), min(bx0 + BLOCK, x1), 2):
@@ -230,7 +286,8 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
                             any_cov = any_cov or cov != 0
                         if not any_cov:
                             continue
-                        k_quads += 1
+                        if phase == PH_IMR:
+                            k_quads += 1
                         n_shade = 0
                         for lane in range(4):
                             cov = lane_cov[lane]
@@ -239,6 +296,15 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
                                 continue
                             lx = qx + (lane & 1)
                             ly = qy + (lane >> 1)
+                            if phase == PH_SHADE:        # the samples this triangle won
+                                passed = 0
+                                for s in range(n_samples):
+                                    if (cov >> s) & 1 and winner[ly - ty0, lx - tx0, s] == t:
+                                        passed |= 1 << s
+                                if passed:
+                                    lane_pass[lane] = passed
+                                    n_shade += 1
+                                continue
                             k_fragments += 1
                             touched[ly - ty0, lx - tx0] = True
                             for s in range(n_samples):
@@ -254,11 +320,22 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
                                 passed = depth_test(fb_depth, ly, lx, cov, lane_z, lane, n_samples)
                             if passed == 0:
                                 k_early_z_killed += 1
+                            elif phase == PH_VIS:
+                                k_hsr_candidates += 1
+                                written[((ly - ty0) >> BLOCK_BITS) * nbx + ((lx - tx0) >> BLOCK_BITS)] |= \
+                                    np.uint64(1) << np.uint64(((ly & (BLOCK - 1)) << BLOCK_BITS) + (lx & (BLOCK - 1)))
+                                for s in range(n_samples):
+                                    if (passed >> s) & 1:
+                                        winner[ly - ty0, lx - tx0, s] = t
+                                        if depth_write:
+                                            fb_depth[ly, lx, s] = lane_z[lane, s]
                             else:
                                 lane_pass[lane] = passed
                                 n_shade += 1
                         if n_shade == 0:
                             continue
+                        if phase == PH_SHADE:
+                            k_quads += 1
                         k_helper_lanes += 4 - n_shade
                         # Attributes at the shaded lanes; at all four when textured (helper lanes give the
                         # derivatives that pick the mip level).
@@ -309,6 +386,8 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
                                                lane_attr[lane, 0], lane_attr[lane, 1], lane_attr[lane, 2],
                                                back[t], lane_attr[lane, 3], lane_attr[lane, 4], level, rgba)
                             k_shaded += 1
+                            if phase == PH_SHADE:
+                                k_hsr_shaded += 1
                             fb_shaded[ly, lx] += 1
                             b = ((ly - ty0) >> BLOCK_BITS) * nbx + ((lx - tx0) >> BLOCK_BITS)
                             bit = np.uint64(1) << np.uint64(((ly & (BLOCK - 1)) << BLOCK_BITS) + (lx & (BLOCK - 1)))
@@ -323,11 +402,16 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
                                     k_late_z_killed += 1
                                     continue
                             k_written += 1
-                            written[b] |= bit
+                            if phase != PH_SHADE:       # PH_VIS recorded this block's requests
+                                written[b] |= bit
                             if blend:
                                 k_blended += 1
                             write_samples(fb_color, fb_depth, ly, lx, passed, lane_z, lane, n_samples, rgba,
                                           depth_write, blend)
+        if phase == PH_SHADE:
+            n_tex_out[r] = n_tex
+            k_tex_blocks += n_tex
+            continue
         # Flush this triangle's ROP requests, one event per touched block, in block order.
         n_blk = 0
         blk_base = block_off[r]
@@ -343,8 +427,9 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
                 tested[b] = 0
                 written[b] = 0
         n_block[r] = n_blk
-        n_tex_out[r] = n_tex
-        k_tex_blocks += n_tex
+        if phase == PH_IMR:
+            n_tex_out[r] = n_tex
+            k_tex_blocks += n_tex
     cnt = counters[i]
     cnt[RC.FRAGMENTS] += k_fragments
     cnt[RC.SAMPLES] += k_samples
@@ -358,9 +443,12 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters):
     cnt[RC.WRITTEN] += k_written
     cnt[RC.TEX_BLOCKS] += k_tex_blocks
     cnt[RC.PIXELS_COVERED] += touched.sum()
+    cnt[RC.HSR_KILLED] += k_hsr_candidates - k_hsr_shaded
+    cnt[RC.HSR_FLUSH_MASK] += k_hsr_flush_mask
+    cnt[RC.HSR_FLUSH_BLEND] += k_hsr_flush_blend
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, counters):
+def rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, hsr, counters):
     for i in prange(bins.tiles_x * bins.tiles_y):
-        rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, counters)
+        rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, hsr, counters)

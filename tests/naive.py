@@ -142,11 +142,11 @@ class NaiveCaches:
         self.levels = [[__import__("collections").OrderedDict() for _ in range(c.n_sets(lb))]
                        for c in config.levels]
         self.ways = [c.ways for c in config.levels]
-        self.next = {0: 2, 1: 2, 2: -1}        # ROP colour, ROP depth -> L2 -> DRAM
+        self.next = dict(enumerate(config.below))
         z = lambda n: [0] * n                   # noqa: E731
         self.dram_read, self.dram_write = z(n_streams), z(n_streams)
         self.onchip_read, self.onchip_write = z(n_streams), z(n_streams)
-        self.hits, self.misses, self.tile_bytes = z(3), z(3), z(n_tiles)
+        self.hits, self.misses, self.tile_bytes = z(len(config.caches)), z(len(config.caches)), z(n_tiles)
 
     def _dram(self, write, stream, tile):
         (self.dram_write if write else self.dram_read)[stream] += self.lb

@@ -10,9 +10,9 @@ from renderer.memory import CacheConfig, MemoryConfig, MemoryModel
 from tests.naive import NaiveCaches
 
 CONFIGS = {
-    "baseline-like": MemoryConfig(128, CacheConfig("rop_color", 31 * 128 * 2, 2),
+    "baseline-like": MemoryConfig.rop_l2(128, CacheConfig("rop_color", 31 * 128 * 2, 2),
                                   CacheConfig("rop_depth", 3 * 128 * 4, 4), CacheConfig("l2", 64 * 128 * 4, 4)),
-    "tiny": MemoryConfig(64, CacheConfig("rop_color", 64, 1), CacheConfig("rop_depth", 128, 2),
+    "tiny": MemoryConfig.rop_l2(64, CacheConfig("rop_color", 64, 1), CacheConfig("rop_depth", 128, 2),
                          CacheConfig("l2", 64 * 7 * 3, 7)),
 }
 

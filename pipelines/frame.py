@@ -1,0 +1,67 @@
+"""What every architecture's pipeline shares around the stages: where geometry lives in memory,
+the pass's render targets, and the per-tile heat maps."""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from renderer.binning_kernels import BLOCK
+from renderer.formats import INDEX, VERTEX
+from renderer.memory import MemoryModel
+from renderer.raster import Framebuffer
+from renderer.raster_kernels import RC
+from scenes.model import LoadAction
+
+
+class GeometryStreams(NamedTuple):
+    """Where each draw's index and vertex data live, for the front end's fetches."""
+    prim_off: np.ndarray     # int64 (n_draws + 1,) first primitive of each draw (pass-global)
+    indices: np.ndarray      # int64 (3 * n_prims,) vertex index of every corner
+    index_base: np.ndarray   # int64 (n_draws,) byte address of the draw's index buffer
+    vertex_base: np.ndarray  # int64 (n_draws,) byte address of its vertex buffer
+    index_bytes: int
+    vertex_bytes: int
+
+    @staticmethod
+    def of(draws, mm: MemoryModel) -> "GeometryStreams":
+        counts = [d.mesh.n_triangles for d in draws]
+        prim_off = np.zeros(len(draws) + 1, np.int64)
+        np.cumsum(counts, out=prim_off[1:])
+        idx = np.concatenate([d.mesh.indices.reshape(-1) for d in draws]).astype(np.int64) \
+            if draws else np.zeros(0, np.int64)
+        # Instances of one mesh share its buffers: same region, so the caches see the reuse.
+        ib = np.array([mm.address(mm.region(("index", id(d.mesh)))) for d in draws], np.int64)
+        vb = np.array([mm.address(mm.region(("vertex", id(d.mesh)))) for d in draws], np.int64)
+        return GeometryStreams(prim_off, idx, ib, vb, INDEX.itemsize, VERTEX.itemsize)
+
+
+def blocks(width: int, height: int) -> tuple[int, int, int]:
+    """8x8 ROP blocks across, down, in all."""
+    bx, by = -(-width // BLOCK), -(-height // BLOCK)
+    return bx, by, bx * by
+
+
+def framebuffer(rp, images, view, shaded) -> Framebuffer:
+    """The pass's attachments: previous contents for LOAD, else the clear value."""
+    def get(att, shape, dtype, clear):
+        if att.load == LoadAction.LOAD and att.name in images and images[att.name].shape == shape:
+            return images[att.name]
+        img = np.empty(shape, dtype)
+        img[:] = clear
+        images[att.name] = img
+        return img
+    h, w, s = view.height, view.width, view.samples
+    clear = np.round(np.clip(np.asarray(rp.color.clear[:4], np.float64), 0, 1) * 255).astype(np.uint8)
+    color = get(rp.color, (h, w, s, 4), np.uint8, clear)
+    depth = get(rp.depth, (h, w, s), np.float32, rp.depth.clear[0]) if rp.depth is not None \
+        else np.ones((h, w, s), np.float32)
+    return Framebuffer(color, depth, shaded)
+
+
+def tile_maps(per_tile, tile_bytes, tiles_x, tiles_y) -> dict[str, np.ndarray]:
+    shape = (tiles_y, tiles_x)
+    shaded = per_tile[:, RC.SHADED].reshape(shape)
+    covered = per_tile[:, RC.PIXELS_COVERED].reshape(shape)
+    return {"overdraw": np.where(covered > 0, shaded / np.maximum(covered, 1), 0.0),
+            "shaded": shaded, "dram_bytes": tile_bytes.reshape(shape).copy()}

@@ -1,0 +1,129 @@
+"""TBDR — tile-based deferred rendering, Apple / PowerVR style (DESIGN.md §4).
+
+Phase 1 (geometry and tiling): vertex work for the whole pass, each triangle binned to the
+tiles it really overlaps (exact triangle–tile test), the parameter buffer — transformed triangle
+data once, one list entry per tile — written to memory. Phase 2, tile by tile, on chip: hidden-
+surface removal resolves which triangle owns each sample before anything is shaded, so an opaque
+pixel is shaded once whatever the draw order; an alpha-tested (MASK) or blended triangle needs
+the shaded result below it, so it ends the deferred run and is shaded in order (counted as
+tile.hsr_flush.*). Colour and depth live in tile memory; only load and store actions touch DRAM,
+memoryless attachments never do, and MSAA resolves on chip so only the resolved colour is stored.
+
+Not yet modelled (issue 3): parameter-buffer overflow (partial renders), pass splits when even
+the smallest tile does not fit, imageblocks and threadgroup memory, the G-buffer scene.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from renderer.binning import bin_triangles
+from renderer.counters import Counters
+from renderer.formats import FORMATS, PARAM_TRIANGLE, TILE_LIST_ENTRY
+from renderer.geometry import setup_pass
+from renderer.memory import MemoryModel
+from renderer.memory_kernels import flush_region
+from renderer.raster import RasterView, rasterize
+from renderer.raster_kernels import RC
+from renderer.shade import build_tables, light_vector
+from scenes.model import LoadAction, StoreAction
+
+from .frame import GeometryStreams, blocks, framebuffer, tile_maps
+from .result import Result
+from .tbdr_kernels import replay_tiler
+
+TILE_SIZES = (32, 16)      # square sizes of Apple's valid 32x32 / 32x16 / 16x16 (seed 004 L698)
+
+
+def tile_memory_bytes(tile: int, rp) -> int:
+    """Bytes one tile of this pass needs on chip: every attachment, every sample."""
+    per_pixel = sum(FORMATS[a.format].bytes_per_sample for a in (rp.color, rp.depth) if a is not None)
+    return tile * tile * rp.samples * per_pixel
+
+
+def choose_tile(preset, rp) -> tuple[int, int]:
+    """The preset's tile, shrunk while the working set exceeds tile memory (seed 004 L316:
+    step down 32x32 → 16x16). Returns (tile, shrinks)."""
+    budget = int(preset["tile_memory_bytes"])
+    sizes = [s for s in TILE_SIZES if s <= int(preset["tile_px"])]
+    for k, size in enumerate(sizes):
+        if tile_memory_bytes(size, rp) <= budget:
+            return size, k
+    return sizes[-1], len(sizes)       # still over budget: counted, rendered at the smallest
+
+
+def render(scene, preset, width: int, height: int, samples: int = 1) -> Result:
+    light = light_vector(scene.light)
+    counters = Counters()
+    images: dict[str, np.ndarray] = {}
+    shaded = np.zeros((height, width), np.uint32)
+    blocks_x, blocks_y, _ = blocks(width, height)
+    passes = scene.frame(samples)
+    tile0 = int(preset["tile_px"])
+    tiles_x, tiles_y = -(-width // tile0), -(-height // tile0)
+    mm = MemoryModel(preset.memory, tiles_x * tiles_y)
+    per_tile = np.zeros((tiles_y * tiles_x, RC.N), np.int64)
+    max_tiles = -(-width // TILE_SIZES[-1]) * -(-height // TILE_SIZES[-1])
+    fb = None
+    for rp in passes:
+        view = RasterView.make(width, height, rp.samples)
+        fb = framebuffer(rp, images, view, shaded)
+        tile, shrinks = choose_tile(preset, rp)
+        counters.add("tile.fallback.tile_shrink", min(shrinks, len(TILE_SIZES) - 1))
+        counters.add("tile.fallback.over_budget", shrinks >= len(TILE_SIZES))
+        counters.add("tile.memory_bytes", tile_memory_bytes(tile, rp))
+        tris, geom_counters = setup_pass(rp.draws, scene.camera, width, height)
+        bins = bin_triangles(tris, width, height, tile=tile, exact=True)
+        mat, tex = build_tables(rp.draws)
+        if rp.depth is None:
+            mat.depth_test[:] = False
+            mat.depth_write[:] = False
+        raster_counters, tile_rows, ev = rasterize(tris, bins, mat, tex, light, fb, view, hsr=True)
+        geo = GeometryStreams.of(rp.draws, mm)
+        prim_tri_off = np.searchsorted(tris.prim, np.arange(len(geo.indices) // 3 + 1)).astype(np.int64)
+        ref_tile = np.repeat(np.arange(bins.n_tiles, dtype=np.int64), np.diff(bins.tile_offsets))
+        param = (mm.region(("param", rp.name)), PARAM_TRIANGLE.itemsize,
+                 mm.region(("tile lists", rp.name)), TILE_LIST_ENTRY.itemsize)
+        stores = _tile_actions(mm, rp)
+        # DRAM bytes per tile of this pass's tiling; sized for the smallest tiles, since lines
+        # still cached from an earlier pass carry that pass's tile numbers.
+        pass_bytes = np.zeros(max_tiles, np.int64)
+        replay_tiler(mm.state, mm.acc, pass_bytes, geo, prim_tri_off, bins, ref_tile, ev, param,
+                     stores, blocks_x, blocks_y, mm.region("textures"))
+        for region, bpp, on in stores[1::2]:
+            if on:
+                flush_region(mm.state, mm.acc, pass_bytes, region, False)
+        _fold(pass_bytes[:bins.n_tiles], bins.tiles_x, tile0 // tile, mm.tile_bytes, tiles_x)
+        _fold(tile_rows, bins.tiles_x, tile0 // tile, per_tile, tiles_x)
+        for region in (param[0], param[2]):        # the parameter buffer dies with the pass
+            flush_region(mm.state, mm.acc, pass_bytes, region, True)
+        counters.add("tile.param_bytes", tris.n * PARAM_TRIANGLE.itemsize
+                     + bins.n_refs * TILE_LIST_ENTRY.itemsize)
+        counters = counters + geom_counters + raster_counters
+    counters = counters + mm.counters()
+    counters["tile.tiles"] = tiles_x * tiles_y
+    return Result(scene.name, preset.name, width, height, samples, fb.resolve(), fb.depth.min(axis=2),
+                  counters, tile_maps(per_tile, mm.tile_bytes, tiles_x, tiles_y),
+                  {"overdraw": shaded}, tile0, preset.dram_gbps)
+
+
+def _fold(rows: np.ndarray, tiles_x: int, f: int, into: np.ndarray, into_tiles_x: int) -> None:
+    """Add per-tile rows of a pass rendered with tiles f times smaller into the preset's tiles."""
+    i = np.arange(len(rows))
+    np.add.at(into, ((i // tiles_x) // f) * into_tiles_x + (i % tiles_x) // f, rows)
+
+
+def _tile_actions(mm: MemoryModel, rp) -> tuple:
+    """(region, bytes per pixel, on) for colour load, colour store, depth load, depth store.
+    Clear and don't-care cost nothing and memoryless never touches memory. Colour lives in
+    memory resolved (MSAA resolves on chip), depth with all its samples."""
+    out = []
+    for att, samples in ((rp.color, 1), (rp.depth, rp.samples)):
+        if att is None:
+            out += [(0, 4, False), (0, 4, False)]
+            continue
+        name = att.name + (".resolved" if att is rp.color and rp.samples > 1 else "")
+        surf = mm.surface(name, att.format, samples)
+        live = not att.memoryless
+        out += [(surf.region, surf.bytes_per_pixel, live and att.load == LoadAction.LOAD),
+                (surf.region, surf.bytes_per_pixel, live and att.store == StoreAction.STORE)]
+    return tuple(out)

@@ -1,0 +1,102 @@
+"""TBDR against IMR: the same image, the costs of a tiler (issue 3)."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from pipelines import render
+from pipelines.presets import APPLE_M3, Param, Preset
+from pipelines.tbdr import choose_tile, tile_memory_bytes
+from renderer.formats import FORMATS, PARAM_TRIANGLE, TILE_LIST_ENTRY
+from scenes.library import get_scene, scene_names
+from scenes.model import AlphaMode, Attachment, LoadAction, RenderPass, StoreAction
+
+W, H = 192, 108
+
+
+@pytest.mark.parametrize("samples", [1, 4])
+@pytest.mark.parametrize("name", scene_names())
+def test_same_image_as_imr(name, samples):
+    a = render(name, "imr-baseline", W, H, samples)
+    b = render(name, "apple-m3", W, H, samples)
+    assert np.array_equal(a.color, b.color), f"{int((a.color != b.color).any(axis=2).sum())} px differ"
+    assert np.array_equal(a.depth, b.depth)
+
+
+@pytest.mark.parametrize("order", ["ftb", "btf", "shuffled"])
+def test_hsr_shades_each_pixel_once_in_any_order(order):
+    n = 6
+    c = render(get_scene(f"overdraw:{n}:{order}"), "apple-m3", W, H).counters
+    assert c["raster.shaded"] == W * H
+    imr = render(get_scene(f"overdraw:{n}:{order}"), "imr-baseline", W, H).counters
+    assert c["raster.hsr_killed"] == imr["raster.shaded"] - W * H
+
+
+def _pass(rp_color, rp_depth, samples=4):
+    return RenderPass("p", rp_color, rp_depth, [], samples)
+
+
+def test_tile_memory_arithmetic_and_shrink():
+    rp = _pass(Attachment("c", "rgba8"), Attachment("d", "d32f"), samples=4)
+    # 32 x 32 px x 4 samples x (4 B colour + 4 B depth, D32F standing for D24S8's 4 bytes)
+    assert FORMATS["rgba8"].bytes_per_sample + FORMATS["d32f"].bytes_per_sample == 8
+    assert tile_memory_bytes(32, rp) == 32768
+    fits = dataclasses.replace(APPLE_M3, params={**APPLE_M3.params, "tile_memory_bytes": Param(32768, "test", "assumed")})
+    tight = dataclasses.replace(APPLE_M3, params={**APPLE_M3.params, "tile_memory_bytes": Param(32767, "test", "assumed")})
+    assert choose_tile(fits, rp) == (32, 0)
+    assert choose_tile(tight, rp) == (16, 1)
+    a = render("spheres", "imr-baseline", W, H, 4)
+    b = render("spheres", tight, W, H, 4)
+    assert b.counters["tile.fallback.tile_shrink"] == 1
+    assert np.array_equal(a.color, b.color)
+
+
+def _depth_store(scene, store, memoryless=False):
+    def passes(s, samples):
+        color = Attachment("color", "rgba8", LoadAction.CLEAR, StoreAction.STORE, s.background)
+        depth = Attachment("depth", "d32f", LoadAction.CLEAR, store, (1.0,), memoryless)
+        return [RenderPass("main", color, depth, list(s.draws), samples)]
+    return dataclasses.replace(scene, passes=passes)
+
+
+def test_memoryless_and_dont_care_depth_add_no_depth_bytes():
+    sponza = get_scene("sponza")
+    stored = render(_depth_store(sponza, StoreAction.STORE), "apple-m3", W, H).counters
+    padded = -(-W // 8) * 8 * (-(-H // 8) * 8)     # surfaces are stored in whole 8x8 blocks
+    assert stored["mem.dram.write.depth"] == padded * FORMATS["d32f"].bytes_per_sample
+    for scene in (_depth_store(sponza, StoreAction.DONT_CARE),
+                  _depth_store(sponza, StoreAction.STORE, memoryless=True)):
+        c = render(scene, "apple-m3", W, H).counters
+        assert c["mem.dram.write.depth"] == 0 and c["mem.dram.read.depth"] == 0
+    # colour is stored once, resolved, whatever the overdraw
+    assert stored["mem.dram.write.color"] == padded * FORMATS["rgba8"].bytes_per_sample
+
+
+def test_parameter_buffer_bytes():
+    """Transformed triangle data once per setup triangle, one list entry per tile it overlaps."""
+    from renderer.binning import bin_triangles
+    from renderer.geometry import setup_pass
+    scene = get_scene("sponza")
+    tris, _ = setup_pass(scene.draws, scene.camera, W, H)
+    n_refs = bin_triangles(tris, W, H, tile=32, exact=True).n_refs
+    c = render(scene, "apple-m3", W, H).counters
+    assert c["tile.param_bytes"] == tris.n * PARAM_TRIANGLE.itemsize + n_refs * TILE_LIST_ENTRY.itemsize
+    assert PARAM_TRIANGLE.itemsize == 112 and TILE_LIST_ENTRY.itemsize == 4
+    assert c["mem.onchip.write.param"] > 0 and c["mem.onchip.read.param"] > 0
+
+
+def test_punch_through_costs_hsr():
+    """The same foliage made opaque lets HSR remove the leaves behind leaves; alpha-tested it
+    cannot, and every leaf draw ends a deferred run."""
+    foliage = get_scene("foliage")
+    opaque = dataclasses.replace(foliage, draws=[
+        dataclasses.replace(d, material=dataclasses.replace(d.material, alpha_mode=AlphaMode.OPAQUE,
+                                                            texture=None), state=None)
+        for d in foliage.draws])
+    masked = render(foliage, "apple-m3", W, H).counters
+    solid = render(opaque, "apple-m3", W, H).counters
+    assert masked["tile.hsr_flush.punch_through"] > 0 and solid["tile.hsr_flush.punch_through"] == 0
+    assert solid["raster.hsr_killed"] > 0
+    assert masked["raster.shaded"] > solid["raster.shaded"]
