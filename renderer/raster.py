@@ -67,5 +67,5 @@ def rasterize(tris: SetupTriangles, bins: TileBins, mat, tex, light: np.ndarray,
                    np.empty(block_off[-1], np.uint64), np.empty(block_off[-1], np.uint64),
                    tex_off, np.zeros(bins.n_refs, np.int64), np.empty(tex_off[-1], np.int64))
     per_tile = np.zeros((bins.n_tiles, rk.RC.N), np.int64)
-    rk.rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, hsr, per_tile)
+    rk.rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, view.samples, hsr, per_tile)
     return from_array(rk.COUNTER_NAMES, per_tile.sum(axis=0)), per_tile, ev

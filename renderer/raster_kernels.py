@@ -16,7 +16,7 @@ from __future__ import annotations
 from enum import IntEnum
 
 import numpy as np
-from numba import njit, prange
+from numba import literally, njit, prange
 
 from .binning_kernels import BLOCK
 
@@ -58,7 +58,7 @@ COUNTER_NAMES = ["raster.fragments", "raster.samples_covered", "raster.quads",
 
 
 @njit(cache=True, error_model="numpy")
-def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, hsr, counters):
+def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr, counters):
     # Unpack the structs once: an array taken out of a tuple inside the loop is ref-counted
     # every time, which costs more than the edge tests.
     vx, vy, _, v_inv_w, v_normal, v_uv, back, zplane, draw, _ = tris
@@ -67,7 +67,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, hsr, counters):
     tex_data, tex_levels, tex_n_levels, tex_base = tex
     fb_color, fb_depth, fb_shaded = fb
     block_off, n_block, ev_block, ev_tested, ev_written, tex_off, n_tex_out, tex_addr = ev
-    width, height, n_samples, sample_x, sample_y = view
+    width, height, _, sample_x, sample_y = view
     tx0 = (i % tiles_x) * tile
     ty0 = (i // tiles_x) * tile
     reach = 0                            # farthest sample from its pixel centre, subpixels
@@ -449,6 +449,9 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, hsr, counters):
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, hsr, counters):
+def rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr, counters):
+    # The sample count as a compile-time constant (one specialisation each for 1x and 4x): the
+    # per-sample loops then unroll, which is worth a fifth of the raster time at 1x.
+    literally(n_samples)
     for i in prange(bins.tiles_x * bins.tiles_y):
-        rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, hsr, counters)
+        rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr, counters)
