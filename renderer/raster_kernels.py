@@ -23,7 +23,7 @@ from .binning_kernels import BLOCK
 BLOCK_BITS = 3                 # log2(BLOCK)
 from .geometry_kernels import SUBPIXEL, SUBPIXEL_BITS
 from .rop_kernels import depth_test, quantize, write_samples
-from .shade_kernels import mip_level, shade_fragment, texel_block_address
+from .shade_kernels import lambert, mip_level, sample_bilinear, shade_fragment, texel_block_address
 
 MASK_MODE = 1          # scenes.model.AlphaMode.MASK: shade before the depth test (late Z)
 PH_IMR, PH_VIS, PH_SHADE = 0, 1, 2   # schedule phases (rasterize_tile)
@@ -89,6 +89,9 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     lane_z = np.empty((4, n_samples), np.float32)
     lane_attr = np.empty((4, 5))         # nx, ny, nz, u, v at each lane's pixel centre
     rgba = np.empty(4)
+    texel = np.empty(4)
+    light_s = (light[0], light[1], light[2], light[3], light[4], light[5], light[6], light[7],
+               light[8])
     # Counters live in registers in the hot loop and are flushed once (pbrt's habit).
     k_fragments = 0
     k_samples = 0
@@ -146,6 +149,10 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
         blend = blend_d[d]
         textured = texture[d] >= 0
         ti = texture[d]
+        br, bg, bb, ba = (float(base_color[d, 0]), float(base_color[d, 1]), float(base_color[d, 2]),
+                          float(base_color[d, 3]))
+        lit = not unlit[d]
+        is_back = back[t]
         # A fragment shader whose inputs are the same at every fragment (no texture, and unlit
         # or one normal at all three vertices: faceted meshes, the analytic layers) has one
         # output per triangle; evaluate it once, as a compiler hoists uniform work.
@@ -381,10 +388,16 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                                 continue
                             lx = qx + (lane & 1)
                             ly = qy + (lane >> 1)
-                            if not uniform:
-                                shade_fragment(base_color, texture, unlit, tex_data, tex_levels, light, d,
-                                               lane_attr[lane, 0], lane_attr[lane, 1], lane_attr[lane, 2],
-                                               back[t], lane_attr[lane, 3], lane_attr[lane, 4], level, rgba)
+                            if not uniform:         # base colour x texture, then Lambert
+                                sr, sg, sb, sa = br, bg, bb, ba
+                                if textured:
+                                    sample_bilinear(tex_data, tex_levels, ti, level, lane_attr[lane, 3],
+                                                    lane_attr[lane, 4], texel)
+                                    sr, sg, sb, sa = sr * texel[0], sg * texel[1], sb * texel[2], sa * texel[3]
+                                if lit:
+                                    sr, sg, sb = lambert(sr, sg, sb, lane_attr[lane, 0], lane_attr[lane, 1],
+                                                         lane_attr[lane, 2], is_back, light_s)
+                                rgba[0], rgba[1], rgba[2], rgba[3] = sr, sg, sb, sa
                             k_shaded += 1
                             if phase == PH_SHADE:
                                 k_hsr_shaded += 1
@@ -406,8 +419,8 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                                 written[b] |= bit
                             if blend:
                                 k_blended += 1
-                            write_samples(fb_color, fb_depth, ly, lx, passed, lane_z, lane, n_samples, rgba,
-                                          depth_write, blend)
+                            write_samples(fb_color, fb_depth, ly, lx, passed, lane_z, lane, n_samples,
+                                          rgba[0], rgba[1], rgba[2], rgba[3], depth_write, blend)
         if phase == PH_SHADE:
             n_tex_out[r] = n_tex
             k_tex_blocks += n_tex

@@ -23,11 +23,12 @@ def depth_test(depth, ly, lx, mask, frag_z, lane, n_samples):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
-def write_samples(color, depth, ly, lx, mask, frag_z, lane, n_samples, rgba, depth_write, blend):
-    """Write one shaded fragment to the samples of mask: depth if enabled, colour opaque
-    (alpha 1) or source-over on the stored colour, each sample quantized to RGBA8."""
-    q0, q1, q2 = quantize(rgba[0]), quantize(rgba[1]), quantize(rgba[2])
-    a = rgba[3]
+def write_samples(color, depth, ly, lx, mask, frag_z, lane, n_samples, r, g, b, a, depth_write,
+                  blend):
+    """Write one shaded fragment (r, g, b, a) to the samples of mask: depth if enabled, colour
+    opaque (alpha 1) or source-over on the stored colour, each sample quantized to RGBA8."""
+    rgba = (r, g, b, a)
+    q0, q1, q2 = quantize(r), quantize(g), quantize(b)
     for s in range(n_samples):
         if not (mask >> s) & 1:
             continue

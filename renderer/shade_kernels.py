@@ -70,11 +70,27 @@ def sample_bilinear(data, levels, ti, level, u, v, out):
 
 
 @njit(cache=True, inline="always", error_model="numpy")
+def lambert(r, g, b, nx, ny, nz, back, light):
+    """Directional light + ambient on colour (r, g, b) for normal n (not yet unit; flipped for
+    back faces). light = the 9 scalars of shade.light_vector, as a tuple: no array goes into an
+    inlined helper in the hot loop (numba would reference-count it on every call)."""
+    ln = np.sqrt(nx * nx + ny * ny + nz * nz)
+    if ln > 0.0:
+        inv = 1.0 / ln
+        nx, ny, nz = nx * inv, ny * inv, nz * inv
+    if back:
+        nx, ny, nz = -nx, -ny, -nz
+    ndl = max(0.0, nx * light[0] + ny * light[1] + nz * light[2])
+    return (r * (light[6] + ndl * light[3]), g * (light[7] + ndl * light[4]),
+            b * (light[8] + ndl * light[5]))
+
+
+@njit(cache=True, error_model="numpy")
 def shade_fragment(base_color, texture, unlit, tex_data, tex_levels, light, d, nx, ny, nz, back,
                    u, v, level, out):
-    """Colour of one fragment of draw d into out[0:4] (linear, alpha in [0, 1]).
-    Arrays as DrawTable / TextureTable fields: kernels pass fields, not the tables, because
-    numba ref-counts every array taken out of a tuple in the hot loop."""
+    """Colour of one fragment of draw d into out[0:4] (linear, alpha in [0, 1]): base colour x
+    texture, then Lambert unless unlit. The raster's hot loop inlines the same steps on scalars
+    it hoisted per triangle; this whole form serves once-per-triangle (uniform) shading."""
     r = base_color[d, 0]
     g = base_color[d, 1]
     b = base_color[d, 2]
@@ -87,15 +103,9 @@ def shade_fragment(base_color, texture, unlit, tex_data, tex_levels, light, d, n
         b *= out[2]
         a *= out[3]
     if not unlit[d]:
-        ln = np.sqrt(nx * nx + ny * ny + nz * nz)
-        if ln > 0.0:
-            nx, ny, nz = nx / ln, ny / ln, nz / ln
-        if back:
-            nx, ny, nz = -nx, -ny, -nz
-        ndl = max(0.0, nx * light[0] + ny * light[1] + nz * light[2])
-        r *= light[6] + ndl * light[3]
-        g *= light[7] + ndl * light[4]
-        b *= light[8] + ndl * light[5]
+        r, g, b = lambert(r, g, b, nx, ny, nz, back, (light[0], light[1], light[2], light[3],
+                                                      light[4], light[5], light[6], light[7],
+                                                      light[8]))
     out[0] = r
     out[1] = g
     out[2] = b
