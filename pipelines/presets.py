@@ -80,6 +80,7 @@ TILER_ASSUMED = {
     "cache_line_bytes": Param(128, "Apple GPU cache line 128 B is commonly measured; not in the seeds", "assumed"),
     "l2_ways": Param(16, "SLC associativity not published; 16-way chosen", "assumed"),
     "tile_px": Param(32, f"32x32 tiles, {SEED4} L698; Apple's imageblock docs list 32x32, 32x16, 16x16", "spec"),
+    "param_buffer_bytes": Param(32 * MB, "no public figure; llvmpipe caps a scene at 36 MiB (peers.md §1.1); 32 MiB chosen", "assumed"),
 }
 
 APPLE_A11 = Preset(

@@ -9,8 +9,12 @@ the shaded result below it, so it ends the deferred run and is shaded in order (
 tile.hsr_flush.*). Colour and depth live in tile memory; only load and store actions touch DRAM,
 memoryless attachments never do, and MSAA resolves on chip so only the resolved colour is stored.
 
-Not yet modelled (issue 3): parameter-buffer overflow (partial renders), pass splits when even
-the smallest tile does not fit, imageblocks and threadgroup memory, the G-buffer scene.
+When the parameter buffer fills, the tiler renders what it has (a partial render): every tile
+touched so far parks its whole working set, every sample, in memory and reloads it when the
+next chunk reaches it; deferred runs end there too (tile.hsr_flush.partial_render).
+
+Not yet modelled (issue 3): pass splits when even the smallest tile does not fit, imageblocks
+and threadgroup memory, the G-buffer scene.
 """
 from __future__ import annotations
 
@@ -29,7 +33,7 @@ from scenes.model import LoadAction, StoreAction
 
 from .frame import GeometryStreams, blocks, framebuffer, tile_maps
 from .result import Result
-from .tbdr_kernels import replay_tiler
+from .tbdr_kernels import param_chunks, replay_tiler
 
 TILE_SIZES = (32, 16)      # square sizes of Apple's valid 32x32 / 32x16 / 16x16 (seed 004 L698)
 
@@ -77,9 +81,18 @@ def render(scene, preset, width: int, height: int, samples: int = 1) -> Result:
         if rp.depth is None:
             mat.depth_test[:] = False
             mat.depth_write[:] = False
-        raster_counters, tile_rows, ev = rasterize(tris, bins, mat, tex, light, fb, view, hsr=True)
         geo = GeometryStreams.of(rp.draws, mm)
-        prim_tri_off = np.searchsorted(tris.prim, np.arange(len(geo.indices) // 3 + 1)).astype(np.int64)
+        n_prims = len(geo.indices) // 3
+        prim_tri_off = np.searchsorted(tris.prim, np.arange(n_prims + 1)).astype(np.int64)
+        # Parameter bytes of each primitive: its setup triangles' data and their list entries.
+        tri_bytes = PARAM_TRIANGLE.itemsize + np.diff(bins.tri_offsets) * TILE_LIST_ENTRY.itemsize
+        prim_bytes = np.add.reduceat(np.append(tri_bytes, 0), prim_tri_off[:-1]) \
+            if n_prims else np.zeros(0, np.int64)
+        prim_bytes[np.diff(prim_tri_off) == 0] = 0          # culled primitives write nothing
+        prim_chunk = param_chunks(prim_bytes.astype(np.int64), int(preset["param_buffer_bytes"]))
+        tri_chunk = prim_chunk[tris.prim] if tris.n else np.zeros(0, np.int64)
+        raster_counters, tile_rows, ev = rasterize(tris, bins, mat, tex, light, fb, view, hsr=True,
+                                                   chunk=tri_chunk)
         ref_tile = np.repeat(np.arange(bins.n_tiles, dtype=np.int64), np.diff(bins.tile_offsets))
         param = (mm.region(("param", rp.name)), PARAM_TRIANGLE.itemsize,
                  mm.region(("tile lists", rp.name)), TILE_LIST_ENTRY.itemsize)
@@ -87,8 +100,18 @@ def render(scene, preset, width: int, height: int, samples: int = 1) -> Result:
         # DRAM bytes per tile of this pass's tiling; sized for the smallest tiles, since lines
         # still cached from an earlier pass carry that pass's tile numbers.
         pass_bytes = np.zeros(max_tiles, np.int64)
-        replay_tiler(mm.state, mm.acc, pass_bytes, geo, prim_tri_off, bins, ref_tile, ev, param,
-                     stores, blocks_x, blocks_y, mm.region("textures"))
+        spill = tuple((mm.surface(a.name + ".spill", a.format, rp.samples)[:] if a is not None
+                       else (0, 0)) for a in (rp.color, rp.depth))
+        extra = np.zeros(2, np.int64)
+        replay_tiler(mm.state, mm.acc, pass_bytes, geo, prim_tri_off, tris.prim, bins, ref_tile, ev,
+                     param, stores, spill, prim_chunk, blocks_x, blocks_y, mm.region("textures"),
+                     extra)
+        for region, bpp in spill:                   # a spill is dead once reloaded
+            if bpp:
+                flush_region(mm.state, mm.acc, pass_bytes, region, True)
+        counters.add("tile.partial_renders", int(prim_chunk[-1]) if n_prims else 0)
+        counters.add("tile.partial_render.store_bytes", extra[0])
+        counters.add("tile.partial_render.load_bytes", extra[1])
         for region, bpp, on in stores[1::2]:
             if on:
                 flush_region(mm.state, mm.acc, pass_bytes, region, False)

@@ -22,11 +22,40 @@ S_INDEX, S_VERTEX, S_PARAM, S_COLOR, S_DEPTH, S_TEXTURE = (
 
 
 @njit(cache=True, error_model="numpy")
-def replay_tiler(cs, acc, tile_bytes, geo, prim_tri_off, bins, ref_tile, ev, param, tiles,
-                 blocks_x, blocks_y, tex_region):
+def param_chunks(prim_bytes, capacity):
+    """Partial renders: the chunk of each primitive, a new chunk starting wherever the next
+    primitive's parameter bytes (triangle data + list entries) would overflow the buffer. A
+    primitive larger than the whole buffer still goes in, alone."""
+    chunk = np.empty(prim_bytes.shape[0], np.int64)
+    c, used = 0, 0
+    for p in range(prim_bytes.shape[0]):
+        if used + prim_bytes[p] > capacity and used > 0:
+            c += 1
+            used = 0
+        used += prim_bytes[p]
+        chunk[p] = c
+    return chunk
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _tile_blocks(rq, n, meta, lv, layout, op, i, tx0, ty0, bx1, by1, blocks_x):
+    """Request every block of tile i (blocks [tx0, bx1) x [ty0, by1)) of one surface."""
+    for by in range(ty0, by1):
+        for bx in range(tx0, bx1):
+            n = request_block(rq, n, meta, lv, layout, by * blocks_x + bx, ~np.uint64(0), op, i)
+    return n
+
+
+@njit(cache=True, error_model="numpy")
+def replay_tiler(cs, acc, tile_bytes, geo, prim_tri_off, tri_prim, bins, ref_tile, ev, param, tiles,
+                 spill, prim_chunk, blocks_x, blocks_y, tex_region, extra):
     """param = (region of triangle data, bytes per setup triangle, region of tile lists, bytes
     per list entry). tiles = (colour load, colour store, depth load, depth store) as
-    (region, bytes per pixel, on) each: what the load and store actions move per tile."""
+    (region, bytes per pixel, on) each: what the load and store actions move per tile.
+    spill = (colour, depth) as (region, bytes per pixel): where a partial render parks a tile's
+    full working set (every sample; bpp 0 = no such attachment) until the next chunk reloads
+    it. prim_chunk: param_chunks.
+    extra[0], extra[1] += bytes stored and reloaded by partial renders."""
     lines, shape, meta = cs
     prim_off, indices, index_base, vertex_base, index_bytes, vertex_bytes = geo
     tri_offsets, ref_slot, tile, tiles_x = bins.tri_offsets, bins.ref_slot, bins.tile, bins.tiles_x
@@ -37,19 +66,36 @@ def replay_tiler(cs, acc, tile_bytes, geo, prim_tri_off, bins, ref_tile, ev, par
     index_op, vertex_op = op_code(False, S_INDEX), op_code(False, S_VERTEX)
     param_write, param_read = op_code(True, S_PARAM), op_code(False, S_PARAM)
     texture_op = op_code(False, S_TEXTURE)
+    n_tiles = tile_offsets.shape[0] - 1
+    tile_blocks = (tile // BLOCK) * (tile // BLOCK)
     need = 3 * (1 + vertex_bytes // lb + 2) + 2 * (prim_bytes // lb + 2) + 64
-    cap = max(REQUESTS, 4 * need)
+    cap = max(REQUESTS, 4 * need, 2 * tile_blocks * (4 * BLOCK * BLOCK * 16 // lb + 1))
     rq = np.empty((cap, R_N), np.int64)
     n = 0
     prim_base = prim_region << REGION_SHIFT
     list_base = list_region << REGION_SHIFT
-    # Phase 1: geometry and tiling, in submission order.
+    n_prims = prim_off[-1]
+    n_chunks = prim_chunk[-1] + 1 if n_prims > 0 else 1
+    draw_of = np.empty(n_prims, np.int64)
     for d in range(prim_off.shape[0] - 1):
-        ib, vb = index_base[d], vertex_base[d]
-        for p in range(prim_off[d], prim_off[d + 1]):
+        draw_of[prim_off[d]:prim_off[d + 1]] = d
+    # The chunk in which each tile is rendered last; tiles nothing touches are rendered (cleared
+    # and stored) with the first.
+    last_chunk = np.zeros(n_tiles, np.int64)
+    for i in range(n_tiles):
+        if tile_offsets[i + 1] > tile_offsets[i]:
+            last_chunk[i] = prim_chunk[tri_prim[ref_tri[tile_offsets[i + 1] - 1]]]
+    cursor = tile_offsets[:-1].copy()         # next reference of each tile not yet rendered
+    spilled = np.zeros(n_tiles, np.bool_)
+    p = 0
+    for c in range(n_chunks):
+        # Phase 1: geometry and tiling of this chunk's primitives, in submission order.
+        while p < n_prims and prim_chunk[p] == c:
             if n > cap - need:
                 serve(lines, shape, meta, acc, tile_bytes, rq, n)
                 n = 0
+            d = draw_of[p]
+            ib, vb = index_base[d], vertex_base[d]
             local = p - prim_off[d]
             last = -1
             for k in range(3):
@@ -69,54 +115,78 @@ def replay_tiler(cs, acc, tile_bytes, geo, prim_tri_off, bins, ref_tile, ev, par
                         serve(lines, shape, meta, acc, tile_bytes, rq, n)
                         n = 0
                     r = ref_slot[q]        # tile lists are laid out tile-major: entry r
-                    line = (list_base + r * entry_bytes) >> shift
-                    n = request(rq, n, SLC, line, param_write, ref_tile[r])
-    # Phase 2: tile by tile.
-    for i in range(tile_offsets.shape[0] - 1):
-        tx0 = (i % tiles_x) * tile // BLOCK
-        ty0 = (i // tiles_x) * tile // BLOCK
-        bx1 = min(tx0 + tile // BLOCK, blocks_x)
-        by1 = min(ty0 + tile // BLOCK, blocks_y)
-        for a in range(2):                              # load actions: colour, depth
-            region, bpp, on = tiles[2 * a]
-            if not on:
+                    n = request(rq, n, SLC, (list_base + r * entry_bytes) >> shift, param_write,
+                                ref_tile[r])
+            p += 1
+        # Phase 2: every tile this chunk touches (or, in the first, that nothing touches).
+        for i in range(n_tiles):
+            end = cursor[i]
+            while end < tile_offsets[i + 1] and \
+                    prim_chunk[tri_prim[ref_tri[end]]] == c:
+                end += 1
+            if end == cursor[i] and not (c == 0 and tile_offsets[i + 1] == tile_offsets[i]):
                 continue
-            layout = block_layout(meta, region, bpp)
-            op = op_code(False, S_COLOR if a == 0 else S_DEPTH)
-            for by in range(ty0, by1):
-                for bx in range(tx0, bx1):
-                    if n > cap - layout[3]:
-                        serve(lines, shape, meta, acc, tile_bytes, rq, n)
-                        n = 0
-                    n = request_block(rq, n, meta, SLC, layout, by * blocks_x + bx, ~np.uint64(0), op, i)
-        last = -1
-        for r in range(tile_offsets[i], tile_offsets[i + 1]):
-            if n > cap - need:
+            tx0 = (i % tiles_x) * tile // BLOCK
+            ty0 = (i // tiles_x) * tile // BLOCK
+            bx1 = min(tx0 + tile // BLOCK, blocks_x)
+            by1 = min(ty0 + tile // BLOCK, blocks_y)
+            if n > cap // 2:
                 serve(lines, shape, meta, acc, tile_bytes, rq, n)
                 n = 0
-            line = (list_base + r * entry_bytes) >> shift
-            if line != last:
-                n = request(rq, n, PARAM_CACHE, line, param_read, i)
-                last = line
-            first = prim_base + ref_tri[r] * prim_bytes
-            for line in range(first >> shift, ((first + prim_bytes - 1) >> shift) + 1):
-                n = request(rq, n, PARAM_CACHE, line, param_read, i)
-            for e in range(tex_off[r], tex_off[r] + n_tex[r]):
-                if n == cap:
+            for a in range(2):                          # load: the spill, or the load action
+                if spilled[i]:
+                    region, bpp = spill[a]
+                    if bpp == 0:
+                        continue
+                    n0 = n
+                    n = _tile_blocks(rq, n, meta, SLC, block_layout(meta, region, bpp),
+                                     op_code(False, S_COLOR if a == 0 else S_DEPTH), i, tx0, ty0,
+                                     bx1, by1, blocks_x)
+                    extra[1] += (n - n0) * lb
+                else:
+                    region, bpp, on = tiles[2 * a]
+                    if on:
+                        n = _tile_blocks(rq, n, meta, SLC, block_layout(meta, region, bpp),
+                                         op_code(False, S_COLOR if a == 0 else S_DEPTH), i, tx0,
+                                         ty0, bx1, by1, blocks_x)
+            last = -1
+            for r in range(cursor[i], end):
+                if n > cap - need:
                     serve(lines, shape, meta, acc, tile_bytes, rq, n)
                     n = 0
-                n = request(rq, n, SLC, ((tex_region << REGION_SHIFT) + tex_addr[e]) >> shift,
-                            texture_op, i)
-        for a in range(2):                              # store actions: colour, depth
-            region, bpp, on = tiles[2 * a + 1]
-            if not on:
-                continue
-            layout = block_layout(meta, region, bpp)
-            op = op_code(True, S_COLOR if a == 0 else S_DEPTH)
-            for by in range(ty0, by1):
-                for bx in range(tx0, bx1):
-                    if n > cap - layout[3]:
+                line = (list_base + r * entry_bytes) >> shift
+                if line != last:
+                    n = request(rq, n, PARAM_CACHE, line, param_read, i)
+                    last = line
+                first = prim_base + ref_tri[r] * prim_bytes
+                for line in range(first >> shift, ((first + prim_bytes - 1) >> shift) + 1):
+                    n = request(rq, n, PARAM_CACHE, line, param_read, i)
+                for e in range(tex_off[r], tex_off[r] + n_tex[r]):
+                    if n == cap:
                         serve(lines, shape, meta, acc, tile_bytes, rq, n)
                         n = 0
-                    n = request_block(rq, n, meta, SLC, layout, by * blocks_x + bx, ~np.uint64(0), op, i)
+                    n = request(rq, n, SLC, ((tex_region << REGION_SHIFT) + tex_addr[e]) >> shift,
+                                texture_op, i)
+            cursor[i] = end
+            if n > cap // 2:
+                serve(lines, shape, meta, acc, tile_bytes, rq, n)
+                n = 0
+            partial = c < last_chunk[i]
+            for a in range(2):                          # store: a spill, or the store action
+                if partial:
+                    region, bpp = spill[a]
+                    if bpp == 0:
+                        continue
+                    n0 = n
+                    n = _tile_blocks(rq, n, meta, SLC, block_layout(meta, region, bpp),
+                                     op_code(True, S_COLOR if a == 0 else S_DEPTH), i, tx0, ty0,
+                                     bx1, by1, blocks_x)
+                    extra[0] += (n - n0) * lb
+                else:
+                    region, bpp, on = tiles[2 * a + 1]
+                    if on:
+                        n = _tile_blocks(rq, n, meta, SLC, block_layout(meta, region, bpp),
+                                         op_code(True, S_COLOR if a == 0 else S_DEPTH), i, tx0,
+                                         ty0, bx1, by1, blocks_x)
+            spilled[i] = partial
     serve(lines, shape, meta, acc, tile_bytes, rq, n)

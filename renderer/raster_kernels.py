@@ -47,18 +47,20 @@ class RC(IntEnum):
     HSR_KILLED = 12      # fragments that passed the depth test but HSR found hidden: not shaded
     HSR_FLUSH_MASK = 13  # deferred runs cut short by an alpha-tested (punch-through) triangle
     HSR_FLUSH_BLEND = 14 # ... and by a blended one
-    N = 15
+    HSR_FLUSH_PARTIAL = 15  # ... and by a partial render (the parameter buffer filled up)
+    N = 16
 
 
 COUNTER_NAMES = ["raster.fragments", "raster.samples_covered", "raster.quads",
                  "raster.helper_lanes", "raster.early_z_killed", "raster.late_z_killed",
                  "raster.alpha_killed", "raster.shaded", "raster.blended", "raster.written",
                  "raster.pixels_covered", "raster.texture_block_requests", "raster.hsr_killed",
-                 "tile.hsr_flush.punch_through", "tile.hsr_flush.blend"]
+                 "tile.hsr_flush.punch_through", "tile.hsr_flush.blend",
+                 "tile.hsr_flush.partial_render"]
 
 
 @njit(cache=True, error_model="numpy")
-def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr, counters):
+def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr, chunk, counters):
     # Unpack the structs once: an array taken out of a tuple inside the loop is ref-counted
     # every time, which costs more than the edge tests.
     vx, vy, _, v_inv_w, v_normal, v_uv, back, zplane, draw, _ = tris
@@ -108,6 +110,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     k_hsr_shaded = 0
     k_hsr_flush_mask = 0
     k_hsr_flush_blend = 0
+    k_hsr_flush_partial = 0
     # The schedule: (reference, phase) in order. Immediate mode runs each triangle once (PH_IMR).
     # With hidden-surface removal (a TBDR tile) each run of triangles whose visibility is known
     # before shading (opaque, no alpha test, no blend) runs twice: PH_VIS tests and writes depth
@@ -122,14 +125,16 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
         if hsr and alpha_mode[d] != MASK_MODE and not blend_d[d]:
             run_end = r
             while run_end < last and alpha_mode[draw[ref_tri[run_end]]] != MASK_MODE \
-                    and not blend_d[draw[ref_tri[run_end]]]:
+                    and not blend_d[draw[ref_tri[run_end]]] and chunk[ref_tri[run_end]] == chunk[ref_tri[r]]:
                 run_end += 1
             for phase in (PH_VIS, PH_SHADE):
                 for rr in range(r, run_end):
                     sched[n_sched, 0], sched[n_sched, 1] = rr, phase
                     n_sched += 1
             if run_end < last:
-                if alpha_mode[draw[ref_tri[run_end]]] == MASK_MODE:
+                if chunk[ref_tri[run_end]] != chunk[ref_tri[r]]:
+                    k_hsr_flush_partial += 1
+                elif alpha_mode[draw[ref_tri[run_end]]] == MASK_MODE:
                     k_hsr_flush_mask += 1
                 else:
                     k_hsr_flush_blend += 1
@@ -459,12 +464,13 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     cnt[RC.HSR_KILLED] += k_hsr_candidates - k_hsr_shaded
     cnt[RC.HSR_FLUSH_MASK] += k_hsr_flush_mask
     cnt[RC.HSR_FLUSH_BLEND] += k_hsr_flush_blend
+    cnt[RC.HSR_FLUSH_PARTIAL] += k_hsr_flush_partial
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr, counters):
+def rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr, chunk, counters):
     # The sample count as a compile-time constant (one specialisation each for 1x and 4x): the
     # per-sample loops then unroll, which is worth a fifth of the raster time at 1x.
     literally(n_samples)
     for i in prange(bins.tiles_x * bins.tiles_y):
-        rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr, counters)
+        rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr, chunk, counters)

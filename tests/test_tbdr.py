@@ -100,3 +100,32 @@ def test_punch_through_costs_hsr():
     assert masked["tile.hsr_flush.punch_through"] > 0 and solid["tile.hsr_flush.punch_through"] == 0
     assert solid["raster.hsr_killed"] > 0
     assert masked["raster.shaded"] > solid["raster.shaded"]
+
+
+def test_parameter_buffer_overflow_partial_renders():
+    """Ten small triangles, all in the top-left 32x32 tile of a 64x64 target: each writes one
+    triangle record and one list entry (116 B); a 348-byte buffer holds three, so the tiler
+    renders after every third (3 partial renders), each parking and reloading that tile's colour
+    and depth: 32 x 32 px x (4 + 4) B = 8 KiB each way."""
+    from scenes.model import Camera, CullMode, Draw, DrawState, Material, Mesh, Scene
+    tris = []
+    for k in range(10):
+        z = -0.05 * k
+        tris += [[-0.9, 0.2, z], [-0.2, 0.25, z], [-0.5, 0.9, z]]
+    mesh = Mesh("small", np.array(tris, np.float32), np.arange(30, dtype=np.uint32).reshape(10, 3))
+    scene = Scene("small", "", [Draw(mesh, Material("m", (0.2, 0.6, 0.9, 1.0), unlit=True),
+                                     state=DrawState(cull=CullMode.NONE))],
+                  Camera((0, 0, 1), (0, 0, 0), fovy_deg=90.0, near=0.5, far=3.0))
+    per_prim = PARAM_TRIANGLE.itemsize + TILE_LIST_ENTRY.itemsize
+    small = dataclasses.replace(APPLE_M3, params={**APPLE_M3.params,
+                                                  "param_buffer_bytes": Param(3 * per_prim, "test", "assumed")})
+    c = render(scene, small, 64, 64).counters
+    spill = 32 * 32 * (FORMATS["rgba8"].bytes_per_sample + FORMATS["d32f"].bytes_per_sample)
+    assert c["tile.partial_renders"] == 3
+    assert c["tile.partial_render.store_bytes"] == 3 * spill
+    assert c["tile.partial_render.load_bytes"] == 3 * spill
+    assert c["tile.hsr_flush.partial_render"] == 3
+    roomy = render(scene, "apple-m3", 64, 64)
+    assert roomy.counters["tile.partial_renders"] == 0
+    assert np.array_equal(render(scene, small, 64, 64).color, roomy.color)
+    assert np.array_equal(render(scene, "imr-baseline", 64, 64).color, roomy.color)
