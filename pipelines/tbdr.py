@@ -35,7 +35,7 @@ from .frame import GeometryStreams, blocks, framebuffer, tile_maps
 from .result import Result
 from .tbdr_kernels import param_chunks, replay_tiler
 
-TILE_SIZES = (32, 16)      # square sizes of Apple's valid 32x32 / 32x16 / 16x16 (seed 004 L698)
+TILE_SIZES = (64, 32, 16)  # square tiles; Apple's valid ones are 32x32 and 16x16 (seed 004 L698), 64 for sweeps
 
 
 def tile_memory_bytes(tile: int, rp) -> int:

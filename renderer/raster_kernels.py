@@ -321,10 +321,13 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                             touched[ly - ty0, lx - tx0] = True
                             for s in range(n_samples):
                                 k_samples += (cov >> s) & 1
-                            if late:
+                            if late and not hsr:     # IMR: alpha test first, then late Z
                                 lane_pass[lane] = cov
                                 n_shade += 1
                                 continue
+                            # Early Z; with HSR also for alpha-tested fragments: the tile knows
+                            # the depth so far, so only fragments in front of it are shaded
+                            # (their depth is written after the alpha test).
                             passed = cov
                             if test_depth:
                                 b = ((ly - ty0) >> BLOCK_BITS) * nbx + ((lx - tx0) >> BLOCK_BITS)
@@ -413,7 +416,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                                 if rgba[3] < alpha_cutoff[d]:
                                     k_alpha_killed += 1
                                     continue
-                                if test_depth:
+                                if test_depth and not hsr:
                                     tested[b] |= bit
                                     passed = depth_test(fb_depth, ly, lx, passed, lane_z, lane, n_samples)
                                 if passed == 0:
