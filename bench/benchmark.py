@@ -78,10 +78,22 @@ def tilesim_frames(scene, width, height, repeats) -> tuple[float, dict[str, floa
             {name: 1000.0 * statistics.median(v) for name, v in stages.items()})
 
 
+def frame_ms(scene, preset, width, height, repeats) -> float:
+    """Median ms per frame of any preset (no stage breakdown)."""
+    times = []
+    for _ in range(max(1, repeats)):
+        t0 = time.perf_counter()
+        render(scene, preset, width, height)
+        times.append(time.perf_counter() - t0)
+    return 1000.0 * statistics.median(times)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--res", default="1920x1080", help="WxH (default 1920x1080)")
     ap.add_argument("--repeats", type=int, default=3, help="timed frames per renderer and scene")
+    ap.add_argument("--also", default="apple-m3", help="further presets to time, comma-separated "
+                    "('' for none)")
     args = ap.parse_args(argv)
     width, height = (int(v) for v in args.res.lower().split("x"))
     console = Console(width=160)   # a table, not a terminal-width wrap
@@ -93,20 +105,29 @@ def main(argv=None) -> int:
 
     scenes = {name: get_scene(name) for name in SCENES}
     t0 = time.perf_counter()
+    also = [p for p in args.also.split(",") if p]
     for scene in scenes.values():                  # warm-up: numba compile / load from cache
-        render(scene, PRESET, width, height)
+        for preset in [PRESET, *also]:
+            render(scene, preset, width, height)
     console.print(f"tilesim warm-up (compile or cache load + one frame of each scene): "
                   f"{time.perf_counter() - t0:.1f} s; numba threading layer: "
                   f"{numba.threading_layer()}")
 
     table = Table(title=f"tilesim ({PRESET}) vs OpenGL on llvmpipe, {width}x{height}")
-    for col in ("scene", "triangles", "tilesim ms/frame", "llvmpipe ms/frame", "tilesim / llvmpipe"):
+    cols = ["scene", "triangles", "tilesim ms/frame", "llvmpipe ms/frame", "tilesim / llvmpipe"]
+    for p in also:
+        cols += [f"{p} ms/frame", f"{p} / llvmpipe"]
+    for col in cols:
         table.add_column(col, justify="left" if col == "scene" else "right")
     breakdowns = {}
     for name, scene in scenes.items():
         ts, breakdowns[name] = tilesim_frames(scene, width, height, args.repeats)
         gl = gl_frame_ms(scene, width, height, args.repeats)   # warms itself with one frame
-        table.add_row(name, f"{scene.n_triangles:,}", f"{ts:,.1f}", f"{gl:,.1f}", f"{ts / gl:,.1f}x")
+        row = [name, f"{scene.n_triangles:,}", f"{ts:,.1f}", f"{gl:,.1f}", f"{ts / gl:,.1f}x"]
+        for p in also:
+            ms = frame_ms(scene, p, width, height, args.repeats)
+            row += [f"{ms:,.1f}", f"{ms / gl:,.1f}x"]
+        table.add_row(*row)
     console.print(table)
 
     stages = list(next(iter(breakdowns.values())))
