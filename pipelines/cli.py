@@ -103,11 +103,13 @@ def heatmap_rgba(values, width: int, height: int):
 HEATMAPS = {
     "overdraw": lambda r: r.pixel_maps["overdraw"],   # fragments shaded per pixel
     "dram": lambda r: r.tile_maps["dram_bytes"],       # DRAM bytes per screen tile
+    "fallbacks": lambda r: r.tile_maps["fallbacks"],   # tile fallbacks per tile (tilers)
 }
 
 
 def cmd_render(args) -> None:
     from .api import render
+    from .presets import get_preset
     w, h = _parse_res(args.res)
     heatmaps = []
     for spec in args.heatmap or []:
@@ -118,8 +120,11 @@ def cmd_render(args) -> None:
     for out in (args.output, args.counters, *(path for _, path in heatmaps)):
         if out:
             check_output(out)
+    preset = get_preset(args.preset)
+    if any(kind == "fallbacks" for kind, _ in heatmaps) and preset.architecture != "tbdr":
+        raise UserError(f"--heatmap fallbacks: preset {preset.name} is not a tiler (no tile fallbacks)")
     scene = _load_scene(args.scene, args.camera)
-    result = render(scene, args.preset, w, h, args.samples)
+    result = render(scene, preset, w, h, args.samples)
     save_png(args.output, result.color)
     if args.counters:
         save_json(args.counters, {"scene": result.scene, "preset": result.preset, "width": w,

@@ -67,6 +67,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1) -> Result:
     mm = MemoryModel(preset.memory, tiles_x * tiles_y)
     per_tile = np.zeros((tiles_y * tiles_x, RC.N), np.int64)
     max_tiles = -(-width // TILE_SIZES[-1]) * -(-height // TILE_SIZES[-1])
+    tile_spills = np.zeros(tiles_y * tiles_x, np.int64)
     fb = None
     for rp in passes:
         view = RasterView.make(width, height, rp.samples)
@@ -103,9 +104,11 @@ def render(scene, preset, width: int, height: int, samples: int = 1) -> Result:
         spill = tuple((mm.surface(a.name + ".spill", a.format, rp.samples)[:] if a is not None
                        else (0, 0)) for a in (rp.color, rp.depth))
         extra = np.zeros(2, np.int64)
+        spills = np.zeros(bins.n_tiles, np.int64)
         replay_tiler(mm.state, mm.acc, pass_bytes, geo, prim_tri_off, tris.prim, bins, ref_tile, ev,
                      param, stores, spill, prim_chunk, blocks_x, blocks_y, mm.region("textures"),
-                     extra)
+                     extra, spills)
+        _fold(spills, bins.tiles_x, tile0 // tile, tile_spills, tiles_x)
         for region, bpp in spill:                   # a spill is dead once reloaded
             if bpp:
                 flush_region(mm.state, mm.acc, pass_bytes, region, True)
@@ -124,9 +127,12 @@ def render(scene, preset, width: int, height: int, samples: int = 1) -> Result:
         counters = counters + geom_counters + raster_counters
     counters = counters + mm.counters()
     counters["tile.tiles"] = tiles_x * tiles_y
+    maps = tile_maps(per_tile, mm.tile_bytes, tiles_x, tiles_y)
+    # Every way a tile fell off the fast path: deferred runs cut short, partial-render spills.
+    maps["fallbacks"] = (per_tile[:, RC.HSR_FLUSH_MASK] + per_tile[:, RC.HSR_FLUSH_BLEND]
+                         + per_tile[:, RC.HSR_FLUSH_PARTIAL] + tile_spills).reshape(tiles_y, tiles_x)
     return Result(scene.name, preset.name, width, height, samples, fb.resolve(), fb.depth.min(axis=2),
-                  counters, tile_maps(per_tile, mm.tile_bytes, tiles_x, tiles_y),
-                  {"overdraw": shaded}, tile0, preset.dram_gbps)
+                  counters, maps, {"overdraw": shaded}, tile0, preset.dram_gbps)
 
 
 def _fold(rows: np.ndarray, tiles_x: int, f: int, into: np.ndarray, into_tiles_x: int) -> None:

@@ -48,14 +48,15 @@ def _tile_blocks(rq, n, meta, lv, layout, op, i, tx0, ty0, bx1, by1, blocks_x):
 
 @njit(cache=True, error_model="numpy")
 def replay_tiler(cs, acc, tile_bytes, geo, prim_tri_off, tri_prim, bins, ref_tile, ev, param, tiles,
-                 spill, prim_chunk, blocks_x, blocks_y, tex_region, extra):
+                 spill, prim_chunk, blocks_x, blocks_y, tex_region, extra, tile_spills):
     """param = (region of triangle data, bytes per setup triangle, region of tile lists, bytes
     per list entry). tiles = (colour load, colour store, depth load, depth store) as
     (region, bytes per pixel, on) each: what the load and store actions move per tile.
     spill = (colour, depth) as (region, bytes per pixel): where a partial render parks a tile's
     full working set (every sample; bpp 0 = no such attachment) until the next chunk reloads
     it. prim_chunk: param_chunks.
-    extra[0], extra[1] += bytes stored and reloaded by partial renders."""
+    extra[0], extra[1] += bytes stored and reloaded by partial renders; tile_spills[i] += 1 for
+    each partial render that parks tile i."""
     lines, shape, meta = cs
     prim_off, indices, index_base, vertex_base, index_bytes, vertex_bytes = geo
     tri_offsets, ref_slot, tile, tiles_x = bins.tri_offsets, bins.ref_slot, bins.tile, bins.tiles_x
@@ -189,4 +190,5 @@ def replay_tiler(cs, acc, tile_bytes, geo, prim_tri_off, tri_prim, bins, ref_til
                                          op_code(True, S_COLOR if a == 0 else S_DEPTH), i, tx0,
                                          ty0, bx1, by1, blocks_x)
             spilled[i] = partial
+            tile_spills[i] += partial
     serve(lines, shape, meta, acc, tile_bytes, rq, n)

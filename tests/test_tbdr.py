@@ -129,3 +129,12 @@ def test_parameter_buffer_overflow_partial_renders():
     assert roomy.counters["tile.partial_renders"] == 0
     assert np.array_equal(render(scene, small, 64, 64).color, roomy.color)
     assert np.array_equal(render(scene, "imr-baseline", 64, 64).color, roomy.color)
+
+
+def test_fallback_map_counts_flushes_and_spills():
+    r = render("particles", "apple-m3", W, H)
+    c = r.counters
+    assert int(r.tile_maps["fallbacks"].sum()) == (c["tile.hsr_flush.punch_through"]
+                                                   + c["tile.hsr_flush.blend"]
+                                                   + c["tile.hsr_flush.partial_render"])
+    assert c["tile.hsr_flush.blend"] > 0
