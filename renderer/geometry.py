@@ -40,6 +40,15 @@ def _empty(n: int) -> tuple:
             np.empty(n, np.bool_), np.empty((n, 3)))
 
 
+def inverse_transpose(m: np.ndarray) -> np.ndarray:
+    """(n, 3, 3) -> inverse transposes, by cofactors: rows r1 x r2, r2 x r0, r0 x r1 over the
+    determinant (np.linalg would wake BLAS threads that then spin against numba's)."""
+    r0, r1, r2 = m[:, 0], m[:, 1], m[:, 2]
+    cof = np.stack([np.cross(r1, r2), np.cross(r2, r0), np.cross(r0, r1)], axis=1)
+    det = np.einsum("ij,ij->i", r0, cof[:, 0])
+    return cof / det[:, None, None]
+
+
 def transform_vertices(draws, clip_from_world_m: np.ndarray):
     """Vertex shading for the whole pass, once per vertex of every draw: clip positions, world
     positions, world normals (inverse transpose; zeros for faceted meshes, whose face normal
@@ -51,7 +60,7 @@ def transform_vertices(draws, clip_from_world_m: np.ndarray):
     uv = np.concatenate([d.mesh.uvs if d.mesh.uvs is not None
                          else np.zeros((len(d.mesh.positions), 2), np.float32) for d in draws])
     world_m = np.stack([d.world_from_object[:3] for d in draws])                 # (n, 3, 4)
-    normal_m = np.stack([np.linalg.inv(d.world_from_object[:3, :3]).T for d in draws])
+    normal_m = inverse_transpose(world_m[:, :, :3])
     v_draw = np.repeat(np.arange(len(draws), dtype=np.int64), n_verts)
     clip, world, nrm_out = gk.transform_vertices(pos, nrm.astype(np.float64), v_draw, world_m,
                                                  normal_m, clip_from_world_m)
