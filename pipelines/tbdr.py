@@ -22,7 +22,7 @@ import numpy as np
 
 from renderer.binning import bin_triangles
 from renderer.counters import Counters
-from renderer.formats import FORMATS, PARAM_TRIANGLE, TILE_LIST_ENTRY
+from renderer.formats import FORMATS, PARAM_PRIMITIVE, PARAM_VERTEX, TILE_LIST_ENTRY
 from renderer.geometry import setup_pass
 from renderer.memory import MemoryModel
 from renderer.memory_kernels import flush_region
@@ -85,18 +85,18 @@ def render(scene, preset, width: int, height: int, samples: int = 1) -> Result:
         geo = GeometryStreams.of(rp.draws, mm)
         n_prims = len(geo.indices) // 3
         prim_tri_off = np.searchsorted(tris.prim, np.arange(n_prims + 1)).astype(np.int64)
-        # Parameter bytes of each primitive: its setup triangles' data and their list entries.
-        tri_bytes = PARAM_TRIANGLE.itemsize + np.diff(bins.tri_offsets) * TILE_LIST_ENTRY.itemsize
-        prim_bytes = np.add.reduceat(np.append(tri_bytes, 0), prim_tri_off[:-1]) \
-            if n_prims else np.zeros(0, np.int64)
-        prim_bytes[np.diff(prim_tri_off) == 0] = 0          # culled primitives write nothing
-        prim_chunk = param_chunks(prim_bytes.astype(np.int64), int(preset["param_buffer_bytes"]))
+        draw_vbase = np.zeros(len(rp.draws) + 1, np.int64)   # first transformed vertex per draw
+        np.cumsum([len(d.mesh.positions) for d in rp.draws], out=draw_vbase[1:])
+        sizes = (PARAM_VERTEX.itemsize, PARAM_PRIMITIVE.itemsize, TILE_LIST_ENTRY.itemsize)
+        prim_chunk, param_bytes = param_chunks(geo.prim_off, geo.indices, draw_vbase, prim_tri_off,
+                                               np.diff(bins.tri_offsets), sizes,
+                                               int(preset["param_buffer_bytes"]))
         tri_chunk = prim_chunk[tris.prim] if tris.n else np.zeros(0, np.int64)
         raster_counters, tile_rows, ev = rasterize(tris, bins, mat, tex, light, fb, view, hsr=True,
                                                    chunk=tri_chunk)
         ref_tile = np.repeat(np.arange(bins.n_tiles, dtype=np.int64), np.diff(bins.tile_offsets))
-        param = (mm.region(("param", rp.name)), PARAM_TRIANGLE.itemsize,
-                 mm.region(("tile lists", rp.name)), TILE_LIST_ENTRY.itemsize)
+        param = tuple((mm.region((part, rp.name)), size) for part, size in
+                      zip(("param vertices", "param primitives", "tile lists"), sizes))
         stores = _tile_actions(mm, rp)
         # DRAM bytes per tile of this pass's tiling; sized for the smallest tiles, since lines
         # still cached from an earlier pass carry that pass's tile numbers.
@@ -105,7 +105,8 @@ def render(scene, preset, width: int, height: int, samples: int = 1) -> Result:
                        else (0, 0)) for a in (rp.color, rp.depth))
         extra = np.zeros(2, np.int64)
         spills = np.zeros(bins.n_tiles, np.int64)
-        replay_tiler(mm.state, mm.acc, pass_bytes, geo, prim_tri_off, tris.prim, bins, ref_tile, ev,
+        replay_tiler(mm.state, mm.acc, pass_bytes, geo, draw_vbase, prim_tri_off, tris.prim, bins,
+                     ref_tile, ev,
                      param, stores, spill, prim_chunk, blocks_x, blocks_y, mm.region("textures"),
                      extra, spills)
         _fold(spills, bins.tiles_x, tile0 // tile, tile_spills, tiles_x)
@@ -120,10 +121,9 @@ def render(scene, preset, width: int, height: int, samples: int = 1) -> Result:
                 flush_region(mm.state, mm.acc, pass_bytes, region, False)
         _fold(pass_bytes[:bins.n_tiles], bins.tiles_x, tile0 // tile, mm.tile_bytes, tiles_x)
         _fold(tile_rows, bins.tiles_x, tile0 // tile, per_tile, tiles_x)
-        for region in (param[0], param[2]):        # the parameter buffer dies with the pass
+        for region, _ in param:                   # the parameter buffer dies with the pass
             flush_region(mm.state, mm.acc, pass_bytes, region, True)
-        counters.add("tile.param_bytes", tris.n * PARAM_TRIANGLE.itemsize
-                     + bins.n_refs * TILE_LIST_ENTRY.itemsize)
+        counters.add("tile.param_bytes", param_bytes)
         counters = counters + geom_counters + raster_counters
     counters = counters + mm.counters()
     counters["tile.tiles"] = tiles_x * tiles_y

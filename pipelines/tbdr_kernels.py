@@ -1,8 +1,8 @@
 """Numba kernel of the tiler's memory replay (TBDR): what crosses to the system cache and DRAM.
 
-Phase 1 walks primitives in submission order: index and vertex fetch, then the parameter buffer
-written once per setup triangle (its transformed vertices) and once per tile it touches (a list
-entry). Phase 2 walks tiles: load actions read the tile's pixels, the tile list and every listed
+Phase 1 walks primitives in submission order: index and vertex fetch, then the parameter buffer:
+each transformed vertex once (per chunk), a record per setup triangle, and a list entry per tile
+it touches. A clipped triangle's pieces are charged as its original vertices (clipping makes few). Phase 2 walks tiles: load actions read the tile's pixels, the tile list and every listed
 triangle are read back through the parameter cache, texels are fetched, and store actions write
 the tile out. Colour and depth in between live in tile memory and never leave the chip.
 """
@@ -22,19 +22,41 @@ S_INDEX, S_VERTEX, S_PARAM, S_COLOR, S_DEPTH, S_TEXTURE = (
 
 
 @njit(cache=True, error_model="numpy")
-def param_chunks(prim_bytes, capacity):
-    """Partial renders: the chunk of each primitive, a new chunk starting wherever the next
-    primitive's parameter bytes (triangle data + list entries) would overflow the buffer. A
-    primitive larger than the whole buffer still goes in, alone."""
-    chunk = np.empty(prim_bytes.shape[0], np.int64)
-    c, used = 0, 0
-    for p in range(prim_bytes.shape[0]):
-        if used + prim_bytes[p] > capacity and used > 0:
-            c += 1
-            used = 0
-        used += prim_bytes[p]
-        chunk[p] = c
-    return chunk
+def param_chunks(prim_off, indices, draw_vbase, prim_tri_off, tri_refs, sizes, capacity):
+    """Partial renders: the chunk of each primitive. A primitive adds its setup triangles'
+    records and tile-list entries, and each of its vertices not yet in the buffer; a new chunk
+    starts (and the buffer empties) where the next primitive would overflow it. A primitive
+    larger than the whole buffer still goes in, alone. sizes = (vertex, primitive record, list
+    entry) bytes. Returns (chunk per primitive, bytes written in all)."""
+    vertex_b, record_b, entry_b = sizes
+    n_prims = prim_off[-1]
+    chunk = np.zeros(n_prims, np.int64)
+    n_verts = draw_vbase[-1]
+    stamp = np.full(n_verts, -1, np.int64)          # chunk that last wrote each vertex
+    c, used, total = 0, 0, 0
+    for d in range(prim_off.shape[0] - 1):
+        for p in range(prim_off[d], prim_off[d + 1]):
+            if prim_tri_off[p + 1] == prim_tri_off[p]:
+                chunk[p] = c                         # culled: writes nothing
+                continue
+            refs = 0
+            for t in range(prim_tri_off[p], prim_tri_off[p + 1]):
+                refs += tri_refs[t]
+            fixed = (prim_tri_off[p + 1] - prim_tri_off[p]) * record_b + refs * entry_b
+            new = 0
+            for k in range(3):
+                if stamp[draw_vbase[d] + indices[p * 3 + k]] != c:
+                    new += 1
+            if used > 0 and used + fixed + new * vertex_b > capacity:
+                c += 1
+                used = 0
+                new = 3                              # the buffer emptied: vertices go in again
+            for k in range(3):
+                stamp[draw_vbase[d] + indices[p * 3 + k]] = c
+            used += fixed + new * vertex_b
+            total += fixed + new * vertex_b
+            chunk[p] = c
+    return chunk, total
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -47,10 +69,11 @@ def _tile_blocks(rq, n, meta, lv, layout, op, i, tx0, ty0, bx1, by1, blocks_x):
 
 
 @njit(cache=True, error_model="numpy")
-def replay_tiler(cs, acc, tile_bytes, geo, prim_tri_off, tri_prim, bins, ref_tile, ev, param, tiles,
-                 spill, prim_chunk, blocks_x, blocks_y, tex_region, extra, tile_spills):
-    """param = (region of triangle data, bytes per setup triangle, region of tile lists, bytes
-    per list entry). tiles = (colour load, colour store, depth load, depth store) as
+def replay_tiler(cs, acc, tile_bytes, geo, draw_vbase, prim_tri_off, tri_prim, bins, ref_tile, ev,
+                 param, tiles, spill, prim_chunk, blocks_x, blocks_y, tex_region, extra,
+                 tile_spills):
+    """param = (region, bytes) of the vertices, the primitive records and the tile lists; a
+    vertex is written the first time a chunk uses it and read with every listed primitive. tiles = (colour load, colour store, depth load, depth store) as
     (region, bytes per pixel, on) each: what the load and store actions move per tile.
     spill = (colour, depth) as (region, bytes per pixel): where a partial render parks a tile's
     full working set (every sample; bpp 0 = no such attachment) until the next chunk reloads
@@ -62,19 +85,21 @@ def replay_tiler(cs, acc, tile_bytes, geo, prim_tri_off, tri_prim, bins, ref_til
     tri_offsets, ref_slot, tile, tiles_x = bins.tri_offsets, bins.ref_slot, bins.tile, bins.tiles_x
     tile_offsets, ref_tri = bins.tile_offsets, bins.ref_tri
     tex_off, n_tex, tex_addr = ev.tex_off, ev.n_tex, ev.tex_addr
-    prim_region, prim_bytes, list_region, entry_bytes = param
+    (vertex_region, vertex_b), (record_region, record_b), (list_region, entry_bytes) = param
     lb, shift = meta[M_LINE_BYTES], meta[M_LINE_SHIFT]
     index_op, vertex_op = op_code(False, S_INDEX), op_code(False, S_VERTEX)
     param_write, param_read = op_code(True, S_PARAM), op_code(False, S_PARAM)
     texture_op = op_code(False, S_TEXTURE)
     n_tiles = tile_offsets.shape[0] - 1
     tile_blocks = (tile // BLOCK) * (tile // BLOCK)
-    need = 3 * (1 + vertex_bytes // lb + 2) + 2 * (prim_bytes // lb + 2) + 64
+    need = 3 * (1 + vertex_bytes // lb + 2) + 4 * (record_b + 3 * vertex_b) // lb + 64
     cap = max(REQUESTS, 4 * need, 2 * tile_blocks * (4 * BLOCK * BLOCK * 16 // lb + 1))
     rq = np.empty((cap, R_N), np.int64)
     n = 0
-    prim_base = prim_region << REGION_SHIFT
+    vertex_base_p = vertex_region << REGION_SHIFT
+    record_base = record_region << REGION_SHIFT
     list_base = list_region << REGION_SHIFT
+    stamp = np.full(draw_vbase[-1], -1, np.int64)   # chunk that last wrote each vertex
     n_prims = prim_off[-1]
     n_chunks = prim_chunk[-1] + 1 if n_prims > 0 else 1
     draw_of = np.empty(n_prims, np.int64)
@@ -107,9 +132,17 @@ def replay_tiler(cs, acc, tile_bytes, geo, prim_tri_off, tri_prim, bins, ref_til
                 first = vb + indices[p * 3 + k] * vertex_bytes
                 for line in range(first >> shift, ((first + vertex_bytes - 1) >> shift) + 1):
                     n = request(rq, n, SLC, line, vertex_op, -1)
+            if prim_tri_off[p + 1] > prim_tri_off[p]:
+                for k in range(3):             # vertices this chunk has not written yet
+                    v = draw_vbase[d] + indices[p * 3 + k]
+                    if stamp[v] != c:
+                        stamp[v] = c
+                        first = vertex_base_p + v * vertex_b
+                        for line in range(first >> shift, ((first + vertex_b - 1) >> shift) + 1):
+                            n = request(rq, n, SLC, line, param_write, -1)
             for t in range(prim_tri_off[p], prim_tri_off[p + 1]):
-                first = prim_base + t * prim_bytes
-                for line in range(first >> shift, ((first + prim_bytes - 1) >> shift) + 1):
+                first = record_base + t * record_b
+                for line in range(first >> shift, ((first + record_b - 1) >> shift) + 1):
                     n = request(rq, n, SLC, line, param_write, -1)
                 for q in range(tri_offsets[t], tri_offsets[t + 1]):
                     if n == cap:
@@ -159,9 +192,15 @@ def replay_tiler(cs, acc, tile_bytes, geo, prim_tri_off, tri_prim, bins, ref_til
                 if line != last:
                     n = request(rq, n, PARAM_CACHE, line, param_read, i)
                     last = line
-                first = prim_base + ref_tri[r] * prim_bytes
-                for line in range(first >> shift, ((first + prim_bytes - 1) >> shift) + 1):
+                t = ref_tri[r]
+                first = record_base + t * record_b
+                for line in range(first >> shift, ((first + record_b - 1) >> shift) + 1):
                     n = request(rq, n, PARAM_CACHE, line, param_read, i)
+                tp = tri_prim[t]
+                for k in range(3):
+                    first = vertex_base_p + (draw_vbase[draw_of[tp]] + indices[tp * 3 + k]) * vertex_b
+                    for line in range(first >> shift, ((first + vertex_b - 1) >> shift) + 1):
+                        n = request(rq, n, PARAM_CACHE, line, param_read, i)
                 for e in range(tex_off[r], tex_off[r] + n_tex[r]):
                     if n == cap:
                         serve(lines, shape, meta, acc, tile_bytes, rq, n)

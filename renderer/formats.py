@@ -28,9 +28,10 @@ VERTEX = np.dtype([("position", np.float32, 3), ("normal", np.float32, 3),
                    ("uv", np.float32, 2)])                     # 32 B per vertex
 TEXEL = FORMATS["rgba8"]                                       # textures are RGBA8
 
-# A tiler's parameter buffer: transformed vertices of each setup triangle (clip position, then
-# the varyings the fragment shader reads) plus its draw, and a 32-bit entry per tile it touches.
+# A tiler's parameter buffer (PowerVR / Apple style): each transformed vertex once (position,
+# then the varyings the fragment shader reads), a record per primitive naming its three vertices
+# and its state, and a 32-bit entry per tile the primitive touches.
 PARAM_VERTEX = np.dtype([("position", np.float32, 4), ("normal", np.float32, 3),
                          ("uv", np.float32, 2)])                   # 36 B
-PARAM_TRIANGLE = np.dtype([("vertices", PARAM_VERTEX, 3), ("draw", np.uint32)])   # 112 B
+PARAM_PRIMITIVE = np.dtype([("vertices", np.uint32, 3), ("state", np.uint32)])   # 16 B
 TILE_LIST_ENTRY = np.dtype(np.uint32)                              # 4 B

@@ -9,7 +9,7 @@ import pytest
 from pipelines import render
 from pipelines.presets import APPLE_M3, Param, Preset
 from pipelines.tbdr import choose_tile, tile_memory_bytes
-from renderer.formats import FORMATS, PARAM_TRIANGLE, TILE_LIST_ENTRY
+from renderer.formats import FORMATS, PARAM_PRIMITIVE, PARAM_VERTEX, TILE_LIST_ENTRY
 from scenes.library import get_scene, scene_names
 from scenes.model import AlphaMode, Attachment, LoadAction, RenderPass, StoreAction
 
@@ -75,15 +75,18 @@ def test_memoryless_and_dont_care_depth_add_no_depth_bytes():
 
 
 def test_parameter_buffer_bytes():
-    """Transformed triangle data once per setup triangle, one list entry per tile it overlaps."""
+    """Each transformed vertex once, a record per setup triangle, an entry per tile it overlaps
+    (arithmetic over the mesh, binning done apart)."""
     from renderer.binning import bin_triangles
     from renderer.geometry import setup_pass
-    scene = get_scene("sponza")
+    scene = get_scene("teapot")
     tris, _ = setup_pass(scene.draws, scene.camera, W, H)
     n_refs = bin_triangles(tris, W, H, tile=32, exact=True).n_refs
+    used = np.unique(scene.draws[0].mesh.indices[np.unique(tris.prim)])
     c = render(scene, "apple-m3", W, H).counters
-    assert c["tile.param_bytes"] == tris.n * PARAM_TRIANGLE.itemsize + n_refs * TILE_LIST_ENTRY.itemsize
-    assert PARAM_TRIANGLE.itemsize == 112 and TILE_LIST_ENTRY.itemsize == 4
+    assert c["tile.param_bytes"] == (len(used) * PARAM_VERTEX.itemsize + tris.n * PARAM_PRIMITIVE.itemsize
+                                     + n_refs * TILE_LIST_ENTRY.itemsize)
+    assert (PARAM_VERTEX.itemsize, PARAM_PRIMITIVE.itemsize, TILE_LIST_ENTRY.itemsize) == (36, 16, 4)
     assert c["mem.onchip.write.param"] > 0 and c["mem.onchip.read.param"] > 0
 
 
@@ -103,10 +106,10 @@ def test_punch_through_costs_hsr():
 
 
 def test_parameter_buffer_overflow_partial_renders():
-    """Ten small triangles, all in the top-left 32x32 tile of a 64x64 target: each writes one
-    triangle record and one list entry (116 B); a 348-byte buffer holds three, so the tiler
-    renders after every third (3 partial renders), each parking and reloading that tile's colour
-    and depth: 32 x 32 px x (4 + 4) B = 8 KiB each way."""
+    """Ten small triangles, all in the top-left 32x32 tile of a 64x64 target, no vertex shared:
+    each writes three vertices, a record and a list entry (3 x 36 + 16 + 4 = 128 B); a 384-byte
+    buffer holds three, so the tiler renders after every third (3 partial renders), each parking
+    and reloading that tile's colour and depth: 32 x 32 px x (4 + 4) B = 8 KiB each way."""
     from scenes.model import Camera, CullMode, Draw, DrawState, Material, Mesh, Scene
     tris = []
     for k in range(10):
@@ -116,7 +119,8 @@ def test_parameter_buffer_overflow_partial_renders():
     scene = Scene("small", "", [Draw(mesh, Material("m", (0.2, 0.6, 0.9, 1.0), unlit=True),
                                      state=DrawState(cull=CullMode.NONE))],
                   Camera((0, 0, 1), (0, 0, 0), fovy_deg=90.0, near=0.5, far=3.0))
-    per_prim = PARAM_TRIANGLE.itemsize + TILE_LIST_ENTRY.itemsize
+    per_prim = 3 * PARAM_VERTEX.itemsize + PARAM_PRIMITIVE.itemsize + TILE_LIST_ENTRY.itemsize
+    assert per_prim == 128
     small = dataclasses.replace(APPLE_M3, params={**APPLE_M3.params,
                                                   "param_buffer_bytes": Param(3 * per_prim, "test", "assumed")})
     c = render(scene, small, 64, 64).counters
