@@ -53,6 +53,15 @@ def _csr(counts: np.ndarray) -> np.ndarray:
     return off
 
 
+def interleaved_rows(tiles_x: int, tiles_y: int) -> np.ndarray:
+    """Tile order for the parallel loop: even tile rows, then odd ones. prange hands each thread
+    a contiguous run of iterations, and contiguous tiles in raster order are a band of the
+    screen (the empty sky for one thread, the busy floor for the other); alternating rows
+    balances them and keeps neighbouring tiles together. Each tile writes only its own slab."""
+    rows = np.concatenate([np.arange(0, tiles_y, 2), np.arange(1, tiles_y, 2)])
+    return (rows[:, None] * tiles_x + np.arange(tiles_x)[None, :]).reshape(-1).astype(np.int64)
+
+
 def rasterize(tris: SetupTriangles, bins: TileBins, mat, tex, light: np.ndarray, fb: Framebuffer,
               view: RasterView, hsr: bool = False, chunk: np.ndarray | None = None
               ) -> tuple[Counters, np.ndarray, RopEvents]:
@@ -72,5 +81,6 @@ def rasterize(tris: SetupTriangles, bins: TileBins, mat, tex, light: np.ndarray,
     per_tile = np.zeros((bins.n_tiles, rk.RC.N), np.int64)
     if chunk is None:
         chunk = np.zeros(tris.n, np.int64)
-    rk.rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, view.samples, hsr, chunk, per_tile)
+    rk.rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, view.samples, hsr, chunk,
+                       interleaved_rows(bins.tiles_x, bins.tiles_y), per_tile)
     return from_array(rk.COUNTER_NAMES, per_tile.sum(axis=0)), per_tile, ev

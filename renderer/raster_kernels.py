@@ -471,9 +471,11 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr, chunk, counters):
+def rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr, chunk, tile_order,
+                    counters):
     # The sample count as a compile-time constant (one specialisation each for 1x and 4x): the
     # per-sample loops then unroll, which is worth a fifth of the raster time at 1x.
     literally(n_samples)
-    for i in prange(bins.tiles_x * bins.tiles_y):
-        rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr, chunk, counters)
+    for k in prange(tile_order.shape[0]):
+        rasterize_tile(tile_order[k], tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
+                       chunk, counters)
