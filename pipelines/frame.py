@@ -11,6 +11,7 @@ from renderer.formats import INDEX, VERTEX
 from renderer.memory import MemoryModel
 from renderer.raster import Framebuffer
 from renderer.raster_kernels import RC
+from renderer.rop_kernels import fill
 from scenes.model import LoadAction
 
 
@@ -48,7 +49,7 @@ def framebuffer(rp, images, view, shaded) -> Framebuffer:
         if att.load == LoadAction.LOAD and att.name in images and images[att.name].shape == shape:
             return images[att.name]
         img = np.empty(shape, dtype)
-        img[:] = clear
+        fill(img, np.full(shape[1:], clear, dtype))
         images[att.name] = img
         return img
     h, w, s = view.height, view.width, view.samples

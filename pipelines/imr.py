@@ -72,6 +72,6 @@ def render(scene, preset, width: int, height: int, samples: int = 1) -> Result:
         per_tile += tile_rows
     counters = counters + mm.counters()
     counters["tile.tiles"] = tiles_x * tiles_y
-    return Result(scene.name, preset.name, width, height, samples, fb.resolve(), fb.depth.min(axis=2),
+    return Result(scene.name, preset.name, width, height, samples, fb.resolve(), fb.nearest_depth(),
                   counters, tile_maps(per_tile, mm.tile_bytes, tiles_x, tiles_y),
                   {"overdraw": shaded}, RASTER_TILE, preset.dram_gbps)

@@ -131,7 +131,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1) -> Result:
     # Every way a tile fell off the fast path: deferred runs cut short, partial-render spills.
     maps["fallbacks"] = (per_tile[:, RC.HSR_FLUSH_MASK] + per_tile[:, RC.HSR_FLUSH_BLEND]
                          + per_tile[:, RC.HSR_FLUSH_PARTIAL] + tile_spills).reshape(tiles_y, tiles_x)
-    return Result(scene.name, preset.name, width, height, samples, fb.resolve(), fb.depth.min(axis=2),
+    return Result(scene.name, preset.name, width, height, samples, fb.resolve(), fb.nearest_depth(),
                   counters, maps, {"overdraw": shaded}, tile0, preset.dram_gbps)
 
 

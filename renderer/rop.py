@@ -19,9 +19,13 @@ class Framebuffer(NamedTuple):
         depth = np.full((height, width, samples), clear_depth, np.float32)
         return Framebuffer(color, depth, np.zeros((height, width), np.uint32))
 
+    def nearest_depth(self) -> np.ndarray:
+        """float32 (h, w): the nearest sample's depth (the target itself at 1x)."""
+        return self.depth[:, :, 0] if self.depth.shape[2] == 1 else self.depth.min(axis=2)
+
     def resolve(self) -> np.ndarray:
         """uint8 (h, w, 4): the average of the samples, rounded (MSAA resolve)."""
         if self.color.shape[2] == 1:
-            return self.color[:, :, 0].copy()
+            return self.color[:, :, 0]          # one sample: the target itself, no copy
         return ((self.color.astype(np.uint32).sum(axis=2) + self.color.shape[2] // 2)
                 // self.color.shape[2]).astype(np.uint8)

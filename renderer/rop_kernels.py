@@ -3,7 +3,7 @@ blend, per sample. Inlined into the raster kernels, which call them per fragment
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 
 @njit(cache=True, inline="always", error_model="numpy")
@@ -45,3 +45,11 @@ def write_samples(color, depth, ly, lx, mask, frag_z, lane, n_samples, r, g, b, 
             color[ly, lx, s, 1] = q1
             color[ly, lx, s, 2] = q2
             color[ly, lx, s, 3] = 255
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def fill(target, value):
+    """target[...] = value over the first axis in parallel: a fresh target is touched first by
+    both cores, which halves the page-fault cost of a 1080p clear."""
+    for y in prange(target.shape[0]):
+        target[y] = value
