@@ -81,6 +81,7 @@ def rasterize(tris: SetupTriangles, bins: TileBins, mat, tex, light: np.ndarray,
     per_tile = np.zeros((bins.n_tiles, rk.RC.N), np.int64)
     if chunk is None:
         chunk = np.zeros(tris.n, np.int64)
-    rk.rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, view.samples, hsr, chunk,
-                       interleaved_rows(bins.tiles_x, bins.tiles_y), per_tile)
+    entry = rk.rasterize_tiles_1x if view.samples == 1 else rk.rasterize_tiles_4x
+    entry(tris, bins, mat, tex, light, fb, ev, view, hsr, chunk,
+          interleaved_rows(bins.tiles_x, bins.tiles_y), per_tile)
     return from_array(rk.COUNTER_NAMES, per_tile.sum(axis=0)), per_tile, ev

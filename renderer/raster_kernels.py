@@ -479,3 +479,15 @@ def rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr, c
     for k in prange(tile_order.shape[0]):
         rasterize_tile(tile_order[k], tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                        chunk, counters)
+
+
+# Entry points with the sample count fixed, so that calls from Python find their compiled code
+# by argument types (a literal argument would send every call through numba's typing, ~20 ms).
+@njit(cache=True, error_model="numpy")
+def rasterize_tiles_1x(tris, bins, mat, tex, light, fb, ev, view, hsr, chunk, tile_order, counters):
+    rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, 1, hsr, chunk, tile_order, counters)
+
+
+@njit(cache=True, error_model="numpy")
+def rasterize_tiles_4x(tris, bins, mat, tex, light, fb, ev, view, hsr, chunk, tile_order, counters):
+    rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, 4, hsr, chunk, tile_order, counters)
