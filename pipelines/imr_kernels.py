@@ -12,6 +12,7 @@ from numba import njit
 from renderer.memory import L2, ROP_COLOR, ROP_DEPTH, STREAM
 from renderer.memory_kernels import (M_LINE_BYTES, M_LINE_SHIFT, R_N, REGION_SHIFT, REQUESTS,
                                      block_layout, block_tile, op_code, request, request_block,
+                                     request_fetch,
                                      serve)
 
 S_INDEX, S_VERTEX, S_COLOR, S_DEPTH, S_TEXTURE = (STREAM[s] for s in ("index", "vertex", "color",
@@ -49,16 +50,9 @@ def replay_submission_order(cs, acc, tile_bytes, geo, prim_tri_off, bins, ref_ti
             if n > cap - prim_need:
                 serve(lines, shape, meta, acc, tile_bytes, rq, n)
                 n = 0
-            local = p - prim_off[d]
-            last = -1
-            for k in range(3):
-                line = (ib + (local * 3 + k) * index_bytes) >> shift
-                if line != last:
-                    n = request(rq, n, L2, line, index_op, -1)
-                    last = line
-                first = vb + indices[p * 3 + k] * vertex_bytes
-                for line in range(first >> shift, ((first + vertex_bytes - 1) >> shift) + 1):
-                    n = request(rq, n, L2, line, vertex_op, -1)
+            n = request_fetch(rq, n, meta, L2, ib, vb, p - prim_off[d], indices[p * 3],
+                              indices[p * 3 + 1], indices[p * 3 + 2], index_bytes, vertex_bytes,
+                              index_op, vertex_op)
             for t in range(prim_tri_off[p], prim_tri_off[p + 1]):
                 for q in range(tri_offsets[t], tri_offsets[t + 1]):
                     r = ref_slot[q]

@@ -14,7 +14,8 @@ from numba import njit
 from renderer.binning_kernels import BLOCK
 from renderer.memory import STREAM
 from renderer.memory_kernels import (M_LINE_BYTES, M_LINE_SHIFT, R_N, REGION_SHIFT, REQUESTS,
-                                     block_layout, op_code, request, request_block, serve)
+                                     block_layout, op_code, request, request_block, request_fetch,
+                                     serve)
 
 PARAM_CACHE, SLC = 0, 1            # levels of the tiler's MemoryConfig
 S_INDEX, S_VERTEX, S_PARAM, S_COLOR, S_DEPTH, S_TEXTURE = (
@@ -66,6 +67,28 @@ def _tile_blocks(rq, n, meta, lv, layout, op, i, tx0, ty0, bx1, by1, blocks_x):
         for bx in range(tx0, bx1):
             n = request_block(rq, n, meta, lv, layout, by * blocks_x + bx, ~np.uint64(0), op, i)
     return n
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _tile_transfer(rq, n, meta, write, spilled, spill, actions, i, tx0, ty0, bx1, by1, blocks_x):
+    """Load (write False) or store one tile's colour and depth: from or to the spill around a
+    partial render, else as the load and store actions say. Returns (n, spill bytes moved)."""
+    moved = 0
+    for a in range(2):
+        if spilled:
+            region, bpp = spill[a]
+            on = bpp > 0
+        else:
+            region, bpp, on = actions[2 * a + (1 if write else 0)]
+        if not on:
+            continue
+        n0 = n
+        n = _tile_blocks(rq, n, meta, SLC, block_layout(meta, region, bpp),
+                         op_code(write, S_COLOR if a == 0 else S_DEPTH), i, tx0, ty0, bx1, by1,
+                         blocks_x)
+        if spilled:
+            moved += (n - n0) * meta[M_LINE_BYTES]
+    return n, moved
 
 
 @njit(cache=True, error_model="numpy")
@@ -121,17 +144,9 @@ def replay_tiler(cs, acc, tile_bytes, geo, draw_vbase, prim_tri_off, tri_prim, b
                 serve(lines, shape, meta, acc, tile_bytes, rq, n)
                 n = 0
             d = draw_of[p]
-            ib, vb = index_base[d], vertex_base[d]
-            local = p - prim_off[d]
-            last = -1
-            for k in range(3):
-                line = (ib + (local * 3 + k) * index_bytes) >> shift
-                if line != last:
-                    n = request(rq, n, SLC, line, index_op, -1)
-                    last = line
-                first = vb + indices[p * 3 + k] * vertex_bytes
-                for line in range(first >> shift, ((first + vertex_bytes - 1) >> shift) + 1):
-                    n = request(rq, n, SLC, line, vertex_op, -1)
+            n = request_fetch(rq, n, meta, SLC, index_base[d], vertex_base[d], p - prim_off[d],
+                              indices[p * 3], indices[p * 3 + 1], indices[p * 3 + 2], index_bytes,
+                              vertex_bytes, index_op, vertex_op)
             if prim_tri_off[p + 1] > prim_tri_off[p]:
                 for k in range(3):             # vertices this chunk has not written yet
                     v = draw_vbase[d] + indices[p * 3 + k]
@@ -167,22 +182,9 @@ def replay_tiler(cs, acc, tile_bytes, geo, draw_vbase, prim_tri_off, tri_prim, b
             if n > cap // 2:
                 serve(lines, shape, meta, acc, tile_bytes, rq, n)
                 n = 0
-            for a in range(2):                          # load: the spill, or the load action
-                if spilled[i]:
-                    region, bpp = spill[a]
-                    if bpp == 0:
-                        continue
-                    n0 = n
-                    n = _tile_blocks(rq, n, meta, SLC, block_layout(meta, region, bpp),
-                                     op_code(False, S_COLOR if a == 0 else S_DEPTH), i, tx0, ty0,
-                                     bx1, by1, blocks_x)
-                    extra[1] += (n - n0) * lb
-                else:
-                    region, bpp, on = tiles[2 * a]
-                    if on:
-                        n = _tile_blocks(rq, n, meta, SLC, block_layout(meta, region, bpp),
-                                         op_code(False, S_COLOR if a == 0 else S_DEPTH), i, tx0,
-                                         ty0, bx1, by1, blocks_x)
+            n, moved = _tile_transfer(rq, n, meta, False, spilled[i], spill, tiles, i, tx0, ty0,
+                                      bx1, by1, blocks_x)
+            extra[1] += moved
             last = -1
             for r in range(cursor[i], end):
                 if n > cap - need:
@@ -212,22 +214,9 @@ def replay_tiler(cs, acc, tile_bytes, geo, draw_vbase, prim_tri_off, tri_prim, b
                 serve(lines, shape, meta, acc, tile_bytes, rq, n)
                 n = 0
             partial = c < last_chunk[i]
-            for a in range(2):                          # store: a spill, or the store action
-                if partial:
-                    region, bpp = spill[a]
-                    if bpp == 0:
-                        continue
-                    n0 = n
-                    n = _tile_blocks(rq, n, meta, SLC, block_layout(meta, region, bpp),
-                                     op_code(True, S_COLOR if a == 0 else S_DEPTH), i, tx0, ty0,
-                                     bx1, by1, blocks_x)
-                    extra[0] += (n - n0) * lb
-                else:
-                    region, bpp, on = tiles[2 * a + 1]
-                    if on:
-                        n = _tile_blocks(rq, n, meta, SLC, block_layout(meta, region, bpp),
-                                         op_code(True, S_COLOR if a == 0 else S_DEPTH), i, tx0,
-                                         ty0, bx1, by1, blocks_x)
+            n, moved = _tile_transfer(rq, n, meta, True, partial, spill, tiles, i, tx0, ty0, bx1,
+                                      by1, blocks_x)
+            extra[0] += moved
             spilled[i] = partial
             tile_spills[i] += partial
     serve(lines, shape, meta, acc, tile_bytes, rq, n)
