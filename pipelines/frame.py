@@ -37,6 +37,13 @@ class GeometryStreams(NamedTuple):
         return GeometryStreams(prim_off, idx, ib, vb, INDEX.itemsize, VERTEX.itemsize)
 
 
+def prim_offsets(tri_prim: np.ndarray, n_prims: int) -> np.ndarray:
+    """CSR from input primitives to their setup triangles (tri_prim is sorted): int64 (n+1,)."""
+    off = np.zeros(n_prims + 1, np.int64)
+    np.cumsum(np.bincount(tri_prim, minlength=n_prims), out=off[1:])
+    return off
+
+
 def blocks(width: int, height: int) -> tuple[int, int, int]:
     """8x8 ROP blocks across, down, in all."""
     bx, by = -(-width // BLOCK), -(-height // BLOCK)

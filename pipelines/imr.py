@@ -19,7 +19,7 @@ from renderer.raster_kernels import RC
 from renderer.shade import build_tables, light_vector
 from scenes.model import LoadAction, StoreAction
 
-from .frame import GeometryStreams, blocks, framebuffer, tile_maps
+from .frame import GeometryStreams, blocks, framebuffer, prim_offsets, tile_maps
 from .imr_kernels import replay_submission_order
 from .result import Result
 
@@ -54,7 +54,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1) -> Result:
             mat.depth_write[:] = False
         raster_counters, tile_rows, ev = rasterize(tris, bins, mat, tex, light, fb, view)
         geo = GeometryStreams.of(rp.draws, mm)
-        prim_tri_off = np.searchsorted(tris.prim, np.arange(len(geo.indices) // 3 + 1)).astype(np.int64)
+        prim_tri_off = prim_offsets(tris.prim, len(geo.indices) // 3)
         ref_tile = np.repeat(np.arange(bins.n_tiles, dtype=np.int64), np.diff(bins.tile_offsets))
         replay_submission_order(mm.state, mm.acc, mm.tile_bytes, geo, prim_tri_off, bins, ref_tile, ev, mat,
                                 color, depth, blocks_x, mm.region("textures"))

@@ -31,7 +31,7 @@ from renderer.raster_kernels import RC
 from renderer.shade import build_tables, light_vector
 from scenes.model import LoadAction, StoreAction
 
-from .frame import GeometryStreams, blocks, framebuffer, tile_maps
+from .frame import GeometryStreams, blocks, framebuffer, prim_offsets, tile_maps
 from .result import Result
 from .tbdr_kernels import param_chunks, replay_tiler
 
@@ -84,7 +84,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1) -> Result:
             mat.depth_write[:] = False
         geo = GeometryStreams.of(rp.draws, mm)
         n_prims = len(geo.indices) // 3
-        prim_tri_off = np.searchsorted(tris.prim, np.arange(n_prims + 1)).astype(np.int64)
+        prim_tri_off = prim_offsets(tris.prim, n_prims)
         draw_vbase = np.zeros(len(rp.draws) + 1, np.int64)   # first transformed vertex per draw
         np.cumsum([len(d.mesh.positions) for d in rp.draws], out=draw_vbase[1:])
         sizes = (PARAM_VERTEX.itemsize, PARAM_PRIMITIVE.itemsize, TILE_LIST_ENTRY.itemsize)
