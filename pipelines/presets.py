@@ -88,7 +88,7 @@ APPLE_A11 = Preset(
     "Apple A11 (first in-house GPU): TBDR with HSR, 32x32 tiles, 32 KiB of tile memory",
     {
         **TILER_ASSUMED,
-        "tile_memory_bytes": Param(32 * 1024, f"the seed gives 32-64 KiB (L813) and a 32 KB threadgroup/imageblock limit (L279); the low end for the first generation", "assumed"),
+        "tile_memory_bytes": Param(32 * 1024, "the seed gives 32-64 KiB (L813) and a 32 KB threadgroup/imageblock limit (L279); the low end for the first generation", "assumed"),
         "l2_bytes": Param(4 * MB, "A11 system-level cache 4 MB per die analyses; not in the seeds", "assumed"),
         "dram_gbps": Param(34.1, "64-bit LPDDR4X-4266 = 34.1 GB/s; the seeds give no A11 figure", "assumed"),
     })
