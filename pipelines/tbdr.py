@@ -13,8 +13,10 @@ When the parameter buffer fills, the tiler renders what it has (a partial render
 touched so far parks its whole working set, every sample, in memory and reloads it when the
 next chunk reaches it; deferred runs end there too (tile.hsr_flush.partial_render).
 
-Not yet modelled (issue 3): pass splits when even the smallest tile does not fit, imageblocks
-and threadgroup memory, the G-buffer scene.
+A pass whose tile does not fit even at 16x16 is split: depth first, parked in memory, then
+colour with the depth reloaded; the geometry is binned twice (tile.fallback.pass_split).
+
+Not yet modelled (issue 3): imageblocks and threadgroup memory, the G-buffer scene.
 """
 from __future__ import annotations
 
@@ -73,8 +75,12 @@ def render(scene, preset, width: int, height: int, samples: int = 1) -> Result:
         view = RasterView.make(width, height, rp.samples)
         fb = framebuffer(rp, images, view, shaded)
         tile, shrinks = choose_tile(preset, rp)
-        counters.add("tile.fallback.tile_shrink", min(shrinks, len(TILE_SIZES) - 1))
-        counters.add("tile.fallback.over_budget", shrinks >= len(TILE_SIZES))
+        n_sizes = len([s for s in TILE_SIZES if s <= tile0])
+        over = shrinks >= n_sizes                       # not even the smallest tile fits
+        split = over and rp.depth is not None
+        counters.add("tile.fallback.tile_shrink", min(shrinks, n_sizes - 1))
+        counters.add("tile.fallback.pass_split", split)
+        counters.add("tile.fallback.over_budget", over and not split)
         counters.add("tile.memory_bytes", tile_memory_bytes(tile, rp))
         tris, geom_counters = setup_pass(rp.draws, scene.camera, width, height)
         bins = bin_triangles(tris, width, height, tile=tile, exact=True)
@@ -105,10 +111,10 @@ def render(scene, preset, width: int, height: int, samples: int = 1) -> Result:
                        else (0, 0)) for a in (rp.color, rp.depth))
         extra = np.zeros(2, np.int64)
         spills = np.zeros(bins.n_tiles, np.int64)
-        replay_tiler(mm.state, mm.acc, pass_bytes, geo, draw_vbase, prim_tri_off, tris.prim, bins,
-                     ref_tile, ev,
-                     param, stores, spill, prim_chunk, blocks_x, blocks_y, mm.region("textures"),
-                     extra, spills)
+        for actions in _split(stores) if split else (stores,):
+            replay_tiler(mm.state, mm.acc, pass_bytes, geo, draw_vbase, prim_tri_off, tris.prim,
+                         bins, ref_tile, ev, param, actions, spill, prim_chunk, blocks_x, blocks_y,
+                         mm.region("textures"), extra, spills)
         _fold(spills, bins.tiles_x, tile0 // tile, tile_spills, tiles_x)
         for region, bpp in spill:                   # a spill is dead once reloaded
             if bpp:
@@ -119,6 +125,8 @@ def render(scene, preset, width: int, height: int, samples: int = 1) -> Result:
         for region, bpp, on in stores[1::2]:
             if on:
                 flush_region(mm.state, mm.acc, pass_bytes, region, False)
+            elif split and region:         # depth the split parked for its second half: dead
+                flush_region(mm.state, mm.acc, pass_bytes, region, True)
         _fold(pass_bytes[:bins.n_tiles], bins.tiles_x, tile0 // tile, mm.tile_bytes, tiles_x)
         _fold(tile_rows, bins.tiles_x, tile0 // tile, per_tile, tiles_x)
         for region, _ in param:                   # the parameter buffer dies with the pass
@@ -133,6 +141,16 @@ def render(scene, preset, width: int, height: int, samples: int = 1) -> Result:
                          + per_tile[:, RC.HSR_FLUSH_PARTIAL] + tile_spills).reshape(tiles_y, tiles_x)
     return Result(scene.name, preset.name, width, height, samples, fb.resolve(), fb.nearest_depth(),
                   counters, maps, {"overdraw": shaded}, tile0, preset.dram_gbps)
+
+
+def _split(actions: tuple) -> tuple:
+    """A pass whose tile does not fit even at the smallest size is split in two over the same
+    geometry (seed 004 L316): depth first, stored; then colour, with that depth reloaded."""
+    color_load, color_store, depth_load, depth_store = actions
+    off = (0, 4, False)
+    parked = (depth_store[0], depth_store[1], True)
+    return ((off, off, depth_load, parked),
+            (color_load, color_store, (depth_load[0], depth_load[1], True), depth_store))
 
 
 def _fold(rows: np.ndarray, tiles_x: int, f: int, into: np.ndarray, into_tiles_x: int) -> None:

@@ -142,3 +142,22 @@ def test_fallback_map_counts_flushes_and_spills():
                                                    + c["tile.hsr_flush.blend"]
                                                    + c["tile.hsr_flush.partial_render"])
     assert c["tile.hsr_flush.blend"] > 0
+
+
+def test_pass_split_when_even_the_smallest_tile_does_not_fit():
+    """16 x 16 px x 4 samples x (4 + 4) B = 8 KiB; a budget one byte smaller splits the pass:
+    depth first (parked), then colour with it reloaded, the geometry binned twice."""
+    rp = _pass(Attachment("c", "rgba8"), Attachment("d", "d32f"), samples=4)
+    assert tile_memory_bytes(16, rp) == 8192
+    tiny = dataclasses.replace(APPLE_M3, params={**APPLE_M3.params, "tile_memory_bytes": Param(8191, "test", "assumed")})
+    a = render("bunny", "apple-m3", W, H, 4)
+    b = render("bunny", tiny, W, H, 4)
+    assert np.array_equal(a.color, b.color)
+    assert b.counters["tile.fallback.pass_split"] == 1 and b.counters["tile.fallback.tile_shrink"] == 1
+    assert a.counters["tile.fallback.pass_split"] == 0
+    # against the same 16x16 tiles unsplit: the parameter buffer is written once per half, and
+    # depth is parked and reloaded
+    small = dataclasses.replace(APPLE_M3, params={**APPLE_M3.params, "tile_px": Param(16, "test", "assumed")})
+    c = render("bunny", small, W, H, 4)
+    assert b.counters["mem.onchip.write.param"] == 2 * c.counters["mem.onchip.write.param"]
+    assert b.counters["mem.onchip.read.depth"] > c.counters["mem.onchip.read.depth"]
