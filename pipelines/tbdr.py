@@ -41,9 +41,11 @@ TILE_SIZES = (64, 32, 16)  # square tiles; Apple's valid ones are 32x32 and 16x1
 
 
 def tile_memory_bytes(tile: int, rp) -> int:
-    """Bytes one tile of this pass needs on chip: every attachment, every sample."""
+    """Bytes one tile of this pass needs on chip: every attachment at every sample, the
+    explicit imageblock per pixel and the tile shaders' threadgroup memory (seed 004 L279-284:
+    tile memory, imageblock and threadgroup storage share one pool)."""
     per_pixel = sum(FORMATS[a.format].bytes_per_sample for a in (rp.color, rp.depth) if a is not None)
-    return tile * tile * rp.samples * per_pixel
+    return tile * tile * (rp.samples * per_pixel + rp.imageblock_bytes) + rp.threadgroup_bytes
 
 
 def choose_tile(preset, rp) -> tuple[int, int]:

@@ -207,6 +207,8 @@ class RenderPass:
     depth: Attachment | None
     draws: list[Draw]
     samples: int = 1            # 1 or 4 (DESIGN.md §2)
+    imageblock_bytes: int = 0   # per pixel, explicit imageblock data a tiler keeps on chip (Metal)
+    threadgroup_bytes: int = 0  # per tile, threadgroup memory of tile shaders (Metal)
 
     def __post_init__(self):
         if self.samples not in (1, 4):

@@ -161,3 +161,12 @@ def test_pass_split_when_even_the_smallest_tile_does_not_fit():
     c = render("bunny", small, W, H, 4)
     assert b.counters["mem.onchip.write.param"] == 2 * c.counters["mem.onchip.write.param"]
     assert b.counters["mem.onchip.read.depth"] > c.counters["mem.onchip.read.depth"]
+
+
+def test_imageblock_and_threadgroup_memory_count_against_the_budget():
+    rp = _pass(Attachment("c", "rgba8"), Attachment("d", "d32f"), samples=1)
+    assert tile_memory_bytes(32, rp) == 32 * 32 * 8
+    rp.imageblock_bytes, rp.threadgroup_bytes = 16, 4096
+    assert tile_memory_bytes(32, rp) == 32 * 32 * (8 + 16) + 4096
+    budget = dataclasses.replace(APPLE_M3, params={**APPLE_M3.params, "tile_memory_bytes": Param(32 * 32 * 24, "test", "assumed")})
+    assert choose_tile(budget, rp) == (16, 1)          # the threadgroup bytes tip it over
