@@ -36,6 +36,10 @@ class GeometryStreams(NamedTuple):
         vb = np.array([mm.address(mm.region(("vertex", id(d.mesh)))) for d in draws], np.int64)
         return GeometryStreams(prim_off, idx, ib, vb, INDEX.itemsize, VERTEX.itemsize)
 
+    def prim_draw(self) -> np.ndarray:
+        """int64 (n_prims,): the draw of every primitive."""
+        return np.repeat(np.arange(len(self.prim_off) - 1, dtype=np.int64), np.diff(self.prim_off))
+
 
 def prim_offsets(tri_prim: np.ndarray, n_prims: int) -> np.ndarray:
     """CSR from input primitives to their setup triangles (tri_prim is sorted): int64 (n+1,)."""

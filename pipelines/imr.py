@@ -20,11 +20,18 @@ from renderer.shade import build_tables, light_vector
 from scenes.model import LoadAction, StoreAction
 
 from .frame import GeometryStreams, blocks, framebuffer, prim_offsets, tile_maps
-from .imr_kernels import replay_submission_order
+from .imr_kernels import replay, work_in_submission_order
 from .result import Result
 
 
-def render(scene, preset, width: int, height: int, samples: int = 1) -> Result:
+def submission_order(prim_tri_off, bins, tris, rp, mat, preset):
+    """IMR: each primitive's fetch, then its pixels, in submission order."""
+    return work_in_submission_order(prim_tri_off, bins.tri_offsets, bins.ref_slot)
+
+
+def render(scene, preset, width: int, height: int, samples: int = 1,
+           work_order=submission_order) -> Result:
+    """`work_order` is the architecture's order of work for the caches (DSBR passes its own)."""
     tiles_x, tiles_y = -(-width // RASTER_TILE), -(-height // RASTER_TILE)
     mm = MemoryModel(preset.memory, tiles_x * tiles_y)
     blocks_x, _, n_blocks = blocks(width, height)
@@ -56,8 +63,9 @@ def render(scene, preset, width: int, height: int, samples: int = 1) -> Result:
         geo = GeometryStreams.of(rp.draws, mm)
         prim_tri_off = prim_offsets(tris.prim, len(geo.indices) // 3)
         ref_tile = np.repeat(np.arange(bins.n_tiles, dtype=np.int64), np.diff(bins.tile_offsets))
-        replay_submission_order(mm.state, mm.acc, mm.tile_bytes, geo, prim_tri_off, bins, ref_tile, ev, mat,
-                                color, depth, blocks_x, mm.region("textures"))
+        work = work_order(prim_tri_off, bins, tris, rp, mat, preset)
+        replay(mm.state, mm.acc, mm.tile_bytes, geo, geo.prim_draw(), tris.draw, bins, ref_tile, ev,
+               mat, color, depth, blocks_x, mm.region("textures"), work)
         if rp.samples > 1:
             resolved = mm.surface(rp.color.name + ".resolved", rp.color.format, 1)
             resolve_surface(mm.state, mm.acc, mm.tile_bytes, ROP_COLOR, color, resolved, n_blocks,

@@ -1,4 +1,4 @@
-"""Numba kernel of the IMR's memory replay: the raster's requests in submission order.
+"""Numba kernels of the IMR's memory replay: the raster's requests in the order the GPU issues them.
 
 An immediate-mode GPU walks draws, then primitives, then the pixels of each primitive, so its
 caches see index and vertex fetches of a primitive followed by its ROP block requests and texture
@@ -20,13 +20,33 @@ S_INDEX, S_VERTEX, S_COLOR, S_DEPTH, S_TEXTURE = (STREAM[s] for s in ("index", "
 
 
 @njit(cache=True, error_model="numpy")
-def replay_submission_order(cs, acc, tile_bytes, geo, prim_tri_off, bins, ref_tile, ev, mat,
-                            color, depth, blocks_x, tex_region):
+def work_in_submission_order(prim_tri_off, tri_offsets, ref_slot):
+    """The order an IMR's units issue work: each primitive's fetch (-(p + 1)), then its pixels,
+    tile reference by tile reference (r >= 0)."""
+    n_prims = prim_tri_off.shape[0] - 1
+    work = np.empty(n_prims + ref_slot.shape[0], np.int64)
+    k = 0
+    for p in range(n_prims):
+        work[k] = -(p + 1)
+        k += 1
+        for t in range(prim_tri_off[p], prim_tri_off[p + 1]):
+            for q in range(tri_offsets[t], tri_offsets[t + 1]):
+                work[k] = ref_slot[q]
+                k += 1
+    return work
+
+
+@njit(cache=True, error_model="numpy")
+def replay(cs, acc, tile_bytes, geo, prim_draw, tri_draw, bins, ref_tile, ev, mat, color, depth,
+           blocks_x, tex_region, work):
+    """Feed the caches an immediate-mode GPU's requests, in the order `work` gives: -(p + 1)
+    fetches primitive p's indices and vertices; r >= 0 runs tile reference r's ROP block
+    requests (depth test, blend read, depth and colour writes) and texel fetches."""
     # Unpack the structs once: an array taken out of a tuple inside the loop is ref-counted
     # every time, which costs more than the cache lookup itself.
     lines, shape, meta = cs
     prim_off, indices, index_base, vertex_base, index_bytes, vertex_bytes = geo
-    tri_offsets, ref_slot, tile, tiles_x = bins.tri_offsets, bins.ref_slot, bins.tile, bins.tiles_x
+    tile, tiles_x, ref_tri = bins.tile, bins.tiles_x, bins.ref_tri
     block_off, n_block, block, tested_m, written_m, tex_off, n_tex, tex_addr = ev
     depth_test, depth_write, blend = mat.depth_test, mat.depth_write, mat.blend
     lb, shift = meta[M_LINE_BYTES], meta[M_LINE_SHIFT]
@@ -43,42 +63,39 @@ def replay_submission_order(cs, acc, tile_bytes, geo, prim_tri_off, bins, ref_ti
     cap = max(REQUESTS, prim_need, block_need)
     rq = np.empty((cap, R_N), np.int64)
     n = 0
-    for d in range(prim_off.shape[0] - 1):
-        ib, vb = index_base[d], vertex_base[d]
-        test_z, write_z, read_color = depth_test[d], depth_write[d], blend[d]
-        for p in range(prim_off[d], prim_off[d + 1]):
+    for item in work:
+        if item < 0:
+            p = -item - 1
+            d = prim_draw[p]
             if n > cap - prim_need:
                 serve(lines, shape, meta, acc, tile_bytes, rq, n)
                 n = 0
-            n = request_fetch(rq, n, meta, L2, ib, vb, p - prim_off[d], indices[p * 3],
-                              indices[p * 3 + 1], indices[p * 3 + 2], index_bytes, vertex_bytes,
-                              index_op, vertex_op)
-            for t in range(prim_tri_off[p], prim_tri_off[p + 1]):
-                for q in range(tri_offsets[t], tri_offsets[t + 1]):
-                    r = ref_slot[q]
-                    for e in range(block_off[r], block_off[r] + n_block[r]):
-                        if n > cap - block_need:
-                            serve(lines, shape, meta, acc, tile_bytes, rq, n)
-                            n = 0
-                        blk = block[e]
-                        tl = block_tile(blk, blocks_x, tile, tiles_x)
-                        tested, written = tested_m[e], written_m[e]
-                        if test_z and tested:
-                            n = request_block(rq, n, meta, ROP_DEPTH, depth_blocks, blk, tested,
-                                              depth_read, tl)
-                        if read_color and written:
-                            n = request_block(rq, n, meta, ROP_COLOR, color_blocks, blk, written,
-                                              color_read, tl)
-                        if write_z and written:
-                            n = request_block(rq, n, meta, ROP_DEPTH, depth_blocks, blk, written,
-                                              depth_written, tl)
-                        if written:
-                            n = request_block(rq, n, meta, ROP_COLOR, color_blocks, blk, written,
-                                              color_written, tl)
-                    for e in range(tex_off[r], tex_off[r] + n_tex[r]):
-                        if n == cap:
-                            serve(lines, shape, meta, acc, tile_bytes, rq, n)
-                            n = 0
-                        line = ((tex_region << REGION_SHIFT) + tex_addr[e]) >> shift
-                        n = request(rq, n, L2, line, texture_op, ref_tile[r])
+            n = request_fetch(rq, n, meta, L2, index_base[d], vertex_base[d], p - prim_off[d],
+                              indices[p * 3], indices[p * 3 + 1], indices[p * 3 + 2], index_bytes,
+                              vertex_bytes, index_op, vertex_op)
+            continue
+        r = item
+        d = tri_draw[ref_tri[r]]
+        test_z, write_z, read_color = depth_test[d], depth_write[d], blend[d]
+        for e in range(block_off[r], block_off[r] + n_block[r]):
+            if n > cap - block_need:
+                serve(lines, shape, meta, acc, tile_bytes, rq, n)
+                n = 0
+            blk = block[e]
+            tl = block_tile(blk, blocks_x, tile, tiles_x)
+            tested, written = tested_m[e], written_m[e]
+            if test_z and tested:
+                n = request_block(rq, n, meta, ROP_DEPTH, depth_blocks, blk, tested, depth_read, tl)
+            if read_color and written:
+                n = request_block(rq, n, meta, ROP_COLOR, color_blocks, blk, written, color_read, tl)
+            if write_z and written:
+                n = request_block(rq, n, meta, ROP_DEPTH, depth_blocks, blk, written, depth_written, tl)
+            if written:
+                n = request_block(rq, n, meta, ROP_COLOR, color_blocks, blk, written, color_written, tl)
+        for e in range(tex_off[r], tex_off[r] + n_tex[r]):
+            if n == cap:
+                serve(lines, shape, meta, acc, tile_bytes, rq, n)
+                n = 0
+            line = ((tex_region << REGION_SHIFT) + tex_addr[e]) >> shift
+            n = request(rq, n, L2, line, texture_op, ref_tile[r])
     serve(lines, shape, meta, acc, tile_bytes, rq, n)
