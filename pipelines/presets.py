@@ -103,7 +103,36 @@ APPLE_M3 = Preset(
         "dram_gbps": Param(102.4, f"2 x 51.2 GB/s (64-bit LPDDR5-6400, {SEED4} L869) for M3's 128-bit bus", "derived"),
     })
 
-PRESETS: dict[str, Preset] = {p.name: p for p in (IMR_BASELINE, APPLE_A11, APPLE_M3)}
+SEED0 = "seed 000 (seed-notes/000_partA.md, 000_partB.md)"
+
+
+def _amd(name: str, description: str, l2_mb: int, l2_source: str, gbps: float, gbps_source: str,
+         rbs: int, rbs_source: str, channels: int, channels_source: str) -> Preset:
+    """An RDNA part: the baseline's ROP caches and line, its own L2, DRAM, RBs and channels, and
+    binning on (Mesa radeonsi enables DPBB on GFX10+)."""
+    return Preset(name, "dsbr", description, {
+        **{k: IMR_BASELINE.params[k] for k in ("cache_line_bytes", "rop_color_cache_bytes",
+                                               "rop_color_cache_ways", "rop_depth_cache_bytes",
+                                               "rop_depth_cache_ways", "l2_ways")},
+        "l2_bytes": Param(l2_mb * MB, l2_source, "spec"),
+        "dram_gbps": Param(gbps, gbps_source, "spec"),
+        "num_rbs": Param(rbs, rbs_source, "spec"),
+        "num_l2_channels": Param(channels, channels_source, "spec"),
+        "binning": Param(True, f"DPBB allowed on GFX10+, {MESA_BINNING}", "spec"),
+    })
+
+
+AMD_RDNA1 = _amd("amd-rdna1", "AMD RDNA 1 (Navi 10): IMR + draw-stream binning, 4 MB L2, 448 GB/s",
+                 4, f"Navi 10 L2 4 MB, {SEED0} L958", 448.0, f"256-bit GDDR6 14 Gbps, {SEED0} L2034",
+                 16, "Navi 10: 64 ROPs in 16 RBs of 4 (AMD RDNA whitepaper)", 16,
+                 "Navi 10: 16 L2 channels, one per 16-bit GDDR6 half-channel pair (AMD RDNA whitepaper)")
+AMD_RDNA2 = _amd("amd-rdna2", "AMD RDNA 2 (Navi 21): IMR + draw-stream binning, 4 MB L2, 512 GB/s "
+                 "(its 128 MB Infinity Cache is not modelled yet)",
+                 4, f"Navi 21 L2 4 MB, {SEED0} L1240-1242", 512.0, f"RDNA 2 512 GB/s, {SEED0} partB L267",
+                 16, f"16 RB+ partitions = 128 ROPs, {SEED0} L1283", 16,
+                 "Navi 21: 16 L2 channels (AMD RDNA 2 whitepaper)")
+
+PRESETS: dict[str, Preset] = {p.name: p for p in (IMR_BASELINE, APPLE_A11, APPLE_M3, AMD_RDNA1, AMD_RDNA2)}
 
 
 def get_preset(name: str) -> Preset:

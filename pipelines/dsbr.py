@@ -1,0 +1,105 @@
+"""DSBR — AMD's draw-stream binning rasterizer (DESIGN.md §4, seed 000 L733-775): immediate mode
+with binning. Geometry runs for the whole screen as on an IMR; primitives are gathered into
+batches in submission order (closed at 63 primitives, at a state change, around draws the driver
+leaves unbinned), and each batch's pixels are processed bin by bin, so colour and depth stay in
+the ROP caches while a bin is worked on. The image is the IMR's; only the order the caches see
+changes. Bin sizes follow Mesa radeonsi (si_state_binning.c, GFX10+ formula).
+
+Not yet modelled (issue 4): hierarchical Z, fast clear, the Infinity Cache, deferred shading
+within a batch, the bins' on-chip budget as a batch break, GCN/Vega's table-driven bin sizes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from renderer.binning import RASTER_TILE
+from renderer.counters import Counters
+from renderer.formats import FORMATS
+from scenes.model import AlphaMode
+
+from . import imr
+from .dsbr_kernels import batches, work_binned
+
+FPOVS_PER_BATCH = 63          # primitives per batch, Mesa radeonsi si_emit_dpbb_state
+# On-chip tag budgets per RB pipe, Mesa radeonsi gfx10_get_bin_sizes (peers.md §2.7)
+ZS_TAG_SIZE, ZS_NUM_TAGS = 64, 312
+CC_TAG_SIZE, CC_READ_TAGS = 1024, 31
+FC_TAG_SIZE, FC_READ_TAGS = 256, 44
+MIN_BIN = (128, 64)           # GFX10-11 minimum bin, px
+NO_DEPTH_BIN = (512, 512)
+
+
+def _log2(v: int) -> int:
+    return max(int(v), 1).bit_length() - 1
+
+
+def _bin_from_tags(tag_part: int, cost: int) -> tuple[int, int]:
+    """log2 of the pixels the tags can hold, split with the width rounded up."""
+    log2_px = _log2(tag_part // max(cost, 1))
+    return 1 << ((log2_px + 1) // 2), 1 << (log2_px // 2)
+
+
+def bin_size(num_rbs: int, num_pipes: int, color_bpe: int, samples: int, depth: bool,
+             stencil: bool = False, has_depth_target: bool = True) -> tuple[int, int]:
+    """Mesa radeonsi's GFX10+ bin size for one colour target of `color_bpe` bytes per element:
+    the colour bin, the FMASK bin (MSAA), the depth bin; the smallest area wins."""
+    pipes = max(num_rbs, num_pipes)
+    color_part = (CC_READ_TAGS * num_rbs // pipes) * (CC_TAG_SIZE * pipes)
+    depth_part = (ZS_NUM_TAGS * num_rbs // pipes) * (ZS_TAG_SIZE * pipes)
+    fmask_part = (FC_READ_TAGS * num_rbs // pipes) * (FC_TAG_SIZE * pipes)
+    fragments = samples                      # colour fragments = samples (no EQAA)
+    mrt = 1 if fragments == 1 else 2         # Mesa: 2 without per-sample shading
+    c_color = max(color_bpe * mrt, 1)
+    color = _bin_from_tags(color_part, c_color)
+    if samples >= 2:                         # FMASK: cFmaskMrt[fragments][samples] for 4x = 4
+        c_fmask = {2: 1, 4: 4, 8: 8}[samples]
+        if _log2(fmask_part // c_fmask) < _log2(color_part // c_color):
+            color = _bin_from_tags(fmask_part, c_fmask)
+    color = (max(color[0], MIN_BIN[0]), max(color[1], MIN_BIN[1]))
+    if not has_depth_target:
+        depth_bin = NO_DEPTH_BIN
+    else:
+        c_depth = ((5 if depth else 0) + (1 if stencil else 0)) * max(samples, 1)
+        d = _bin_from_tags(depth_part, c_depth)
+        depth_bin = (max(d[0], MIN_BIN[0]), max(d[1], MIN_BIN[1]))
+    return color if color[0] * color[1] < depth_bin[0] * depth_bin[1] else depth_bin
+
+
+def render(scene, preset, width: int, height: int, samples: int = 1):
+    stats = Counters()
+
+    def order(prim_tri_off, bins, tris, rp, mat, preset):
+        n_rbs, n_pipes = int(preset["num_rbs"]), int(preset["num_l2_channels"])
+        size = bin_size(n_rbs, n_pipes, FORMATS[rp.color.format].bytes_per_sample, rp.samples,
+                        depth=rp.depth is not None, has_depth_target=rp.depth is not None)
+        # Mesa turns binning off where it "is believed to be inefficient": more than 4 RBs, a
+        # pixel shader that can kill (alpha test), depth writes on.
+        kill = np.array([d.material.alpha_mode == AlphaMode.MASK for d in rp.draws], np.bool_)
+        off = (n_rbs > 4) & kill & mat.depth_write & (rp.depth is not None)
+        binned = ~off if preset["binning"] else np.zeros(len(rp.draws), np.bool_)
+        key = (mat.depth_test.astype(np.int64) | mat.depth_write.astype(np.int64) << 1
+               | mat.blend.astype(np.int64) << 2 | mat.alpha_mode.astype(np.int64) << 3)
+        prim_off = np.zeros(len(rp.draws) + 1, np.int64)
+        np.cumsum([d.mesh.n_triangles for d in rp.draws], out=prim_off[1:])
+        prim_draw = np.repeat(np.arange(len(rp.draws), dtype=np.int64), np.diff(prim_off))
+        starts, batch_binned, breaks = batches(prim_tri_off, prim_draw, key, binned, FPOVS_PER_BATCH)
+        # Every raster tile (64 px) lies in one bin: bins are multiples of 64 px.
+        tiles_per_bin_x, tiles_per_bin_y = size[0] // RASTER_TILE, size[1] // RASTER_TILE
+        bins_x = -(-bins.tiles_x // tiles_per_bin_x)
+        tile_of_ref = np.repeat(np.arange(bins.n_tiles, dtype=np.int64), np.diff(bins.tile_offsets))
+        ref_bin = ((tile_of_ref // bins.tiles_x) // tiles_per_bin_y) * bins_x \
+            + (tile_of_ref % bins.tiles_x) // tiles_per_bin_x
+        for name, value in (("dsbr.bin_width", size[0]), ("dsbr.bin_height", size[1]),
+                            ("dsbr.batches", len(starts) - 1),
+                            ("dsbr.batches_binned", int(batch_binned.sum())),
+                            ("dsbr.batch_break.primitive_limit", int(breaks[0])),
+                            ("dsbr.batch_break.state_change", int(breaks[1])),
+                            ("dsbr.fallback.ps_kill_depth_write", int(off.sum()) if preset["binning"] else 0),
+                            ("dsbr.fallback.binning_off", 0 if preset["binning"] else len(rp.draws))):
+            stats.add(name, value)
+        return work_binned(prim_tri_off, bins.tri_offsets, bins.ref_slot, ref_bin, starts,
+                           batch_binned)
+
+    result = imr.render(scene, preset, width, height, samples, work_order=order)
+    result.counters = result.counters + stats
+    return result
