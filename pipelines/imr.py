@@ -59,13 +59,15 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         if rp.depth is None:
             mat.depth_test[:] = False
             mat.depth_write[:] = False
-        raster_counters, tile_rows, ev = rasterize(tris, bins, mat, tex, light, fb, view)
+        hiz = bool(preset.params.get("hiz") and preset["hiz"]) and rp.depth is not None
+        raster_counters, tile_rows, ev = rasterize(tris, bins, mat, tex, light, fb, view, hiz=hiz)
         geo = GeometryStreams.of(rp.draws, mm)
         prim_tri_off = prim_offsets(tris.prim, len(geo.indices) // 3)
         ref_tile = np.repeat(np.arange(bins.n_tiles, dtype=np.int64), np.diff(bins.tile_offsets))
         work = work_order(prim_tri_off, bins, tris, rp, mat, preset)
         replay(mm.state, mm.acc, mm.tile_bytes, geo, geo.prim_draw(), tris.draw, bins, ref_tile, ev,
-               mat, color, depth, blocks_x, mm.region("textures"), work)
+               mat, color, depth, blocks_x, mm.region("textures"),
+               mm.region(rp.depth.name + ".htile") if hiz else 0, work)
         if rp.samples > 1:
             resolved = mm.surface(rp.color.name + ".resolved", rp.color.format, 1)
             resolve_surface(mm.state, mm.acc, mm.tile_bytes, ROP_COLOR, color, resolved, n_blocks,

@@ -15,8 +15,9 @@ from renderer.memory_kernels import (M_LINE_BYTES, M_LINE_SHIFT, R_N, REGION_SHI
                                      request_fetch,
                                      serve)
 
-S_INDEX, S_VERTEX, S_COLOR, S_DEPTH, S_TEXTURE = (STREAM[s] for s in ("index", "vertex", "color",
-                                                                       "depth", "texture"))
+S_INDEX, S_VERTEX, S_COLOR, S_DEPTH, S_TEXTURE, S_META = (
+    STREAM[s] for s in ("index", "vertex", "color", "depth", "texture", "meta"))
+HTILE_BYTES = 4     # hierarchical-Z word per 8x8 depth block (AMD HTILE: 32 bits per 8x8 tile)
 
 
 @njit(cache=True, error_model="numpy")
@@ -38,10 +39,12 @@ def work_in_submission_order(prim_tri_off, tri_offsets, ref_slot):
 
 @njit(cache=True, error_model="numpy")
 def replay(cs, acc, tile_bytes, geo, prim_draw, tri_draw, bins, ref_tile, ev, mat, color, depth,
-           blocks_x, tex_region, work):
+           blocks_x, tex_region, htile_region, work):
     """Feed the caches an immediate-mode GPU's requests, in the order `work` gives: -(p + 1)
     fetches primitive p's indices and vertices; r >= 0 runs tile reference r's ROP block
-    requests (depth test, blend read, depth and colour writes) and texel fetches."""
+    requests (depth test, blend read, depth and colour writes) and texel fetches. With
+    hierarchical Z (htile_region > 0) every tested block also reads its HTILE word, every
+    depth-written block writes it, and a block HiZ rejected reads it and nothing else."""
     # Unpack the structs once: an array taken out of a tuple inside the loop is ref-counted
     # every time, which costs more than the cache lookup itself.
     lines, shape, meta = cs
@@ -52,6 +55,8 @@ def replay(cs, acc, tile_bytes, geo, prim_draw, tri_draw, bins, ref_tile, ev, ma
     lb, shift = meta[M_LINE_BYTES], meta[M_LINE_SHIFT]
     index_op, vertex_op = op_code(False, S_INDEX), op_code(False, S_VERTEX)
     texture_op = op_code(False, S_TEXTURE)
+    meta_read, meta_written = op_code(False, S_META), op_code(True, S_META)
+    htile_base = htile_region << REGION_SHIFT
     depth_read, depth_written = op_code(False, S_DEPTH), op_code(True, S_DEPTH)
     color_read, color_written = op_code(False, S_COLOR), op_code(True, S_COLOR)
     color_blocks = block_layout(meta, color[0], color[1])
@@ -59,7 +64,7 @@ def replay(cs, acc, tile_bytes, geo, prim_draw, tri_draw, bins, ref_tile, ev, ma
     # Requests are buffered and served in order; before each unit of work (a primitive's fetches,
     # a block's ROP requests, a texel block) the buffer is served if the unit might not fit.
     prim_need = 3 * (1 + vertex_bytes // lb + 2)        # index line + vertex lines, per corner
-    block_need = 2 * color_blocks[3] + 2 * depth_blocks[3]
+    block_need = 2 * color_blocks[3] + 2 * depth_blocks[3] + 2
     cap = max(REQUESTS, prim_need, block_need)
     rq = np.empty((cap, R_N), np.int64)
     n = 0
@@ -82,8 +87,18 @@ def replay(cs, acc, tile_bytes, geo, prim_draw, tri_draw, bins, ref_tile, ev, ma
                 serve(lines, shape, meta, acc, tile_bytes, rq, n)
                 n = 0
             blk = block[e]
+            if blk < 0:                              # rejected by hierarchical Z
+                blk = -blk - 1
+                n = request(rq, n, ROP_DEPTH, (htile_base + blk * HTILE_BYTES) >> shift, meta_read,
+                            block_tile(blk, blocks_x, tile, tiles_x))
+                continue
             tl = block_tile(blk, blocks_x, tile, tiles_x)
             tested, written = tested_m[e], written_m[e]
+            if htile_region > 0:
+                n = request(rq, n, ROP_DEPTH, (htile_base + blk * HTILE_BYTES) >> shift, meta_read, tl)
+                if write_z and written:
+                    n = request(rq, n, ROP_DEPTH, (htile_base + blk * HTILE_BYTES) >> shift,
+                                meta_written, tl)
             if test_z and tested:
                 n = request_block(rq, n, meta, ROP_DEPTH, depth_blocks, blk, tested, depth_read, tl)
             if read_color and written:

@@ -119,6 +119,7 @@ def _amd(name: str, description: str, l2_mb: int, l2_source: str, gbps: float, g
         "num_rbs": Param(rbs, rbs_source, "spec"),
         "num_l2_channels": Param(channels, channels_source, "spec"),
         "binning": Param(True, f"DPBB allowed on GFX10+, {MESA_BINNING}", "spec"),
+        "hiz": Param(True, f"HTILE hierarchical Z on every GCN/RDNA part, {SEED0} L503 and L311-315", "spec"),
     })
 
 

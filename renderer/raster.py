@@ -63,12 +63,14 @@ def interleaved_rows(tiles_x: int, tiles_y: int) -> np.ndarray:
 
 
 def rasterize(tris: SetupTriangles, bins: TileBins, mat, tex, light: np.ndarray, fb: Framebuffer,
-              view: RasterView, hsr: bool = False, chunk: np.ndarray | None = None
-              ) -> tuple[Counters, np.ndarray, RopEvents]:
+              view: RasterView, hsr: bool = False, chunk: np.ndarray | None = None,
+              hiz: bool = False) -> tuple[Counters, np.ndarray, RopEvents]:
     """Render all tiles into fb (in place). With `hsr`, each tile resolves visibility of its
     opaque runs before shading them (a TBDR tile); the image is the same either way. `chunk`
     (int64 per triangle, non-decreasing) marks partial renders: a deferred run ends where the
-    chunk changes, as a tiler must shade what it has when its parameter buffer fills.
+    chunk changes, as a tiler must shade what it has when its parameter buffer fills. `hiz`
+    keeps the farthest depth per 8x8 block and rejects blocks a triangle cannot come nearer
+    than (an IMR's hierarchical Z); rejected blocks leave an event with block -(b + 1).
     Returns the counters, the per-tile counter rows (n_tiles, RC.N) for heat maps, and the
     events for the memory model."""
     textured = mat.texture[tris.draw] >= 0 if tris.n else np.zeros(0, np.bool_)
@@ -82,6 +84,6 @@ def rasterize(tris: SetupTriangles, bins: TileBins, mat, tex, light: np.ndarray,
     if chunk is None:
         chunk = np.zeros(tris.n, np.int64)
     entry = rk.rasterize_tiles_1x if view.samples == 1 else rk.rasterize_tiles_4x
-    entry(tris, bins, mat, tex, light, fb, ev, view, hsr, chunk,
+    entry(tris, bins, mat, tex, light, fb, ev, view, hsr, hiz, chunk,
           interleaved_rows(bins.tiles_x, bins.tiles_y), per_tile)
     return from_array(rk.COUNTER_NAMES, per_tile.sum(axis=0)), per_tile, ev

@@ -48,7 +48,8 @@ class RC(IntEnum):
     HSR_FLUSH_MASK = 13  # deferred runs cut short by an alpha-tested (punch-through) triangle
     HSR_FLUSH_BLEND = 14 # ... and by a blended one
     HSR_FLUSH_PARTIAL = 15  # ... and by a partial render (the parameter buffer filled up)
-    N = 16
+    HIZ_REJECTED = 16    # (triangle, 8x8 block) pairs hierarchical Z rejected whole
+    N = 17
 
 
 COUNTER_NAMES = ["raster.fragments", "raster.samples_covered", "raster.quads",
@@ -56,11 +57,23 @@ COUNTER_NAMES = ["raster.fragments", "raster.samples_covered", "raster.quads",
                  "raster.alpha_killed", "raster.shaded", "raster.blended", "raster.written",
                  "raster.pixels_covered", "raster.texture_block_requests", "raster.hsr_killed",
                  "tile.hsr_flush.punch_through", "tile.hsr_flush.blend",
-                 "tile.hsr_flush.partial_render"]
+                 "tile.hsr_flush.partial_render", "raster.hiz_rejected_blocks"]
 
 
 @njit(cache=True, error_model="numpy")
-def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr, chunk, counters):
+def _block_zmax(depth, x0, y0, width, height, n_samples):
+    """Farthest stored depth over the samples of the 8x8 block at (x0, y0) inside the target."""
+    z = np.float32(0.0)
+    for y in range(y0, min(y0 + BLOCK, height)):
+        for x in range(x0, min(x0 + BLOCK, width)):
+            for s in range(n_samples):
+                z = max(z, depth[y, x, s])
+    return z
+
+
+@njit(cache=True, error_model="numpy")
+def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr, hiz, chunk,
+                   counters):
     # Unpack the structs once: an array taken out of a tuple inside the loop is ref-counted
     # every time, which costs more than the edge tests.
     vx, vy, _, v_inv_w, v_normal, v_uv, back, zplane, draw, _ = tris
@@ -78,6 +91,14 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     nbx = tile // BLOCK
     blocks_x = (width + BLOCK - 1) // BLOCK
     touched = np.zeros((tile, tile), np.bool_)
+    # Hierarchical Z (HTILE-like): the farthest depth in each 8x8 block of the tile. A block a
+    # triangle cannot come nearer than is rejected before any per-pixel work.
+    zmax = np.ones(nbx * nbx, np.float32)
+    rejected = np.zeros(nbx * nbx, np.bool_)
+    if hiz:
+        for b in range(nbx * nbx):
+            zmax[b] = _block_zmax(fb_depth, tx0 + (b % nbx) * BLOCK, ty0 + (b // nbx) * BLOCK,
+                                  width, height, n_samples)
     tested = np.zeros(nbx * nbx, np.uint64)
     written = np.zeros(nbx * nbx, np.uint64)
     recent = np.empty(TEX_RECENT, np.int64)
@@ -111,6 +132,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     k_hsr_flush_mask = 0
     k_hsr_flush_blend = 0
     k_hsr_flush_partial = 0
+    k_hiz_rejected = 0
     # The schedule: (reference, phase) in order. Immediate mode runs each triangle once (PH_IMR).
     # With hidden-surface removal (a TBDR tile) each run of triangles whose visibility is known
     # before shading (opaque, no alpha test, no blend) runs twice: PH_VIS tests and writes depth
@@ -214,6 +236,16 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                     full = full and lo >= 0
                 if outside:
                     continue
+                if hiz and test_depth:
+                    bl = ((by0 - ty0) >> BLOCK_BITS) * nbx + ((bx0 - tx0) >> BLOCK_BITS)
+                    # nearest the triangle's plane comes within the block; LESS fails when that
+                    # is not nearer than the block's farthest stored depth (float32 rounding is
+                    # monotone, so the per-sample test would fail too)
+                    zlo = dzdx * (rx0 if dzdx > 0 else rx1) + dzdy * (ry0 if dzdy > 0 else ry1) + zc
+                    if zlo >= zmax[bl]:
+                        k_hiz_rejected += 1
+                        rejected[bl] = True
+                        continue
                 if full and fill_fast:
                     # The common case of big opaque triangles, written out plainly: no edge
                     # tests, no lane arrays, one uniform colour. Counts as the general path does.
@@ -439,9 +471,20 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
         for by in range((y0 - ty0) // BLOCK, (y1 - 1 - ty0) // BLOCK + 1):
             for bx in range((x0 - tx0) // BLOCK, (x1 - 1 - tx0) // BLOCK + 1):
                 b = by * nbx + bx
+                gb = (ty0 // BLOCK + by) * blocks_x + tx0 // BLOCK + bx
+                if rejected[b]:              # an HTILE read, nothing else: -(block + 1)
+                    ev_block[blk_base + n_blk] = -(gb + 1)
+                    ev_tested[blk_base + n_blk] = 0
+                    ev_written[blk_base + n_blk] = 0
+                    n_blk += 1
+                    rejected[b] = False
+                    continue
                 if tested[b] == 0 and written[b] == 0:
                     continue
-                ev_block[blk_base + n_blk] = ((ty0 // BLOCK + by) * blocks_x + tx0 // BLOCK + bx)
+                if hiz and depth_write and written[b]:
+                    zmax[b] = _block_zmax(fb_depth, tx0 + bx * BLOCK, ty0 + by * BLOCK, width,
+                                          height, n_samples)
+                ev_block[blk_base + n_blk] = gb
                 ev_tested[blk_base + n_blk] = tested[b]
                 ev_written[blk_base + n_blk] = written[b]
                 n_blk += 1
@@ -468,26 +511,31 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     cnt[RC.HSR_FLUSH_MASK] += k_hsr_flush_mask
     cnt[RC.HSR_FLUSH_BLEND] += k_hsr_flush_blend
     cnt[RC.HSR_FLUSH_PARTIAL] += k_hsr_flush_partial
+    cnt[RC.HIZ_REJECTED] += k_hiz_rejected
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr, chunk, tile_order,
-                    counters):
+def rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr, hiz, chunk,
+                    tile_order, counters):
     # The sample count as a compile-time constant (one specialisation each for 1x and 4x): the
     # per-sample loops then unroll, which is worth a fifth of the raster time at 1x.
     literally(n_samples)
     for k in prange(tile_order.shape[0]):
         rasterize_tile(tile_order[k], tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
-                       chunk, counters)
+                       hiz, chunk, counters)
 
 
 # Entry points with the sample count fixed, so that calls from Python find their compiled code
 # by argument types (a literal argument would send every call through numba's typing, ~20 ms).
 @njit(cache=True, error_model="numpy")
-def rasterize_tiles_1x(tris, bins, mat, tex, light, fb, ev, view, hsr, chunk, tile_order, counters):
-    rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, 1, hsr, chunk, tile_order, counters)
+def rasterize_tiles_1x(tris, bins, mat, tex, light, fb, ev, view, hsr, hiz, chunk, tile_order,
+                       counters):
+    rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, 1, hsr, hiz, chunk, tile_order,
+                    counters)
 
 
 @njit(cache=True, error_model="numpy")
-def rasterize_tiles_4x(tris, bins, mat, tex, light, fb, ev, view, hsr, chunk, tile_order, counters):
-    rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, 4, hsr, chunk, tile_order, counters)
+def rasterize_tiles_4x(tris, bins, mat, tex, light, fb, ev, view, hsr, hiz, chunk, tile_order,
+                       counters):
+    rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, 4, hsr, hiz, chunk, tile_order,
+                    counters)

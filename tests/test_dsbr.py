@@ -86,3 +86,19 @@ def test_binning_keeps_overdraw_in_the_rop_caches():
     on = render(scene, AMD_RDNA2, 1280, 720).counters.dram_bytes()
     off = render(scene, NO_BINNING, 1280, 720).counters.dram_bytes()
     assert on < 0.5 * off
+
+
+def test_hierarchical_z_rejects_whole_blocks_behind_an_occluder():
+    """Layers front to back: the first covers the screen, and every block of every layer behind
+    it is rejected by HiZ before a single per-pixel test."""
+    one_hidden = render(get_scene("overdraw:2:ftb"), NO_BINNING, W, H).counters["raster.hiz_rejected_blocks"]
+    assert one_hidden > 0
+    for n in (4, 7):
+        c = render(get_scene(f"overdraw:{n}:ftb"), NO_BINNING, W, H).counters
+        assert c["raster.fragments"] == W * H            # only the front layer reaches pixels
+        assert c["raster.early_z_killed"] == 0
+        assert c["raster.shaded"] == W * H
+        assert c["raster.hiz_rejected_blocks"] == (n - 1) * one_hidden
+        assert c["mem.onchip.read.meta"] > 0           # HTILE words read through the DB cache
+    # back to front nothing can be rejected
+    assert render(get_scene("overdraw:4:btf"), NO_BINNING, W, H).counters["raster.hiz_rejected_blocks"] == 0
