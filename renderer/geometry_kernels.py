@@ -218,7 +218,7 @@ def _setup_chunk(t0, t1, clip, world, normal, uv, idx, tri_draw, draw_flat, draw
                     sz[v] = cz * iw * 0.5 + 0.5
                     siw[v] = iw
             fn0 = fn1 = fn2 = 0.0
-            if flat:      # faceted: the face normal of the input triangle, CCW outward
+            if flat and write:   # faceted: the face normal of the input triangle, CCW outward
                 ax, ay, az = world[i1, 0] - world[i0, 0], world[i1, 1] - world[i0, 1], world[i1, 2] - world[i0, 2]
                 bx, by, bz = world[i2, 0] - world[i0, 0], world[i2, 1] - world[i0, 1], world[i2, 2] - world[i0, 2]
                 fn0, fn1, fn2 = ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
