@@ -65,18 +65,51 @@ def bin_size(num_rbs: int, num_pipes: int, color_bpe: int, samples: int, depth: 
     return color if color[0] * color[1] < depth_bin[0] * depth_bin[1] else depth_bin
 
 
+# GFX9 (Vega) bin sizes are table lookups, not a formula: Mesa radeonsi si_state_binning.c
+# gfx9_get_color_bin_size / gfx9_get_depth_bin_size, the subtables for 4 RBs per shader engine
+# and 4 shader engines (Vega 10). Rows: (first sum, width, height); the last row ends the table
+# (its size 0 x 0 means binning off).
+GFX9_COLOR_4RB_4SE = ((0, 256, 512), (2, 128, 512), (3, 64, 512), (5, 32, 512), (9, 32, 256),
+                      (17, 32, 128), (33, 0, 0))
+GFX9_DEPTH_4RB_4SE = ((0, 512, 512), (4, 256, 512), (7, 128, 512), (13, 64, 512), (25, 32, 512),
+                      (49, 32, 256), (97, 16, 128), (193, 0, 0))
+
+
+def _lookup(table, total: int) -> tuple[int, int]:
+    for (start, w, h), (nxt, _, _) in zip(table, table[1:]):
+        if start <= total < nxt:
+            return w, h
+    return 0, 0
+
+
+def gfx9_bin_size(color_bpe: int, samples: int, depth: bool) -> tuple[int, int]:
+    """Vega 10's bin: colour key = bytes per pixel x (2 under MSAA without per-sample shading),
+    depth key = 4 x 5 x samples; the smaller area wins; (0, 0) turns binning off."""
+    color = _lookup(GFX9_COLOR_4RB_4SE, color_bpe * (2 if samples >= 2 else 1))
+    depth_bin = _lookup(GFX9_DEPTH_4RB_4SE, 4 * 5 * samples) if depth else (512, 512)
+    return color if color[0] * color[1] < depth_bin[0] * depth_bin[1] else depth_bin
+
+
 def render(scene, preset, width: int, height: int, samples: int = 1):
     stats = Counters()
 
     def order(prim_tri_off, bins, tris, rp, mat, preset):
         n_rbs, n_pipes = int(preset["num_rbs"]), int(preset["num_l2_channels"])
-        size = bin_size(n_rbs, n_pipes, FORMATS[rp.color.format].bytes_per_sample, rp.samples,
-                        depth=rp.depth is not None, has_depth_target=rp.depth is not None)
+        bpe = FORMATS[rp.color.format].bytes_per_sample
+        if preset.params.get("bin_table") and preset["bin_table"] == "gfx9":
+            size = gfx9_bin_size(bpe, rp.samples, rp.depth is not None)
+        else:
+            size = bin_size(n_rbs, n_pipes, bpe, rp.samples, depth=rp.depth is not None,
+                            has_depth_target=rp.depth is not None)
+        bin_off = size[0] == 0 or size[1] == 0          # Mesa: a bin size of 0 disables DPBB
+        # The raster's 64-px tiles are the unit the work list moves: narrower bins are widened.
+        stats.add("dsbr.bin_widened", int(size[0] < RASTER_TILE or size[1] < RASTER_TILE))
+        size = (max(size[0], RASTER_TILE), max(size[1], RASTER_TILE))
         # Mesa turns binning off where it "is believed to be inefficient": more than 4 RBs, a
         # pixel shader that can kill (alpha test), depth writes on.
         kill = np.array([d.material.alpha_mode == AlphaMode.MASK for d in rp.draws], np.bool_)
         off = (n_rbs > 4) & kill & mat.depth_write & (rp.depth is not None)
-        binned = ~off if preset["binning"] else np.zeros(len(rp.draws), np.bool_)
+        binned = ~off if preset["binning"] and not bin_off else np.zeros(len(rp.draws), np.bool_)
         key = (mat.depth_test.astype(np.int64) | mat.depth_write.astype(np.int64) << 1
                | mat.blend.astype(np.int64) << 2 | mat.alpha_mode.astype(np.int64) << 3)
         prim_off = np.zeros(len(rp.draws) + 1, np.int64)
@@ -95,7 +128,8 @@ def render(scene, preset, width: int, height: int, samples: int = 1):
                             ("dsbr.batch_break.primitive_limit", int(breaks[0])),
                             ("dsbr.batch_break.state_change", int(breaks[1])),
                             ("dsbr.fallback.ps_kill_depth_write", int(off.sum()) if preset["binning"] else 0),
-                            ("dsbr.fallback.binning_off", 0 if preset["binning"] else len(rp.draws))):
+                            ("dsbr.fallback.binning_off", 0 if preset["binning"] else len(rp.draws)),
+                            ("dsbr.fallback.bin_size_zero", len(rp.draws) if bin_off and preset["binning"] else 0)):
             stats.add(name, value)
         return work_binned(prim_tri_off, bins.tri_offsets, bins.ref_slot, ref_bin, starts,
                            batch_binned)

@@ -5,6 +5,7 @@ spec (a vendor or driver number), measured, derived (arithmetic on sourced numbe
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -41,14 +42,18 @@ class Preset:
     @property
     def memory(self) -> MemoryConfig:
         l2 = CacheConfig("l2", int(self["l2_bytes"]), int(self["l2_ways"]))
+        rop_to_dram = self.params.get("rb_l2_client") is not None and not self["rb_l2_client"]
         if self.architecture == "tbdr":       # param cache (TILER_PARAM) in front of the SLC
             return MemoryConfig(int(self["cache_line_bytes"]), (CacheConfig(
                 "param", int(self["param_cache_bytes"]), int(self["param_cache_ways"])), l2), (1, -1))
-        return MemoryConfig.rop_l2(
+        config = MemoryConfig.rop_l2(
             int(self["cache_line_bytes"]),
             CacheConfig("rop_color", int(self["rop_color_cache_bytes"]), int(self["rop_color_cache_ways"])),
             CacheConfig("rop_depth", int(self["rop_depth_cache_bytes"]), int(self["rop_depth_cache_ways"])),
             l2)
+        if rop_to_dram:           # GCN 1.0: the render backends write to memory, not through L2
+            config = MemoryConfig(config.line_bytes, config.caches, (-1, -1, -1))
+        return config
 
     @property
     def dram_gbps(self) -> float:
@@ -133,7 +138,30 @@ AMD_RDNA2 = _amd("amd-rdna2", "AMD RDNA 2 (Navi 21): IMR + draw-stream binning, 
                  16, f"16 RB+ partitions = 128 ROPs, {SEED0} L1283", 16,
                  "Navi 21: 16 L2 channels (AMD RDNA 2 whitepaper)")
 
-PRESETS: dict[str, Preset] = {p.name: p for p in (IMR_BASELINE, APPLE_A11, APPLE_M3, AMD_RDNA1, AMD_RDNA2)}
+AMD_GCN = Preset(
+    "amd-gcn", "imr", "AMD GCN 1.0 (Tahiti): IMR with hierarchical Z, render backends beside L2 "
+    "(not its clients), 768 KB L2, 288 GB/s; no binning",
+    {
+        **{k: IMR_BASELINE.params[k] for k in ("cache_line_bytes", "rop_color_cache_bytes",
+                                               "rop_color_cache_ways", "rop_depth_cache_bytes",
+                                               "rop_depth_cache_ways", "l2_ways")},
+        "l2_bytes": Param(768 * 1024, f"Tahiti L2 768 KB (6 MCs x 128 KB), {SEED0} L499", "spec"),
+        "dram_gbps": Param(288.0, f"384-bit GDDR5 ~288 GB/s, {SEED0} L511", "spec"),
+        "rb_l2_client": Param(False, f"GCN 1.0/1.1: the RB talks to the memory controller beside L2, {SEED0} L485-499", "spec"),
+        "hiz": Param(True, f"HTILE hierarchical Z, {SEED0} L503", "spec"),
+    })
+
+AMD_VEGA = dataclasses.replace(
+    _amd("amd-vega", "AMD Vega 10 (GCN 5): IMR + draw-stream binning with GFX9's bin tables, "
+         "RBs as L2 clients, 4 MB L2, ~483 GB/s",
+         4, f"Vega 10 L2 4 MB, {SEED0} L725", 483.0, f"2 HBM2 stacks ~483 GB/s, {SEED0} L713",
+         16, "Vega 10: 64 ROPs in 16 RBs, 4 per shader engine (AMD Vega whitepaper)", 16,
+         "Vega 10: 16 L2 channels (AMD Vega whitepaper)"))
+AMD_VEGA.params["bin_table"] = Param("gfx9", f"GFX9 bin sizes by table (4 RB/SE, 4 SE), {MESA_BINNING}", "spec")
+AMD_VEGA.params["rb_l2_client"] = Param(True, f"Vega: the RB is a full L2 client, {SEED0} L721-725", "spec")
+
+PRESETS: dict[str, Preset] = {p.name: p for p in (IMR_BASELINE, APPLE_A11, APPLE_M3, AMD_GCN,
+                                                  AMD_VEGA, AMD_RDNA1, AMD_RDNA2)}
 
 
 def get_preset(name: str) -> Preset:

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from pipelines import render
-from pipelines.dsbr import bin_size
-from pipelines.presets import AMD_RDNA2, Param
+from pipelines.dsbr import bin_size, gfx9_bin_size
+from pipelines.presets import AMD_GCN, AMD_RDNA2, AMD_VEGA, Param
 from scenes.library import get_scene, scene_names
 from scenes.model import AlphaMode, Camera, CullMode, Draw, DrawState, Material, Mesh, Scene
 
@@ -17,7 +17,8 @@ NO_BINNING = dataclasses.replace(AMD_RDNA2, params={**AMD_RDNA2.params,
                                                     "binning": Param(False, "test", "assumed")})
 
 
-@pytest.mark.parametrize("preset", [AMD_RDNA2, NO_BINNING], ids=["binning", "no-binning"])
+@pytest.mark.parametrize("preset", [AMD_RDNA2, NO_BINNING, AMD_VEGA, AMD_GCN],
+                         ids=["binning", "no-binning", "vega", "gcn"])
 @pytest.mark.parametrize("name", scene_names())
 def test_same_image_as_imr(name, preset):
     a = render(name, "imr-baseline", W, H)
@@ -102,3 +103,21 @@ def test_hierarchical_z_rejects_whole_blocks_behind_an_occluder():
         assert c["mem.onchip.read.meta"] > 0           # HTILE words read through the DB cache
     # back to front nothing can be rejected
     assert render(get_scene("overdraw:4:btf"), NO_BINNING, W, H).counters["raster.hiz_rejected_blocks"] == 0
+
+
+def test_vega_bin_sizes_from_the_gfx9_tables():
+    # colour key 4 B -> row [3, 5): 64 x 512; depth key 4 x 5 = 20 -> row [13, 25): 64 x 512;
+    # equal areas: the depth bin is taken
+    assert gfx9_bin_size(4, 1, True) == (64, 512)
+    # 4x: colour key 8 -> [5, 9): 32 x 512; depth key 80 -> [49, 97): 32 x 256 (smaller area)
+    assert gfx9_bin_size(4, 4, True) == (32, 256)
+    c = render("quad", AMD_VEGA, W, H, 4).counters
+    assert c["dsbr.bin_width"] == 64 and c["dsbr.bin_height"] == 256 and c["dsbr.bin_widened"] == 1
+
+
+def test_gcn_render_backends_bypass_l2():
+    """GCN 1.0's RBs are not L2 clients: the cleared depth the quad tests misses the small ROP
+    depth cache and comes back from DRAM, where an L2 client finds it in L2."""
+    w, h = 256, 128
+    assert render("quad", "imr-baseline", w, h).counters["mem.dram.read.depth"] == 0
+    assert render("quad", AMD_GCN, w, h).counters["mem.dram.read.depth"] > 0
