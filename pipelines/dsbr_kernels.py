@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .imr_kernels import append_in_order
+
 
 @njit(cache=True, error_model="numpy")
 def batches(prim_tri_off, prim_draw, draw_key, draw_binned, max_prims):
@@ -50,13 +52,7 @@ def work_binned(prim_tri_off, tri_offsets, ref_slot, ref_bin, batch_starts, batc
     for b in range(batch_starts.shape[0] - 1):
         p0, p1 = batch_starts[b], batch_starts[b + 1]
         if not batch_binned[b]:
-            for p in range(p0, p1):
-                work[k] = -(p + 1)
-                k += 1
-                for t in range(prim_tri_off[p], prim_tri_off[p + 1]):
-                    for q in range(tri_offsets[t], tri_offsets[t + 1]):
-                        work[k] = ref_slot[q]
-                        k += 1
+            k = append_in_order(work, k, p0, p1, prim_tri_off, tri_offsets, ref_slot)
             continue
         for p in range(p0, p1):
             work[k] = -(p + 1)

@@ -26,15 +26,22 @@ def work_in_submission_order(prim_tri_off, tri_offsets, ref_slot):
     tile reference by tile reference (r >= 0)."""
     n_prims = prim_tri_off.shape[0] - 1
     work = np.empty(n_prims + ref_slot.shape[0], np.int64)
-    k = 0
-    for p in range(n_prims):
+    append_in_order(work, 0, 0, n_prims, prim_tri_off, tri_offsets, ref_slot)
+    return work
+
+
+@njit(cache=True, error_model="numpy")
+def append_in_order(work, k, p0, p1, prim_tri_off, tri_offsets, ref_slot):
+    """Primitives p0..p1 into work from position k, each fetch followed by its tile
+    references; returns the next position."""
+    for p in range(p0, p1):
         work[k] = -(p + 1)
         k += 1
         for t in range(prim_tri_off[p], prim_tri_off[p + 1]):
             for q in range(tri_offsets[t], tri_offsets[t + 1]):
                 work[k] = ref_slot[q]
                 k += 1
-    return work
+    return k
 
 
 @njit(cache=True, error_model="numpy")
