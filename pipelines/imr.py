@@ -13,7 +13,7 @@ from renderer.binning import RASTER_TILE, bin_triangles
 from renderer.counters import Counters
 from renderer.geometry import setup_pass
 from renderer.memory import ROP_COLOR, ROP_DEPTH, STREAM, MemoryModel, Surface
-from renderer.memory_kernels import clear_surface, resolve_surface
+from renderer.memory_kernels import clear_surface, resolve_surface, write_linear
 from renderer.raster import RasterView, rasterize
 from renderer.raster_kernels import RC
 from renderer.shade import build_tables, light_vector
@@ -22,6 +22,10 @@ from scenes.model import LoadAction, StoreAction
 from .frame import GeometryStreams, blocks, framebuffer, prim_offsets, tile_maps
 from .imr_kernels import replay, work_in_submission_order
 from .result import Result
+
+
+CMASK_BITS = 4     # fast-clear metadata per 8x8 colour block (AMD CMASK)
+HTILE_BITS = 32    # per 8x8 depth block (AMD HTILE)
 
 
 def submission_order(prim_tri_off, bins, tris, rp, mat, preset):
@@ -46,13 +50,25 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         fb = framebuffer(rp, images, view, shaded)
         color = mm.surface(rp.color.name, rp.color.format, rp.samples)
         depth = mm.surface(rp.depth.name, rp.depth.format, rp.samples) if rp.depth else Surface(0, 4)
-        # No fast clear on the baseline: a CLEAR writes every line of the surface.
-        for att, surf, level, stream in ((rp.color, color, ROP_COLOR, "color"),
-                                         (rp.depth, depth, ROP_DEPTH, "depth")):
-            if att is not None and att.load == LoadAction.CLEAR:
+        # A CLEAR writes every line of the surface, or, with fast clear, only its metadata:
+        # CMASK (4 bits per colour block) and HTILE (32 bits per depth block), and the blocks
+        # start in the cleared state (seed 000 L315: O(resolution) becomes O(tiles)).
+        fast = bool(preset.params.get("fast_clear") and preset["fast_clear"])
+        cleared = {}
+        for att, surf, level, stream, meta_bytes in ((rp.color, color, ROP_COLOR, "color", CMASK_BITS),
+                                                     (rp.depth, depth, ROP_DEPTH, "depth", HTILE_BITS)):
+            cleared[stream] = np.zeros(0, np.bool_)
+            if att is None or att.load != LoadAction.CLEAR:
+                continue
+            if fast:
+                cleared[stream] = np.ones(n_blocks, np.bool_)
+                write_linear(mm.state, mm.acc, mm.tile_bytes, level,
+                             mm.region(att.name + (".cmask" if stream == "color" else ".htile")),
+                             -(-n_blocks * meta_bytes // 8), STREAM["meta"])
+            else:
                 clear_surface(mm.state, mm.acc, mm.tile_bytes, level, surf.region,
-                              surf.bytes_per_pixel, n_blocks, STREAM[stream], blocks_x, RASTER_TILE,
-                              tiles_x)
+                              surf.bytes_per_pixel, np.ones(n_blocks, np.bool_), STREAM[stream],
+                              blocks_x, RASTER_TILE, tiles_x)
         tris, geom_counters = setup_pass(rp.draws, scene.camera, width, height)
         bins = bin_triangles(tris, width, height)
         mat, tex = build_tables(rp.draws)
@@ -67,16 +83,25 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         work = work_order(prim_tri_off, bins, tris, rp, mat, preset)
         replay(mm.state, mm.acc, mm.tile_bytes, geo, geo.prim_draw(), tris.draw, bins, ref_tile, ev,
                mat, color, depth, blocks_x, mm.region("textures"),
-               mm.region(rp.depth.name + ".htile") if hiz else 0, work)
+               mm.region(rp.depth.name + ".htile") if hiz else 0, cleared["color"],
+               cleared["depth"], work)
         if rp.samples > 1:
             resolved = mm.surface(rp.color.name + ".resolved", rp.color.format, 1)
             resolve_surface(mm.state, mm.acc, mm.tile_bytes, ROP_COLOR, color, resolved, n_blocks,
                             STREAM["color"], STREAM["resolve"], blocks_x, RASTER_TILE, tiles_x)
             mm.flush(resolved, store=True)
         # An IMR has no tile memory: a memoryless attachment still lives in DRAM-backed caches,
-        # and only its final store is skipped.
-        for att, surf in ((rp.color, color), (rp.depth, depth)):
+        # and only its final store is skipped. A stored surface with blocks still in the fast-
+        # cleared state gets them written out first (a fast-clear eliminate).
+        for att, surf, level, stream in ((rp.color, color, ROP_COLOR, "color"),
+                                         (rp.depth, depth, ROP_DEPTH, "depth")):
             if att is not None:
+                left = cleared[stream]
+                if left.any() and att.store == StoreAction.STORE and not att.memoryless:
+                    counters.add(f"rop.fast_clear.eliminated_blocks.{stream}", int(left.sum()))
+                    clear_surface(mm.state, mm.acc, mm.tile_bytes, level, surf.region,
+                                  surf.bytes_per_pixel, left, STREAM[stream], blocks_x,
+                                  RASTER_TILE, tiles_x)
                 mm.flush(surf, store=att.store == StoreAction.STORE and not att.memoryless)
         counters = counters + geom_counters + raster_counters
         per_tile += tile_rows

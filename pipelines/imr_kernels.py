@@ -17,6 +17,7 @@ from renderer.memory_kernels import (M_LINE_BYTES, M_LINE_SHIFT, R_N, REGION_SHI
 
 S_INDEX, S_VERTEX, S_COLOR, S_DEPTH, S_TEXTURE, S_META = (
     STREAM[s] for s in ("index", "vertex", "color", "depth", "texture", "meta"))
+ALL = ~np.uint64(0)   # every pixel of a block
 HTILE_BYTES = 4     # hierarchical-Z word per 8x8 depth block (AMD HTILE: 32 bits per 8x8 tile)
 
 
@@ -46,12 +47,14 @@ def append_in_order(work, k, p0, p1, prim_tri_off, tri_offsets, ref_slot):
 
 @njit(cache=True, error_model="numpy")
 def replay(cs, acc, tile_bytes, geo, prim_draw, tri_draw, bins, ref_tile, ev, mat, color, depth,
-           blocks_x, tex_region, htile_region, work):
+           blocks_x, tex_region, htile_region, cleared_color, cleared_depth, work):
     """Feed the caches an immediate-mode GPU's requests, in the order `work` gives: -(p + 1)
     fetches primitive p's indices and vertices; r >= 0 runs tile reference r's ROP block
     requests (depth test, blend read, depth and colour writes) and texel fetches. With
     hierarchical Z (htile_region > 0) every tested block also reads its HTILE word, every
-    depth-written block writes it, and a block HiZ rejected reads it and nothing else."""
+    depth-written block writes it, and a block HiZ rejected reads it and nothing else. After a
+    fast clear (cleared_* true per block, empty without one) a block still in the cleared state
+    is read from its metadata, not memory; the first write takes it out of that state."""
     # Unpack the structs once: an array taken out of a tuple inside the loop is ref-counted
     # every time, which costs more than the cache lookup itself.
     lines, shape, meta = cs
@@ -106,14 +109,24 @@ def replay(cs, acc, tile_bytes, geo, prim_draw, tri_draw, bins, ref_tile, ev, ma
                 if write_z and written:
                     n = request(rq, n, ROP_DEPTH, (htile_base + blk * HTILE_BYTES) >> shift,
                                 meta_written, tl)
-            if test_z and tested:
+            z_clear = cleared_depth.shape[0] > 0 and cleared_depth[blk]
+            c_clear = cleared_color.shape[0] > 0 and cleared_color[blk]
+            if test_z and tested and not z_clear:
                 n = request_block(rq, n, meta, ROP_DEPTH, depth_blocks, blk, tested, depth_read, tl)
-            if read_color and written:
+            if read_color and written and not c_clear:
                 n = request_block(rq, n, meta, ROP_COLOR, color_blocks, blk, written, color_read, tl)
+            # The first write to a cleared block fills all of it: the pixels it does not cover
+            # take the clear value from the metadata.
             if write_z and written:
-                n = request_block(rq, n, meta, ROP_DEPTH, depth_blocks, blk, written, depth_written, tl)
+                n = request_block(rq, n, meta, ROP_DEPTH, depth_blocks, blk,
+                                  ALL if z_clear else written, depth_written, tl)
+                if z_clear:
+                    cleared_depth[blk] = False
             if written:
-                n = request_block(rq, n, meta, ROP_COLOR, color_blocks, blk, written, color_written, tl)
+                n = request_block(rq, n, meta, ROP_COLOR, color_blocks, blk,
+                                  ALL if c_clear else written, color_written, tl)
+                if c_clear:
+                    cleared_color[blk] = False
         for e in range(tex_off[r], tex_off[r] + n_tex[r]):
             if n == cap:
                 serve(lines, shape, meta, acc, tile_bytes, rq, n)

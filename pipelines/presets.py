@@ -125,6 +125,7 @@ def _amd(name: str, description: str, l2_mb: int, l2_source: str, gbps: float, g
         "num_l2_channels": Param(channels, channels_source, "spec"),
         "binning": Param(True, f"DPBB allowed on GFX10+, {MESA_BINNING}", "spec"),
         "hiz": Param(True, f"HTILE hierarchical Z on every GCN/RDNA part, {SEED0} L503 and L311-315", "spec"),
+        "fast_clear": Param(True, f"fast colour/Z clear through CMASK/HTILE, {SEED0} L315", "spec"),
     })
 
 
@@ -149,6 +150,7 @@ AMD_GCN = Preset(
         "dram_gbps": Param(288.0, f"384-bit GDDR5 ~288 GB/s, {SEED0} L511", "spec"),
         "rb_l2_client": Param(False, f"GCN 1.0/1.1: the RB talks to the memory controller beside L2, {SEED0} L485-499", "spec"),
         "hiz": Param(True, f"HTILE hierarchical Z, {SEED0} L503", "spec"),
+        "fast_clear": Param(True, f"fast colour/Z clear through CMASK/HTILE, {SEED0} L315", "spec"),
     })
 
 AMD_VEGA = dataclasses.replace(

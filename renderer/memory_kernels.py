@@ -207,20 +207,38 @@ def flush_region(cs, acc, tile_bytes, region, invalidate_only):
 
 
 @njit(cache=True, error_model="numpy")
-def clear_surface(cs, acc, tile_bytes, lv, region, bpp, n_blocks, stream, blocks_x, tile, tiles_x):
-    """A clear without fast-clear metadata: every line of the surface written once."""
+def clear_surface(cs, acc, tile_bytes, lv, region, bpp, which, stream, blocks_x, tile, tiles_x):
+    """Write every line of the blocks in `which` (bool per 8x8 block) once: a clear without
+    fast-clear metadata (all blocks), or a fast-clear eliminate (the blocks still cleared)."""
     lines, shape, meta = cs
     full = ~np.uint64(0)
     op = op_code(True, stream)
     layout = block_layout(meta, region, bpp)
     rq = np.empty((REQUESTS, R_N), np.int64)
     n = 0
-    for b in range(n_blocks):
+    for b in range(which.shape[0]):
+        if not which[b]:
+            continue
         if n > REQUESTS - layout[3]:
             serve(lines, shape, meta, acc, tile_bytes, rq, n)
             n = 0
         n = request_block(rq, n, meta, lv, layout, b, full, op,
                           block_tile(b, blocks_x, tile, tiles_x))
+    serve(lines, shape, meta, acc, tile_bytes, rq, n)
+
+
+@njit(cache=True, error_model="numpy")
+def write_linear(cs, acc, tile_bytes, lv, region, n_bytes, stream):
+    """Write n_bytes at the start of a region, line by line: metadata such as a fast clear's."""
+    lines, shape, meta = cs
+    rq = np.empty((REQUESTS, R_N), np.int64)
+    n = 0
+    first = region << REGION_SHIFT
+    for line in range(first >> meta[M_LINE_SHIFT], ((first + n_bytes - 1) >> meta[M_LINE_SHIFT]) + 1):
+        if n == REQUESTS:
+            serve(lines, shape, meta, acc, tile_bytes, rq, n)
+            n = 0
+        n = request(rq, n, lv, line, op_code(True, stream), -1)
     serve(lines, shape, meta, acc, tile_bytes, rq, n)
 
 

@@ -121,3 +121,22 @@ def test_gcn_render_backends_bypass_l2():
     w, h = 256, 128
     assert render("quad", "imr-baseline", w, h).counters["mem.dram.read.depth"] == 0
     assert render("quad", AMD_GCN, w, h).counters["mem.dram.read.depth"] > 0
+
+
+def test_fast_clear_writes_metadata_not_the_surface():
+    """256 x 128 fits in L2, so DRAM sees each colour line once either way; on chip, the fast
+    clear skips writing the W x H x 4 bytes of the clear, and the blocks the triangle never
+    touched are written out at the store (the eliminate)."""
+    w, h = 256, 128
+    slow = dataclasses.replace(NO_BINNING, params={**NO_BINNING.params, "fast_clear": Param(False, "test", "assumed")})
+    a = render("triangle", slow, w, h).counters
+    b = render("triangle", NO_BINNING, w, h).counters
+    assert a["mem.dram.write.color"] == b["mem.dram.write.color"] == w * h * 4
+    n_blocks = (w // 8) * (h // 8)
+    untouched = b["rop.fast_clear.eliminated_blocks.color"]
+    assert 0 < untouched < n_blocks
+    # on chip: the slow clear wrote every block, the fast one only what the draw and the
+    # eliminate leave; metadata: CMASK 4 bits and HTILE 32 bits per block, in 128-B lines
+    assert a["mem.onchip.write.color"] - b["mem.onchip.write.color"] >= (n_blocks - untouched) * 8 * 8 * 4 // 2
+    cmask_lines, htile_lines = -(-n_blocks * 4 // 8 // 128), -(-n_blocks * 32 // 8 // 128)
+    assert b["mem.onchip.write.meta"] - a["mem.onchip.write.meta"] == (cmask_lines + htile_lines) * 128
