@@ -53,6 +53,9 @@ class Preset:
             l2)
         if rop_to_dram:           # GCN 1.0: the render backends write to memory, not through L2
             config = MemoryConfig(config.line_bytes, config.caches, (-1, -1, -1))
+        if "llc_bytes" in self.params:      # Infinity Cache: read-allocate, between L2 and DRAM
+            llc = CacheConfig("llc", int(self["llc_bytes"]), int(self["llc_ways"]), write_allocate=False)
+            config = MemoryConfig(config.line_bytes, (*config.caches, llc), (2, 2, 3, -1))
         return config
 
     @property
@@ -112,7 +115,8 @@ SEED0 = "seed 000 (seed-notes/000_partA.md, 000_partB.md)"
 
 
 def _amd(name: str, description: str, l2_mb: int, l2_source: str, gbps: float, gbps_source: str,
-         rbs: int, rbs_source: str, channels: int, channels_source: str) -> Preset:
+         rbs: int, rbs_source: str, channels: int, channels_source: str,
+         llc: tuple[int, str] | None = None) -> Preset:
     """An RDNA part: the baseline's ROP caches and line, its own L2, DRAM, RBs and channels, and
     binning on (Mesa radeonsi enables DPBB on GFX10+)."""
     return Preset(name, "dsbr", description, {
@@ -126,6 +130,10 @@ def _amd(name: str, description: str, l2_mb: int, l2_source: str, gbps: float, g
         "binning": Param(True, f"DPBB allowed on GFX10+, {MESA_BINNING}", "spec"),
         "hiz": Param(True, f"HTILE hierarchical Z on every GCN/RDNA part, {SEED0} L503 and L311-315", "spec"),
         "fast_clear": Param(True, f"fast colour/Z clear through CMASK/HTILE, {SEED0} L315", "spec"),
+        **({} if llc is None else {
+            "llc_bytes": Param(llc[0] * MB, llc[1], "spec"),
+            "llc_ways": Param(16, "Infinity Cache associativity not published; 16-way chosen", "assumed"),
+        }),
     })
 
 
@@ -133,11 +141,24 @@ AMD_RDNA1 = _amd("amd-rdna1", "AMD RDNA 1 (Navi 10): IMR + draw-stream binning, 
                  4, f"Navi 10 L2 4 MB, {SEED0} L958", 448.0, f"256-bit GDDR6 14 Gbps, {SEED0} L2034",
                  16, "Navi 10: 64 ROPs in 16 RBs of 4 (AMD RDNA whitepaper)", 16,
                  "Navi 10: 16 L2 channels, one per 16-bit GDDR6 half-channel pair (AMD RDNA whitepaper)")
-AMD_RDNA2 = _amd("amd-rdna2", "AMD RDNA 2 (Navi 21): IMR + draw-stream binning, 4 MB L2, 512 GB/s "
-                 "(its 128 MB Infinity Cache is not modelled yet)",
+AMD_RDNA2 = _amd("amd-rdna2", "AMD RDNA 2 (Navi 21): IMR + draw-stream binning, 4 MB L2, 128 MB "
+                 "Infinity Cache, 512 GB/s",
                  4, f"Navi 21 L2 4 MB, {SEED0} L1240-1242", 512.0, f"RDNA 2 512 GB/s, {SEED0} partB L267",
                  16, f"16 RB+ partitions = 128 ROPs, {SEED0} L1283", 16,
-                 "Navi 21: 16 L2 channels (AMD RDNA 2 whitepaper)")
+                 "Navi 21: 16 L2 channels (AMD RDNA 2 whitepaper)",
+                 llc=(128, f"RDNA 2 Infinity Cache 128 MB, {SEED0} partB L267"))
+AMD_RDNA3 = _amd("amd-rdna3", "AMD RDNA 3 (Navi 31): IMR + draw-stream binning, 6 MB L2, 96 MB "
+                 "Infinity Cache, 960 GB/s",
+                 6, f"RDNA 3 L2 6 MB, {SEED0} L1321-1323", 960.0, f"RDNA 3 960 GB/s, {SEED0} partB L267",
+                 24, "Navi 31: 192 ROPs in RB+ units of 8 = 24 (derived from AMD's 192 ROPs)", 24,
+                 "Navi 31: 24 L2 slices of 256 KB in 6 MB (derived)",
+                 llc=(96, f"96 MB = 6 MCDs x 16 MB, {SEED0} L1323"))
+AMD_RDNA4 = _amd("amd-rdna4", "AMD RDNA 4 (Navi 48): IMR + draw-stream binning, 8 MB L2, 64 MB "
+                 "Infinity Cache, 640 GB/s",
+                 8, f"RDNA 4 L2 8 MB, {SEED0} partB L1859", 640.0, f"256-bit GDDR6 20 Gbps = 640 GB/s, {SEED0} partB L1874-1876",
+                 16, "Navi 48: 128 ROPs in RB+ units of 8 = 16 (derived)", 16,
+                 "Navi 48: 16 L2 slices of 512 KB in 8 MB (derived)",
+                 llc=(64, f"RDNA 4 Infinity Cache 64 MB on die, {SEED0} partB L1874"))
 
 AMD_GCN = Preset(
     "amd-gcn", "imr", "AMD GCN 1.0 (Tahiti): IMR with hierarchical Z, render backends beside L2 "
@@ -163,7 +184,8 @@ AMD_VEGA.params["bin_table"] = Param("gfx9", f"GFX9 bin sizes by table (4 RB/SE,
 AMD_VEGA.params["rb_l2_client"] = Param(True, f"Vega: the RB is a full L2 client, {SEED0} L721-725", "spec")
 
 PRESETS: dict[str, Preset] = {p.name: p for p in (IMR_BASELINE, APPLE_A11, APPLE_M3, AMD_GCN,
-                                                  AMD_VEGA, AMD_RDNA1, AMD_RDNA2)}
+                                                  AMD_VEGA, AMD_RDNA1, AMD_RDNA2, AMD_RDNA3,
+                                                  AMD_RDNA4)}
 
 
 def get_preset(name: str) -> Preset:

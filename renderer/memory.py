@@ -32,6 +32,7 @@ class CacheConfig:
     name: str
     size_bytes: int
     ways: int
+    write_allocate: bool = True   # False: read-allocate (AMD's Infinity Cache, seed 000 L1209)
 
     def n_sets(self, line_bytes: int) -> int:
         sets = self.size_bytes // (line_bytes * self.ways)
@@ -88,11 +89,13 @@ class MemoryModel:
             if not 1 <= c.ways <= mk.MAX_WAYS:
                 raise ValueError(f"cache {c.name}: {c.ways} ways; the model handles 1 to "
                                  f"{mk.MAX_WAYS}")
-        lines = np.zeros((len(levels), max(sets), mk.F_N, max(ways)), np.int64)
-        lines[:, :, mk.F_TAG] = -1
-        lines[:, :, mk.F_INFO] = -1 << mk.I_TILE_SHIFT       # no tile, stream 0, clean
+        lines = np.zeros((sum(sets), mk.F_N, max(ways)), np.int64)
+        lines[:, mk.F_TAG] = -1
+        lines[:, mk.F_INFO] = -1 << mk.I_TILE_SHIFT       # no tile, stream 0, clean
         shape = np.zeros((len(levels), mk.SH_N), np.int64)
         shape[:, mk.SH_SETS], shape[:, mk.SH_WAYS] = sets, ways
+        shape[:, mk.SH_BASE] = np.concatenate([[0], np.cumsum(sets)[:-1]])
+        shape[:, mk.SH_WALLOC] = [c.write_allocate for c in levels]
         shape[:, mk.SH_NEXT] = config.below     # always a later level or DRAM: a flush relies on it
         shape[:, mk.SH_MASK] = [n - 1 if n & (n - 1) == 0 else -1 for n in sets]
         meta = np.zeros(mk.M_N, np.int64)

@@ -14,11 +14,15 @@ in a loop of millions of requests that cost more than the lookups themselves.
 
 The state is three plain arrays (not a tuple of many; an array taken out of a tuple in a loop is
 reference-counted too):
-    lines  int64 (levels, sets, F_N, ways)  a set is F_N contiguous rows of its ways: tags,
-                                            LRU stamps, info = tile << 8 | stream << 1 | dirty
+    lines  int64 (all sets, F_N, ways)      every level's sets one after another (a level
+                                            starts at its SH_BASE); a set is F_N contiguous
+                                            rows of its ways: tags, LRU stamps,
+                                            info = tile << 8 | stream << 1 | dirty
     shape  int64 (levels, SH_N)             sets, ways, level below (-1 = DRAM, always a later
                                             level), set mask (sets - 1, or -1 if sets is not a
-                                            power of two)
+                                            power of two), first set, write-allocate (0: a
+                                            write miss passes down, as a read-allocate
+                                            last-level cache does)
     meta   int64 (M_N,)                     LRU clock, line bytes, log2 line bytes
     acc    int64 (A_N, width)               byte and event totals (rows below)
     tile_bytes int64 (n_tiles,)             DRAM bytes charged to each screen tile
@@ -41,7 +45,7 @@ REGION_SHIFT = 40    # byte address = region << 40 | offset: one region per surf
 
 F_TAG, F_STAMP, F_INFO, F_N = range(4)   # fields of a way
 I_DIRTY, I_STREAM_SHIFT, I_STREAM_MASK, I_TILE_SHIFT = 1, 1, 127, 8   # bits of F_INFO
-SH_SETS, SH_WAYS, SH_NEXT, SH_MASK, SH_N = range(5)
+SH_SETS, SH_WAYS, SH_NEXT, SH_MASK, SH_BASE, SH_WALLOC, SH_N = range(7)
 M_CLOCK, M_LINE_BYTES, M_LINE_SHIFT, M_N = range(4)
 # Rows of acc: bytes by stream (columns) for the first four, events by level for the last two.
 A_DRAM_READ, A_DRAM_WRITE, A_ONCHIP_READ, A_ONCHIP_WRITE, A_HITS, A_MISSES, A_N = range(7)
@@ -72,33 +76,36 @@ def serve(lines, shape, meta, acc, tile_bytes, rq, n):
                     tile_bytes[tile] += lb
             else:
                 mask = shape[lv, SH_MASK]
-                s = line & mask if mask >= 0 else line % shape[lv, SH_SETS]
+                s = shape[lv, SH_BASE] + (line & mask if mask >= 0 else line % shape[lv, SH_SETS])
                 ways = shape[lv, SH_WAYS]
                 # Whole-set scans without an early exit compile to vector compares. A set's tags
                 # are unique, so at most one way matches.
                 w = -1
                 for k in range(ways):
-                    if lines[lv, s, F_TAG, k] == line:
+                    if lines[s, F_TAG, k] == line:
                         w = k
                 clock += 1
                 if w >= 0:                                   # hit
-                    lines[lv, s, F_STAMP, w] = clock
+                    lines[s, F_STAMP, w] = clock
                     if counted:
                         acc[A_HITS, lv] += 1
                     if write:
-                        lines[lv, s, F_INFO, w] |= I_DIRTY
+                        lines[s, F_INFO, w] |= I_DIRTY
                 else:                                        # miss: replace the LRU way
                     if counted:
                         acc[A_MISSES, lv] += 1
+                    if write and shape[lv, SH_WALLOC] == 0:   # read-allocate only: pass down
+                        lv = shape[lv, SH_NEXT]
+                        continue
                     # LRU way: least (stamp, way) in one vectorised min; stamps are below 2^57
-                    key = lines[lv, s, F_STAMP, 0] << WAY_BITS
+                    key = lines[s, F_STAMP, 0] << WAY_BITS
                     for k in range(1, ways):
-                        key = min(key, (lines[lv, s, F_STAMP, k] << WAY_BITS) | k)
+                        key = min(key, (lines[s, F_STAMP, k] << WAY_BITS) | k)
                     w = key & (MAX_WAYS - 1)
-                    v_line, v_info = lines[lv, s, F_TAG, w], lines[lv, s, F_INFO, w]
-                    lines[lv, s, F_TAG, w] = line
-                    lines[lv, s, F_STAMP, w] = clock
-                    lines[lv, s, F_INFO, w] = ((tile << I_TILE_SHIFT) | (stream << I_STREAM_SHIFT)
+                    v_line, v_info = lines[s, F_TAG, w], lines[s, F_INFO, w]
+                    lines[s, F_TAG, w] = line
+                    lines[s, F_STAMP, w] = clock
+                    lines[s, F_INFO, w] = ((tile << I_TILE_SHIFT) | (stream << I_STREAM_SHIFT)
                                                | (I_DIRTY if write else 0))
                     nxt = shape[lv, SH_NEXT]
                     if not write:
@@ -186,12 +193,15 @@ def flush_region(cs, acc, tile_bytes, region, invalidate_only):
     write-backs are served after its scan: they only reach later levels."""
     lines, shape, meta = cs
     shift = REGION_SHIFT - meta[M_LINE_SHIFT]
-    rq = np.empty((lines.shape[1] * lines.shape[3], R_N), np.int64)
+    rq = np.empty((REQUESTS, R_N), np.int64)
     for lv in range(shape.shape[0]):          # levels are ordered top (ROP) to bottom
         n = 0
-        for s in range(shape[lv, SH_SETS]):
+        for s in range(shape[lv, SH_BASE], shape[lv, SH_BASE] + shape[lv, SH_SETS]):
+            if n > REQUESTS - MAX_WAYS:       # serving early is safe: write-backs go below
+                serve(lines, shape, meta, acc, tile_bytes, rq, n)
+                n = 0
             for w in range(shape[lv, SH_WAYS]):
-                line, info = lines[lv, s, F_TAG, w], lines[lv, s, F_INFO, w]
+                line, info = lines[s, F_TAG, w], lines[s, F_INFO, w]
                 if line < 0 or (line >> shift) != region:
                     continue
                 if info & I_DIRTY and not invalidate_only:
@@ -199,10 +209,10 @@ def flush_region(cs, acc, tile_bytes, region, invalidate_only):
                     n = request(rq, n, shape[lv, SH_NEXT], line,
                                 OP_WRITE | OP_WRITE_BACK | (stream << OP_STREAM_SHIFT),
                                 info >> I_TILE_SHIFT)
-                lines[lv, s, F_INFO, w] = info & ~I_DIRTY
+                lines[s, F_INFO, w] = info & ~I_DIRTY
                 if invalidate_only:
-                    lines[lv, s, F_TAG, w] = -1
-                    lines[lv, s, F_STAMP, w] = 0     # invalid ways are the oldest
+                    lines[s, F_TAG, w] = -1
+                    lines[s, F_STAMP, w] = 0     # invalid ways are the oldest
         serve(lines, shape, meta, acc, tile_bytes, rq, n)
 
 

@@ -142,6 +142,7 @@ class NaiveCaches:
         self.levels = [[__import__("collections").OrderedDict() for _ in range(c.n_sets(lb))]
                        for c in config.levels]
         self.ways = [c.ways for c in config.levels]
+        self.write_allocate = [c.write_allocate for c in config.levels]
         self.next = dict(enumerate(config.below))
         z = lambda n: [0] * n                   # noqa: E731
         self.dram_read, self.dram_write = z(n_streams), z(n_streams)
@@ -171,8 +172,10 @@ class NaiveCaches:
         if line in s:
             s.move_to_end(line)
             s[line][0] = True
-        else:
+        elif self.write_allocate[lv]:
             self._install(lv, line, True, stream, tile)
+        else:
+            self.write_back(self.next[lv], line, stream, tile)
 
     def access(self, lv, line, write, stream, tile):
         (self.onchip_write if write else self.onchip_read)[stream] += self.lb
@@ -184,6 +187,9 @@ class NaiveCaches:
                 s[line][0] = s[line][0] or write
                 return
             self.misses[lv] += 1
+            if write and not self.write_allocate[lv]:
+                lv = self.next[lv]
+                continue
             self._install(lv, line, write, stream, tile)
             if write:
                 return

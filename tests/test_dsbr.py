@@ -8,7 +8,7 @@ import pytest
 
 from pipelines import render
 from pipelines.dsbr import bin_size, gfx9_bin_size
-from pipelines.presets import AMD_GCN, AMD_RDNA2, AMD_VEGA, Param
+from pipelines.presets import AMD_GCN, AMD_RDNA2, AMD_RDNA4, AMD_VEGA, Param
 from scenes.library import get_scene, scene_names
 from scenes.model import AlphaMode, Camera, CullMode, Draw, DrawState, Material, Mesh, Scene
 
@@ -17,8 +17,8 @@ NO_BINNING = dataclasses.replace(AMD_RDNA2, params={**AMD_RDNA2.params,
                                                     "binning": Param(False, "test", "assumed")})
 
 
-@pytest.mark.parametrize("preset", [AMD_RDNA2, NO_BINNING, AMD_VEGA, AMD_GCN],
-                         ids=["binning", "no-binning", "vega", "gcn"])
+@pytest.mark.parametrize("preset", [AMD_RDNA2, NO_BINNING, AMD_VEGA, AMD_GCN, AMD_RDNA4],
+                         ids=["binning", "no-binning", "vega", "gcn", "rdna4"])
 @pytest.mark.parametrize("name", scene_names())
 def test_same_image_as_imr(name, preset):
     a = render(name, "imr-baseline", W, H)
@@ -140,3 +140,17 @@ def test_fast_clear_writes_metadata_not_the_surface():
     assert a["mem.onchip.write.color"] - b["mem.onchip.write.color"] >= (n_blocks - untouched) * 8 * 8 * 4 // 2
     cmask_lines, htile_lines = -(-n_blocks * 4 // 8 // 128), -(-n_blocks * 32 // 8 // 128)
     assert b["mem.onchip.write.meta"] - a["mem.onchip.write.meta"] == (cmask_lines + htile_lines) * 128
+
+
+def test_infinity_cache_sits_between_l2_and_dram():
+    """RDNA 2's 128 MB last-level cache sees the L2's read misses (it allocates on reads only),
+    and can only take DRAM reads away."""
+    c = render("sponza", AMD_RDNA2, 640, 360).counters
+    lookups = c["mem.cache.llc.hits"] + c["mem.cache.llc.misses"]
+    assert 0 < lookups <= c["mem.cache.l2.misses"]
+    no_llc = dataclasses.replace(AMD_RDNA2, params={k: v for k, v in AMD_RDNA2.params.items()
+                                                    if not k.startswith("llc")})
+    d = render("sponza", no_llc, 640, 360).counters
+    assert "mem.cache.llc.hits" not in d
+    assert c.dram_bytes("read") <= d.dram_bytes("read")
+    assert c.dram_bytes("write") <= d.dram_bytes("write")   # write misses pass through it

@@ -10,6 +10,12 @@ from renderer.memory import CacheConfig, MemoryConfig, MemoryModel
 from tests.naive import NaiveCaches
 
 CONFIGS = {
+    # an L2 in front of a read-allocate last-level cache, as AMD's Infinity Cache
+    "with-llc": MemoryConfig(128, (CacheConfig("rop_color", 62 * 128 * 4, 4),
+                                   CacheConfig("rop_depth", 26 * 128 * 6, 6),
+                                   CacheConfig("l2", 16 * 128 * 4, 4),
+                                   CacheConfig("llc", 64 * 128 * 8, 8, write_allocate=False)),
+                             (2, 2, 3, -1)),
     "baseline-like": MemoryConfig.rop_l2(128, CacheConfig("rop_color", 31 * 128 * 2, 2),
                                   CacheConfig("rop_depth", 3 * 128 * 4, 4), CacheConfig("l2", 64 * 128 * 4, 4)),
     "tiny": MemoryConfig.rop_l2(64, CacheConfig("rop_color", 64, 1), CacheConfig("rop_depth", 128, 2),
@@ -47,5 +53,6 @@ def test_serve_matches_naive_caches(name, seed):
     assert list(acc[mk.A_DRAM_WRITE, :len(STREAMS)]) == naive.dram_write
     assert list(acc[mk.A_ONCHIP_READ, :len(STREAMS)]) == naive.onchip_read
     assert list(acc[mk.A_ONCHIP_WRITE, :len(STREAMS)]) == naive.onchip_write
-    assert list(acc[mk.A_HITS, :3]) == naive.hits and list(acc[mk.A_MISSES, :3]) == naive.misses
+    levels = len(cfg.caches)
+    assert list(acc[mk.A_HITS, :levels]) == naive.hits and list(acc[mk.A_MISSES, :levels]) == naive.misses
     assert list(mm.tile_bytes) == naive.tile_bytes
