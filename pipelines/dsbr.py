@@ -5,8 +5,12 @@ leaves unbinned), and each batch's pixels are processed bin by bin, so colour an
 the ROP caches while a bin is worked on. The image is the IMR's; only the order the caches see
 changes. Bin sizes follow Mesa radeonsi (si_state_binning.c, GFX10+ formula).
 
-Not yet modelled (issue 4): hierarchical Z, fast clear, the Infinity Cache, deferred shading
-within a batch, the bins' on-chip budget as a batch break, GCN/Vega's table-driven bin sizes.
+Optional deferred shading within a batch (preset batch_deferred_shading): among a binned
+batch's opaque primitives only the front-most fragment per pixel is shaded (the raster's HSR
+phases, with the batch as the run); blended draws keep their order. Hierarchical Z, fast clear
+and the Infinity Cache come from the IMR side (pipelines.imr, the presets).
+
+Not yet modelled (issue 4): the bins' on-chip budget as a batch break.
 """
 from __future__ import annotations
 
@@ -131,8 +135,15 @@ def render(scene, preset, width: int, height: int, samples: int = 1):
                             ("dsbr.fallback.binning_off", 0 if preset["binning"] else len(rp.draws)),
                             ("dsbr.fallback.bin_size_zero", len(rp.draws) if bin_off and preset["binning"] else 0)):
             stats.add(name, value)
-        return work_binned(prim_tri_off, bins.tri_offsets, bins.ref_slot, ref_bin, starts,
+        work = work_binned(prim_tri_off, bins.tri_offsets, bins.ref_slot, ref_bin, starts,
                            batch_binned)
+        if not (preset.params.get("batch_deferred_shading") and preset["batch_deferred_shading"]):
+            return work, None
+        # Deferred shading within a batch: a binned batch's opaque fragments are shaded only
+        # where front-most among the batch; an unbinned batch's triangles stand alone.
+        batch_of_prim = np.repeat(np.arange(len(starts) - 1), np.diff(starts))
+        group = np.where(batch_binned[batch_of_prim], batch_of_prim, len(starts) + np.arange(len(prim_draw)))
+        return work, group[tris.prim].astype(np.int64)
 
     result = imr.render(scene, preset, width, height, samples, work_order=order)
     result.counters = result.counters + stats

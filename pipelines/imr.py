@@ -29,13 +29,15 @@ HTILE_BITS = 32    # per 8x8 depth block (AMD HTILE)
 
 
 def submission_order(prim_tri_off, bins, tris, rp, mat, preset):
-    """IMR: each primitive's fetch, then its pixels, in submission order."""
-    return work_in_submission_order(prim_tri_off, bins.tri_offsets, bins.ref_slot)
+    """IMR: each primitive's fetch, then its pixels, in submission order; no deferred shading
+    (the second value would give each triangle's deferral group, as rasterize's `chunk`)."""
+    return work_in_submission_order(prim_tri_off, bins.tri_offsets, bins.ref_slot), None
 
 
 def render(scene, preset, width: int, height: int, samples: int = 1,
            work_order=submission_order) -> Result:
-    """`work_order` is the architecture's order of work for the caches (DSBR passes its own)."""
+    """`work_order` plans the pass: the order of work for the caches, and optionally groups of
+    triangles whose opaque fragments are shaded only where front-most (DSBR passes its own)."""
     tiles_x, tiles_y = -(-width // RASTER_TILE), -(-height // RASTER_TILE)
     mm = MemoryModel(preset.memory, tiles_x * tiles_y)
     blocks_x, _, n_blocks = blocks(width, height)
@@ -76,11 +78,12 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
             mat.depth_test[:] = False
             mat.depth_write[:] = False
         hiz = bool(preset.params.get("hiz") and preset["hiz"]) and rp.depth is not None
-        raster_counters, tile_rows, ev = rasterize(tris, bins, mat, tex, light, fb, view, hiz=hiz)
         geo = GeometryStreams.of(rp.draws, mm)
         prim_tri_off = prim_offsets(tris.prim, len(geo.indices) // 3)
+        work, deferred = work_order(prim_tri_off, bins, tris, rp, mat, preset)
+        raster_counters, tile_rows, ev = rasterize(tris, bins, mat, tex, light, fb, view,
+                                                   hsr=deferred is not None, chunk=deferred, hiz=hiz)
         ref_tile = np.repeat(np.arange(bins.n_tiles, dtype=np.int64), np.diff(bins.tile_offsets))
-        work = work_order(prim_tri_off, bins, tris, rp, mat, preset)
         replay(mm.state, mm.acc, mm.tile_bytes, geo, geo.prim_draw(), tris.draw, bins, ref_tile, ev,
                mat, color, depth, blocks_x, mm.region("textures"),
                mm.region(rp.depth.name + ".htile") if hiz else 0, cleared["color"],

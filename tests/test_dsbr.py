@@ -154,3 +154,18 @@ def test_infinity_cache_sits_between_l2_and_dram():
     assert "mem.cache.llc.hits" not in d
     assert c.dram_bytes("read") <= d.dram_bytes("read")
     assert c.dram_bytes("write") <= d.dram_bytes("write")   # write misses pass through it
+
+
+def test_deferred_shading_in_a_batch_shades_the_front_most_fragment():
+    """overdraw:N back to front: with deferred shading each batch shades every pixel once; 8
+    layers are 16 primitives, one batch: W x H. 40 layers are 80 primitives, two batches (63 +
+    17): 2 x W x H, where immediate shading shades N x W x H."""
+    deferred = dataclasses.replace(AMD_RDNA2, params={**AMD_RDNA2.params,
+                                                      "batch_deferred_shading": Param(True, "test", "assumed")})
+    for n, batches in ((8, 1), (40, 2)):
+        scene = get_scene(f"overdraw:{n}:btf")
+        c = render(scene, deferred, W, H).counters
+        assert c["dsbr.batches"] == batches
+        assert c["raster.shaded"] == batches * W * H
+        assert render(scene, AMD_RDNA2, W, H).counters["raster.shaded"] == n * W * H
+        assert np.array_equal(render(scene, deferred, W, H).color, render(scene, "imr-baseline", W, H).color)
