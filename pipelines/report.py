@@ -3,6 +3,7 @@ terminal table, or written as JSON / CSV for tools."""
 from __future__ import annotations
 
 import csv
+import sys
 
 from rich.console import Console
 from rich.progress import Progress
@@ -49,7 +50,8 @@ def print_table(rows, width, height, console: Console | None = None) -> None:
         t.add_row(r["scene"], r["preset"], f"{r['triangles']:,}", f"{r['overdraw']:.2f}",
                   *(f"{r[f'dram_mb.{s}']:.2f}" for s in streams), f"{r['dram_mb']:.2f}",
                   f"{r['gbps_at_60fps']:.1f}", f"{100 * r['dram_bw_share']:.1f}", f"{r['ms']:.0f}")
-    (console or Console()).print(t)
+    # A pipe or a log gets the whole table, not one folded to 80 columns.
+    (console or Console(width=None if sys.stdout.isatty() else 200)).print(t)
 
 
 def to_csv(rows, path) -> None:
