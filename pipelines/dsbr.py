@@ -44,7 +44,8 @@ def _bin_from_tags(tag_part: int, cost: int) -> tuple[int, int]:
 
 
 def bin_size(num_rbs: int, num_pipes: int, color_bpe: int, samples: int, depth: bool,
-             stencil: bool = False, has_depth_target: bool = True) -> tuple[int, int]:
+             stencil: bool = False, has_depth_target: bool = True,
+             min_bin: tuple[int, int] = MIN_BIN) -> tuple[int, int]:
     """Mesa radeonsi's GFX10+ bin size for one colour target of `color_bpe` bytes per element:
     the colour bin, the FMASK bin (MSAA), the depth bin; the smallest area wins."""
     pipes = max(num_rbs, num_pipes)
@@ -59,13 +60,13 @@ def bin_size(num_rbs: int, num_pipes: int, color_bpe: int, samples: int, depth: 
         c_fmask = {2: 1, 4: 4, 8: 8}[samples]
         if _log2(fmask_part // c_fmask) < _log2(color_part // c_color):
             color = _bin_from_tags(fmask_part, c_fmask)
-    color = (max(color[0], MIN_BIN[0]), max(color[1], MIN_BIN[1]))
+    color = (max(color[0], min_bin[0]), max(color[1], min_bin[1]))
     if not has_depth_target:
         depth_bin = NO_DEPTH_BIN
     else:
         c_depth = ((5 if depth else 0) + (1 if stencil else 0)) * max(samples, 1)
         d = _bin_from_tags(depth_part, c_depth)
-        depth_bin = (max(d[0], MIN_BIN[0]), max(d[1], MIN_BIN[1]))
+        depth_bin = (max(d[0], min_bin[0]), max(d[1], min_bin[1]))
     return color if color[0] * color[1] < depth_bin[0] * depth_bin[1] else depth_bin
 
 
@@ -104,7 +105,9 @@ def render(scene, preset, width: int, height: int, samples: int = 1):
             size = gfx9_bin_size(bpe, rp.samples, rp.depth is not None)
         else:
             size = bin_size(n_rbs, n_pipes, bpe, rp.samples, depth=rp.depth is not None,
-                            has_depth_target=rp.depth is not None)
+                            has_depth_target=rp.depth is not None,
+                            min_bin=(MIN_BIN[0], int(preset.params["min_bin_height"].value))
+                            if "min_bin_height" in preset.params else MIN_BIN)
         bin_off = size[0] == 0 or size[1] == 0          # Mesa: a bin size of 0 disables DPBB
         # The raster's 64-px tiles are the unit the work list moves: narrower bins are widened.
         stats.add("dsbr.bin_widened", int(size[0] < RASTER_TILE or size[1] < RASTER_TILE))

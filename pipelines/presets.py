@@ -159,6 +159,7 @@ AMD_RDNA4 = _amd("amd-rdna4", "AMD RDNA 4 (Navi 48): IMR + draw-stream binning, 
                  16, "Navi 48: 128 ROPs in RB+ units of 8 = 16 (derived)", 16,
                  "Navi 48: 16 L2 slices of 512 KB in 8 MB (derived)",
                  llc=(64, f"RDNA 4 Infinity Cache 64 MB on die, {SEED0} partB L1874"))
+AMD_RDNA4.params["min_bin_height"] = Param(128, f"GFX12's minimum bin is 128x128, {MESA_BINNING}", "spec")
 
 AMD_GCN = Preset(
     "amd-gcn", "imr", "AMD GCN 1.0 (Tahiti): IMR with hierarchical Z, render backends beside L2 "

@@ -44,6 +44,13 @@ def test_bin_sizes_follow_mesa(rbs, pipes, bpe, samples, depth, want):
     assert bin_size(rbs, pipes, bpe, samples, depth=depth, has_depth_target=depth) == want
 
 
+def test_gfx12_minimum_bin_is_128x128():
+    # 16 RBs at 4x: 128 x 64 by the formula, raised to GFX12's 128 x 128 minimum
+    assert bin_size(16, 16, 4, 4, depth=True, min_bin=(128, 128)) == (128, 128)
+    c = render("quad", AMD_RDNA4, W, H, 4).counters
+    assert (c["dsbr.bin_width"], c["dsbr.bin_height"]) == (128, 128)
+
+
 def _triangles(n, materials):
     """n small triangles in a row, one draw per material (in order)."""
     xs = np.linspace(-0.9, 0.8, n)
