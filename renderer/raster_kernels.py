@@ -246,9 +246,11 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                         k_hiz_rejected += 1
                         rejected[bl] = True
                         continue
-                if full and fill_fast:
-                    # The common case of big opaque triangles, written out plainly: no edge
-                    # tests, no lane arrays, one uniform colour. Counts as the general path does.
+                if fill_fast:
+                    # The common case of opaque triangles with one colour (flat or unlit) at one
+                    # sample, written out plainly: no lane arrays, no shading per fragment, and
+                    # no edge tests at all in a block the triangle covers. Counts as the general
+                    # path does.
                     for qy in range(max(by0, y0 & ~1), min(by0 + BLOCK, y1), 2):
                         for qx in range(max(bx0, x0 & ~1), min(bx0 + BLOCK, x1), 2):
                             n_cov = 0
@@ -258,7 +260,13 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                                 ly = qy + (lane >> 1)
                                 if not (x0 <= lx < x1 and y0 <= ly < y1):
                                     continue
-                                z = dzdx * (lx * SUBPIXEL + SUBPIXEL // 2) + dzdy * (ly * SUBPIXEL + SUBPIXEL // 2) + zc
+                                X = lx * SUBPIXEL + SUBPIXEL // 2
+                                Y = ly * SUBPIXEL + SUBPIXEL // 2
+                                if not full and not (A0 * X + B0 * Y + C0 + T0 >= 0
+                                                     and A1 * X + B1 * Y + C1 + T1 >= 0
+                                                     and A2 * X + B2 * Y + C2 + T2 >= 0):
+                                    continue
+                                z = dzdx * X + dzdy * Y + zc
                                 if not 0.0 <= z <= 1.0:
                                     continue
                                 zf = np.float32(z)
