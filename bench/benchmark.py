@@ -38,7 +38,7 @@ PRESET = "imr-baseline"
 # What pipelines.imr calls per pass, in order; time not inside one of these is "other"
 # (framebuffer allocation, surfaces, flushes, per-tile maps, Python glue).
 STAGES = ["setup_pass", "bin_triangles", "build_tables", "clear_surface", "rasterize",
-          "replay_submission_order", "resolve_surface"]
+          "replay", "resolve_surface"]
 
 
 def tilesim_frames(scene, width, height, repeats) -> tuple[float, dict[str, float]]:

@@ -136,18 +136,22 @@ def request(rq, n, lv, line, op, tile):
 @njit(cache=True, inline="always", error_model="numpy")
 def request_fetch(rq, n, meta, lv, index_base, vertex_base, local, v0, v1, v2, index_bytes,
                   vertex_bytes, index_op, vertex_op):
-    """A front end fetching primitive `local` of a draw: its three indices (each new line once)
-    and its three vertices (every line each overlaps). Returns the new count."""
+    """A front end fetching primitive `local` of a draw: its three indices and its three
+    vertices, one request per distinct line (the fetch unit merges a primitive's requests to
+    the same line, as it does for the indices it reads three at a time). Returns the new count."""
     shift = meta[M_LINE_SHIFT]
-    last = -1
+    last_index = -1
+    seen0 = seen1 = -1                     # vertex lines already requested for this primitive
     for k in range(3):
         line = (index_base + (local * 3 + k) * index_bytes) >> shift
-        if line != last:
+        if line != last_index:
             n = request(rq, n, lv, line, index_op, -1)
-            last = line
+            last_index = line
         first = vertex_base + (v0 if k == 0 else (v1 if k == 1 else v2)) * vertex_bytes
         for line in range(first >> shift, ((first + vertex_bytes - 1) >> shift) + 1):
-            n = request(rq, n, lv, line, vertex_op, -1)
+            if line != seen0 and line != seen1:
+                n = request(rq, n, lv, line, vertex_op, -1)
+                seen0, seen1 = line, seen0
     return n
 
 
