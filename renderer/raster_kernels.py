@@ -194,7 +194,12 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
         u0 = u1 = u2 = np.uint8(0)
         if uniform:
             u0, u1, u2 = quantize(rgba[0]), quantize(rgba[1]), quantize(rgba[2])
-        fill_fast = uniform and not late and not blend and n_samples == 1
+        # The plain path: opaque, untextured, one sample; one colour, or Lambert on the
+        # interpolated normal computed right there (the same arithmetic as the general path).
+        fill_fast = not textured and not late and not blend and n_samples == 1
+        n00, n01, n02 = v_normal[t, 0, 0], v_normal[t, 0, 1], v_normal[t, 0, 2]
+        n10, n11, n12 = v_normal[t, 1, 0], v_normal[t, 1, 1], v_normal[t, 1, 2]
+        n20, n21, n22 = v_normal[t, 2, 0], v_normal[t, 2, 1], v_normal[t, 2, 2]
         for k in range(3):
             ax, ay = vx[t, k], vy[t, k]
             dx, dy = vx[t, (k + 1) % 3] - ax, vy[t, (k + 1) % 3] - ay
@@ -296,9 +301,25 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                                     written[b] |= bit
                                 if depth_write:
                                     fb_depth[ly, lx, 0] = zf
-                                fb_color[ly, lx, 0, 0] = u0
-                                fb_color[ly, lx, 0, 1] = u1
-                                fb_color[ly, lx, 0, 2] = u2
+                                if uniform:
+                                    fb_color[ly, lx, 0, 0] = u0
+                                    fb_color[ly, lx, 0, 1] = u1
+                                    fb_color[ly, lx, 0, 2] = u2
+                                else:
+                                    l2 = float(A0 * X + B0 * Y + C0)
+                                    l0 = float(A1 * X + B1 * Y + C1)
+                                    l1 = float(A2 * X + B2 * Y + C2)
+                                    p0, p1, p2 = l0 * w0, l1 * w1, l2 * w2
+                                    ps = 1.0 / (p0 + p1 + p2)
+                                    p0, p1, p2 = p0 * ps, p1 * ps, p2 * ps
+                                    sr, sg, sb = br, bg, bb
+                                    if lit:
+                                        sr, sg, sb = lambert(sr, sg, sb, p0 * n00 + p1 * n10 + p2 * n20,
+                                                             p0 * n01 + p1 * n11 + p2 * n21,
+                                                             p0 * n02 + p1 * n12 + p2 * n22, is_back, light_s)
+                                    fb_color[ly, lx, 0, 0] = quantize(sr)
+                                    fb_color[ly, lx, 0, 1] = quantize(sg)
+                                    fb_color[ly, lx, 0, 2] = quantize(sb)
                                 fb_color[ly, lx, 0, 3] = 255
                             if n_cov > 0 and phase != PH_SHADE:
                                 k_fragments += n_cov
