@@ -49,22 +49,59 @@ def inverse_transpose(m: np.ndarray) -> np.ndarray:
     return cof / det[:, None, None]
 
 
+class StaticGeometry(NamedTuple):
+    """A pass's vertex and index buffers laid end to end, as a GPU keeps them resident: built
+    once per sequence of meshes and reused while the same meshes are drawn."""
+    pos: np.ndarray       # float64 (n_verts, 3) object space
+    nrm: np.ndarray       # float64 (n_verts, 3) object space, zeros for faceted meshes
+    uv: np.ndarray        # float64 (n_verts, 2)
+    n_verts: np.ndarray   # int64 (n_draws,)
+    idx: np.ndarray       # int64 (n_prims, 3) pass-global vertex indices
+    n_prims: np.ndarray   # int64 (n_draws,)
+    flat: np.ndarray      # bool (n_draws,) mesh has no normals
+    meshes: tuple         # the meshes themselves: keeps the ids in the cache key alive
+
+
+_STATIC: dict = {}
+_STATIC_KEEP = 4          # passes whose buffers stay resident (a viewer alternates a few)
+
+
+def static_geometry(draws) -> StaticGeometry:
+    key = tuple(id(d.mesh) for d in draws)
+    hit = _STATIC.get(key)
+    if hit is not None:
+        return hit
+    meshes = tuple(d.mesh for d in draws)
+    n_verts = np.array([len(m.positions) for m in meshes], np.int64)
+    v_base = np.concatenate([[0], np.cumsum(n_verts)[:-1]]).astype(np.int64)
+    geo = StaticGeometry(
+        np.concatenate([m.positions for m in meshes]).astype(np.float64),
+        np.concatenate([m.normals if m.normals is not None else np.zeros((len(m.positions), 3), np.float32)
+                        for m in meshes]).astype(np.float64),
+        np.concatenate([m.uvs if m.uvs is not None else np.zeros((len(m.positions), 2), np.float32)
+                        for m in meshes]).astype(np.float64),
+        n_verts,
+        np.concatenate([m.indices.astype(np.int64) + b for m, b in zip(meshes, v_base)]),
+        np.array([m.n_triangles for m in meshes], np.int64),
+        np.array([m.normals is None for m in meshes], np.bool_),
+        meshes)
+    if len(_STATIC) >= _STATIC_KEEP:
+        _STATIC.pop(next(iter(_STATIC)))
+    _STATIC[key] = geo
+    return geo
+
+
 def transform_vertices(draws, clip_from_world_m: np.ndarray):
     """Vertex shading for the whole pass, once per vertex of every draw: clip positions, world
     positions, world normals (inverse transpose; zeros for faceted meshes, whose face normal
     the setup kernel takes) and UVs, concatenated in draw order."""
-    n_verts = np.array([len(d.mesh.positions) for d in draws], np.int64)
-    pos = np.concatenate([d.mesh.positions for d in draws]).astype(np.float64)
-    nrm = np.concatenate([d.mesh.normals if d.mesh.normals is not None
-                          else np.zeros((len(d.mesh.positions), 3), np.float32) for d in draws])
-    uv = np.concatenate([d.mesh.uvs if d.mesh.uvs is not None
-                         else np.zeros((len(d.mesh.positions), 2), np.float32) for d in draws])
+    geo = static_geometry(draws)
     world_m = np.stack([d.world_from_object[:3] for d in draws])                 # (n, 3, 4)
     normal_m = inverse_transpose(world_m[:, :, :3])
-    v_draw = np.repeat(np.arange(len(draws), dtype=np.int64), n_verts)
-    clip, world, nrm_out = gk.transform_vertices(pos, nrm.astype(np.float64), v_draw, world_m,
-                                                 normal_m, clip_from_world_m)
-    return clip, world, nrm_out, uv.astype(np.float64), n_verts
+    v_draw = np.repeat(np.arange(len(draws), dtype=np.int64), geo.n_verts)
+    clip, world, nrm_out = gk.transform_vertices(geo.pos, geo.nrm, v_draw, world_m, normal_m,
+                                                 clip_from_world_m)
+    return clip, world, nrm_out, geo.uv, geo.n_verts
 
 
 def setup_pass(draws, camera, width: int, height: int) -> tuple[SetupTriangles, Counters]:
@@ -72,16 +109,14 @@ def setup_pass(draws, camera, width: int, height: int) -> tuple[SetupTriangles, 
     One kernel call for the whole pass: draws are concatenated, vertex indices made global."""
     cfw = clip_from_world(camera, width, height)
     if draws:
-        clip, world, nrm, uv, n_verts = transform_vertices(draws, cfw)
+        clip, world, nrm, uv, _ = transform_vertices(draws, cfw)
     else:
-        clip, world, nrm, uv, n_verts = (np.zeros((0, 4)), np.zeros((0, 3)), np.zeros((0, 3)),
-                                         np.zeros((0, 2)), np.zeros(0, np.int64))
-    v_base = np.concatenate([[0], np.cumsum(n_verts)[:-1]]).astype(np.int64)
-    idx = (np.concatenate([d.mesh.indices.astype(np.int64) + b for d, b in zip(draws, v_base)])
-           if draws else np.zeros((0, 3), np.int64))
-    n_prims = np.array([d.mesh.n_triangles for d in draws], np.int64)
+        clip, world, nrm, uv = np.zeros((0, 4)), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 2))
+    geo = static_geometry(draws) if draws else None
+    idx = geo.idx if draws else np.zeros((0, 3), np.int64)
+    n_prims = geo.n_prims if draws else np.zeros(0, np.int64)
     tri_draw = np.repeat(np.arange(len(draws), dtype=np.int32), n_prims)
-    draw_flat = np.array([d.mesh.normals is None for d in draws], np.bool_)
+    draw_flat = geo.flat if draws else np.zeros(0, np.bool_)
     draw_cull = np.array([int(d.state.cull) for d in draws], np.int64)
     nv = len(clip)
     vert = (np.zeros(nv, np.int64), np.zeros(nv, np.int64), np.zeros(nv), np.zeros(nv), np.zeros(nv),
