@@ -98,16 +98,15 @@ def gfx9_bin_size(color_bpe: int, samples: int, depth: bool) -> tuple[int, int]:
 def render(scene, preset, width: int, height: int, samples: int = 1):
     stats = Counters()
 
-    def order(prim_tri_off, bins, tris, rp, mat, preset):
+    def order(prim_tri_off, prim_draw, bins, ref_tile, tris, rp, mat, preset):
         n_rbs, n_pipes = int(preset["num_rbs"]), int(preset["num_l2_channels"])
         bpe = FORMATS[rp.color.format].bytes_per_sample
-        if preset.params.get("bin_table") and preset["bin_table"] == "gfx9":
+        if preset.get("bin_table") == "gfx9":
             size = gfx9_bin_size(bpe, rp.samples, rp.depth is not None)
         else:
             size = bin_size(n_rbs, n_pipes, bpe, rp.samples, depth=rp.depth is not None,
                             has_depth_target=rp.depth is not None,
-                            min_bin=(MIN_BIN[0], int(preset.params["min_bin_height"].value))
-                            if "min_bin_height" in preset.params else MIN_BIN)
+                            min_bin=(MIN_BIN[0], int(preset.get("min_bin_height", MIN_BIN[1]))))
         bin_off = size[0] == 0 or size[1] == 0          # Mesa: a bin size of 0 disables DPBB
         # The raster's 64-px tiles are the unit the work list moves: narrower bins are widened.
         stats.add("dsbr.bin_widened", int(size[0] < RASTER_TILE or size[1] < RASTER_TILE))
@@ -119,16 +118,12 @@ def render(scene, preset, width: int, height: int, samples: int = 1):
         binned = ~off if preset["binning"] and not bin_off else np.zeros(len(rp.draws), np.bool_)
         key = (mat.depth_test.astype(np.int64) | mat.depth_write.astype(np.int64) << 1
                | mat.blend.astype(np.int64) << 2 | mat.alpha_mode.astype(np.int64) << 3)
-        prim_off = np.zeros(len(rp.draws) + 1, np.int64)
-        np.cumsum([d.mesh.n_triangles for d in rp.draws], out=prim_off[1:])
-        prim_draw = np.repeat(np.arange(len(rp.draws), dtype=np.int64), np.diff(prim_off))
         starts, batch_binned, breaks = batches(prim_tri_off, prim_draw, key, binned, FPOVS_PER_BATCH)
         # Every raster tile (64 px) lies in one bin: bins are multiples of 64 px.
         tiles_per_bin_x, tiles_per_bin_y = size[0] // RASTER_TILE, size[1] // RASTER_TILE
         bins_x = -(-bins.tiles_x // tiles_per_bin_x)
-        tile_of_ref = np.repeat(np.arange(bins.n_tiles, dtype=np.int64), np.diff(bins.tile_offsets))
-        ref_bin = ((tile_of_ref // bins.tiles_x) // tiles_per_bin_y) * bins_x \
-            + (tile_of_ref % bins.tiles_x) // tiles_per_bin_x
+        ref_bin = ((ref_tile // bins.tiles_x) // tiles_per_bin_y) * bins_x \
+            + (ref_tile % bins.tiles_x) // tiles_per_bin_x
         for name, value in (("dsbr.bin_width", size[0]), ("dsbr.bin_height", size[1]),
                             ("dsbr.batches", len(starts) - 1),
                             ("dsbr.batches_binned", int(batch_binned.sum())),
@@ -140,7 +135,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1):
             stats.add(name, value)
         work = work_binned(prim_tri_off, bins.tri_offsets, bins.ref_slot, ref_bin, starts,
                            batch_binned)
-        if not (preset.params.get("batch_deferred_shading") and preset["batch_deferred_shading"]):
+        if not preset.get("batch_deferred_shading", False):
             return work, None
         # Deferred shading within a batch: a binned batch's opaque fragments are shaded only
         # where front-most among the batch; an unbinned batch's triangles stand alone.

@@ -28,7 +28,7 @@ CMASK_BITS = 4     # fast-clear metadata per 8x8 colour block (AMD CMASK)
 HTILE_BITS = 32    # per 8x8 depth block (AMD HTILE)
 
 
-def submission_order(prim_tri_off, bins, tris, rp, mat, preset):
+def submission_order(prim_tri_off, prim_draw, bins, ref_tile, tris, rp, mat, preset):
     """IMR: each primitive's fetch, then its pixels, in submission order; no deferred shading
     (the second value would give each triangle's deferral group, as rasterize's `chunk`)."""
     return work_in_submission_order(prim_tri_off, bins.tri_offsets, bins.ref_slot), None
@@ -55,7 +55,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         # A CLEAR writes every line of the surface, or, with fast clear, only its metadata:
         # CMASK (4 bits per colour block) and HTILE (32 bits per depth block), and the blocks
         # start in the cleared state (seed 000 L315: O(resolution) becomes O(tiles)).
-        fast = bool(preset.params.get("fast_clear") and preset["fast_clear"])
+        fast = bool(preset.get("fast_clear", False))
         cleared = {}
         for att, surf, level, stream, meta_bytes in ((rp.color, color, ROP_COLOR, "color", CMASK_BITS),
                                                      (rp.depth, depth, ROP_DEPTH, "depth", HTILE_BITS)):
@@ -77,14 +77,14 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         if rp.depth is None:
             mat.depth_test[:] = False
             mat.depth_write[:] = False
-        hiz = bool(preset.params.get("hiz") and preset["hiz"]) and rp.depth is not None
+        hiz = bool(preset.get("hiz", False)) and rp.depth is not None
         geo = GeometryStreams.of(rp.draws, mm)
         prim_tri_off = prim_offsets(tris.prim, len(geo.indices) // 3)
-        work, deferred = work_order(prim_tri_off, bins, tris, rp, mat, preset)
+        prim_draw, ref_tile = geo.prim_draw(), bins.ref_tiles()
+        work, deferred = work_order(prim_tri_off, prim_draw, bins, ref_tile, tris, rp, mat, preset)
         raster_counters, tile_rows, ev = rasterize(tris, bins, mat, tex, light, fb, view,
                                                    hsr=deferred is not None, chunk=deferred, hiz=hiz)
-        ref_tile = np.repeat(np.arange(bins.n_tiles, dtype=np.int64), np.diff(bins.tile_offsets))
-        replay(mm.state, mm.acc, mm.tile_bytes, geo, geo.prim_draw(), tris.draw, bins, ref_tile, ev,
+        replay(mm.state, mm.acc, mm.tile_bytes, geo, prim_draw, tris.draw, bins, ref_tile, ev,
                mat, color, depth, blocks_x, mm.region("textures"),
                mm.region(rp.depth.name + ".htile") if hiz else 0, cleared["color"],
                cleared["depth"], work)

@@ -5,7 +5,6 @@ spec (a vendor or driver number), measured, derived (arithmetic on sourced numbe
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -39,10 +38,14 @@ class Preset:
     def __getitem__(self, key: str):
         return self.params[key].value
 
+    def get(self, key: str, default=None):
+        """An optional parameter's value (features a preset may not have, e.g. "hiz")."""
+        return self.params[key].value if key in self.params else default
+
     @property
     def memory(self) -> MemoryConfig:
         l2 = CacheConfig("l2", int(self["l2_bytes"]), int(self["l2_ways"]))
-        rop_to_dram = self.params.get("rb_l2_client") is not None and not self["rb_l2_client"]
+        rop_to_dram = not self.get("rb_l2_client", True)
         if self.architecture == "tbdr":       # param cache (TILER_PARAM) in front of the SLC
             return MemoryConfig(int(self["cache_line_bytes"]), (CacheConfig(
                 "param", int(self["param_cache_bytes"]), int(self["param_cache_ways"])), l2), (1, -1))
@@ -116,7 +119,7 @@ SEED0 = "seed 000 (seed-notes/000_partA.md, 000_partB.md)"
 
 def _amd(name: str, description: str, l2_mb: int, l2_source: str, gbps: float, gbps_source: str,
          rbs: int, rbs_source: str, channels: int, channels_source: str,
-         llc: tuple[int, str] | None = None) -> Preset:
+         llc: tuple[int, str] | None = None, **extra: Param) -> Preset:
     """An RDNA part: the baseline's ROP caches and line, its own L2, DRAM, RBs and channels, and
     binning on (Mesa radeonsi enables DPBB on GFX10+)."""
     return Preset(name, "dsbr", description, {
@@ -134,6 +137,7 @@ def _amd(name: str, description: str, l2_mb: int, l2_source: str, gbps: float, g
             "llc_bytes": Param(llc[0] * MB, llc[1], "spec"),
             "llc_ways": Param(16, "Infinity Cache associativity not published; 16-way chosen", "assumed"),
         }),
+        **extra,
     })
 
 
@@ -158,8 +162,8 @@ AMD_RDNA4 = _amd("amd-rdna4", "AMD RDNA 4 (Navi 48): IMR + draw-stream binning, 
                  8, f"RDNA 4 L2 8 MB, {SEED0} partB L1859", 640.0, f"256-bit GDDR6 20 Gbps = 640 GB/s, {SEED0} partB L1874-1876",
                  16, "Navi 48: 128 ROPs in RB+ units of 8 = 16 (derived)", 16,
                  "Navi 48: 16 L2 slices of 512 KB in 8 MB (derived)",
-                 llc=(64, f"RDNA 4 Infinity Cache 64 MB on die, {SEED0} partB L1874"))
-AMD_RDNA4.params["min_bin_height"] = Param(128, f"GFX12's minimum bin is 128x128, {MESA_BINNING}", "spec")
+                 llc=(64, f"RDNA 4 Infinity Cache 64 MB on die, {SEED0} partB L1874"),
+                 min_bin_height=Param(128, f"GFX12's minimum bin is 128x128, {MESA_BINNING}", "spec"))
 
 AMD_GCN = Preset(
     "amd-gcn", "imr", "AMD GCN 1.0 (Tahiti): IMR with hierarchical Z, render backends beside L2 "
@@ -175,14 +179,13 @@ AMD_GCN = Preset(
         "fast_clear": Param(True, f"fast colour/Z clear through CMASK/HTILE, {SEED0} L315", "spec"),
     })
 
-AMD_VEGA = dataclasses.replace(
-    _amd("amd-vega", "AMD Vega 10 (GCN 5): IMR + draw-stream binning with GFX9's bin tables, "
-         "RBs as L2 clients, 4 MB L2, ~483 GB/s",
-         4, f"Vega 10 L2 4 MB, {SEED0} L725", 483.0, f"2 HBM2 stacks ~483 GB/s, {SEED0} L713",
-         16, "Vega 10: 64 ROPs in 16 RBs, 4 per shader engine (AMD Vega whitepaper)", 16,
-         "Vega 10: 16 L2 channels (AMD Vega whitepaper)"))
-AMD_VEGA.params["bin_table"] = Param("gfx9", f"GFX9 bin sizes by table (4 RB/SE, 4 SE), {MESA_BINNING}", "spec")
-AMD_VEGA.params["rb_l2_client"] = Param(True, f"Vega: the RB is a full L2 client, {SEED0} L721-725", "spec")
+AMD_VEGA = _amd("amd-vega", "AMD Vega 10 (GCN 5): IMR + draw-stream binning with GFX9's bin tables, "
+                "RBs as L2 clients, 4 MB L2, ~483 GB/s",
+                4, f"Vega 10 L2 4 MB, {SEED0} L725", 483.0, f"2 HBM2 stacks ~483 GB/s, {SEED0} L713",
+                16, "Vega 10: 64 ROPs in 16 RBs, 4 per shader engine (AMD Vega whitepaper)", 16,
+                "Vega 10: 16 L2 channels (AMD Vega whitepaper)",
+                bin_table=Param("gfx9", f"GFX9 bin sizes by table (4 RB/SE, 4 SE), {MESA_BINNING}", "spec"),
+                rb_l2_client=Param(True, f"Vega: the RB is a full L2 client, {SEED0} L721-725", "spec"))
 
 PRESETS: dict[str, Preset] = {p.name: p for p in (IMR_BASELINE, APPLE_A11, APPLE_M3, AMD_GCN,
                                                   AMD_VEGA, AMD_RDNA1, AMD_RDNA2, AMD_RDNA3,

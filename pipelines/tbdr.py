@@ -102,7 +102,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1) -> Result:
         tri_chunk = prim_chunk[tris.prim] if tris.n else np.zeros(0, np.int64)
         raster_counters, tile_rows, ev = rasterize(tris, bins, mat, tex, light, fb, view, hsr=True,
                                                    chunk=tri_chunk)
-        ref_tile = np.repeat(np.arange(bins.n_tiles, dtype=np.int64), np.diff(bins.tile_offsets))
+        ref_tile = bins.ref_tiles()
         param = tuple((mm.region((part, rp.name)), size) for part, size in
                       zip(("param vertices", "param primitives", "tile lists"), sizes))
         stores = _tile_actions(mm, rp)

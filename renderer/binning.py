@@ -33,6 +33,10 @@ class TileBins(NamedTuple):
     def n_refs(self) -> int:
         return len(self.ref_tri)
 
+    def ref_tiles(self) -> np.ndarray:
+        """int64 (n_refs,): the tile of each tile-major reference."""
+        return np.repeat(np.arange(self.n_tiles, dtype=np.int64), np.diff(self.tile_offsets))
+
 
 def bin_triangles(tris: SetupTriangles, width: int, height: int, tile: int = RASTER_TILE,
                   exact: bool = True) -> TileBins:
