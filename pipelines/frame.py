@@ -9,7 +9,7 @@ import numpy as np
 from renderer.binning_kernels import BLOCK
 from renderer.formats import INDEX, VERTEX
 from renderer.memory import MemoryModel
-from renderer.raster import Framebuffer
+from renderer.rop import Framebuffer, rgba8
 from renderer.raster_kernels import RC
 from renderer.rop_kernels import fill
 from scenes.model import LoadAction
@@ -64,8 +64,7 @@ def framebuffer(rp, images, view, shaded) -> Framebuffer:
         images[att.name] = img
         return img
     h, w, s = view.height, view.width, view.samples
-    clear = np.round(np.clip(np.asarray(rp.color.clear[:4], np.float64), 0, 1) * 255).astype(np.uint8)
-    color = get(rp.color, (h, w, s, 4), np.uint8, clear)
+    color = get(rp.color, (h, w, s, 4), np.uint8, rgba8(rp.color.clear))
     depth = get(rp.depth, (h, w, s), np.float32, rp.depth.clear[0]) if rp.depth is not None \
         else np.ones((h, w, s), np.float32)
     return Framebuffer(color, depth, shaded)

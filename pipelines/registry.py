@@ -1,9 +1,8 @@
-"""The one registry of named things the CLI, the viewer and the tests choose from:
-architectures (a render function each), presets and scenes."""
+"""The registry of architectures: a preset names one, and pipelines.api runs its render
+function. Presets live in pipelines.presets, scenes in scenes.library."""
 from __future__ import annotations
 
 from . import dsbr, imr, tbdr
-from .presets import PRESETS, get_preset  # noqa: F401  (re-exported)
 
 ARCHITECTURES = {
     "imr": imr.render,

@@ -7,6 +7,11 @@ from typing import NamedTuple
 import numpy as np
 
 
+def rgba8(color) -> np.ndarray:
+    """A float RGBA colour (0..1, e.g. a clear value) as the RGBA8 unorm texel it stores as."""
+    return np.round(np.clip(np.asarray(color[:4], np.float64), 0, 1) * 255).astype(np.uint8)
+
+
 class Framebuffer(NamedTuple):
     color: np.ndarray    # uint8 (h, w, samples, 4) RGBA8 per sample
     depth: np.ndarray    # float32 (h, w, samples) D32F per sample
@@ -15,7 +20,7 @@ class Framebuffer(NamedTuple):
     @staticmethod
     def make(width, height, samples, clear_color, clear_depth) -> "Framebuffer":
         color = np.empty((height, width, samples, 4), np.uint8)
-        color[:] = np.round(np.clip(np.asarray(clear_color[:4], np.float64), 0, 1) * 255).astype(np.uint8)
+        color[:] = rgba8(clear_color)
         depth = np.full((height, width, samples), clear_depth, np.float32)
         return Framebuffer(color, depth, np.zeros((height, width), np.uint32))
 
