@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import io
 import json
 import os
 import sys
@@ -64,6 +65,9 @@ def write_atomic(path: str | Path, write) -> None:
     os.close(fd)
     try:
         write(tmp)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)        # mkstemp makes 0600; outputs are ordinary files
         os.replace(tmp, path)
     except BaseException as e:
         if os.path.exists(tmp):
@@ -86,29 +90,9 @@ def save_json(path, obj) -> None:
     write_atomic(path, write)
 
 
-def heatmap_rgba(values, width: int, height: int):
-    """A per-pixel or per-tile map as an 'inferno' image at the render's size (0 = black)."""
-    import numpy as np
-    from matplotlib import colormaps
-    v = np.asarray(values, np.float64)
-    if v.shape != (height, width):          # per tile: nearest-neighbour up to pixels
-        ty = np.minimum(np.arange(height) * v.shape[0] // height, v.shape[0] - 1)
-        tx = np.minimum(np.arange(width) * v.shape[1] // width, v.shape[1] - 1)
-        v = v[ty][:, tx]
-    top = v.max()
-    rgba = colormaps["inferno"](v / top if top > 0 else v, bytes=True)
-    return np.ascontiguousarray(rgba)
-
-
-HEATMAPS = {
-    "overdraw": lambda r: r.pixel_maps["overdraw"],   # fragments shaded per pixel
-    "dram": lambda r: r.tile_maps["dram_bytes"],       # DRAM bytes per screen tile
-    "fallbacks": lambda r: r.tile_maps["fallbacks"],   # tile fallbacks per tile (tilers)
-}
-
-
 def cmd_render(args) -> None:
     from .api import render
+    from .heatmaps import MAPS as HEATMAPS, heatmap_rgba
     from .presets import get_preset
     w, h = _parse_res(args.res)
     heatmaps = []
@@ -138,24 +122,75 @@ def cmd_render(args) -> None:
           f"({d['gbps_at_fps']:.1f} GB/s at 60 fps) -> {args.output}")
 
 
+REPORT_FORMATS = ("table", "json", "csv", "md", "html")
+
+
+def _report_format(args) -> str:
+    if args.format:
+        return args.format
+    suffix = Path(args.output).suffix.lower().lstrip(".") if args.output else ""
+    return {"markdown": "md", "htm": "html"}.get(suffix, suffix) if suffix in (
+        *REPORT_FORMATS, "markdown", "htm") else "table"
+
+
 def cmd_report(args) -> None:
+    from rich.console import Console
     from scenes.library import get_scene, scene_names
 
-    from .presets import get_preset
-    from .report import run_report, to_csv, print_table
+    from . import report
+    from .claims import evaluate
+    from .presets import PRESETS, get_preset
     w, h = _parse_res(args.res)
-    for out in (args.json, args.csv):
+    if not (0 < args.fps < float("inf")):
+        raise UserError(f"--fps {args.fps:g}: must be a positive number")
+    claims_w, claims_h = _parse_res(args.claims_res)
+    fmt = _report_format(args)
+    out = args.output or ("report.html" if fmt == "html" else None)
+    if out:
+        check_output(out)
+    names = [n for spec in args.preset.split(",") if (n := spec.strip())]
+    presets = list(PRESETS.values()) if names == ["all"] else [get_preset(n) for n in names]
+    if not presets:
+        raise UserError("--preset: name at least one preset, or all")
+    scene_specs = args.scenes or ([] if args.claims and fmt != "html" else scene_names())
+    scenes = [get_scene(n) for n in scene_specs]
+    settings = report.Settings(w, h, args.samples, args.fps)
+    command = ["tilesim", *(sys.argv[1:] if args.argv is None else args.argv)]
+
+    gallery = None
+    if fmt == "html":
+        from .report_html import Gallery
+        gallery = Gallery()
+    rows = report.run_report(scenes, presets, settings, progress=not args.quiet, on_result=gallery)
+    claims = None
+    if args.claims or fmt == "html":
+        claims = evaluate(report.Settings(claims_w, claims_h, args.samples, args.fps))
+
+    if fmt == "table":
+        console = Console(width=None if sys.stdout.isatty() and not out else 240,
+                          file=io.StringIO() if out else None)
+        report.print_table(rows, settings, console)
+        if claims:
+            report.print_claims(claims, console)
         if out:
-            check_output(out)
-    presets = [get_preset(p) for p in args.preset.split(",")]
-    names = args.scenes.split(",") if args.scenes else scene_names()
-    scenes = [get_scene(n) for n in names]
-    rows = run_report(scenes, presets, w, h, args.samples, progress=not args.quiet)
-    print_table(rows, w, h)
-    if args.json:
-        save_json(args.json, rows)
-    if args.csv:
-        write_atomic(args.csv, lambda tmp: to_csv(rows, tmp))
+            text = console.file.getvalue()
+            write_atomic(out, lambda tmp: Path(tmp).write_text(text))
+        return
+    if fmt == "html":
+        from .report_html import build_html
+        text = build_html(rows, presets, settings, gallery, claims, command, report.tilesim_version())
+    elif fmt == "json":
+        text = json.dumps(report.to_json(rows, presets, settings, command, claims), indent=1) + "\n"
+    elif fmt == "csv":
+        text = report.to_csv(rows)
+    else:
+        text = report.to_markdown(rows, settings, claims)
+    if out:
+        write_atomic(out, lambda tmp: Path(tmp).write_text(text))
+        print(f"wrote {out} ({len(text.encode()) / 1e6:.1f} MB): {len(scenes)} scene(s) x "
+              f"{len(presets)} preset(s){', claims' if claims else ''}")
+    else:
+        sys.stdout.write(text)
 
 
 def cmd_scenes(args) -> None:
@@ -188,21 +223,27 @@ def cmd_diff(args) -> None:
 
     def load(path):
         try:
-            return np.asarray(Image.open(path).convert("RGBA"))
+            with Image.open(path) as im:
+                return np.asarray(im.convert("RGBA"))
         except (OSError, ValueError) as e:
             raise UserError(f"cannot read image {path}: {e}") from None
+    if args.tolerance < 0 or not 0 <= args.max_fraction <= 1:
+        raise UserError("--tolerance must be >= 0 and --max-fraction within 0..1")
+    if args.output:
+        check_output(args.output)
     try:
-        d = compare(load(args.a), load(args.b), Tolerance(args.max_abs, args.max_fraction))
+        d = compare(load(args.a), load(args.b), Tolerance(args.tolerance, args.max_fraction))
     except ValueError as e:
         raise UserError(str(e)) from None
     if args.output:
         save_png(args.output, d.diff)
-    print(d.summary())
-    if not d.within(Tolerance(args.max_abs, args.max_fraction)):
+    print(f"{'match' if d.within else 'DIFFER'}: {d.summary(perceptual=not args.no_flip)}")
+    if not d.within:
         raise SystemExit(1)
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .heatmaps import MAPS as HEATMAPS
     ap = _Parser(prog="tilesim", description="Render a scene through GPU "
                                  "architectures and count what the frame costs.")
     sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -217,21 +258,36 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--heatmap", action="append", metavar="KIND=PATH",
                    help=f"write a heat map PNG; KIND: {', '.join(HEATMAPS)} (repeatable)")
     r.set_defaults(func=cmd_render)
-    p = sub.add_parser("report", help="scenes x presets -> bandwidth table")
-    p.add_argument("--preset", default="imr-baseline", help="comma-separated presets")
-    p.add_argument("--scenes", help="comma-separated scenes (default: all built-in)")
+    p = sub.add_parser("report", help="scenes x presets -> the bandwidth report (table, JSON, CSV, "
+                                      "Markdown or HTML)")
+    p.add_argument("scenes", nargs="*", metavar="SCENE", help="built-in scenes (default: all)")
+    p.add_argument("--preset", default="all", help="comma-separated presets, or all (default)")
     p.add_argument("--res", default="1280x720")
     p.add_argument("--samples", type=int, default=1, choices=(1, 4))
-    p.add_argument("--json", help="write the rows as JSON here")
-    p.add_argument("--csv", help="write the rows as CSV here")
+    p.add_argument("--fps", type=float, default=60.0, help="frame rate for GB/s (default 60)")
+    p.add_argument("--format", choices=REPORT_FORMATS,
+                   help="default: from -o's suffix, else table")
+    p.add_argument("-o", "--output", help="write here instead of the terminal (html: report.html)")
+    p.add_argument("--claims", action="store_true",
+                   help="the claims from the source documents, measured (only them unless scenes "
+                        "are named)")
+    p.add_argument("--claims-res", default="1920x1080",
+                   help="resolution the claims are measured at (default 1920x1080: at small sizes "
+                        "the framebuffer fits the caches)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_report)
-    d = sub.add_parser("diff", help="compare two images: metrics and a diff image; exit 1 if they differ")
+    d = sub.add_parser("diff", help="compare two images: metrics and a diff image; exit 1 if they "
+                                    "differ beyond the tolerance")
     d.add_argument("a")
     d.add_argument("b")
-    d.add_argument("-o", "--output", help="write the diff image here")
-    d.add_argument("--max-abs", type=int, default=0, help="channel difference allowed per pixel")
-    d.add_argument("--max-fraction", type=float, default=0.0, help="fraction of pixels allowed over it")
+    d.add_argument("-o", "--output", help="write the diff image here (red: difference x16, green: "
+                                          "over tolerance)")
+    d.add_argument("--tolerance", "--max-abs", type=int, default=0, metavar="T",
+                   help="channel difference (8-bit units) a pixel may have and still match (default 0)")
+    d.add_argument("--max-fraction", type=float, default=0.0,
+                   help="share of pixels allowed over the tolerance (default 0)")
+    d.add_argument("--no-flip", action="store_true", help="skip the perceptual FLIP metric (about "
+                                                          "a second per megapixel)")
     d.set_defaults(func=cmd_diff)
     s = sub.add_parser("scenes", help="list the built-in scenes")
     s.set_defaults(func=cmd_scenes)
@@ -246,6 +302,7 @@ def main(argv=None) -> int:
 
     from .presets import PresetError
     args = build_parser().parse_args(argv)
+    args.argv = argv
     try:
         args.func(args)
     except (UserError, SceneError, PresetError) as e:

@@ -1,62 +1,235 @@
-"""The bandwidth report: scenes x presets -> rows of counters and derived figures, printed as a
-terminal table, or written as JSON / CSV for tools."""
+"""The bandwidth report: scenes x presets -> one row of measured figures each, printed as a
+terminal table or written as JSON (schema in report.schema.json), CSV or Markdown. The HTML page
+is in report_html, the claims section in claims.
+
+A row is flat so that CSV, Markdown and the terminal carry the same numbers: DRAM bytes per stream
+(exact integers), their total and MB, the ratio to the scene's first preset, GB/s at the chosen
+frame rate and its share of the preset's DRAM bandwidth, overdraw, shaded fragments and the tile
+fallbacks by reason. JSON adds every counter, every derived figure and the presets with sources.
+"""
 from __future__ import annotations
 
 import csv
+import io
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
 
 from rich.console import Console
-from rich.progress import Progress
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from renderer.counters import STREAMS
 
 from .api import render
+from .presets import Preset
+from .result import Result
+
+SCHEMA_NAME = "tilesim-report"
+SCHEMA_VERSION = 1
+SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
+
+# The tiler's fallback reasons (pipelines.tbdr): each is a counter tile.fallback.<reason>.
+FALLBACK_REASONS = ("tile_shrink", "pass_split", "over_budget")
+FALLBACK_SHORT = {"tile_shrink": "shrink", "pass_split": "split", "over_budget": "over budget"}
 
 
-def run_report(scenes, presets, width, height, samples=1, progress=True) -> list[dict]:
+@dataclass(frozen=True)
+class Settings:
+    width: int = 1280
+    height: int = 720
+    samples: int = 1
+    fps: float = 60.0
+
+
+def tilesim_version() -> str:
+    try:
+        return metadata.version("tilesim")
+    except metadata.PackageNotFoundError:      # run from a checkout that was never installed
+        return "0+unknown"
+
+
+def make_row(scene, preset: Preset, result: Result, settings: Settings) -> dict:
+    """The flat row of one scene x preset; `rel_first` is filled in by run_report."""
+    c = result.counters
+    dram = c.dram_bytes()
+    gbps = dram * settings.fps / 1e9
+    covered, shaded = c["raster.pixels_covered"], c["raster.shaded"]
+    return {
+        "scene": scene.name, "preset": preset.name, "architecture": preset.architecture,
+        "triangles": scene.n_triangles, "width": settings.width, "height": settings.height,
+        "samples": settings.samples, "fps": settings.fps, "ms": round(result.seconds * 1e3, 1),
+        **{f"dram_bytes.{s}": c.dram_bytes(stream=s) for s in STREAMS},
+        "dram_bytes": dram, "dram_read_bytes": c.dram_bytes("read"),
+        "dram_write_bytes": c.dram_bytes("write"), "dram_mb": dram / 1e6, "rel_first": 1.0,
+        "gbps": gbps, "dram_gbps": preset.dram_gbps,
+        "bw_share": gbps / preset.dram_gbps if preset.dram_gbps else None,
+        "overdraw": shaded / covered if covered else 0.0, "shaded": shaded,
+        "pixels_covered": covered,
+        **{f"fallbacks.{r}": c[f"tile.fallback.{r}"] for r in FALLBACK_REASONS},
+        "partial_renders": c["tile.partial_renders"],
+    }
+
+
+def run_report(scenes, presets, settings: Settings, progress: bool = True,
+               on_result: Callable[[object, Preset, Result], None] | None = None) -> list[dict]:
+    """Render every scene through every preset; rows carry counters and derived figures too.
+    `on_result(scene, preset, result)` sees each result before it is dropped (the HTML report
+    keeps thumbnails and heat maps from it)."""
     rows = []
-    with Progress(transient=True, disable=not progress) as bar:
+    columns = (TextColumn("{task.description:<32}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())
+    show = progress and sys.stderr.isatty()
+    with Progress(*columns, transient=True, disable=not show, console=Console(stderr=True)) as bar:
         task = bar.add_task("rendering", total=len(scenes) * len(presets))
         for scene in scenes:
+            first = None
             for preset in presets:
                 bar.update(task, description=f"{scene.name} / {preset.name}")
-                r = render(scene, preset, width, height, samples)
-                d = r.derived()
-                rows.append({
-                    "scene": scene.name, "preset": preset.name, "triangles": scene.n_triangles,
-                    "width": width, "height": height, "samples": samples,
-                    "ms": round(r.seconds * 1e3, 1), "overdraw": d["overdraw"],
-                    "dram_mb": d["dram_mb"], "dram_read_mb": d["dram_read_mb"],
-                    "dram_write_mb": d["dram_write_mb"],
-                    **{f"dram_mb.{s}": d.get(f"dram_mb.{s}", 0.0) for s in STREAMS},
-                    "gbps_at_60fps": d["gbps_at_fps"], "dram_bw_share": d.get("dram_bw_share", 0.0),
-                    "counters": r.counters.as_json(),
-                })
+                r = render(scene, preset, settings.width, settings.height, settings.samples)
+                row = make_row(scene, preset, r, settings)
+                first = first or row
+                row["rel_first"] = row["dram_bytes"] / first["dram_bytes"] if first["dram_bytes"] else 1.0
+                row["counters"] = r.counters.as_json()
+                row["derived"] = r.counters.derived(preset.dram_gbps, settings.fps)
+                if on_result:
+                    on_result(scene, preset, r)
+                rows.append(row)
                 bar.advance(task)
     return rows
 
 
-def _streams_used(rows) -> list[str]:
-    return [s for s in STREAMS if any(r[f"dram_mb.{s}"] for r in rows)]
+# ---- what each format shows ------------------------------------------------------------------
+
+def streams_used(rows) -> list[str]:
+    return [s for s in STREAMS if any(r[f"dram_bytes.{s}"] for r in rows)]
 
 
-def print_table(rows, width, height, console: Console | None = None) -> None:
-    streams = _streams_used(rows)
-    t = Table(title=f"DRAM per frame at {width}x{height} (MB)", title_justify="left")
-    for col in ("scene", "preset", "tris", "overdraw", *streams, "DRAM MB", "GB/s@60", "% BW", "ms"):
-        t.add_column(col, justify="left" if col in ("scene", "preset") else "right")
+def by_scene(rows) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
     for r in rows:
-        t.add_row(r["scene"], r["preset"], f"{r['triangles']:,}", f"{r['overdraw']:.2f}",
-                  *(f"{r[f'dram_mb.{s}']:.2f}" for s in streams), f"{r['dram_mb']:.2f}",
-                  f"{r['gbps_at_60fps']:.1f}", f"{100 * r['dram_bw_share']:.1f}", f"{r['ms']:.0f}")
-    # A pipe or a log gets the whole table, not one folded to 80 columns.
-    (console or Console(width=None if sys.stdout.isatty() else 200)).print(t)
+        out.setdefault(r["scene"], []).append(r)
+    return out
 
 
-def to_csv(rows, path) -> None:
-    cols = [k for k in rows[0] if k != "counters"] if rows else []
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
-        w.writeheader()
-        w.writerows(rows)
+def fallbacks_text(row) -> str:
+    parts = [f"{FALLBACK_SHORT[r]} {row[f'fallbacks.{r}']}" for r in FALLBACK_REASONS
+             if row[f"fallbacks.{r}"]]
+    if row["partial_renders"]:
+        parts.append(f"partial renders {row['partial_renders']}")
+    return ", ".join(parts) or "-"
+
+
+def summary_cells(row, streams) -> list[str]:
+    """The cells of one preset's line in the terminal and Markdown tables (MB with 3 decimals:
+    1 kB resolution, enough to see a stream appear)."""
+    share = "-" if row["bw_share"] is None else f"{100 * row['bw_share']:.1f}"
+    return [row["preset"], row["architecture"],
+            *(f"{row[f'dram_bytes.{s}'] / 1e6:.3f}" for s in streams),
+            f"{row['dram_mb']:.3f}", f"{row['rel_first']:.3f}", f"{row['gbps']:.2f}", share,
+            f"{row['overdraw']:.3f}", f"{row['shaded']:,}", fallbacks_text(row)]
+
+
+def summary_header(streams, fps) -> list[str]:
+    return ["preset", "arch", *streams, "DRAM MB", "vs first", f"GB/s@{fps:g}", "% BW",
+            "overdraw", "shaded", "fallbacks"]
+
+
+def details(rows, settings: Settings) -> str:
+    r = rows[0]
+    ms = sum(x["ms"] for x in rows)
+    return (f"{r['triangles']:,} triangles, {settings.width}x{settings.height}, "
+            f"{settings.samples}x, DRAM MB per frame by stream ({ms / 1e3:.1f} s to render)")
+
+
+def print_table(rows, settings: Settings, console: Console | None = None) -> None:
+    # A pipe or a log gets the whole table, not one folded to 80 columns, and no colour codes.
+    console = console or Console(width=None if sys.stdout.isatty() else 240)
+    for scene_rows in by_scene(rows).values():
+        streams = streams_used(scene_rows)
+        header = summary_header(streams, settings.fps)
+        t = Table(title=f"{scene_rows[0]['scene']}: {details(scene_rows, settings)}",
+                  title_justify="left")
+        for col in header:
+            t.add_column(col, justify="left" if col in ("preset", "arch", "fallbacks") else "right")
+        for r in scene_rows:
+            cells = summary_cells(r, streams)
+            rel = header.index("vs first")
+            style = "green" if r["rel_first"] < 0.995 else "red" if r["rel_first"] > 1.005 else ""
+            cells[rel] = f"[{style}]{cells[rel]}[/]" if style else cells[rel]
+            t.add_row(*cells)
+        console.print(t)
+
+
+CLAIM_HEADER = ["claim", "source", "scene", "status", "measured", "note"]
+CLAIM_STYLE = {"agrees": "green", "disagrees": "red", "not yet measured": "dim"}
+
+
+def claim_cells(c) -> list[str]:
+    """One claims.ClaimResult as table cells."""
+    return [c.claim.claim, c.claim.source, f"{c.claim.scene} ({', '.join(c.claim.presets)})",
+            c.status, c.measured.text if c.measured else "-", c.note]
+
+
+def print_claims(claims, console: Console) -> None:
+    t = Table(title="Claims from the source documents, measured", title_justify="left")
+    for col in CLAIM_HEADER:
+        t.add_column(col, ratio=2 if col in ("claim", "measured", "note") else 1)
+    for c in claims:
+        cells = claim_cells(c)
+        cells[3] = f"[{CLAIM_STYLE[c.status]}]{cells[3]}[/]"
+        t.add_row(*cells)
+    console.print(t)
+
+
+def to_markdown(rows, settings: Settings, claims=None) -> str:
+    out = [f"# tilesim report\n\n{settings.width}x{settings.height}, {settings.samples} sample(s) "
+           f"per pixel, GB/s at {settings.fps:g} fps; DRAM in MB (10^6 bytes) per frame.\n"]
+    for scene_rows in by_scene(rows).values():
+        streams = streams_used(scene_rows)
+        header = summary_header(streams, settings.fps)
+        out.append(f"## {scene_rows[0]['scene']}\n\n{details(scene_rows, settings)}\n")
+        out.append("| " + " | ".join(header) + " |")
+        out.append("|" + "|".join("---" if h in ("preset", "arch", "fallbacks") else "---:"
+                                  for h in header) + "|")
+        out.extend("| " + " | ".join(summary_cells(r, streams)) + " |" for r in scene_rows)
+        out.append("")
+    if claims:
+        out += ["## Claims from the source documents, measured\n", "| " + " | ".join(CLAIM_HEADER) + " |",
+                "|" + "---|" * len(CLAIM_HEADER)]
+        out.extend("| " + " | ".join(x.replace("|", "\\|") for x in claim_cells(c)) + " |"
+                   for c in claims)
+        out.append("")
+    return "\n".join(out)
+
+
+def csv_columns(rows) -> list[str]:
+    return [k for k in rows[0] if k not in ("counters", "derived")] if rows else []
+
+
+def to_csv(rows) -> str:
+    f = io.StringIO()
+    w = csv.DictWriter(f, fieldnames=csv_columns(rows), extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    return f.getvalue()
+
+
+def preset_json(p: Preset) -> dict:
+    return {"name": p.name, "architecture": p.architecture, "description": p.description,
+            "params": {k: {"value": v.value, "source": v.source, "label": v.label}
+                       for k, v in p.params.items()}}
+
+
+def to_json(rows, presets, settings: Settings, command: list[str], claims=None) -> dict:
+    """The JSON document; report.schema.json describes it (version SCHEMA_VERSION)."""
+    doc = {"schema": SCHEMA_NAME, "schema_version": SCHEMA_VERSION,
+           "tilesim_version": tilesim_version(), "command": command,
+           "settings": {"width": settings.width, "height": settings.height,
+                        "samples": settings.samples, "fps": settings.fps},
+           "streams": list(STREAMS), "presets": [preset_json(p) for p in presets], "rows": rows}
+    if claims is not None:
+        doc["claims"] = [c.as_json() for c in claims]
+    return doc

@@ -125,19 +125,22 @@ def test_unwritable_output_is_one_line_exit_2_and_writes_nothing(case, tmp_path)
 
 def test_report_unwritable_output_writes_nothing(tmp_path):
     before = set(os.listdir(tmp_path))
-    proc = tilesim("report", "--scenes", "triangle", "--res", "16x16", "-q", "--json", tmp_path / "r.json",
-                   "--csv", tmp_path / "missing" / "r.csv", cwd=tmp_path)
+    proc = tilesim("report", "triangle", "--preset", "imr-baseline", "--res", "16x16", "-q", "-o",
+                   tmp_path / "missing" / "r.csv", cwd=tmp_path)
     assert_user_error(proc, "cannot write")
     assert set(os.listdir(tmp_path)) == before
 
 
 @pytest.mark.parametrize("argv, keyword", [
-    (["report", "--scenes", "triangle,no-such-scene", "--res", "16x16", "-q"], "unknown scene"),
-    (["report", "--scenes", "triangle", "--preset", "no-such-gpu", "--res", "16x16", "-q"], "unknown preset"),
-    (["report", "--scenes", "triangle", "--res", "16x0", "-q"], "out of range"),
-], ids=["scene", "preset", "res"])
+    (["report", "triangle", "no-such-scene", "--res", "16x16", "-q"], "unknown scene"),
+    (["report", "triangle", "--preset", "imr-baseline,no-such-gpu", "--res", "16x16", "-q"], "unknown preset"),
+    (["report", "triangle", "--res", "16x0", "-q"], "out of range"),
+    (["report", "triangle", "--preset", ",", "-q"], "name at least one preset"),
+    (["report", "triangle", "--fps", "0", "-q"], "--fps"),
+    (["report", "triangle", "--format", "pdf", "-q"], "invalid choice"),
+], ids=["scene", "preset", "res", "no-preset", "fps", "format"])
 def test_report_bad_input(argv, keyword, tmp_path):
-    proc = tilesim(*argv, "--json", tmp_path / "r.json", "--csv", tmp_path / "r.csv", cwd=tmp_path)
+    proc = tilesim(*argv, "-o", tmp_path / "r.json", cwd=tmp_path)
     assert_user_error(proc, keyword)
     assert os.listdir(tmp_path) == []
 
@@ -212,17 +215,3 @@ def test_render_obj_file_with_camera(tmp_path):
         rgba = im.convert("RGBA")
         # at distance 3 with fovy 60 the 2 x 2 quad covers the middle, not the corners
         assert rgba.getpixel((16, 12)) != rgba.getpixel((0, 0))
-
-
-def test_report_writes_json_and_csv(tmp_path):
-    proc = tilesim("report", "--scenes", "triangle,quad", "--res", "64x48", "--json", "r.json",
-                   "--csv", "r.csv", "-q", cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert "Traceback" not in proc.stderr
-    rows = json.loads((tmp_path / "r.json").read_text())
-    assert [r["scene"] for r in rows] == ["triangle", "quad"]
-    with open(tmp_path / "r.csv", newline="") as f:
-        table = list(csv.DictReader(f))
-    assert [r["scene"] for r in table] == ["triangle", "quad"]
-    assert all(r["preset"] == "imr-baseline" and r["width"] == "64" and r["height"] == "48" for r in table)
-    assert sorted(os.listdir(tmp_path)) == ["r.csv", "r.json"]

@@ -38,9 +38,9 @@ def test_golden(case, request):
     want = np.asarray(Image.open(path).convert("RGBA"))
     tol = Tolerance(case["max_abs"], case["max_fraction"])
     d = compare(r.color, want, tol)
-    if not d.within(tol):
+    if not d.within:
         out = GOLDEN / "failures"
         out.mkdir(exist_ok=True)
         Image.fromarray(r.color).save(out / f"{path.stem}_got.png")
         Image.fromarray(d.diff).save(out / f"{path.stem}_diff.png")
-        pytest.fail(f"{path.name}: {d.summary()}; wrote {out / (path.stem + '_got.png')} and _diff.png")
+        pytest.fail(f"{path.name}: {d.summary(perceptual=True)}; wrote {out / (path.stem + '_got.png')} and _diff.png")

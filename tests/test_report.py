@@ -1,0 +1,164 @@
+"""The bandwidth report: JSON against its schema, CSV and Markdown against each other, the exact
+bytes of the analytic quad, the HTML page in headless Chromium offline, and `tilesim diff`."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import shutil
+import subprocess
+
+import jsonschema
+import numpy as np
+import pytest
+from PIL import Image
+
+from pipelines import cli
+from pipelines.report import SCHEMA_PATH
+from renderer.formats import FORMATS
+
+PRESETS = "imr-baseline,apple-m3,amd-rdna2"
+SCENES = ("triangle", "overdraw:4:btf")
+
+
+def report(capsys, *args) -> str:
+    """`tilesim report ARGS -q` in process (the kernels stay loaded); returns stdout."""
+    capsys.readouterr()
+    assert cli.main(["report", *args, "-q"]) == 0
+    return capsys.readouterr().out
+
+
+@pytest.fixture(scope="module")
+def doc(tmp_path_factory):
+    path = tmp_path_factory.mktemp("report") / "r.json"
+    assert cli.main(["report", *SCENES, "--preset", PRESETS, "--res", "96x64", "--claims",
+                     "--claims-res", "128x72", "-q", "-o", str(path)]) == 0
+    return json.loads(path.read_text())
+
+
+def test_json_validates_against_its_schema(doc):
+    schema = json.loads(SCHEMA_PATH.read_text())
+    jsonschema.validate(doc, schema)
+    assert doc["command"][:2] == ["tilesim", "report"] and "--claims" in doc["command"]
+    assert [p["name"] for p in doc["presets"]] == PRESETS.split(",")
+    assert all(v["source"] for p in doc["presets"] for v in p["params"].values())
+    assert {c["status"] for c in doc["claims"]} >= {"not yet measured"}
+    broken = json.loads(json.dumps(doc))
+    del broken["rows"][0]["dram_bytes"]
+    with pytest.raises(jsonschema.ValidationError, match="dram_bytes"):
+        jsonschema.validate(broken, schema)
+
+
+def test_json_totals_equal_the_sum_of_the_streams(doc):
+    fps = doc["settings"]["fps"]
+    for row in doc["rows"]:
+        streams = sum(row[f"dram_bytes.{s}"] for s in doc["streams"])
+        counted = sum(v for k, v in row["counters"].items() if k.startswith("mem.dram."))
+        assert row["dram_bytes"] == streams == counted > 0
+        assert row["dram_read_bytes"] + row["dram_write_bytes"] == row["dram_bytes"]
+        assert row["gbps"] == pytest.approx(row["dram_bytes"] * fps / 1e9)
+        assert row["overdraw"] == pytest.approx(row["shaded"] / row["pixels_covered"])
+    for scene in SCENES:
+        rows = [r for r in doc["rows"] if r["scene"] == scene]
+        assert [r["preset"] for r in rows] == PRESETS.split(",")
+        assert rows[0]["rel_first"] == 1.0
+        assert rows[1]["rel_first"] == pytest.approx(rows[1]["dram_bytes"] / rows[0]["dram_bytes"])
+
+
+def _markdown_tables(text: str) -> dict[str, list[dict]]:
+    """scene -> rows of its table, as header -> cell."""
+    out, scene, header = {}, None, None
+    for line in text.splitlines():
+        if line.startswith("## "):
+            scene, header = line[3:], None
+        elif line.startswith("| ") and scene:
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            if header is None:
+                header = cells
+            else:
+                out.setdefault(scene, []).append(dict(zip(header, cells)))
+    return out
+
+
+def test_csv_and_markdown_carry_the_same_numbers(capsys):
+    args = (*SCENES, "--preset", PRESETS, "--res", "96x64")
+    table = list(csv.DictReader(io.StringIO(report(capsys, *args, "--format", "csv"))))
+    md = _markdown_tables(report(capsys, *args, "--format", "md"))
+    assert len(table) == len(SCENES) * 3 and set(md) == set(SCENES)
+    for row in table:
+        m = next(r for r in md[row["scene"]] if r["preset"] == row["preset"])
+        for stream in ("index", "vertex", "param", "color", "depth"):
+            if stream in m:
+                assert m[stream] == f"{int(row[f'dram_bytes.{stream}']) / 1e6:.3f}"
+        assert m["DRAM MB"] == f"{int(row['dram_bytes']) / 1e6:.3f}"
+        assert m["vs first"] == f"{float(row['rel_first']):.3f}"
+        assert m["overdraw"] == f"{float(row['overdraw']):.3f}"
+        assert m["shaded"] == f"{int(row['shaded']):,}"
+        assert m["arch"] == row["architecture"]
+
+
+def test_quad_report_states_the_exact_bytes(capsys):
+    w, h = 256, 128           # colour and depth fit the baseline's L2: compulsory bytes only
+    px = w * h
+    rows = list(csv.DictReader(io.StringIO(report(
+        capsys, "quad", "--preset", "imr-baseline", "--res", f"{w}x{h}", "--format", "csv"))))
+    (row,) = rows
+    assert int(row["dram_bytes.color"]) == px * FORMATS["rgba8"].bytes_per_sample
+    assert int(row["dram_bytes.depth"]) == px * FORMATS["d32f"].bytes_per_sample
+    assert int(row["shaded"]) == int(row["pixels_covered"]) == px
+    assert float(row["overdraw"]) == 1.0
+    text = report(capsys, "quad", "--preset", "imr-baseline", "--res", f"{w}x{h}")
+    assert f"{px * 4 / 1e6:.3f}" in text and f"{px:,}" in text
+    assert "\x1b[" not in text           # no colour codes when stdout is not a terminal
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+OFFLINE = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync",
+           "--disable-background-networking", "--disable-component-update",
+           "--host-resolver-rules=MAP * ~NOTFOUND"]     # every name lookup fails: no network
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium (CI installs Debian's package)")
+def test_html_opens_offline_and_shows_every_chart_and_image(tmp_path):
+    page = tmp_path / "r.html"
+    assert cli.main(["report", *SCENES, "--preset", "imr-baseline,apple-m3", "--res", "96x64",
+                     "--claims-res", "128x72", "-q", "-o", str(page)]) == 0
+    text = page.read_text()
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//|@import|url\(\s*["']?https?:""", text)
+    profile = ["--user-data-dir=" + str(tmp_path / "profile")]
+    dom = subprocess.run([CHROMIUM, *OFFLINE, *profile, "--virtual-time-budget=10000", "--dump-dom",
+                          page.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    body = re.search(r"<body[^>]*>", dom).group(0)
+    # per scene and preset: the image, overdraw and DRAM maps, and the fallback map on the tiler
+    n = len(SCENES) * (3 + 4)
+    assert f'data-images="{n}/{n}"' in body, body
+    assert f'data-charts="{len(SCENES) + 1}"' in body, body
+    shot = tmp_path / "shot.png"
+    subprocess.run([CHROMIUM, *OFFLINE, *profile, "--window-size=1400,1800", f"--screenshot={shot}",
+                    page.as_uri()], capture_output=True, timeout=120)
+    px = np.asarray(Image.open(shot).convert("L"), np.float64)
+    assert px.shape == (1800, 1400) and px.std() > 20      # charts and images, not a blank page
+
+
+def _png(path, rgba) -> str:
+    Image.fromarray(rgba).save(path)
+    return str(path)
+
+
+def test_diff_exit_codes(tmp_path, capsys):
+    img = np.zeros((24, 32, 4), np.uint8)
+    img[..., 3] = 255
+    a = _png(tmp_path / "a.png", img)
+    img[5, 7, 1] = 9
+    b = _png(tmp_path / "b.png", img)
+    assert cli.main(["diff", a, a]) == 0
+    with pytest.raises(SystemExit) as e:
+        cli.main(["diff", a, b, "-o", str(tmp_path / "d.png")])
+    assert e.value.code == 1
+    out = capsys.readouterr().out
+    assert "1 of 768 px" in out and "FLIP" in out and "max |d| 9" in out
+    d = np.asarray(Image.open(tmp_path / "d.png"))
+    assert d[5, 7, 1] == 255 and d[..., 1].sum() == 255      # only the changed pixel is marked
+    assert cli.main(["diff", a, b, "--tolerance", "9"]) == 0
+    assert cli.main(["diff", a, b, "--max-fraction", "0.01"]) == 0
