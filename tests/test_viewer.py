@@ -1,0 +1,514 @@
+"""The viewer (issue 9): pure parts (camera moves, layout, colour mapping, keys, scheduling) without
+GL, then the window itself headless on an EGL context (moderngl-window's headless window): every
+mode drawn, panels equal to the renderer's own images pixel for pixel, heat maps that differ where
+the counters do, key and mouse events sent through the window's handlers, screenshots saved."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import threading
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipelines.api import render
+from pipelines.presets import get_preset
+from renderer.transforms import clip_from_world
+from scenes.library import get_scene
+from scenes.model import Camera
+from viewer import camera as cam_ops
+from viewer import layout
+from viewer.keys import FLY_KEYS, KEYMAP, SCALES, NamedKeys, key_name, next_scale
+from viewer.modes import MODES, inferno, colorize, dram_per_pixel, eye_depth, per_pixel, shared_scale, tile_pixels
+from viewer.schedule import Refiner, Request, Worker
+
+CAM = Camera((1.0, 2.0, 5.0), (0.0, 0.5, 0.0), (0.0, 1.0, 0.0), 60.0, 0.5, 20.0)
+
+
+# ---- camera ------------------------------------------------------------------------------------
+
+def _elevation(c: Camera) -> float:
+    off = np.subtract(c.eye, c.target)
+    return math.degrees(math.asin(off[1] / np.linalg.norm(off)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(-400, 400), st.floats(-100, 100))
+def test_orbit_keeps_target_and_distance_and_undoes(dx, dy):
+    c = cam_ops.orbit(CAM, dx, dy)
+    assert c.target == CAM.target
+    assert math.isclose(cam_ops.distance(c), cam_ops.distance(CAM), rel_tol=1e-9)
+    back = cam_ops.orbit(c, -dx, -dy)         # inside the elevation clamp: an exact inverse
+    np.testing.assert_allclose(back.eye, CAM.eye, atol=1e-9)
+
+
+def test_orbit_elevation_stops_short_of_the_pole():
+    c = cam_ops.orbit(CAM, 0, 10_000)
+    assert 88.9 < _elevation(c) <= 89.0 + 1e-9
+    c = cam_ops.orbit(CAM, 0, -10_000)
+    assert -89.0 - 1e-9 <= _elevation(c) < -88.9
+    Camera(c.eye, c.target, c.up)             # still a valid camera (up not parallel to the view)
+
+
+def test_pan_moves_eye_and_target_together_in_the_view_plane():
+    h = 360
+    c = cam_ops.pan(CAM, 10, -20, h)
+    move = np.subtract(c.eye, CAM.eye)
+    np.testing.assert_allclose(np.subtract(c.target, CAM.target), move, atol=1e-12)
+    f, r, u = cam_ops.basis(CAM)
+    assert abs(np.dot(move, f)) < 1e-12
+    per_px = 2 * cam_ops.distance(CAM) * math.tan(math.radians(30)) / h
+    np.testing.assert_allclose(move, (-10 * r - 20 * u) * per_px, atol=1e-12)
+
+
+def test_zoom_scales_distance_and_moves_the_depth_range():
+    c = cam_ops.zoom(CAM, 2, min_near=0.01)
+    d0, d1 = cam_ops.distance(CAM), cam_ops.distance(c)
+    assert math.isclose(d1, d0 * cam_ops.ZOOM_PER_STEP ** 2)
+    assert c.target == CAM.target
+    assert math.isclose(c.far - CAM.far, d1 - d0) and math.isclose(c.near, max(CAM.near + d1 - d0, 0.01))
+    far = cam_ops.zoom(c, -2, min_near=0.01)
+    np.testing.assert_allclose(far.eye, CAM.eye, atol=1e-9)
+
+
+def test_fly_moves_along_the_view():
+    c = cam_ops.fly(CAM, 1, 0, 0, 0.5, speed=4.0)
+    f, _, _ = cam_ops.basis(CAM)
+    np.testing.assert_allclose(np.subtract(c.eye, CAM.eye), 2.0 * f, atol=1e-12)
+    np.testing.assert_allclose(np.subtract(c.target, CAM.target), 2.0 * f, atol=1e-12)
+
+
+# ---- layout ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_layout_shows_each_panel_at_one_to_one_without_overlap(n):
+    w, h = 200, 120
+    win = layout.window_size(n, w, h)
+    lays = layout.panel_layouts(n, *win, aspect=w / h)
+    rects = [r for p in lays for r in (p.title, p.image, p.strip)] + [layout.footer(*win)]
+    for p in lays:
+        assert (p.image.w, p.image.h) == (w, h)
+    for i, a in enumerate(rects):
+        assert a.x >= 0 and a.y >= 0 and a.x + a.w <= win[0] and a.y + a.h <= win[1]
+        for b in rects[i + 1:]:
+            assert a.x + a.w <= b.x or b.x + b.w <= a.x or a.y + a.h <= b.y or b.y + b.h <= a.y
+    assert layout.panel_at(lays, lays[-1].image.x + 1, lays[-1].image.y + 1) == n - 1
+    assert layout.panel_at(lays, 0, 0) is None
+    with pytest.raises(ValueError):
+        layout.grid(5)
+
+
+def test_layout_letterboxes_to_the_render_aspect():
+    lays = layout.panel_layouts(2, 1000, 900, aspect=16 / 9)
+    for p in lays:
+        assert abs(p.image.w / p.image.h - 16 / 9) < 0.02
+
+
+# ---- colour mapping ----------------------------------------------------------------------------
+
+def test_tile_maps_spread_to_pixels_keep_their_totals():
+    tp = tile_pixels(70, 100, 32)                 # 3 x 4 tiles, the last row and column cut
+    assert tp.shape == (3, 4) and tp.sum() == 70 * 100
+    assert tp[2, 3] == (70 - 64) * (100 - 96)
+    m = np.arange(12, dtype=np.float64).reshape(3, 4)
+    px = per_pixel(m, 70, 100, 32)
+    assert px[0, 0] == 0 and px[69, 99] == 11 and px[33, 40] == m[1, 1]
+
+
+def _results(scene="overdraw:6", presets=("imr-baseline", "apple-m3"), w=96, h=64):
+    s = get_scene(scene)
+    return s, [render(s, p, w, h) for p in presets]
+
+
+def test_dram_per_pixel_sums_to_the_tile_bytes():
+    _, rs = _results()
+    for r in rs:
+        assert math.isclose(dram_per_pixel(r).sum(), r.tile_maps["dram_bytes"].sum(), rel_tol=1e-9)
+
+
+def test_heat_maps_share_one_scale_and_differ_where_counters_differ():
+    _, (imr, tbdr) = _results()
+    assert imr.counters["raster.shaded"] > tbdr.counters["raster.shaded"]     # 6 layers vs HSR
+    scale = shared_scale("overdraw", [imr, tbdr])
+    assert scale.hi == max(imr.pixel_maps["overdraw"].max(), tbdr.pixel_maps["overdraw"].max())
+    a, b = colorize("overdraw", imr, scale), colorize("overdraw", tbdr, scale)
+    assert not np.array_equal(a, b)
+    # on the shared scale the hottest pixel is the top of the map in its own panel only
+    top = colorize("overdraw", imr, scale)[np.unravel_index(imr.pixel_maps["overdraw"].argmax(), (64, 96))]
+    np.testing.assert_array_equal(top, inferno()[255])
+    own = shared_scale("overdraw", [tbdr])
+    assert not np.array_equal(colorize("overdraw", tbdr, own), b)
+
+
+def test_eye_depth_inverts_the_projection():
+    s, (r, _) = _results("quad", w=32, h=16)
+    cam = s.camera
+    z = eye_depth(r, cam.near, cam.far)
+    covered = r.depth < 1.0
+    assert covered.any()
+    # the quad's plane: window depth of a point at its distance through the camera's projection
+    p = clip_from_world(cam, 32, 16) @ np.array([0.0, 0.0, -float(np.nanmedian(z)), 1.0])
+    assert math.isclose((p[2] / p[3]) * 0.5 + 0.5, float(np.median(r.depth[covered])), abs_tol=1e-5)
+    assert np.isnan(z[~covered]).all()
+
+
+def test_every_mode_colours_every_panel():
+    s, rs = _results()
+    for mode in MODES:
+        scale = shared_scale(mode, rs, s.camera.near, s.camera.far)
+        for r in rs:
+            img = colorize(mode, r, scale, s.camera.near, s.camera.far)
+            assert img.shape == (64, 96, 4) and img.dtype == np.uint8
+    with pytest.raises(ValueError):
+        colorize("nope", rs[0], scale)
+
+
+def test_fallback_map_colours_tiles_by_reason():
+    s, (_, tbdr) = _results("particles", presets=("imr-baseline", "apple-m3"))
+    assert "fallbacks" in tbdr.tile_maps
+    scale = shared_scale("fallbacks", [tbdr])
+    img = colorize("fallbacks", tbdr, scale)
+    hit = per_pixel(tbdr.tile_maps["fallbacks"], 64, 96, tbdr.tile_size) > 0
+    if hit.any():
+        color = dict(scale.swatches)["HSR flush or spill"]
+        assert (img[hit][:, :3] == color).all()
+    assert (img[~hit][:, 0] == img[~hit][:, 1]).all()          # the rest is the dimmed grey image
+
+
+# ---- keys --------------------------------------------------------------------------------------
+
+def test_key_table_and_reverse_lookup():
+    class IntKeys:                      # a window library's codes (pyglet and glfw use ints)
+        ACTION_PRESS, ACTION_RELEASE = 1, 0
+        H, F1, TAB, NUMBER_1, S = 72, 290, 9, 49, 83
+        X = "undefined"
+    assert key_name(IntKeys, 72) == "H" and key_name(IntKeys, 290) == "F1"
+    assert key_name(IntKeys, 12345) is None
+    assert KEYMAP["H"] == KEYMAP["F1"] == "help"
+    assert [KEYMAP[f"NUMBER_{i + 1}"] for i in range(len(MODES))] == [f"mode:{m}" for m in MODES]
+    for name in (*KEYMAP, *FLY_KEYS):
+        assert key_name(NamedKeys, name) == name
+    assert next_scale(1.0, 1) == 1.0 and next_scale(1.0, -1) == 0.75 and next_scale(0.25, -1) == 0.25
+    assert next_scale(0.6, 1) == SCALES[2]
+
+
+# ---- scheduling --------------------------------------------------------------------------------
+
+class SlowRender:
+    """A stand-in for pipelines.api.render that takes `seconds` and records what it was asked."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+        self.calls = []
+        self.started = threading.Event()
+
+    def __call__(self, scene, preset, w, h, samples):
+        self.calls.append((scene, preset))
+        self.started.set()
+        time.sleep(self.seconds)
+        return (scene, preset, w, h)
+
+
+def _wait(worker, timeout=5.0):
+    end = time.perf_counter() + timeout
+    while not worker.idle():
+        assert time.perf_counter() < end
+        time.sleep(0.005)
+
+
+def test_worker_latest_request_wins():
+    fake = SlowRender(0.05)
+    w = Worker(fake)
+    try:
+        w.submit(Request(1, "a", ("p",), 8, 8, 1, False))
+        assert fake.started.wait(2)
+        for seq in range(2, 7):                  # arrive while 1 renders: only the last survives
+            w.submit(Request(seq, "a", ("p",), 8, 8, 1, False))
+        _wait(w)
+        assert w.rendered == [1, 6]
+        frame = w.poll()
+        assert frame.request.seq == 6 and w.poll() is None
+    finally:
+        w.close()
+
+
+def test_worker_abandons_a_request_between_panels():
+    fake = SlowRender(0.05)
+    w = Worker(fake)
+    try:
+        w.submit(Request(1, "old", ("p", "q", "r"), 8, 8, 1, True))
+        assert fake.started.wait(2)
+        w.submit(Request(2, "new", ("p", "q", "r"), 8, 8, 1, True))
+        _wait(w)
+        assert w.rendered == [2]
+        assert [c[0] for c in fake.calls].count("old") == 1       # stopped after its first panel
+        assert [r[0] for r in w.poll().results] == ["new"] * 3
+    finally:
+        w.close()
+
+
+def test_worker_reports_errors_and_keeps_going():
+    def broken(scene, *a):
+        if scene == "bad":
+            raise ValueError("boom")
+        return scene
+    w = Worker(broken)
+    try:
+        w.submit(Request(1, "bad", ("p",), 8, 8, 1, True))
+        _wait(w)
+        assert w.error() == "ValueError: boom"
+        w.submit(Request(2, "good", ("p",), 8, 8, 1, True))
+        _wait(w)
+        assert w.poll().results == ["good"]
+    finally:
+        w.close()
+
+
+def test_refiner_goes_full_after_the_settle_time():
+    r = Refiner(settle_s=0.2)
+    assert r.want_full(0.0)
+    r.changed(10.0)
+    assert not r.want_full(10.1) and r.want_full(10.25)
+
+
+# ---- the window, headless on EGL -----------------------------------------------------------------
+
+W, H = 96, 64
+PRESETS = ("imr-baseline", "apple-m3")
+
+
+@pytest.fixture(scope="module")
+def viewer(tmp_path_factory):
+    try:
+        import moderngl
+        moderngl.create_standalone_context(backend="egl").release()
+    except Exception as exc:
+        pytest.skip(f"no OpenGL context through EGL (moderngl): {exc}")
+    from viewer.app import Options, open_viewer
+    out = tmp_path_factory.mktemp("shots")
+    v = open_viewer(Options(["spheres", "quad", "overdraw:6"], [get_preset(p) for p in PRESETS], W, H,
+                            out_dir=str(out)), window="headless")
+    v.wait_full()
+    yield v
+    v.worker.close()
+    v.wnd.destroy()
+
+
+def _press(v, name, release=True):
+    v.on_key_event(name, v.keys.ACTION_PRESS, None)
+    if release:
+        v.on_key_event(name, v.keys.ACTION_RELEASE, None)
+    v.step()
+
+
+def _panel_pixels(v, i):
+    img = v.read_window()
+    r = v.layouts()[i].image
+    return img[r.y:r.y + r.h, r.x:r.x + r.w]
+
+
+def test_starts_with_the_scenes_own_camera(viewer):
+    assert viewer.camera is get_scene("spheres").camera
+    assert viewer.shown.request.scene.camera == get_scene("spheres").camera
+
+
+def test_panels_equal_the_renderers_own_images(viewer):
+    _press(viewer, "NUMBER_1")
+    viewer.wait_full()
+    scene = dataclasses.replace(viewer.scene, camera=viewer.camera)
+    for i, p in enumerate(PRESETS):
+        own = render(scene, p, W, H)
+        np.testing.assert_array_equal(viewer.shown.results[i].color, own.color)
+        assert viewer.shown.results[i].counters == own.counters
+        # what the window shows is that image, pixel for pixel (alpha aside: the window's own)
+        np.testing.assert_array_equal(_panel_pixels(viewer, i)[..., :3], own.color[..., :3])
+
+
+def test_every_mode_draws_and_saves_a_screenshot(viewer, tmp_path):
+    seen = []
+    for i, mode in enumerate(MODES):
+        _press(viewer, f"NUMBER_{i + 1}")
+        assert viewer.mode == mode
+        s = viewer.shown
+        scale = shared_scale(mode, s.results, s.request.scene.camera.near, s.request.scene.camera.far)
+        for k, r in enumerate(s.results):
+            want = colorize(mode, r, scale, s.request.scene.camera.near, s.request.scene.camera.far)
+            np.testing.assert_array_equal(_panel_pixels(viewer, k)[..., :3], want[..., :3])
+        seen.append(_panel_pixels(viewer, 0).copy())
+        msg = viewer.save_screenshot(str(tmp_path / f"{mode}.png"))
+        assert msg.startswith("saved")
+        from PIL import Image
+        shot = np.asarray(Image.open(tmp_path / f"{mode}.png"))
+        assert shot.shape[:2] == (viewer.wnd.size[1], viewer.wnd.size[0])
+        doc = json.loads((tmp_path / f"{mode}.json").read_text())
+        assert doc["mode"] == mode and [p["preset"] for p in doc["panels"]] == list(PRESETS)
+        for p, r in zip(doc["panels"], s.results):
+            assert p["counters"] == r.counters.as_json()
+        assert doc["panels"][0]["vs_first"]["shaded"] == 0
+        assert doc["panels"][1]["vs_first"]["shaded"] == (s.results[1].counters["raster.shaded"]
+                                                          - s.results[0].counters["raster.shaded"])
+    for a, b in zip(seen, seen[1:]):
+        assert not np.array_equal(a, b)          # each mode shows something else
+    _press(viewer, "NUMBER_1")
+
+
+def test_overdraw_heat_map_differs_between_presets(viewer):
+    _press(viewer, "NUMBER_2")
+    a, b = _panel_pixels(viewer, 0), _panel_pixels(viewer, 1)
+    shaded = [r.counters["raster.shaded"] for r in viewer.shown.results]
+    assert shaded[0] != shaded[1] and not np.array_equal(a, b)
+    _press(viewer, "NUMBER_1")
+    # in image mode the two architectures agree (DESIGN.md §4's first invariant)
+    np.testing.assert_array_equal(_panel_pixels(viewer, 0), _panel_pixels(viewer, 1))
+
+
+def test_help_key_draws_the_help_and_toggles_back(viewer):
+    before = viewer.read_window()
+    _press(viewer, "H")
+    assert viewer.show_help and not np.array_equal(viewer.read_window(), before)
+    _press(viewer, "F1")
+    assert not viewer.show_help
+    np.testing.assert_array_equal(viewer.read_window(), before)
+
+
+def test_tab_cycles_modes(viewer):
+    _press(viewer, "NUMBER_1")
+    for mode in (*MODES[1:], MODES[0]):
+        _press(viewer, "TAB")
+        assert viewer.mode == mode
+
+
+def test_drag_orbits_renders_reduced_then_full_and_r_resets(viewer):
+    home = viewer.home
+    viewer.on_mouse_press_event(10, 10, 1)
+    viewer.on_mouse_drag_event(40, 10, 30, 0)
+    viewer.on_mouse_release_event(40, 10, 1)
+    assert viewer.camera != home and viewer.camera.target == home.target
+    end = time.perf_counter() + 30
+    sizes = set()
+    while not viewer.is_full():
+        assert time.perf_counter() < end
+        viewer.step()
+        if viewer.shown.request.seq == viewer.seq:
+            sizes.add((viewer.shown.request.width, viewer.shown.request.full))
+        time.sleep(0.002)
+    assert (W, True) in sizes
+    scene = dataclasses.replace(viewer.scene, camera=viewer.camera)
+    np.testing.assert_array_equal(viewer.shown.results[1].color, render(scene, PRESETS[1], W, H).color)
+    _press(viewer, "R")
+    assert viewer.camera == home
+    viewer.wait_full()
+
+
+def test_wheel_zooms_and_right_drag_pans(viewer):
+    d0 = cam_ops.distance(viewer.camera)
+    viewer.on_mouse_scroll_event(0, 1)
+    assert math.isclose(cam_ops.distance(viewer.camera), d0 * cam_ops.ZOOM_PER_STEP)
+    t0 = viewer.camera.target
+    viewer.on_mouse_press_event(10, 10, 2)
+    viewer.on_mouse_drag_event(15, 10, 5, 0)
+    viewer.on_mouse_release_event(15, 10, 2)
+    assert viewer.camera.target != t0
+    _press(viewer, "R")
+    viewer.wait_full()
+
+
+def test_held_w_flies_forward(viewer):
+    e0 = np.array(viewer.camera.eye)
+    viewer.on_key_event("W", viewer.keys.ACTION_PRESS, None)
+    for _ in range(3):
+        time.sleep(0.02)
+        viewer.step()
+    viewer.on_key_event("W", viewer.keys.ACTION_RELEASE, None)
+    f, _, _ = cam_ops.basis(viewer.home)
+    moved = np.array(viewer.camera.eye) - e0
+    assert np.dot(moved, f) > 0 and np.linalg.norm(np.cross(moved, f)) < 1e-9
+    _press(viewer, "R")
+    viewer.wait_full()
+
+
+def test_msaa_and_scale_keys_rerender(viewer):
+    _press(viewer, "M")
+    viewer.wait_full()
+    assert viewer.shown.request.samples == 4
+    _press(viewer, "M")
+    _press(viewer, "MINUS")
+    viewer.wait_full()
+    assert (viewer.shown.request.width, viewer.shown.request.height) == (round(W * 0.75), round(H * 0.75))
+    assert viewer.shown.results[0].color.shape[:2] == (round(H * 0.75), round(W * 0.75))
+    _press(viewer, "EQUAL")
+    viewer.wait_full()
+    assert viewer.shown.request.width == W and viewer.shown.request.samples == 1
+
+
+def test_n_and_p_switch_scenes(viewer):
+    _press(viewer, "N")
+    viewer.wait_full()
+    assert viewer.scene.name == get_scene("quad").name and viewer.camera == get_scene("quad").camera
+    np.testing.assert_array_equal(viewer.shown.results[0].color, render("quad", PRESETS[0], W, H).color)
+    _press(viewer, "P")
+    viewer.wait_full()
+    assert viewer.scene is get_scene("spheres")
+
+
+def test_s_tap_saves_window_and_counters(viewer):
+    out = viewer.opts.out_dir
+    _press(viewer, "S")
+    viewer.step()
+    png, js = viewer.last_screenshot
+    assert png.startswith(out) and viewer.message == f"saved {png}"
+    doc = json.loads(open(js).read())
+    assert doc["scene"] == "spheres" and len(doc["panels"]) == 2
+    assert doc["panels"][1]["figures"]["overdraw"] == pytest.approx(viewer.shown.results[1].derived()["overdraw"])
+
+
+def test_no_display_is_one_line_with_a_suggestion(monkeypatch):
+    from pipelines.cli import main
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    import argparse
+    from viewer.cli import add_parser
+    ap = argparse.ArgumentParser()
+    add_parser(ap.add_subparsers())
+    args = ap.parse_args(["view", "quad", "--preset", "imr-baseline", "--window", "pyglet"])
+    from pipelines.cli import UserError
+    with pytest.raises(UserError) as e:
+        args.func(args)
+    msg = str(e.value)
+    assert "\n" not in msg and "tilesim render" in msg and "tilesim report" in msg
+    del main
+
+
+def test_cli_rejects_bad_input_before_opening_a_window():
+    import argparse
+    from pipelines.cli import UserError
+    from pipelines.presets import PresetError
+    from scenes.model import SceneError
+    from viewer.cli import add_parser
+    ap = argparse.ArgumentParser()
+    add_parser(ap.add_subparsers())
+    for argv, err in ((["view", "quad", "--preset", "a,b,c,d,e"], UserError),
+                      (["view", "quad", "--preset", "nope"], PresetError),
+                      (["view", "nope"], SceneError),
+                      (["view", "quad", "--res", "12"], UserError),
+                      (["view", "quad", "--out-dir", "/no/such/dir"], UserError)):
+        args = ap.parse_args(argv)
+        with pytest.raises(err):
+            args.func(args)
+
+
+def test_cli_screenshot_headless(tmp_path, viewer):
+    import argparse
+    from viewer.cli import add_parser
+    ap = argparse.ArgumentParser()
+    add_parser(ap.add_subparsers())
+    out = tmp_path / "v.png"
+    args = ap.parse_args(["view", "quad", "--preset", "imr-baseline,amd-rdna2", "--res", "64x48",
+                          "--window", "headless", "--screenshot", str(out)])
+    args.func(args)
+    doc = json.loads((tmp_path / "v.json").read_text())
+    assert [p["preset"] for p in doc["panels"]] == ["imr-baseline", "amd-rdna2"] and doc["full_resolution"]

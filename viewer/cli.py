@@ -1,0 +1,82 @@
+"""`tilesim view`: the CLI face of the viewer. Importing this module imports nothing heavy (no
+moderngl, no numba), so pipelines/cli.py can register the subcommand at start-up:
+
+    from viewer.cli import add_parser as add_view_parser
+    add_view_parser(sub)                     # sub: build_parser()'s subparsers
+
+The handler raises pipelines.cli.UserError (one line, exit 2) for every error a user can meet,
+no display and no OpenGL 3.3 included.
+"""
+from __future__ import annotations
+
+WINDOWS = ("pyglet", "glfw", "sdl2", "pygame2", "pyside2", "pyqt5", "tk", "headless")
+
+
+def add_parser(subparsers):
+    v = subparsers.add_parser("view", help="interactive window: presets side by side, heat maps, live counters")
+    v.add_argument("scene", nargs="?", default="sponza",
+                   help="built-in scene (N / P step through them) or a .glb/.gltf/.obj/.ply file")
+    v.add_argument("--preset", default="imr-baseline,amd-rdna2,apple-m3",
+                   help="comma-separated presets, 1 to 4, one panel each")
+    v.add_argument("--res", default="640x360", help="one panel's WIDTHxHEIGHT (default 640x360)")
+    v.add_argument("--samples", type=int, default=1, choices=(1, 4), help="MSAA at start (M toggles)")
+    v.add_argument("--scale", type=float, default=1.0, choices=(0.25, 0.5, 0.75, 1.0),
+                   help="resolution scale at start (+ / - change it)")
+    v.add_argument("--camera", help="eye:target:up:fovy replacing the scene's camera")
+    v.add_argument("--window", default="pyglet", choices=WINDOWS,
+                   help="moderngl-window backend (default pyglet; headless renders off screen)")
+    v.add_argument("--out-dir", default=".", help="where S saves screenshots (PNG + counters JSON)")
+    v.add_argument("--screenshot", metavar="PATH",
+                   help="no interaction: wait for full resolution, save PATH (+ .json), exit")
+    v.add_argument("--frames", type=int, help="stop after this many frames")
+    v.set_defaults(func=cmd_view)
+    return v
+
+
+def options_from_args(args):
+    """argparse namespace -> viewer.app.Options (scenes, presets and camera validated)."""
+    import dataclasses
+    from pathlib import Path
+
+    from pipelines.api import check_resolution
+    from pipelines.cli import UserError
+    from pipelines.presets import get_preset
+    from scenes.library import scene_names
+    from scenes.model import Camera
+
+    from .app import Options, load_scene
+    from .layout import MAX_PANELS
+    try:
+        w, h = (int(v) for v in args.res.lower().split("x"))
+    except ValueError:
+        raise UserError(f"--res {args.res!r}: expected WIDTHxHEIGHT, e.g. 640x360") from None
+    check_resolution(w, h)
+    names = [p for p in args.preset.split(",") if p]
+    if not 1 <= len(names) <= MAX_PANELS:
+        raise UserError(f"--preset: the viewer shows 1 to {MAX_PANELS} presets, got {len(names)}")
+    presets = [get_preset(p) for p in names]
+    if not Path(args.out_dir).is_dir():
+        raise UserError(f"--out-dir {args.out_dir}: no such directory")
+    scene = load_scene(args.scene)               # SceneError now, before any window opens
+    builtins = scene_names()
+    specs = builtins if args.scene in builtins else [args.scene, *builtins]
+    camera = None
+    if args.camera:
+        camera = Camera.parse(args.camera, scene.camera.near, scene.camera.far)
+        dataclasses.replace(scene, camera=camera)
+    return Options(specs, presets, w, h, args.samples, args.scale, specs.index(args.scene), camera,
+                   args.out_dir, {args.scene: scene})
+
+
+def cmd_view(args) -> None:
+    from pipelines.cli import UserError, check_output
+
+    from .app import ViewerError, open_viewer, run
+    options = options_from_args(args)
+    if args.screenshot:
+        check_output(args.screenshot)
+    try:
+        viewer = open_viewer(options, window=args.window)
+    except ViewerError as e:
+        raise UserError(str(e)) from None
+    run(viewer, frames=args.frames, screenshot=args.screenshot)

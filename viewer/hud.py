@@ -1,0 +1,176 @@
+"""What the viewer writes on screen and into the screenshot's JSON: panel titles, the counter
+strip under each panel (with the difference to the first panel), the footer with the colour
+scale, the help box. Text is drawn with Pillow into RGBA arrays that the window uploads as
+textures. Pure Python + numpy + Pillow, no GL.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .keys import HELP
+from .modes import MODE_TITLES, Scale, inferno
+
+ARCH_NAMES = {
+    "imr": "IMR: immediate mode",
+    "dsbr": "DSBR: immediate mode + draw-stream binning",
+    "tbdr": "TBDR: tile-based deferred",
+}
+FPS = 60.0            # the strip's GB/s is DRAM bytes per frame at this frame rate
+BG = (24, 26, 30, 255)
+FG = (225, 228, 232, 255)
+DIM_FG = (150, 155, 162, 255)
+BETTER = (120, 200, 120, 255)
+WORSE = (235, 120, 100, 255)
+
+
+@functools.lru_cache(maxsize=8)
+def font(size: int):
+    from PIL import ImageFont
+    for name in ("DejaVuSans.ttf", "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"):
+        try:
+            return ImageFont.truetype(name, size)
+        except OSError:
+            pass
+    return ImageFont.load_default(size=size)
+
+
+def title(preset) -> str:
+    return f"{preset.name}  ·  {ARCH_NAMES.get(preset.architecture, preset.architecture)}"
+
+
+def figures(result) -> dict[str, float]:
+    """The strip's numbers for one panel, all computed from the counters (DESIGN.md §6)."""
+    d = result.derived()
+    c = result.counters
+    return {
+        "dram_mb": d["dram_mb"],
+        "gbps_at_60fps": d["gbps_at_fps"],
+        "dram_bw_share": d.get("dram_bw_share", 0.0),
+        "overdraw": d["overdraw"],
+        "shaded": int(c["raster.shaded"]),
+        "fallbacks": int(sum(v for k, v in c.items() if ".fallback." in f".{k}")),
+    }
+
+
+def differences(fig: dict, first: dict) -> dict[str, float]:
+    """Panel minus first panel, figure by figure (the first panel's own are all zero)."""
+    return {k: fig[k] - first[k] for k in fig}
+
+
+def _pct(new: float, old: float) -> str:
+    return f"{(new - old) / old * 100:+.1f}%" if old else "n/a"
+
+
+def strip_lines(fig: dict, first: dict | None, first_name: str) -> list[list[tuple[str, tuple]]]:
+    """Three lines of (text, colour) runs: the figures, then the difference to the first panel."""
+    share = f" ({fig['dram_bw_share'] * 100:.2f}% of the preset's peak)" if fig["dram_bw_share"] else ""
+    line1 = [(f"DRAM {fig['dram_mb']:.2f} MB/frame   {fig['gbps_at_60fps']:.2f} GB/s at 60 fps{share}", FG)]
+    line2 = [(f"overdraw {fig['overdraw']:.2f}   shaded {fig['shaded']:,}   fallbacks {fig['fallbacks']}", FG)]
+    if first is None:
+        return [line1, line2, [("the other panels' differences are to this one", DIM_FG)]]
+    line3 = [(f"vs {first_name}: ", DIM_FG)]
+    for key, label, fmt in (("dram_mb", "DRAM", None), ("overdraw", "overdraw", "{:+.2f}"),
+                            ("shaded", "shaded", "{:+,}"), ("fallbacks", "fallbacks", "{:+d}")):
+        delta = fig[key] - first[key]
+        text = _pct(fig[key], first[key]) if fmt is None else fmt.format(delta)
+        color = DIM_FG if delta == 0 else (BETTER if delta < 0 else WORSE)   # less is cheaper
+        line3 += [(f"{label} ", DIM_FG), (text + "   ", color)]
+    return [line1, line2, line3]
+
+
+def text_image(lines, width: int, height: int, size: int = 13, bg=BG, pad: int = 4) -> np.ndarray:
+    """uint8 (height, width, 4): lines of (text, colour) runs (or plain strings) top to bottom."""
+    from PIL import Image, ImageDraw
+    img = Image.new("RGBA", (max(width, 1), max(height, 1)), bg)
+    draw = ImageDraw.Draw(img)
+    f = font(size)
+    y = pad
+    for line in lines:
+        runs = [(line, FG)] if isinstance(line, str) else line
+        x = pad
+        for text, color in runs:
+            draw.text((x, y), text, font=f, fill=color)
+            x += draw.textlength(text, font=f)
+        y += size + 4
+    return np.asarray(img)
+
+
+def footer_image(width: int, height: int, mode: str, scale: Scale, status: str) -> np.ndarray:
+    """The mode, its colour scale (a gradient with its ends, or reason swatches) and the status."""
+    from PIL import Image, ImageDraw
+    img = Image.new("RGBA", (max(width, 1), max(height, 1)), BG)
+    draw = ImageDraw.Draw(img)
+    f = font(13)
+    y = (height - 13) // 2 - 1
+    x = 6
+    draw.text((x, y), MODE_TITLES[mode], font=f, fill=FG)
+    x += draw.textlength(MODE_TITLES[mode], font=f) + 12
+    if mode in ("overdraw", "dram", "depth"):
+        lo, hi = (f"{scale.lo:.3g}", f"{scale.hi:.3g} {scale.unit}")
+        if mode == "depth":          # near is bright
+            lo, hi = f"{scale.lo:.3g} (near)", f"{scale.hi:.3g} {scale.unit}"
+        draw.text((x, y), lo, font=f, fill=DIM_FG)
+        x += draw.textlength(lo, font=f) + 6
+        bar_w = 160
+        ramp = inferno()[:, :3]
+        if mode == "depth":
+            ramp = ramp[::-1]
+        cols = ramp[np.linspace(0, 255, bar_w).astype(int)]
+        bar = np.repeat(cols[None], 12, axis=0).astype(np.uint8)
+        img.paste(Image.fromarray(bar, "RGB"), (int(x), (height - 12) // 2))
+        x += bar_w + 6
+        draw.text((x, y), hi, font=f, fill=DIM_FG)
+        x += draw.textlength(hi, font=f) + 12
+    elif mode == "fallbacks":
+        if not scale.swatches:
+            draw.text((x, y), "no tile fallbacks in these panels", font=f, fill=DIM_FG)
+            x += draw.textlength("no tile fallbacks in these panels", font=f) + 12
+        for reason, rgb in scale.swatches:
+            draw.rectangle((x, (height - 12) // 2, x + 12, (height - 12) // 2 + 12), fill=rgb)
+            x += 16
+            draw.text((x, y), reason, font=f, fill=FG)
+            x += draw.textlength(reason, font=f) + 12
+    sw = draw.textlength(status, font=f)
+    draw.text((max(x, width - sw - 6), y), status, font=f, fill=DIM_FG)
+    return np.asarray(img)
+
+
+def help_image() -> np.ndarray:
+    """The help box (keys.HELP), drawn over the panels while H / F1 is on."""
+    from PIL import Image, ImageDraw
+    size, key_w, width = 14, 170, 560
+    height = (len(HELP) + 1) * (size + 5) + 16
+    img = Image.new("RGBA", (width, height), (10, 12, 16, 240))
+    draw = ImageDraw.Draw(img)
+    f = font(size)
+    draw.text((10, 8), "tilesim view: keys and mouse", font=f, fill=FG)
+    for i, (keys, what) in enumerate(HELP):
+        y = 8 + (i + 1) * (size + 5)
+        draw.text((10, y), keys, font=f, fill=(255, 200, 120, 255))
+        draw.text((10 + key_w, y), what, font=f, fill=FG)
+    return np.asarray(img)
+
+
+def snapshot(scene_name: str, camera, mode: str, frame, presets) -> dict:
+    """The screenshot's JSON: every panel's counters, derived figures and difference to the first."""
+    from dataclasses import asdict
+    figs = [figures(r) for r in frame.results]
+    return {
+        "scene": scene_name,
+        "camera": asdict(camera),
+        "mode": mode,
+        "width": frame.request.width,
+        "height": frame.request.height,
+        "samples": frame.request.samples,
+        "full_resolution": frame.request.full,
+        "panels": [{
+            "preset": p.name,
+            "architecture": p.architecture,
+            "counters": r.counters.as_json(),
+            "derived": r.derived(),
+            "figures": f,
+            "vs_first": differences(f, figs[0]),
+        } for p, r, f in zip(presets, frame.results, figs)],
+    }

@@ -1,0 +1,134 @@
+"""Rendering off the UI thread: a worker thread with a one-slot, latest-request-wins queue, and the
+policy that picks reduced or full resolution.
+
+The UI submits a `Request` whenever what it wants to see changes (every frame while the camera
+moves); the worker renders the newest request it holds, panel after panel, and drops a request
+as soon as a newer one arrives, so the screen follows the camera rather than a backlog. The numba
+kernels hold the GIL only inside one kernel call, so the UI thread keeps running between them.
+
+    worker = Worker()
+    worker.submit(Request(seq, scene, presets, 320, 180, 1, full=False))
+    frame = worker.poll()          # newest finished Frame, or None
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+MOVING_SCALE = 0.5      # while the camera moves, render at half the panel's resolution per side
+SETTLE_S = 0.15         # the camera counts as stopped this long after its last change
+
+
+@dataclass(frozen=True)
+class Request:
+    seq: int                 # increases with every change of what the UI wants
+    scene: object            # scenes.model.Scene, camera included
+    presets: tuple           # pipelines.presets.Preset, one per panel
+    width: int
+    height: int
+    samples: int
+    full: bool               # full resolution (camera at rest) or reduced (camera moving)
+
+
+@dataclass
+class Frame:
+    request: Request
+    results: list            # pipelines.result.Result per panel
+    seconds: float           # wall time of all panels
+    done_at: float = field(default_factory=time.perf_counter)
+
+
+class Worker:
+    """One background thread rendering the latest request. `render` is pipelines.api.render
+    (injected so the scheduling can be tested with a stand-in)."""
+
+    def __init__(self, render=None):
+        if render is None:
+            from pipelines.api import render
+        self._render = render
+        self._cv = threading.Condition()
+        self._pending: Request | None = None
+        self._done: Frame | None = None
+        self._error: str | None = None
+        self._closed = False
+        self.busy = False
+        self.rendered: list[int] = []     # seqs fully rendered, for tests and the benchmark
+        self._thread = threading.Thread(target=self._run, name="tilesim-render", daemon=True)
+        self._thread.start()
+
+    def submit(self, request: Request) -> None:
+        with self._cv:
+            self._pending = request          # latest wins: an unstarted older request is dropped
+            self._cv.notify()
+
+    def poll(self) -> Frame | None:
+        """The newest finished frame since the last poll, or None."""
+        with self._cv:
+            frame, self._done = self._done, None
+            return frame
+
+    def error(self) -> str | None:
+        with self._cv:
+            err, self._error = self._error, None
+            return err
+
+    def idle(self) -> bool:
+        with self._cv:
+            return self._pending is None and not self.busy
+
+    def close(self) -> None:
+        with self._cv:
+            self._closed = True
+            self._cv.notify()
+        self._thread.join(timeout=5.0)
+
+    def _newer(self) -> bool:
+        with self._cv:
+            return self._pending is not None or self._closed
+
+    def _run(self) -> None:
+        while True:
+            with self._cv:
+                while self._pending is None and not self._closed:
+                    self._cv.wait()
+                if self._closed:
+                    return
+                req, self._pending = self._pending, None
+                self.busy = True
+            t0 = time.perf_counter()
+            results = []
+            try:
+                for preset in req.presets:
+                    results.append(self._render(req.scene, preset, req.width, req.height, req.samples))
+                    if self._newer():            # abandoned: the UI wants something else now
+                        break
+            except Exception as e:               # shown in the footer; the viewer keeps running
+                with self._cv:
+                    self._error = f"{type(e).__name__}: {e}"
+                    self.busy = False
+                continue
+            with self._cv:
+                if len(results) == len(req.presets):
+                    self._done = Frame(req, results, time.perf_counter() - t0)
+                    self.rendered.append(req.seq)
+                self.busy = False
+
+
+class Refiner:
+    """Reduced resolution while the camera moves, full once it has been still for SETTLE_S.
+
+    `changed(now)` on every camera move; `want(now)` says whether the next request is full."""
+
+    def __init__(self, settle_s: float = SETTLE_S):
+        self.settle_s = settle_s
+        self.last_change = -1e9
+
+    def changed(self, now: float) -> None:
+        self.last_change = now
+
+    def moving(self, now: float) -> bool:
+        return now - self.last_change < self.settle_s
+
+    def want_full(self, now: float) -> bool:
+        return not self.moving(now)
