@@ -1,0 +1,338 @@
+"""Numba kernels of the lossless framebuffer codecs: sizes, encode, decode over whole surfaces.
+
+All three codecs share one block coder, the "delta group": a rectangle of pixels coded as, per
+channel, a width field (4 bits for 8-bit channels, 5 bits for 16-bit ones: the width is 0..bits)
+and a base value (the channel's minimum in the group, `bits` bits), then every pixel's delta
+from that base (value - base, unsigned) at that channel's width, pixels row-major, channels
+RGBA. The width is the smallest that holds the group's range (max - min), so a flat group costs
+only its header and a noisy one costs more than raw (and is then stored raw). Bits are packed
+LSB first. This is a model of "a base value plus deltas" (AMD's DCC description, peers.md §2.6
+gpuopen row); the real bitstreams are not public.
+
+A codec cuts the surface into metadata blocks (one metadata record each) made of delta groups:
+
+    codec  block            groups      payload per block                 metadata
+    DCC    256 B (8x8 @4 B, 1 group      bits rounded up to 64 B sectors;  1 B code per block
+           8x4 @8 B)                     raw if >= 256 B or > the max
+                                         compressed block; fast clear and
+                                         constant colours: none
+    AFBC   16x16 superblock  16 of 4x4   each sub-block its own byte size  16 B header per
+                                         (raw if >= raw or > 63 B, the     superblock; solid
+                                         6-bit size field); solid          colour: header only
+                                         superblock: none
+    Apple  16x16 subtile     4 of 8x8    bits rounded up to a granule;     8 B per subtile;
+                                         raw if >= raw; solid RGBA8: none  solid RGBA8 colour
+                                                                           in the metadata
+Surfaces whose sides are not multiples of the block are padded by repeating the edge pixels
+(the padding is encoded, decode writes only the image).
+
+Layout parameters arrive as one int64 array L (indices L_*), so the kernels read no globals.
+Modes per block: MODE_RAW, MODE_COMP, MODE_SOLID (colour held in metadata), MODE_CLEAR (equals
+the surface's fast-clear colour, held in a register).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+CODEC_DCC, CODEC_AFBC, CODEC_APPLE = 0, 1, 2
+MODE_RAW, MODE_COMP, MODE_SOLID, MODE_CLEAR = 0, 1, 2, 3
+(L_CODEC, L_BW, L_BH, L_GW, L_GH, L_GRANULE, L_MAX_BLOCK, L_GROUP_CAP, L_ONE, L_HAS_CLEAR,
+ L_SOLID_META, L_N) = range(12)
+AFBC_RAW_CODE = 1        # 6-bit sub-block size field: 1 = stored raw, 2..63 = compressed bytes
+
+
+@njit(cache=True, inline="always")
+def _width_bits(bits):
+    return 4 if bits == 8 else 5        # a field that holds 0..bits
+
+
+@njit(cache=True)
+def _group_range(img, x0, y0, gw, gh, mins, widths):
+    """Per-channel minimum and delta width of the group at (x0, y0), edge pixels repeated."""
+    H, W = img.shape[0], img.shape[1]
+    for c in range(4):
+        lo = 1 << 30
+        hi = -1
+        for j in range(gh):
+            y = min(y0 + j, H - 1)
+            for i in range(gw):
+                x = min(x0 + i, W - 1)
+                v = np.int64(img[y, x, c])
+                lo = min(lo, v)
+                hi = max(hi, v)
+        mins[c] = lo
+        r = hi - lo
+        w = 0
+        while r > 0:
+            w += 1
+            r >>= 1
+        widths[c] = w
+
+
+@njit(cache=True, inline="always")
+def _group_bits(bits, npx, widths):
+    return 4 * (_width_bits(bits) + bits) + npx * (widths[0] + widths[1] + widths[2] + widths[3])
+
+
+@njit(cache=True)
+def _put(buf, pos, v, n):
+    """Write the low n bits of v at bit position pos (LSB first); returns the next position."""
+    while n > 0:
+        k = min(8 - (pos & 7), n)
+        buf[pos >> 3] |= np.uint8((v & ((1 << k) - 1)) << (pos & 7))
+        v >>= k
+        pos += k
+        n -= k
+    return pos
+
+
+@njit(cache=True)
+def _get(buf, pos, n):
+    v = np.int64(0)
+    s = 0
+    while n > 0:
+        k = min(8 - (pos & 7), n)
+        v |= np.int64((buf[pos >> 3] >> (pos & 7)) & ((1 << k) - 1)) << s
+        s += k
+        pos += k
+        n -= k
+    return v
+
+
+@njit(cache=True)
+def _write_group(img, bits, x0, y0, gw, gh, mins, widths, buf, pos):
+    H, W = img.shape[0], img.shape[1]
+    wb = _width_bits(bits)
+    for c in range(4):
+        pos = _put(buf, pos, widths[c], wb)
+        pos = _put(buf, pos, mins[c], bits)
+    for j in range(gh):
+        y = min(y0 + j, H - 1)
+        for i in range(gw):
+            x = min(x0 + i, W - 1)
+            for c in range(4):
+                if widths[c]:
+                    pos = _put(buf, pos, np.int64(img[y, x, c]) - mins[c], widths[c])
+    return pos
+
+
+@njit(cache=True)
+def _read_group(buf, pos, bits, x0, y0, gw, gh, out):
+    H, W = out.shape[0], out.shape[1]
+    wb = _width_bits(bits)
+    w0 = _get(buf, pos, wb)
+    b0 = _get(buf, pos + wb, bits)
+    pos += wb + bits
+    w1 = _get(buf, pos, wb)
+    b1 = _get(buf, pos + wb, bits)
+    pos += wb + bits
+    w2 = _get(buf, pos, wb)
+    b2 = _get(buf, pos + wb, bits)
+    pos += wb + bits
+    w3 = _get(buf, pos, wb)
+    b3 = _get(buf, pos + wb, bits)
+    pos += wb + bits
+    for j in range(gh):
+        y = y0 + j
+        for i in range(gw):
+            x = x0 + i
+            d0 = _get(buf, pos, w0)
+            d1 = _get(buf, pos + w0, w1)
+            d2 = _get(buf, pos + w0 + w1, w2)
+            d3 = _get(buf, pos + w0 + w1 + w2, w3)
+            pos += w0 + w1 + w2 + w3
+            if y < H and x < W:
+                out[y, x, 0] = b0 + d0
+                out[y, x, 1] = b1 + d1
+                out[y, x, 2] = b2 + d2
+                out[y, x, 3] = b3 + d3
+    return pos
+
+
+@njit(cache=True)
+def _write_raw(img, bits, x0, y0, gw, gh, buf, pos):
+    """Pixels row-major, channels RGBA, little-endian bytes; pos in bytes."""
+    H, W = img.shape[0], img.shape[1]
+    nb = bits // 8
+    for j in range(gh):
+        y = min(y0 + j, H - 1)
+        for i in range(gw):
+            x = min(x0 + i, W - 1)
+            for c in range(4):
+                v = np.int64(img[y, x, c])
+                for b in range(nb):
+                    buf[pos] = np.uint8((v >> (8 * b)) & 255)
+                    pos += 1
+    return pos
+
+
+@njit(cache=True)
+def _read_raw(buf, pos, bits, x0, y0, gw, gh, out):
+    H, W = out.shape[0], out.shape[1]
+    nb = bits // 8
+    for j in range(gh):
+        y = y0 + j
+        for i in range(gw):
+            x = x0 + i
+            for c in range(4):
+                v = np.int64(0)
+                for b in range(nb):
+                    v |= np.int64(buf[pos]) << (8 * b)
+                    pos += 1
+                if y < H and x < W:
+                    out[y, x, c] = v
+    return pos
+
+
+@njit(cache=True)
+def _solid(img, x0, y0, bw, bh, colour):
+    """True if every pixel of the block equals the first; its colour goes to `colour`."""
+    H, W = img.shape[0], img.shape[1]
+    for c in range(4):
+        colour[c] = img[min(y0, H - 1), min(x0, W - 1), c]
+    for j in range(bh):
+        y = min(y0 + j, H - 1)
+        for i in range(bw):
+            x = min(x0 + i, W - 1)
+            for c in range(4):
+                if img[y, x, c] != colour[c]:
+                    return False
+    return True
+
+
+@njit(cache=True, parallel=True)
+def block_sizes(img, bits, L, clear):
+    """Payload bytes, mode and per-group bytes (AFBC) of every metadata block; nothing written.
+
+    img: uint8 or uint16 (H, W, 4); bits: 8 or 16; clear: int64 (4,) the fast-clear colour (used
+    if L[L_HAS_CLEAR]). Returns size int64 (nby, nbx), mode uint8 (nby, nbx), group uint8
+    (nby, nbx, n_groups) (AFBC size codes), solid int64 (nby, nbx, 4) (colour of solid blocks).
+    """
+    H, W = img.shape[0], img.shape[1]
+    codec, bw, bh, gw, gh = L[L_CODEC], L[L_BW], L[L_BH], L[L_GW], L[L_GH]
+    granule, max_block, group_cap, one = L[L_GRANULE], L[L_MAX_BLOCK], L[L_GROUP_CAP], L[L_ONE]
+    nby, nbx = (H + bh - 1) // bh, (W + bw - 1) // bw
+    gx, gy = bw // gw, bh // gh
+    raw_block = bw * bh * 4 * (bits // 8)
+    raw_group = gw * gh * 4 * (bits // 8)
+    size = np.zeros((nby, nbx), np.int64)
+    mode = np.zeros((nby, nbx), np.uint8)
+    group = np.zeros((nby, nbx, gx * gy), np.uint8)
+    solid = np.zeros((nby, nbx, 4), np.int64)
+    for by in prange(nby):
+        mins = np.zeros(4, np.int64)
+        widths = np.zeros(4, np.int64)
+        colour = np.zeros(4, np.int64)
+        for bx in range(nbx):
+            x0, y0 = bx * bw, by * bh
+            if _solid(img, x0, y0, bw, bh, colour):
+                for c in range(4):
+                    solid[by, bx, c] = colour[c]
+                if codec == CODEC_DCC:
+                    if L[L_HAS_CLEAR] and colour[0] == clear[0] and colour[1] == clear[1] \
+                            and colour[2] == clear[2] and colour[3] == clear[3]:
+                        mode[by, bx] = MODE_CLEAR
+                        continue
+                    # DCC constant encoding: 0000, 0001, 1110, 1111 (peers.md §4.1 CONSTANT_ENCODE)
+                    rgb0 = colour[0] == 0 and colour[1] == 0 and colour[2] == 0
+                    rgb1 = colour[0] == one and colour[1] == one and colour[2] == one
+                    if (rgb0 or rgb1) and (colour[3] == 0 or colour[3] == one):
+                        mode[by, bx] = MODE_SOLID
+                        continue
+                elif codec == CODEC_AFBC or (codec == CODEC_APPLE and L[L_SOLID_META]):
+                    mode[by, bx] = MODE_SOLID
+                    continue
+            if codec == CODEC_AFBC:
+                total = 0
+                for g in range(gx * gy):
+                    _group_range(img, x0 + (g % gx) * gw, y0 + (g // gx) * gh, gw, gh, mins, widths)
+                    nbytes = (_group_bits(bits, gw * gh, widths) + 7) // 8
+                    if nbytes >= raw_group or nbytes > group_cap:
+                        group[by, bx, g] = AFBC_RAW_CODE
+                        total += raw_group
+                    else:
+                        group[by, bx, g] = nbytes
+                        total += nbytes
+                size[by, bx] = total
+                mode[by, bx] = MODE_COMP
+            else:
+                nbits = 0
+                for g in range(gx * gy):
+                    _group_range(img, x0 + (g % gx) * gw, y0 + (g // gx) * gh, gw, gh, mins, widths)
+                    nbits += _group_bits(bits, gw * gh, widths)
+                nbytes = ((nbits + 7) // 8 + granule - 1) // granule * granule
+                if nbytes >= raw_block or nbytes > max_block:
+                    size[by, bx] = raw_block
+                    mode[by, bx] = MODE_RAW
+                else:
+                    size[by, bx] = nbytes
+                    mode[by, bx] = MODE_COMP
+    return size, mode, group, solid
+
+
+@njit(cache=True, parallel=True)
+def encode_blocks(img, bits, L, mode, group, offsets, payload):
+    """Write every block's payload at its byte offset (payload zeroed by the caller)."""
+    H, W = img.shape[0], img.shape[1]
+    codec, bw, bh, gw, gh = L[L_CODEC], L[L_BW], L[L_BH], L[L_GW], L[L_GH]
+    nby, nbx = mode.shape
+    gx, gy = bw // gw, bh // gh
+    for by in prange(nby):
+        mins = np.zeros(4, np.int64)
+        widths = np.zeros(4, np.int64)
+        for bx in range(nbx):
+            m = mode[by, bx]
+            x0, y0 = bx * bw, by * bh
+            pos = offsets[by, bx]
+            if m == MODE_RAW:
+                _write_raw(img, bits, x0, y0, bw, bh, payload, pos)
+            elif m == MODE_COMP and codec == CODEC_AFBC:
+                for g in range(gx * gy):
+                    ox, oy = x0 + (g % gx) * gw, y0 + (g // gx) * gh
+                    if group[by, bx, g] == AFBC_RAW_CODE:
+                        pos = _write_raw(img, bits, ox, oy, gw, gh, payload, pos)
+                    else:
+                        _group_range(img, ox, oy, gw, gh, mins, widths)
+                        _write_group(img, bits, ox, oy, gw, gh, mins, widths, payload, pos * 8)
+                        pos += group[by, bx, g]
+            elif m == MODE_COMP:
+                bpos = pos * 8
+                for g in range(gx * gy):
+                    ox, oy = x0 + (g % gx) * gw, y0 + (g // gx) * gh
+                    _group_range(img, ox, oy, gw, gh, mins, widths)
+                    bpos = _write_group(img, bits, ox, oy, gw, gh, mins, widths, payload, bpos)
+
+
+@njit(cache=True, parallel=True)
+def decode_blocks(payload, bits, L, mode, group, offsets, colour, out):
+    """Inverse of encode_blocks; colour int64 (nby, nbx, 4) holds solid and clear colours."""
+    codec, bw, bh, gw, gh = L[L_CODEC], L[L_BW], L[L_BH], L[L_GW], L[L_GH]
+    H, W = out.shape[0], out.shape[1]
+    nby, nbx = mode.shape
+    gx, gy = bw // gw, bh // gh
+    for by in prange(nby):
+        for bx in range(nbx):
+            m = mode[by, bx]
+            x0, y0 = bx * bw, by * bh
+            pos = offsets[by, bx]
+            if m == MODE_RAW:
+                _read_raw(payload, pos, bits, x0, y0, bw, bh, out)
+            elif m == MODE_SOLID or m == MODE_CLEAR:
+                for j in range(min(bh, H - y0)):
+                    for i in range(min(bw, W - x0)):
+                        for c in range(4):
+                            out[y0 + j, x0 + i, c] = colour[by, bx, c]
+            elif codec == CODEC_AFBC:
+                for g in range(gx * gy):
+                    ox, oy = x0 + (g % gx) * gw, y0 + (g // gx) * gh
+                    if group[by, bx, g] == AFBC_RAW_CODE:
+                        pos = _read_raw(payload, pos, bits, ox, oy, gw, gh, out)
+                    else:
+                        _read_group(payload, pos * 8, bits, ox, oy, gw, gh, out)
+                        pos += group[by, bx, g]
+            else:
+                bpos = pos * 8
+                for g in range(gx * gy):
+                    ox, oy = x0 + (g % gx) * gw, y0 + (g // gx) * gh
+                    bpos = _read_group(payload, bpos, bits, ox, oy, gw, gh, out)
