@@ -7,7 +7,6 @@ overdraw is low.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from pathlib import Path
 
@@ -17,14 +16,15 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from pipelines import render  # noqa: E402
-from pipelines.presets import AMD_RDNA2, Param  # noqa: E402
+from pipelines.claims import binning_off  # noqa: E402
+from pipelines.presets import AMD_RDNA2  # noqa: E402
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--res", default="1920x1080")
     w, h = (int(v) for v in ap.parse_args().res.split("x"))
-    off = dataclasses.replace(AMD_RDNA2, params={**AMD_RDNA2.params, "binning": Param(False, "off", "assumed")})
+    off = binning_off(AMD_RDNA2.name)
     t = Table(title=f"DRAM MB per frame, amd-rdna2 with binning on and off, {w}x{h}")
     for col in ("scene", "overdraw", "binning off", "binning on", "change", "colour+depth off",
                 "colour+depth on", "batches", "bin"):

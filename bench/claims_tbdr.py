@@ -20,9 +20,9 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from pipelines import render  # noqa: E402
+from pipelines.claims import opaque_variant  # noqa: E402
 from pipelines.presets import APPLE_M3, Param  # noqa: E402
 from scenes.library import get_scene  # noqa: E402
-from scenes.model import AlphaMode  # noqa: E402
 
 
 def main() -> None:
@@ -60,10 +60,7 @@ def main() -> None:
     for col in ("variant", "IMR shaded", "TBDR shaded", "HSR skipped", "skip ratio", "flushes"):
         t.add_column(col, justify="right")
     foliage = get_scene("foliage")
-    opaque = dataclasses.replace(foliage, draws=[
-        dataclasses.replace(d, material=dataclasses.replace(d.material, alpha_mode=AlphaMode.OPAQUE),
-                            state=None) for d in foliage.draws])
-    for label, scene in (("alpha-tested (MASK)", foliage), ("same geometry opaque", opaque)):
+    for label, scene in (("alpha-tested (MASK)", foliage), ("same geometry opaque", opaque_variant(foliage))):
         imr = render(scene, "imr-baseline", w, h).counters
         c = render(scene, "apple-m3", w, h).counters
         hidden = imr["raster.shaded"] - c["raster.pixels_covered"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .result import Result
 
 # name -> the map in a result: per pixel (h, w) or per screen tile (tiles_y, tiles_x)
 MAPS = {
