@@ -135,7 +135,7 @@ def test_html_opens_offline_and_shows_every_chart_and_image(tmp_path):
     assert f'data-images="{n}/{n}"' in body, body
     assert f'data-charts="{len(SCENES) + 1}"' in body, body
     shot = tmp_path / "shot.png"
-    subprocess.run([CHROMIUM, *OFFLINE, *profile, "--window-size=1400,1800", f"--screenshot={shot}",
+    subprocess.run([CHROMIUM, *OFFLINE, *profile, "--virtual-time-budget=10000", "--window-size=1400,1800", f"--screenshot={shot}",
                     page.as_uri()], capture_output=True, timeout=120)
     px = np.asarray(Image.open(shot).convert("L"), np.float64)
     assert px.shape == (1800, 1400) and px.std() > 20      # charts and images, not a blank page
