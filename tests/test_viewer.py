@@ -251,6 +251,20 @@ def test_worker_abandons_a_request_between_panels():
         w.close()
 
 
+def test_worker_finishes_moving_frames_under_a_stream_of_requests():
+    fake = SlowRender(0.02)
+    w = Worker(fake)
+    try:
+        for seq in range(1, 40):                 # a new move every 5 ms, faster than a frame
+            w.submit(Request(seq, "s", ("p", "q"), 8, 8, 1, False))
+            time.sleep(0.005)
+        _wait(w)
+        assert len(w.rendered) >= 3 and w.rendered[-1] == 39
+        assert w.rendered == sorted(w.rendered)
+    finally:
+        w.close()
+
+
 def test_worker_reports_errors_and_keeps_going():
     def broken(scene, *a):
         if scene == "bad":
@@ -466,6 +480,11 @@ def test_s_tap_saves_window_and_counters(viewer):
     assert doc["panels"][1]["figures"]["overdraw"] == pytest.approx(viewer.shown.results[1].derived()["overdraw"])
 
 
+def test_cli_modes_match_the_viewers():
+    from viewer.cli import MODES as CLI_MODES
+    assert CLI_MODES == MODES
+
+
 def test_no_display_is_one_line_with_a_suggestion(monkeypatch):
     from pipelines.cli import main
     monkeypatch.delenv("DISPLAY", raising=False)
@@ -508,7 +527,8 @@ def test_cli_screenshot_headless(tmp_path, viewer):
     add_parser(ap.add_subparsers())
     out = tmp_path / "v.png"
     args = ap.parse_args(["view", "quad", "--preset", "imr-baseline,amd-rdna2", "--res", "64x48",
-                          "--window", "headless", "--screenshot", str(out)])
+                          "--window", "headless", "--mode", "depth", "--screenshot", str(out)])
     args.func(args)
     doc = json.loads((tmp_path / "v.json").read_text())
     assert [p["preset"] for p in doc["panels"]] == ["imr-baseline", "amd-rdna2"] and doc["full_resolution"]
+    assert doc["mode"] == "depth" and (tmp_path / "v.png").stat().st_size > 0

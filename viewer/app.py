@@ -44,6 +44,7 @@ class Options:
     camera: object = None       # scenes.model.Camera replacing the first scene's own
     out_dir: str = "."          # screenshots go here
     loaded: dict = field(default_factory=dict)   # spec -> Scene, for scenes already loaded
+    mode: str = "image"         # modes.MODES
 
 
 def load_scene(spec: str):
@@ -99,7 +100,7 @@ def _viewer_class():
             self.content: dict[str, object] = {}
             self.worker = Worker()
             self.refiner = Refiner()
-            self.mode = "image"
+            self.mode = options.mode
             self.show_help = False
             self.samples = options.samples
             self.scale = options.scale

@@ -9,6 +9,8 @@ no display and no OpenGL 3.3 included.
 """
 from __future__ import annotations
 
+MODES = ("image", "overdraw", "dram", "fallbacks", "depth")     # viewer.modes.MODES, not imported:
+                                                                # that pulls numpy in at start-up
 WINDOWS = ("pyglet", "glfw", "sdl2", "pygame2", "pyside2", "pyqt5", "tk", "headless")
 
 
@@ -22,6 +24,7 @@ def add_parser(subparsers):
     v.add_argument("--samples", type=int, default=1, choices=(1, 4), help="MSAA at start (M toggles)")
     v.add_argument("--scale", type=float, default=1.0, choices=(0.25, 0.5, 0.75, 1.0),
                    help="resolution scale at start (+ / - change it)")
+    v.add_argument("--mode", default="image", choices=MODES, help="what the panels show at start (1..5 switch)")
     v.add_argument("--camera", help="eye:target:up:fovy replacing the scene's camera")
     v.add_argument("--window", default="pyglet", choices=WINDOWS,
                    help="moderngl-window backend (default pyglet; headless renders off screen)")
@@ -65,7 +68,7 @@ def options_from_args(args):
         camera = Camera.parse(args.camera, scene.camera.near, scene.camera.far)
         dataclasses.replace(scene, camera=camera)
     return Options(specs, presets, w, h, args.samples, args.scale, specs.index(args.scene), camera,
-                   args.out_dir, {args.scene: scene})
+                   args.out_dir, {args.scene: scene}, args.mode)
 
 
 def cmd_view(args) -> None:

@@ -2,8 +2,9 @@
 policy that picks reduced or full resolution.
 
 The UI submits a `Request` whenever what it wants to see changes (every frame while the camera
-moves); the worker renders the newest request it holds, panel after panel, and drops a request
-as soon as a newer one arrives, so the screen follows the camera rather than a backlog. The numba
+moves); the worker renders the newest request it holds, panel after panel, so the screen follows the
+camera rather than a backlog; a full-resolution refinement is also dropped between panels as soon
+as a newer request arrives. The numba
 kernels hold the GIL only inside one kernel call, so the UI thread keeps running between them.
 
     worker = Worker()
@@ -101,8 +102,9 @@ class Worker:
             try:
                 for preset in req.presets:
                     results.append(self._render(req.scene, preset, req.width, req.height, req.samples))
-                    if self._newer():            # abandoned: the UI wants something else now
-                        break
+                    if req.full and self._newer():   # a refinement yields to a new move; a moving
+                        break                        # frame finishes, or a steady stream of moves
+                                                     # would abandon every frame and show none
             except Exception as e:               # shown in the footer; the viewer keeps running
                 with self._cv:
                     self._error = f"{type(e).__name__}: {e}"
