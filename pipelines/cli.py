@@ -1,4 +1,4 @@
-"""`tilesim`: render, report, diff, scenes, presets.
+"""`tilesim`: render, report, view, diff, scenes, presets.
 
 Every error a user can cause (unknown scene or preset, a bad mesh file, a bad resolution or
 camera) is one line on stderr and exit code 2; outputs are written to a temporary file and
@@ -289,6 +289,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--no-flip", action="store_true", help="skip the perceptual FLIP metric (about "
                                                           "a second per megapixel)")
     d.set_defaults(func=cmd_diff)
+    from viewer.cli import add_parser as add_view_parser     # imports nothing heavy
+    add_view_parser(sub)
     s = sub.add_parser("scenes", help="list the built-in scenes")
     s.set_defaults(func=cmd_scenes)
     s = sub.add_parser("presets", help="list the presets")
