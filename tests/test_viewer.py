@@ -23,7 +23,7 @@ from scenes.model import Camera
 from viewer import camera as cam_ops
 from viewer import layout
 from viewer.keys import FLY_KEYS, KEYMAP, SCALES, NamedKeys, key_name, next_scale
-from viewer.modes import MODES, inferno, colorize, dram_per_pixel, eye_depth, per_pixel, shared_scale, tile_pixels
+from viewer.modes import MODES, PIXEL, extra_modes, inferno, colorize, dram_per_pixel, eye_depth, per_pixel, shared_scale, tile_pixels
 from viewer.schedule import Refiner, Request, Worker
 
 CAM = Camera((1.0, 2.0, 5.0), (0.0, 0.5, 0.0), (0.0, 1.0, 0.0), 60.0, 0.5, 20.0)
@@ -177,6 +177,32 @@ def test_fallback_map_colours_tiles_by_reason():
         color = dict(scale.swatches)["HSR flush or spill"]
         assert (img[hit][:, :3] == color).all()
     assert (img[~hit][:, 0] == img[~hit][:, 1]).all()          # the rest is the dimmed grey image
+
+
+def test_fallback_reasons_each_get_their_colour():
+    _, (_, tbdr) = _results("quad", w=64, h=64)          # 2 x 2 tiles of 32 px
+    a = np.array([[3, 0], [1, 0]])
+    b = np.array([[1, 0], [2, 0]])
+    r = dataclasses.replace(tbdr, tile_maps={**tbdr.tile_maps, "fallback.mask": a, "fallback.spill": b})
+    scale = shared_scale("fallbacks", [r])
+    colors = dict(scale.swatches)
+    assert list(colors) == ["mask", "spill"] and colors["mask"] != colors["spill"]
+    img = colorize("fallbacks", r, scale)
+    assert tuple(img[5, 5, :3]) == colors["mask"]          # 3 mask > 1 spill
+    assert tuple(img[40, 5, :3]) == colors["spill"]        # 2 spill > 1 mask
+    assert img[5, 40, 0] == img[5, 40, 1] == img[5, 40, 2]  # no fallback: grey
+
+
+def test_extra_pixel_maps_become_modes():
+    _, rs = _results()
+    nodes = [np.full((64, 96), k + 1, np.int64) for k in range(2)]
+    rs = [dataclasses.replace(r, pixel_maps={**r.pixel_maps, "rt_nodes": n}) for r, n in zip(rs, nodes)]
+    assert extra_modes(rs) == (PIXEL + "rt_nodes",)
+    assert extra_modes(rs[:1] + [_results()[1][1]]) == ()      # only maps every panel has
+    scale = shared_scale(PIXEL + "rt_nodes", rs)
+    assert scale.hi == 2
+    np.testing.assert_array_equal(colorize(PIXEL + "rt_nodes", rs[1], scale)[0, 0], inferno()[255])
+    np.testing.assert_array_equal(colorize(PIXEL + "rt_nodes", rs[0], scale)[0, 0], inferno()[128])
 
 
 # ---- keys --------------------------------------------------------------------------------------
@@ -396,6 +422,33 @@ def test_tab_cycles_modes(viewer):
         assert viewer.mode == mode
 
 
+def test_tab_reaches_extra_per_pixel_maps(viewer):
+    real = viewer.worker._render
+
+    def with_nodes(scene, preset, w, h, samples):        # as a ray pass would add its map
+        r = real(scene, preset, w, h, samples)
+        r.pixel_maps["rt_nodes"] = np.arange(w * h, dtype=np.int64).reshape(h, w) % 7
+        return r
+    viewer.worker._render = with_nodes
+    try:
+        _press(viewer, "M")
+        viewer.wait_full()
+        _press(viewer, "NUMBER_5")
+        _press(viewer, "TAB")
+        assert viewer.mode == PIXEL + "rt_nodes"
+        want = colorize(viewer.mode, viewer.shown.results[0], shared_scale(viewer.mode, viewer.shown.results))
+        np.testing.assert_array_equal(_panel_pixels(viewer, 0)[..., :3], want[..., :3])
+        _press(viewer, "TAB")
+        assert viewer.mode == MODES[0]
+    finally:
+        viewer.worker._render = real
+        _press(viewer, "NUMBER_4")
+        _press(viewer, "M")
+        viewer.wait_full()
+    assert viewer.mode == "fallbacks"
+    _press(viewer, "NUMBER_1")
+
+
 def test_drag_orbits_renders_reduced_then_full_and_r_resets(viewer):
     home = viewer.home
     viewer.on_mouse_press_event(10, 10, 1)
@@ -502,6 +555,35 @@ def test_no_display_is_one_line_with_a_suggestion(monkeypatch):
     del main
 
 
+def test_window_failures_are_one_line(monkeypatch):
+    pytest.importorskip("moderngl_window")
+    import moderngl_window as mglw
+    from viewer.app import Options, ViewerError, open_viewer
+
+    class Broken:
+        def __init__(self, **kw):
+            raise RuntimeError("glXCreateContext failed\nwith details on a second line")
+
+    class OldGL:
+        def __init__(self, **kw):
+            self.ctx = type("Ctx", (), {"version_code": 310, "info": {"GL_VERSION": "3.1 Mesa"}})()
+            self.destroyed = False
+
+        def destroy(self):
+            OldGL.destroyed = True
+    opts = Options(["quad"], [get_preset("imr-baseline")], 32, 32)
+    for cls, words in ((Broken, "glXCreateContext failed"), (OldGL, "OpenGL 3.3 is needed, this display offers 3.1 Mesa")):
+        monkeypatch.setattr(mglw, "get_local_window_cls", lambda name, cls=cls: cls)
+        monkeypatch.setenv("DISPLAY", ":99")
+        with pytest.raises(ViewerError) as e:
+            open_viewer(opts, window="pyglet")
+        msg = str(e.value)
+        assert words in msg and "\n" not in msg and "tilesim render" in msg
+    assert OldGL.destroyed
+    with pytest.raises(ViewerError):
+        open_viewer(Options(["quad"], [get_preset("imr-baseline")] * 5), window="headless")
+
+
 def test_cli_rejects_bad_input_before_opening_a_window():
     import argparse
     from pipelines.cli import UserError
@@ -532,3 +614,10 @@ def test_cli_screenshot_headless(tmp_path, viewer):
     doc = json.loads((tmp_path / "v.json").read_text())
     assert [p["preset"] for p in doc["panels"]] == ["imr-baseline", "amd-rdna2"] and doc["full_resolution"]
     assert doc["mode"] == "depth" and (tmp_path / "v.png").stat().st_size > 0
+    mesh = tmp_path / "tri.obj"                         # a file on the command line
+    mesh.write_text("v -1 -1 0\nv 1 -1 0\nv 0 1 0\nf 1 2 3\n")
+    args = ap.parse_args(["view", str(mesh), "--preset", "apple-m3", "--res", "48x32",
+                          "--window", "headless", "--screenshot", str(tmp_path / "f.png")])
+    args.func(args)
+    doc = json.loads((tmp_path / "f.json").read_text())
+    assert doc["scene"] == str(mesh) and doc["panels"][0]["counters"]["raster.shaded"] > 0

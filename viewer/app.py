@@ -21,7 +21,7 @@ import numpy as np
 from . import camera as cam_ops
 from . import hud, layout
 from .keys import FLY_KEYS, KEYMAP, ORBIT_STEP_PX, NamedKeys, key_name, next_scale
-from .modes import MODES, colorize, shared_scale
+from .modes import MODES, colorize, extra_modes, shared_scale
 from .schedule import MOVING_SCALE, Refiner, Request, Worker
 
 S_HOLD_S = 0.25       # S held longer than this flies backwards; a shorter tap saves a screenshot
@@ -148,7 +148,10 @@ def _viewer_class():
             if kind == "help":
                 self.show_help = not self.show_help
             elif kind == "mode":
-                self.mode = MODES[(MODES.index(self.mode) + 1) % len(MODES)] if arg == "next" else arg
+                modes = self.modes()
+                if arg == "next":
+                    arg = modes[(modes.index(self.mode) + 1) % len(modes)] if self.mode in modes else MODES[0]
+                self.mode = arg
             elif kind == "reset":
                 self._move(self.home)
             elif kind == "scene":
@@ -244,6 +247,10 @@ def _viewer_class():
                                        self.samples, full))
             self.submitted = (self.seq, full)
 
+        def modes(self) -> tuple[str, ...]:
+            """The five modes, then one per extra per-pixel map the panels carry (ray passes)."""
+            return MODES + extra_modes(self.shown.results if self.shown else [])
+
         def is_full(self) -> bool:
             """Every panel shows the current state at full resolution."""
             s = self.shown
@@ -296,6 +303,8 @@ def _viewer_class():
         def panel_images(self) -> list[np.ndarray]:
             """The pictures the panels show now (mode applied, one scale), as uint8 RGBA."""
             rs = self.shown.results
+            if self.mode not in self.modes():       # a per-pixel map this scene does not have
+                self.mode = MODES[0]
             near, far = self.shown.request.scene.camera.near, self.shown.request.scene.camera.far
             scale = shared_scale(self.mode, rs, near, far)
             self.scale_legend = scale

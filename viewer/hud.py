@@ -10,7 +10,7 @@ import functools
 import numpy as np
 
 from .keys import HELP
-from .modes import MODE_TITLES, Scale, inferno
+from .modes import PIXEL, Scale, inferno, mode_title
 
 ARCH_NAMES = {
     "imr": "IMR: immediate mode",
@@ -105,9 +105,9 @@ def footer_image(width: int, height: int, mode: str, scale: Scale, status: str) 
     f = font(13)
     y = (height - 13) // 2 - 1
     x = 6
-    draw.text((x, y), MODE_TITLES[mode], font=f, fill=FG)
-    x += draw.textlength(MODE_TITLES[mode], font=f) + 12
-    if mode in ("overdraw", "dram", "depth"):
+    draw.text((x, y), mode_title(mode), font=f, fill=FG)
+    x += draw.textlength(mode_title(mode), font=f) + 12
+    if mode in ("overdraw", "dram", "depth") or mode.startswith(PIXEL):
         lo, hi = (f"{scale.lo:.3g}", f"{scale.hi:.3g} {scale.unit}")
         if mode == "depth":          # near is bright
             lo, hi = f"{scale.lo:.3g} (near)", f"{scale.hi:.3g} {scale.unit}"

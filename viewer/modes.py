@@ -22,6 +22,23 @@ MODE_TITLES = {
     "depth": "depth: distance from the eye",
 }
 
+PIXEL = "pixel:"      # a mode for any other per-pixel map an architecture returns, e.g. the ray
+                      # passes' nodes visited per pixel: "pixel:<name of the map>"
+
+
+def extra_modes(results) -> tuple[str, ...]:
+    """Modes for the per-pixel maps beyond overdraw that every panel's result carries."""
+    if not results:
+        return ()
+    names = [k for k in results[0].pixel_maps if k != "overdraw"
+             and all(k in r.pixel_maps for r in results)]
+    return tuple(PIXEL + k for k in names)
+
+
+def mode_title(mode: str) -> str:
+    return MODE_TITLES.get(mode) or f"{mode[len(PIXEL):]} per pixel"
+
+
 # Fallback reasons: a tile map named "fallback.<reason>" per reason where the architecture gives
 # one, else the summed "fallbacks" map (pipelines.tbdr sums HSR flushes and spills per tile).
 REASON_COLORS = (                     # tab10, without its grey: distinct on the dimmed image
@@ -107,6 +124,10 @@ def shared_scale(mode: str, results, near: float = 0.1, far: float = 100.0) -> S
     if mode == "dram":
         hi = max((float(dram_per_pixel(r).max()) for r in results), default=0.0)
         return Scale(mode, 0.0, hi, "B/pixel")
+    if mode.startswith(PIXEL):
+        name = mode[len(PIXEL):]
+        hi = max((float(r.pixel_maps[name].max()) for r in results), default=0.0)
+        return Scale(mode, 0.0, hi, "")
     if mode == "depth":
         zs = [eye_depth(r, near, far) for r in results]
         zs = [z[np.isfinite(z)] for z in zs]
@@ -139,6 +160,8 @@ def colorize(mode: str, result, scale: Scale, near: float = 0.1, far: float = 10
         return _ramp(result.pixel_maps["overdraw"].astype(np.float64), scale.lo, scale.hi)
     if mode == "dram":
         return _ramp(dram_per_pixel(result), scale.lo, scale.hi)
+    if mode.startswith(PIXEL):
+        return _ramp(result.pixel_maps[mode[len(PIXEL):]].astype(np.float64), scale.lo, scale.hi)
     if mode == "depth":
         z = eye_depth(result, near, far)
         # near is bright: invert the ramp; nothing drawn is black
