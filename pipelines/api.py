@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 
+from renderer.frontend import FRONTENDS
 from scenes.library import get_scene
 from scenes.model import Scene, SceneError
 
@@ -25,14 +26,18 @@ def check_resolution(width: int, height: int) -> None:
 
 
 def render(scene: Scene | str, preset: Preset | str = "imr-baseline", width: int = 1280,
-           height: int = 720, samples: int = 1) -> Result:
-    """Render one frame of `scene` through `preset`; returns images, counters and heat maps."""
+           height: int = 720, samples: int = 1, frontend: str | None = None) -> Result:
+    """Render one frame of `scene` through `preset`; returns images, counters and heat maps.
+    `frontend` picks the geometry front end (legacy | ngg | mesh); None: the preset's default."""
     check_resolution(width, height)
     if samples not in (1, 4):
         raise SceneError(f"samples must be 1 or 4, got {samples}")
     scene = get_scene(scene) if isinstance(scene, str) else scene
     preset = get_preset(preset) if isinstance(preset, str) else preset
+    if frontend is not None and frontend not in FRONTENDS:
+        raise SceneError(f"unknown front end {frontend!r} (try: {', '.join(FRONTENDS)})")
+    kw = {} if frontend is None else {"frontend": frontend}
     t0 = time.perf_counter()
-    result = ARCHITECTURES[preset.architecture](scene, preset, width, height, samples)
+    result = ARCHITECTURES[preset.architecture](scene, preset, width, height, samples, **kw)
     result.seconds = time.perf_counter() - t0
     return result

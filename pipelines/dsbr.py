@@ -95,7 +95,9 @@ def gfx9_bin_size(color_bpe: int, samples: int, depth: bool) -> tuple[int, int]:
     return color if color[0] * color[1] < depth_bin[0] * depth_bin[1] else depth_bin
 
 
-def render(scene, preset, width: int, height: int, samples: int = 1):
+def render(scene, preset, width: int, height: int, samples: int = 1,
+           frontend: str | None = None):
+    """`frontend`: the geometry front end (renderer.frontend), None for the preset's."""
     stats = Counters()
 
     def order(prim_tri_off, prim_draw, bins, ref_tile, tris, rp, mat, preset):
@@ -143,6 +145,6 @@ def render(scene, preset, width: int, height: int, samples: int = 1):
         group = np.where(batch_binned[batch_of_prim], batch_of_prim, len(starts) + np.arange(len(prim_draw)))
         return work, group[tris.prim].astype(np.int64)
 
-    result = imr.render(scene, preset, width, height, samples, work_order=order)
+    result = imr.render(scene, preset, width, height, samples, work_order=order, frontend=frontend)
     result.counters = result.counters + stats
     return result

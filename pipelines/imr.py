@@ -11,7 +11,7 @@ import numpy as np
 
 from renderer.binning import RASTER_TILE, bin_triangles
 from renderer.counters import Counters
-from renderer.geometry import setup_pass
+from renderer.frontend import front_end
 from renderer.memory import ROP_COLOR, ROP_DEPTH, STREAM, MemoryModel, Surface
 from renderer.memory_kernels import clear_surface, resolve_surface, write_linear
 from renderer.raster import RasterView, rasterize
@@ -20,6 +20,7 @@ from renderer.shade import build_tables, light_vector
 from scenes.model import LoadAction, StoreAction
 
 from .frame import GeometryStreams, blocks, framebuffer, prim_offsets, tile_maps
+from .frontend_params import frontend_params
 from .imr_kernels import replay, work_in_submission_order
 from .result import Result
 
@@ -35,9 +36,11 @@ def submission_order(prim_tri_off, prim_draw, bins, ref_tile, tris, rp, mat, pre
 
 
 def render(scene, preset, width: int, height: int, samples: int = 1,
-           work_order=submission_order) -> Result:
+           work_order=submission_order, frontend: str | None = None) -> Result:
     """`work_order` plans the pass: the order of work for the caches, and optionally groups of
-    triangles whose opaque fragments are shaded only where front-most (DSBR passes its own)."""
+    triangles whose opaque fragments are shaded only where front-most (DSBR passes its own).
+    `frontend`: legacy | ngg | mesh, None for the preset's default (renderer.frontend)."""
+    fe_params = frontend_params(preset)
     tiles_x, tiles_y = -(-width // RASTER_TILE), -(-height // RASTER_TILE)
     mm = MemoryModel(preset.memory, tiles_x * tiles_y)
     blocks_x, _, n_blocks = blocks(width, height)
@@ -71,7 +74,8 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
                 clear_surface(mm.state, mm.acc, mm.tile_bytes, level, surf.region,
                               surf.bytes_per_pixel, np.ones(n_blocks, np.bool_), STREAM[stream],
                               blocks_x, RASTER_TILE, tiles_x)
-        tris, geom_counters = setup_pass(rp.draws, scene.camera, width, height)
+        fe = front_end(rp.draws, scene.camera, width, height, rp.samples, fe_params, frontend, mm)
+        tris, geom_counters = fe.tris, fe.counters
         bins = bin_triangles(tris, width, height)
         mat, tex = build_tables(rp.draws)
         if rp.depth is None:
@@ -84,7 +88,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         work, deferred = work_order(prim_tri_off, prim_draw, bins, ref_tile, tris, rp, mat, preset)
         raster_counters, tile_rows, ev = rasterize(tris, bins, mat, tex, light, fb, view,
                                                    hsr=deferred is not None, chunk=deferred, hiz=hiz)
-        replay(mm.state, mm.acc, mm.tile_bytes, geo, prim_draw, tris.draw, bins, ref_tile, ev,
+        replay(mm.state, mm.acc, mm.tile_bytes, fe.fetch[:4], fe.fetch.need, tris.draw, bins, ref_tile, ev,
                mat, color, depth, blocks_x, mm.region("textures"),
                mm.region(rp.depth.name + ".htile") if hiz else 0, cleared["color"],
                cleared["depth"], work)

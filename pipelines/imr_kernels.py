@@ -10,10 +10,9 @@ import numpy as np
 from numba import njit
 
 from renderer.memory import L2, ROP_COLOR, ROP_DEPTH, STREAM
-from renderer.memory_kernels import (M_LINE_BYTES, M_LINE_SHIFT, R_N, REGION_SHIFT, REQUESTS,
-                                     block_layout, block_tile, op_code, request, request_block,
-                                     request_fetch,
-                                     serve)
+from renderer.frontend.fetch_kernels import issue
+from renderer.memory_kernels import (M_LINE_SHIFT, R_N, REGION_SHIFT, REQUESTS, block_layout,
+                                     block_tile, op_code, request, request_block, serve)
 
 S_INDEX, S_VERTEX, S_COLOR, S_DEPTH, S_TEXTURE, S_META = (
     STREAM[s] for s in ("index", "vertex", "color", "depth", "texture", "meta"))
@@ -46,10 +45,11 @@ def append_in_order(work, k, p0, p1, prim_tri_off, tri_offsets, ref_slot):
 
 
 @njit(cache=True, error_model="numpy")
-def replay(cs, acc, tile_bytes, geo, prim_draw, tri_draw, bins, ref_tile, ev, mat, color, depth,
+def replay(cs, acc, tile_bytes, fetch, prim_need, tri_draw, bins, ref_tile, ev, mat, color, depth,
            blocks_x, tex_region, htile_region, cleared_color, cleared_depth, work):
     """Feed the caches an immediate-mode GPU's requests, in the order `work` gives: -(p + 1)
-    fetches primitive p's indices and vertices; r >= 0 runs tile reference r's ROP block
+    issues primitive p's front-end fetches (renderer.frontend.FetchPlan: its indices,
+    vertices, meshlet tables; prim_need = the most lines one primitive spans); r >= 0 runs tile reference r's ROP block
     requests (depth test, blend read, depth and colour writes) and texel fetches. With
     hierarchical Z (htile_region > 0) every tested block also reads its HTILE word, every
     depth-written block writes it, and a block HiZ rejected reads it and nothing else. After a
@@ -58,12 +58,11 @@ def replay(cs, acc, tile_bytes, geo, prim_draw, tri_draw, bins, ref_tile, ev, ma
     # Unpack the structs once: an array taken out of a tuple inside the loop is ref-counted
     # every time, which costs more than the cache lookup itself.
     lines, shape, meta = cs
-    prim_off, indices, index_base, vertex_base, index_bytes, vertex_bytes = geo
+    f_off, f_addr, f_nbytes, f_op = fetch
     tile, tiles_x, ref_tri = bins.tile, bins.tiles_x, bins.ref_tri
     block_off, n_block, block, tested_m, written_m, tex_off, n_tex, tex_addr = ev
     depth_test, depth_write, blend = mat.depth_test, mat.depth_write, mat.blend
-    lb, shift = meta[M_LINE_BYTES], meta[M_LINE_SHIFT]
-    index_op, vertex_op = op_code(False, S_INDEX), op_code(False, S_VERTEX)
+    shift = meta[M_LINE_SHIFT]
     texture_op = op_code(False, S_TEXTURE)
     meta_read, meta_written = op_code(False, S_META), op_code(True, S_META)
     htile_base = htile_region << REGION_SHIFT
@@ -73,7 +72,6 @@ def replay(cs, acc, tile_bytes, geo, prim_draw, tri_draw, bins, ref_tile, ev, ma
     depth_blocks = block_layout(meta, depth[0], depth[1])
     # Requests are buffered and served in order; before each unit of work (a primitive's fetches,
     # a block's ROP requests, a texel block) the buffer is served if the unit might not fit.
-    prim_need = 3 * (1 + vertex_bytes // lb + 2)        # index line + vertex lines, per corner
     block_need = 2 * color_blocks[3] + 2 * depth_blocks[3] + 2
     cap = max(REQUESTS, prim_need, block_need)
     rq = np.empty((cap, R_N), np.int64)
@@ -81,13 +79,10 @@ def replay(cs, acc, tile_bytes, geo, prim_draw, tri_draw, bins, ref_tile, ev, ma
     for item in work:
         if item < 0:
             p = -item - 1
-            d = prim_draw[p]
             if n > cap - prim_need:
                 serve(lines, shape, meta, acc, tile_bytes, rq, n)
                 n = 0
-            n = request_fetch(rq, n, meta, L2, index_base[d], vertex_base[d], p - prim_off[d],
-                              indices[p * 3], indices[p * 3 + 1], indices[p * 3 + 2], index_bytes,
-                              vertex_bytes, index_op, vertex_op)
+            n = issue(rq, n, L2, shift, f_off, f_addr, f_nbytes, f_op, p)
             continue
         r = item
         d = tri_draw[ref_tri[r]]

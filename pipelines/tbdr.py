@@ -25,7 +25,7 @@ import numpy as np
 from renderer.binning import bin_triangles
 from renderer.counters import Counters
 from renderer.formats import FORMATS, PARAM_PRIMITIVE, PARAM_VERTEX, TILE_LIST_ENTRY
-from renderer.geometry import setup_pass
+from renderer.frontend import front_end
 from renderer.memory import MemoryModel
 from renderer.memory_kernels import flush_region
 from renderer.raster import RasterView, rasterize
@@ -34,6 +34,7 @@ from renderer.shade import build_tables, light_vector
 from scenes.model import LoadAction, StoreAction
 
 from .frame import GeometryStreams, blocks, framebuffer, prim_offsets, tile_maps
+from .frontend_params import frontend_params
 from .result import Result
 from .tbdr_kernels import param_chunks, replay_tiler
 
@@ -59,7 +60,10 @@ def choose_tile(preset, rp) -> tuple[int, int]:
     return sizes[-1], len(sizes)       # still over budget: counted, rendered at the smallest
 
 
-def render(scene, preset, width: int, height: int, samples: int = 1) -> Result:
+def render(scene, preset, width: int, height: int, samples: int = 1,
+           frontend: str | None = None) -> Result:
+    """`frontend`: legacy | ngg | mesh, None for the preset's default (renderer.frontend)."""
+    fe_params = frontend_params(preset)
     light = light_vector(scene.light)
     counters = Counters()
     images: dict[str, np.ndarray] = {}
@@ -84,7 +88,8 @@ def render(scene, preset, width: int, height: int, samples: int = 1) -> Result:
         counters.add("tile.fallback.pass_split", split)
         counters.add("tile.fallback.over_budget", over and not split)
         counters.add("tile.memory_bytes", tile_memory_bytes(tile, rp))
-        tris, geom_counters = setup_pass(rp.draws, scene.camera, width, height)
+        fe = front_end(rp.draws, scene.camera, width, height, rp.samples, fe_params, frontend, mm)
+        tris, geom_counters = fe.tris, fe.counters
         bins = bin_triangles(tris, width, height, tile=tile, exact=True)
         mat, tex = build_tables(rp.draws)
         if rp.depth is None:
@@ -114,7 +119,8 @@ def render(scene, preset, width: int, height: int, samples: int = 1) -> Result:
         extra = np.zeros(2, np.int64)
         spills = np.zeros(bins.n_tiles, np.int64)
         for actions in _split(stores) if split else (stores,):
-            replay_tiler(mm.state, mm.acc, pass_bytes, geo, draw_vbase, prim_tri_off, tris.prim,
+            replay_tiler(mm.state, mm.acc, pass_bytes, geo, fe.fetch[:4], fe.fetch.need, draw_vbase,
+                         prim_tri_off, tris.prim,
                          bins, ref_tile, ev, param, actions, spill, prim_chunk, blocks_x, blocks_y,
                          mm.region("textures"), extra, spills)
         _fold(spills, bins.tiles_x, tile0 // tile, tile_spills, tiles_x)

@@ -13,9 +13,9 @@ from numba import njit
 
 from renderer.binning_kernels import BLOCK
 from renderer.memory import STREAM
+from renderer.frontend.fetch_kernels import issue
 from renderer.memory_kernels import (M_LINE_BYTES, M_LINE_SHIFT, R_N, REGION_SHIFT, REQUESTS,
-                                     block_layout, op_code, request, request_block, request_fetch,
-                                     serve)
+                                     block_layout, op_code, request, request_block, serve)
 
 PARAM_CACHE, SLC = 0, 1            # levels of the tiler's MemoryConfig
 S_INDEX, S_VERTEX, S_PARAM, S_COLOR, S_DEPTH, S_TEXTURE = (
@@ -92,10 +92,11 @@ def _tile_transfer(rq, n, meta, write, spilled, spill, actions, i, tx0, ty0, bx1
 
 
 @njit(cache=True, error_model="numpy")
-def replay_tiler(cs, acc, tile_bytes, geo, draw_vbase, prim_tri_off, tri_prim, bins, ref_tile, ev,
-                 param, tiles, spill, prim_chunk, blocks_x, blocks_y, tex_region, extra,
-                 tile_spills):
-    """param = (region, bytes) of the vertices, the primitive records and the tile lists; a
+def replay_tiler(cs, acc, tile_bytes, geo, fetch, fetch_need, draw_vbase, prim_tri_off, tri_prim,
+                 bins, ref_tile, ev, param, tiles, spill, prim_chunk, blocks_x, blocks_y,
+                 tex_region, extra, tile_spills):
+    """fetch: the front end's per-primitive fetch plan (renderer.frontend.FetchPlan's off,
+    addr, nbytes, op; fetch_need = the most lines one primitive spans). param = (region, bytes) of the vertices, the primitive records and the tile lists; a
     vertex is written the first time a chunk uses it and read with every listed primitive. tiles = (colour load, colour store, depth load, depth store) as
     (region, bytes per pixel, on) each: what the load and store actions move per tile.
     spill = (colour, depth) as (region, bytes per pixel): where a partial render parks a tile's
@@ -104,18 +105,18 @@ def replay_tiler(cs, acc, tile_bytes, geo, draw_vbase, prim_tri_off, tri_prim, b
     extra[0], extra[1] += bytes stored and reloaded by partial renders; tile_spills[i] += 1 for
     each partial render that parks tile i."""
     lines, shape, meta = cs
-    prim_off, indices, index_base, vertex_base, index_bytes, vertex_bytes = geo
+    prim_off, indices = geo.prim_off, geo.indices
+    f_off, f_addr, f_nbytes, f_op = fetch
     tri_offsets, ref_slot, tile, tiles_x = bins.tri_offsets, bins.ref_slot, bins.tile, bins.tiles_x
     tile_offsets, ref_tri = bins.tile_offsets, bins.ref_tri
     tex_off, n_tex, tex_addr = ev.tex_off, ev.n_tex, ev.tex_addr
     (vertex_region, vertex_b), (record_region, record_b), (list_region, entry_bytes) = param
     lb, shift = meta[M_LINE_BYTES], meta[M_LINE_SHIFT]
-    index_op, vertex_op = op_code(False, S_INDEX), op_code(False, S_VERTEX)
     param_write, param_read = op_code(True, S_PARAM), op_code(False, S_PARAM)
     texture_op = op_code(False, S_TEXTURE)
     n_tiles = tile_offsets.shape[0] - 1
     tile_blocks = (tile // BLOCK) * (tile // BLOCK)
-    need = 3 * (1 + vertex_bytes // lb + 2) + 4 * (record_b + 3 * vertex_b) // lb + 64
+    need = fetch_need + 4 * (record_b + 3 * vertex_b) // lb + 64
     cap = max(REQUESTS, 4 * need, 2 * tile_blocks * (4 * BLOCK * BLOCK * 16 // lb + 1))
     rq = np.empty((cap, R_N), np.int64)
     n = 0
@@ -144,9 +145,7 @@ def replay_tiler(cs, acc, tile_bytes, geo, draw_vbase, prim_tri_off, tri_prim, b
                 serve(lines, shape, meta, acc, tile_bytes, rq, n)
                 n = 0
             d = draw_of[p]
-            n = request_fetch(rq, n, meta, SLC, index_base[d], vertex_base[d], p - prim_off[d],
-                              indices[p * 3], indices[p * 3 + 1], indices[p * 3 + 2], index_bytes,
-                              vertex_bytes, index_op, vertex_op)
+            n = issue(rq, n, SLC, shift, f_off, f_addr, f_nbytes, f_op, p)
             if prim_tri_off[p + 1] > prim_tri_off[p]:
                 for k in range(3):             # vertices this chunk has not written yet
                     v = draw_vbase[d] + indices[p * 3 + k]

@@ -104,19 +104,32 @@ def transform_vertices(draws, clip_from_world_m: np.ndarray):
     return clip, world, nrm_out, geo.uv, geo.n_verts
 
 
-def setup_pass(draws, camera, width: int, height: int) -> tuple[SetupTriangles, Counters]:
-    """All draws of a pass → SetupTriangles in submission order, with the geom.* counters.
-    One kernel call for the whole pass: draws are concatenated, vertex indices made global."""
+class SetupPass(NamedTuple):
+    """Everything setup learns about a pass's input primitives, before a front end decides
+    which of them it shades and sends on (renderer.frontend)."""
+    tris: SetupTriangles   # every setup triangle, submission order
+    outcome: np.ndarray    # uint8 (n_prims,) gk.EMITTED or the fixed-function cull reason
+    clipped: np.ndarray    # uint8 (n_prims,) went through the clipper
+    idx: np.ndarray        # int64 (n_prims, 3) pass-global vertex indices
+    n_prims: np.ndarray    # int64 (n_draws,)
+    n_verts: np.ndarray    # int64 (n_draws,)
+    clip_from_world: np.ndarray   # float64 (4, 4)
+
+
+def setup_all(draws, camera, width: int, height: int) -> SetupPass:
+    """All draws of a pass → SetupTriangles in submission order, with each input primitive's
+    outcome. One kernel call for the whole pass: draws are concatenated, vertex indices made
+    global."""
     cfw = clip_from_world(camera, width, height)
     if draws:
-        clip, world, nrm, uv, _ = transform_vertices(draws, cfw)
+        clip, world, nrm, uv, n_verts = transform_vertices(draws, cfw)
+        geo = static_geometry(draws)
+        idx, n_prims, draw_flat = geo.idx, geo.n_prims, geo.flat
     else:
         clip, world, nrm, uv = np.zeros((0, 4)), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 2))
-    geo = static_geometry(draws) if draws else None
-    idx = geo.idx if draws else np.zeros((0, 3), np.int64)
-    n_prims = geo.n_prims if draws else np.zeros(0, np.int64)
+        n_verts, idx, n_prims = np.zeros(0, np.int64), np.zeros((0, 3), np.int64), np.zeros(0, np.int64)
+        draw_flat = np.zeros(0, np.bool_)
     tri_draw = np.repeat(np.arange(len(draws), dtype=np.int32), n_prims)
-    draw_flat = geo.flat if draws else np.zeros(0, np.bool_)
     draw_cull = np.array([int(d.state.cull) for d in draws], np.int64)
     nv = len(clip)
     vert = (np.zeros(nv, np.int64), np.zeros(nv, np.int64), np.zeros(nv), np.zeros(nv), np.zeros(nv),
@@ -130,14 +143,21 @@ def setup_pass(draws, camera, width: int, height: int) -> tuple[SetupTriangles, 
     gk.setup_triangles(*args, True, offsets, out)
     prim = np.repeat(np.arange(len(idx), dtype=np.int64), n_emit)
     tris = SetupTriangles(*out, draw=tri_draw[prim], prim=prim)
-    hist = np.bincount(outcome, minlength=4)
+    return SetupPass(tris, outcome, clipped, idx, n_prims, n_verts, cfw)
+
+
+def setup_pass(draws, camera, width: int, height: int) -> tuple[SetupTriangles, Counters]:
+    """All draws of a pass → SetupTriangles in submission order, with the geom.* counters of a
+    front end that shades every index (no post-transform reuse) and culls in fixed function."""
+    s = setup_all(draws, camera, width, height)
+    hist = np.bincount(s.outcome, minlength=4)
     c = Counters()
-    c.add("geom.prims_in", len(idx))
-    c.add("geom.indices", idx.size)
-    c.add("geom.vertices_shaded", idx.size)      # no post-transform reuse on the baseline
+    c.add("geom.prims_in", len(s.idx))
+    c.add("geom.indices", s.idx.size)
+    c.add("geom.vertices_shaded", s.idx.size)
     c.add("geom.prims_culled.backface", hist[gk.CULLED_BACKFACE])
     c.add("geom.prims_culled.zero_area", hist[gk.CULLED_ZERO_AREA])
     c.add("geom.prims_culled.frustum", hist[gk.CULLED_FRUSTUM])
-    c.add("geom.prims_clipped", int(clipped.sum()))
-    c.add("geom.setup_triangles", tris.n)
-    return tris, c
+    c.add("geom.prims_clipped", int(s.clipped.sum()))
+    c.add("geom.setup_triangles", s.tris.n)
+    return s.tris, c

@@ -120,6 +120,10 @@ class DrawState:
     depth_write: bool = True
     cull: CullMode = CullMode.BACK
     blend: bool = False         # source-over
+    stream_out: bool = False    # writes its vertices back (transform feedback): NGG and mesh
+                                # shading cannot take it and fall back to legacy (seed 000 L1008)
+    mesh_shader: bool = False   # drawn with mesh shaders where the GPU has them (the default
+                                # front end of a preset with mesh shading)
 
     @staticmethod
     def for_material(m: Material) -> "DrawState":

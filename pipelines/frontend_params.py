@@ -1,0 +1,84 @@
+"""Geometry front-end parameters per preset (issue 5), until they are merged into presets.py:
+`PARAMS[preset name][key] = Param(value, source, label)`. `frontend_params(preset)` reads the
+preset's own params first, then this table, then the baseline's entries.
+
+Keys: frontend (the preset's default: legacy | ngg), ptc_entries (FIFO post-transform cache of
+the legacy path), ngg_max_verts / ngg_max_prims (an NGG subgroup), cull_alu_ops (ALU ops per
+primitive the in-shader cull costs), mesh_shading (the path exists), meshlet_max_verts /
+meshlet_max_prims, mesh_output_budget_bytes (on-chip bytes one meshlet's exported vertices and
+primitives may take; over it the draw falls back to legacy).
+"""
+from __future__ import annotations
+
+from .presets import Param, Preset
+
+SEED0 = "seed 000 (seed-notes/000_partA.md"
+PTC = f"{SEED0} l.109: FIFO post-transform cache of about 16-32 entries, seed L1265, L1273)"
+NGG_SUBGROUP = ("Mesa radv gfx10_get_ngg_info / radeonsi gfx10_ngg_calculate_subgroup_info: "
+                "max_esverts_base = 128, max_gsprims_base = 128 per subgroup")
+CULL_OPS = ("no public figure: about 32 VALU ops per triangle for Mesa's ac_nir_cull tests "
+            "(perspective divide, facing determinant, frustum and small-primitive bbox) chosen; "
+            f"the seed only says the cost is real, {SEED0} l.129, seed L1004)")
+HW_CULL = ("RDNA 3 culls in a fixed-function unit with no ALU instructions: seed 000 L1616-1618 "
+           "(seed-notes/000_partB.md l.42) and seed 001 L47-51 (seed-notes/001_003.md l.140)")
+MESHLET_V = Param(64, f"64 vertices / 126 primitives, the common guidance the reviewer gives, "
+                      f"{SEED0} l.373); the seed's '85 + 124' is unsourced", "assumed")
+MESHLET_P = Param(126, f"{SEED0} l.150 (64-128 primitives common practice) and l.373", "assumed")
+LDS_BUDGET = Param(64 * 1024, f"LDS 64 KB per CU bounds the meshlet, {SEED0} l.144, seed L1263)", "spec")
+APPLE_BUDGET = Param(16 * 1024, "mesh output and payload ~16 KB, the on-chip export pool: seed 004 "
+                                "L1123, L1125, L1357 (seed-notes/004_partB.md l.191-192, l.411)", "spec")
+
+
+def _legacy(entries: int, source: str, label: str = "assumed") -> dict[str, Param]:
+    return {"frontend": Param("legacy", source, "spec"),
+            "ptc_entries": Param(entries, PTC, label),
+            "mesh_shading": Param(False, "no mesh shaders on this generation", "spec")}
+
+
+def _rdna(mesh: bool, cull_ops: int, cull_source: str, cull_label: str) -> dict[str, Param]:
+    out = {"frontend": Param("ngg", f"NGG replaces the legacy VS/GS path on RDNA, {SEED0} l.124, seed L984-996)", "spec"),
+           "ptc_entries": Param(16, PTC, "assumed"),
+           "ngg_max_verts": Param(128, NGG_SUBGROUP, "spec"),
+           "ngg_max_prims": Param(128, NGG_SUBGROUP, "spec"),
+           "cull_alu_ops": Param(cull_ops, cull_source, cull_label),
+           "mesh_shading": Param(mesh, f"mesh/amplification shaders from RDNA 2 (per-primitive attribute output), {SEED0} l.140, seed L1256-1258)", "spec")}
+    if mesh:
+        out.update(meshlet_max_verts=MESHLET_V, meshlet_max_prims=MESHLET_P,
+                   mesh_output_budget_bytes=LDS_BUDGET)
+    return out
+
+
+PARAMS: dict[str, dict[str, Param]] = {
+    "imr-baseline": _legacy(32, "generic pre-NGG immediate-mode front end"),
+    "amd-gcn": _legacy(16, f"GCN has the fixed-function VS path only, {SEED0} l.101, seed L988)"),
+    "amd-vega": _legacy(16, f"Vega's primitive shader was never enabled by drivers, {SEED0} l.118-122, seed L749-752)"),
+    "amd-rdna1": _rdna(False, 32, CULL_OPS, "assumed"),
+    "amd-rdna2": _rdna(True, 32, CULL_OPS, "assumed"),
+    "amd-rdna3": _rdna(True, 0, HW_CULL, "spec"),
+    "amd-rdna4": _rdna(True, 0, HW_CULL, "spec"),
+    "apple-a11": _legacy(32, "Apple A11 (GPU family 4) has no mesh shaders; Metal mesh shaders need Apple7+"),
+    "apple-m3": {**_legacy(32, "Apple has no NGG path; mesh shading where a draw asks for it"),
+                 "mesh_shading": Param(True, "Metal mesh shaders (object + mesh stages), seed 004 L1111-1133 (seed-notes/004_partB.md l.182-199)", "spec"),
+                 "meshlet_max_verts": MESHLET_V, "meshlet_max_prims": MESHLET_P,
+                 "mesh_output_budget_bytes": APPLE_BUDGET},
+}
+PARAMS["apple-m5"] = {**PARAMS["apple-m3"], "frontend": Param(
+    "legacy", "Apple has no NGG path; mesh shading where a draw asks for it (M5/M6 geometry "
+    "front end: seed 004 L1137-1176, seed-notes/004_partB.md l.201-212)", "spec")}
+
+# What a preset without an entry gets for the NGG and mesh paths when asked for them explicitly.
+DEFAULTS: dict[str, Param] = {
+    "ngg_max_verts": Param(128, NGG_SUBGROUP, "spec"),
+    "ngg_max_prims": Param(128, NGG_SUBGROUP, "spec"),
+    "cull_alu_ops": Param(32, CULL_OPS, "assumed"),
+    "meshlet_max_verts": MESHLET_V,
+    "meshlet_max_prims": MESHLET_P,
+    "mesh_output_budget_bytes": LDS_BUDGET,
+}
+
+
+def frontend_params(preset: Preset) -> dict:
+    """Every front-end key's value for this preset: its own params, else PARAMS, else the
+    baseline's and DEFAULTS."""
+    table = {**DEFAULTS, **PARAMS["imr-baseline"], **PARAMS.get(preset.name, {})}
+    return {k: preset.params[k].value if k in preset.params else p.value for k, p in table.items()}

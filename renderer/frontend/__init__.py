@@ -1,0 +1,278 @@
+"""Geometry front ends: consume a pass's draws, camera and the preset's front-end parameters;
+produce the setup triangles that reach the rasterizer, the fetch plan (the index, vertex and
+meshlet bytes each input primitive reads, for the memory replay) and the geom.* counters.
+
+    from renderer.frontend import front_end
+    fe = front_end(draws, camera, 1280, 720, 1, params, "ngg", mm)
+    fe.tris                         # SetupTriangles of the surviving primitives
+    fe.counters["geom.vertices_shaded"], fe.counters["geom.prims_culled.small"]
+
+Three paths, chosen per draw (DESIGN.md §4):
+- legacy: every index fetched, vertices de-duplicated by a FIFO post-transform cache
+  (vertices shaded = misses), culling in fixed function after assembly (legacy.py);
+- ngg: per subgroup, positions shaded once per distinct vertex, the primitive shader culls
+  (back-face, frustum, zero-area, no sample covered) and compacts, attributes are fetched and
+  shaded only for survivors' vertices; the cull costs ALU per primitive (ngg.py);
+- mesh: meshlets (meshlets.py) culled whole by an amplification stage (frustum, normal cone),
+  then all of a surviving meshlet's vertices shaded, shared ones once per meshlet (mesh.py).
+A draw flagged stream_out, or a mesh draw whose meshlets overflow the export budget, falls back
+to legacy (counted). Every path rasterizes the same pixels: what one culls that another does
+not covers no sample, so images are identical and only the costs differ.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from renderer import geometry_kernels as gk
+from renderer.counters import Counters
+from renderer.formats import INDEX, VERTEX
+from renderer.geometry import SetupTriangles, setup_all
+from renderer.memory import STREAM
+from renderer.memory_kernels import OP_STREAM_SHIFT
+
+from . import fetch_kernels as fk
+from . import mesh as mesh_path
+from .legacy import ptc_hits
+from .meshlets import BOUNDS, DESCRIPTOR, TRIANGLE, VERTEX_REF, meshlets_of
+from .ngg import subgroups
+
+LEGACY, NGG, MESH = 0, 1, 2
+FRONTENDS = ("legacy", "ngg", "mesh")
+
+# Input primitive verdicts beyond geometry_kernels' EMITTED, CULLED_BACKFACE, CULLED_ZERO_AREA,
+# CULLED_FRUSTUM: the NGG cull of primitives that cover no sample, and primitives of meshlets
+# the amplification stage culled.
+CULLED_SMALL, CULLED_MESHLET = 4, 5
+REASONS = {gk.CULLED_BACKFACE: "backface", gk.CULLED_ZERO_AREA: "zero_area",
+           gk.CULLED_FRUSTUM: "frustum", CULLED_SMALL: "small", CULLED_MESHLET: "meshlet"}
+
+# Vertex layout in memory: positions in one stream, the other attributes in another (the layout
+# an NGG or mesh pipeline wants: "some memory loads are only executed by those vertices that
+# survived the culling", peers.md §2.8). Byte counts from renderer.formats.VERTEX.
+POSITION_BYTES = VERTEX.fields["position"][0].itemsize                 # 12 B
+ATTRIBUTE_BYTES = VERTEX.itemsize - POSITION_BYTES                      # 20 B
+# Vertex shader ALU ops, counted from geometry_kernels.transform_vertices (one op per multiply-
+# add): the position part is world (3 x 4) and clip (4 x 4) transforms = 28; the attribute
+# part is the normal's 3 x 3 transform (9), its length (3), rsqrt (1) and scale (3) = 16.
+POSITION_OPS, ATTRIBUTE_OPS = 28, 16
+
+
+class FetchPlan(NamedTuple):
+    """Per input primitive, the byte ranges its front end reads (CSR), in reading order."""
+    off: np.ndarray      # int64 (n_prims + 1,)
+    addr: np.ndarray     # int64 (n,) byte address (region << REGION_SHIFT | offset)
+    nbytes: np.ndarray   # int64 (n,)
+    op: np.ndarray       # int64 (n,) read op code with its stream (index or vertex)
+    need: int            # most lines one primitive's ranges span (request buffer headroom)
+
+
+class FrontEnd(NamedTuple):
+    tris: SetupTriangles   # the surviving primitives' setup triangles, submission order
+    fetch: FetchPlan
+    counters: Counters
+    path: np.ndarray       # int8 (n_draws,) LEGACY / NGG / MESH as each draw ran
+    verdict: np.ndarray    # uint8 (n_prims,) EMITTED or the reason it was culled
+
+
+def _paths(draws, params: dict, frontend: str | None, c: Counters) -> np.ndarray:
+    if frontend is not None and frontend not in FRONTENDS:
+        raise ValueError(f"unknown front end {frontend!r} (try: {', '.join(FRONTENDS)})")
+    default = FRONTENDS.index(params["frontend"])
+    path = np.empty(len(draws), np.int8)
+    for d, draw in enumerate(draws):
+        p = FRONTENDS.index(frontend) if frontend is not None else default
+        if frontend is None and draw.state.mesh_shader and params["mesh_shading"]:
+            p = MESH
+        if p != LEGACY and draw.state.stream_out:
+            c.add("geom.fallback.stream_out", 1)
+            p = LEGACY
+        path[d] = p
+    return path
+
+
+def front_end(draws, camera, width: int, height: int, samples: int, params: dict,
+              frontend: str | None = None, mm=None) -> FrontEnd:
+    """Run the pass's draws through their front ends (`frontend` None: the preset's default,
+    mesh for draws that ask for it where the preset has mesh shading). `params` as
+    pipelines.frontend_params; `mm` gives the buffers' addresses (None: a private model)."""
+    from renderer.raster import RasterView       # raster imports geometry: import late
+    c = Counters()
+    path = _paths(draws, params, frontend, c)
+    s = setup_all(draws, camera, width, height)
+    n = len(s.idx)
+    prim_off = np.zeros(len(draws) + 1, np.int64)
+    np.cumsum(s.n_prims, out=prim_off[1:])
+    v_base = np.zeros(len(draws) + 1, np.int64)
+    np.cumsum(s.n_verts, out=v_base[1:])
+    gidx = s.idx.reshape(-1)
+    lidx = gidx - np.repeat(v_base[:-1], 3 * s.n_prims)
+
+    # Mesh draws: meshlet tables per distinct mesh; a draw whose meshlets overflow the export
+    # budget cannot take the path.
+    tables, table_of, draw_table = [], {}, np.full(len(draws), -1, np.int64)
+    for d in np.flatnonzero(path == MESH):
+        mesh = draws[d].mesh
+        ml = meshlets_of(mesh, int(params["meshlet_max_verts"]), int(params["meshlet_max_prims"]))
+        if mesh_path.export_bytes(ml).max() > int(params["mesh_output_budget_bytes"]):
+            c.add("geom.fallback.mesh_budget", 1)
+            path[d] = LEGACY
+            continue
+        if id(mesh) not in table_of:
+            table_of[id(mesh)] = len(tables)
+            tables.append(ml)
+        draw_table[d] = table_of[id(mesh)]
+    for k, name in enumerate(FRONTENDS):
+        c.add(f"geom.draws.{name}", int((path == k).sum()))
+    prim_path = np.repeat(path, s.n_prims)
+
+    verdict = s.outcome.copy()
+    # NGG: the primitive shader also drops primitives that cover no sample.
+    view = RasterView.make(width, height, samples)
+    ngg_tri = np.flatnonzero(prim_path[s.tris.prim] == NGG) if s.tris.n else np.zeros(0, np.int64)
+    if len(ngg_tri):
+        t = s.tris
+        cov = np.zeros(len(ngg_tri), np.bool_)
+        from . import ngg_kernels as nk
+        nk.covers_samples(t.x[ngg_tri], t.y[ngg_tri], t.zplane[ngg_tri], width, height,
+                          view.sample_x, view.sample_y, cov)
+        prim_cov = np.zeros(n, np.bool_)
+        prim_cov[t.prim[ngg_tri[cov]]] = True
+        small = (prim_path == NGG) & (verdict == gk.EMITTED) & ~prim_cov
+        verdict[small] = CULLED_SMALL
+
+    # Mesh: the amplification stage's verdict per (draw, meshlet).
+    head = np.full(n, -1, np.int64)
+    if tables:
+        world_m = np.stack([d.world_from_object[:3] for d in draws])
+        cone_ok = np.array([d.state.cull == 1 and mesh_path.similarity(d.world_from_object)
+                            for d in draws], np.bool_)
+        ml_verdict, row_d, row_m = mesh_path.amplify(tables, draw_table, world_m, cone_ok,
+                                                     np.asarray(camera.eye, np.float64),
+                                                     mesh_path.frustum_planes(s.clip_from_world))
+        row_first = np.concatenate([tables[draw_table[d]].prim_off[:-1] + prim_off[d]
+                                    for d in np.flatnonzero(draw_table >= 0)])
+        row_count = np.concatenate([tables[draw_table[d]].prim_counts()
+                                    for d in np.flatnonzero(draw_table >= 0)])
+        head[row_first] = np.arange(len(row_first))
+        culled_rows = ml_verdict != mesh_path.KEPT
+        culled_prims = np.repeat(culled_rows, row_count)
+        mesh_prims = np.concatenate([np.arange(prim_off[d], prim_off[d + 1])
+                                     for d in np.flatnonzero(draw_table >= 0)])
+        verdict[mesh_prims[culled_prims]] = CULLED_MESHLET
+        row_nv = np.concatenate([tables[draw_table[d]].vertex_counts()
+                                 for d in np.flatnonzero(draw_table >= 0)])
+        m_verts = np.concatenate([tables[draw_table[d]].verts for d in np.flatnonzero(draw_table >= 0)])
+        m_vert_off = np.zeros(len(row_nv) + 1, np.int64)
+        np.cumsum(row_nv, out=m_vert_off[1:])
+        alive = ~culled_rows
+        c.add("geom.meshlets", len(ml_verdict))
+        c.add("geom.meshlets_culled.frustum", int((ml_verdict == mesh_path.CULLED_FRUSTUM).sum()))
+        c.add("geom.meshlets_culled.cone", int((ml_verdict == mesh_path.CULLED_CONE).sum()))
+        shaded = int(row_nv[alive].sum())
+        distinct = 0
+        for d in np.flatnonzero(draw_table >= 0):
+            rows = np.flatnonzero((row_d == d) & alive)
+            if len(rows):
+                distinct += len(np.unique(np.concatenate(
+                    [m_verts[m_vert_off[r]:m_vert_off[r + 1]] for r in rows])))
+        c.add("geom.mesh.vertices_shaded", shaded)
+        c.add("geom.mesh.duplicated_vertices", shaded - distinct)
+        c.add("geom.mesh.export_bytes", int(row_nv[alive].sum() * mesh_path.EXPORT_VERTEX.itemsize
+                                            + row_count[alive].sum() * TRIANGLE.itemsize))
+    else:
+        row_d = np.zeros(0, np.int64)
+        alive = np.zeros(0, np.bool_)
+        m_verts, m_vert_off = np.zeros(0, np.int64), np.zeros(1, np.int64)
+        row_nv = np.zeros(0, np.int64)
+        row_first = np.zeros(0, np.int64)
+        row_m = np.zeros(0, np.int64)
+    keep = verdict == gk.EMITTED
+
+    # Legacy: the post-transform cache; NGG: subgroups.
+    hit = ptc_hits(lidx, prim_off, path == LEGACY, int(params["ptc_entries"]))
+    legacy_c = np.repeat(prim_path == LEGACY, 3)
+    ngg_c = np.repeat(prim_path == NGG, 3)
+    pos_first, attr_first, n_sub = subgroups(gidx, prim_off, path == NGG, keep,
+                                             int(params["ngg_max_verts"]), int(params["ngg_max_prims"]))
+    fetch_pos = (legacy_c & ~hit) | (ngg_c & pos_first)
+    fetch_attr = (legacy_c & ~hit) | (ngg_c & attr_first)
+    fetch_index = prim_path != MESH
+
+    n_legacy = int(legacy_c.sum())
+    misses = int((legacy_c & ~hit).sum())
+    c.add("geom.prims_in", n)
+    c.add("geom.indices", int(fetch_index.sum()) * 3)
+    c.add("geom.cache_hits", n_legacy - misses)
+    c.add("geom.ngg.subgroups", int(n_sub.sum()))
+    mesh_shaded = c["geom.mesh.vertices_shaded"]
+    c.add("geom.vertices_shaded", misses + int((ngg_c & pos_first).sum()) + mesh_shaded)
+    c.add("geom.vertices_attr_shaded", misses + int((ngg_c & attr_first).sum()) + mesh_shaded)
+    hist = np.bincount(verdict, minlength=6)
+    for k, name in REASONS.items():
+        c.add(f"geom.prims_culled.{name}", int(hist[k]))
+    c.add("geom.prims_clipped", int(s.clipped.sum()))
+    c.add("geom.vs_alu_ops", POSITION_OPS * c["geom.vertices_shaded"]
+          + ATTRIBUTE_OPS * c["geom.vertices_attr_shaded"])
+    c.add("geom.cull_alu_ops", int(params["cull_alu_ops"]) * int((prim_path == NGG).sum()))
+
+    # The fetch plan, at the buffers' addresses.
+    if mm is None:
+        mm = _Addresses()
+    line_shift = int(mm.config.line_bytes).bit_length() - 1
+
+    def base(kind, extra=()):
+        return np.array([mm.address(mm.region((kind, id(d.mesh), *extra))) for d in draws], np.int64)
+    index_base, pos_base, attr_base = base("index"), base("vertex"), base("vertex.attr")
+    mkey = (int(params["meshlet_max_verts"]), int(params["meshlet_max_prims"]))
+    desc_b = DESCRIPTOR.itemsize + BOUNDS.itemsize
+    if len(row_d):
+        first_vert = np.concatenate([tables[draw_table[d]].vert_off[:-1] for d in np.flatnonzero(draw_table >= 0)])
+        local_first = row_first - prim_off[row_d]
+        desc_addr = base("meshlets", mkey)[row_d] + row_m * desc_b
+        vlist_addr = base("meshlet.vertices", mkey)[row_d] + first_vert * VERTEX_REF.itemsize
+        tri_addr = base("meshlet.triangles", mkey)[row_d] + local_first * TRIANGLE.itemsize
+    else:
+        desc_addr = vlist_addr = tri_addr = np.zeros(0, np.int64)
+    sizes = (INDEX.itemsize, POSITION_BYTES, ATTRIBUTE_BYTES, desc_b, VERTEX_REF.itemsize,
+             TRIANGLE.itemsize)
+    streams = (STREAM["index"], STREAM["vertex"])
+    off = np.zeros(n + 1, np.int64)
+    lines = np.zeros(n, np.int64)
+    args = (prim_off, lidx, fetch_index, fetch_pos, fetch_attr, index_base, pos_base, attr_base,
+            sizes, head, alive, desc_addr, vlist_addr, tri_addr, m_vert_off, m_verts, row_d,
+            line_shift, streams)
+    fk.build(*args, False, off, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), lines)
+    counts = off[1:].copy()
+    off[1:] = np.cumsum(counts)
+    addr, nbytes, stream = (np.empty(int(off[-1]), np.int64) for _ in range(3))
+    fk.build(*args, True, off, addr, nbytes, stream, lines)
+    plan = FetchPlan(off, addr, nbytes, stream << OP_STREAM_SHIFT, int(lines.max()) if n else 0)
+
+    keep_tri = keep[s.tris.prim]
+    tris = SetupTriangles(*(a[keep_tri] for a in s.tris))
+    c.add("geom.setup_triangles", tris.n)
+    return FrontEnd(tris, plan, c, path, verdict)
+
+
+class _Addresses:
+    """Buffer addresses when no memory model is given (counters only): regions as MemoryModel
+    numbers them, 128-byte lines."""
+    class config:
+        line_bytes = 128
+
+    def __init__(self):
+        self._regions: dict = {}
+
+    def region(self, key) -> int:
+        return self._regions.setdefault(key, len(self._regions) + 1)
+
+    def address(self, region: int, offset=0):
+        from renderer.memory_kernels import REGION_SHIFT
+        return (region << REGION_SHIFT) + offset
+
+
+def acmr(c: Counters) -> float:
+    """Average cache miss ratio: vertices shaded per input triangle (derived, never counted)."""
+    return c["geom.vertices_shaded"] / c["geom.prims_in"] if c["geom.prims_in"] else 0.0

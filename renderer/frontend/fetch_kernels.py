@@ -1,0 +1,96 @@
+"""Numba kernels of a front end's fetch plan: per input primitive, the byte ranges (index,
+vertex position, vertex attributes, meshlet tables) it reads, in the order it reads them; and
+the helper the architectures' memory replays call to issue one primitive's ranges."""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from renderer.memory_kernels import request
+
+RECENT = 4   # lines a primitive's fetch remembers: requests to them are merged (the fetch unit
+             # reads a primitive's indices three at a time and merges its vertex lines)
+
+
+@njit(cache=True, error_model="numpy")
+def build(prim_off, lidx, fetch_index, fetch_pos, fetch_attr, index_base, pos_base, attr_base,
+          sizes, head, alive, desc_addr, vlist_addr, tri_addr, m_vert_off, m_verts, m_draw,
+          line_shift, streams, write, off, addr, nbytes, stream, lines):
+    """Count (write False: fills off[1:] with entries per primitive and lines[p] with the most
+    lines they span) or write (at off) the fetch plan. sizes = (index, position, attributes,
+    meshlet descriptor, meshlet vertex-list entry, meshlet triangle) bytes; streams = (index,
+    vertex) stream ids. head[p] >= 0: p is the first primitive of mesh-table row head[p] (the
+    meshlet's descriptor is read there, and when alive its lists and vertices)."""
+    index_b, pos_b, attr_b, desc_b, vlist_b, tri_b = sizes
+    s_index, s_vertex = streams
+    for d in range(prim_off.shape[0] - 1):
+        for p in range(prim_off[d], prim_off[d + 1]):
+            e = off[p] if write else 0
+            span = 0
+            for kind in range(5):
+                # kind 0: three indices; 1: vertex positions; 2: vertex attributes;
+                # 3: meshlet tables; 4: meshlet vertices
+                n_items = 3 if kind < 3 else 0
+                h = head[p]
+                if kind == 3 and h >= 0:
+                    n_items = 3 if alive[h] else 1
+                if kind == 4 and h >= 0 and alive[h]:
+                    n_items = 2 * (m_vert_off[h + 1] - m_vert_off[h])
+                for i in range(n_items):
+                    a, b, s = -1, 0, s_index
+                    if kind == 0:
+                        if fetch_index[p]:
+                            a, b = index_base[d] + ((p - prim_off[d]) * 3 + i) * index_b, index_b
+                    elif kind == 1:
+                        if fetch_pos[p * 3 + i]:
+                            a, b, s = pos_base[d] + lidx[p * 3 + i] * pos_b, pos_b, s_vertex
+                    elif kind == 2:
+                        if fetch_attr[p * 3 + i]:
+                            a, b, s = attr_base[d] + lidx[p * 3 + i] * attr_b, attr_b, s_vertex
+                    elif kind == 3:
+                        nv = m_vert_off[h + 1] - m_vert_off[h]
+                        if i == 0:
+                            a, b = desc_addr[h], desc_b
+                        elif i == 1:
+                            a, b = vlist_addr[h], nv * vlist_b
+                        else:
+                            a, b = tri_addr[h], (prim_off_meshlet_tris(head, p, prim_off[d + 1])) * tri_b
+                    else:
+                        v = m_verts[m_vert_off[h] + i // 2]
+                        dm = m_draw[h]
+                        if i % 2 == 0:
+                            a, b, s = pos_base[dm] + v * pos_b, pos_b, s_vertex
+                        else:
+                            a, b, s = attr_base[dm] + v * attr_b, attr_b, s_vertex
+                    if a < 0 or b <= 0:
+                        continue
+                    span += ((a + b - 1) >> line_shift) - (a >> line_shift) + 1
+                    if write:
+                        addr[e], nbytes[e], stream[e] = a, b, s
+                    e += 1
+            if not write:
+                off[p + 1] = e
+                lines[p] = span
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def prim_off_meshlet_tris(head, p, p_end):
+    """Triangles of the meshlet that starts at primitive p: up to the next head or the draw's end."""
+    q = p + 1
+    while q < p_end and head[q] < 0:
+        q += 1
+    return q - p
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def issue(rq, n, lv, shift, off, addr, nbytes, op, p):
+    """Request primitive p's planned ranges at level lv, one request per line not among the
+    last RECENT lines it requested. Returns the new count."""
+    r0 = r1 = r2 = r3 = -1
+    for e in range(off[p], off[p + 1]):
+        first = addr[e]
+        for line in range(first >> shift, ((first + nbytes[e] - 1) >> shift) + 1):
+            if line != r0 and line != r1 and line != r2 and line != r3:
+                n = request(rq, n, lv, line, op[e], -1)
+                r3, r2, r1, r0 = r2, r1, r0, line
+    return n

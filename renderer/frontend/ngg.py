@@ -1,0 +1,35 @@
+"""NGG / primitive-shader front end (seed 000 L984-1012, peers.md §2.8): per subgroup each
+distinct vertex's position is fetched and shaded, primitives are culled in the shader before
+the rasterizer (back-face, frustum, zero-area, and small ones that cover no sample), survivors
+are compacted, and only their vertices fetch and shade attributes."""
+from __future__ import annotations
+
+import numpy as np
+
+from renderer.geometry import SetupTriangles
+
+from . import ngg_kernels as nk
+
+
+def covers_samples(tris: SetupTriangles, width: int, height: int, sample_x: np.ndarray,
+                   sample_y: np.ndarray) -> np.ndarray:
+    """bool (n_tris,): the setup triangle covers at least one sample, decided exactly as the
+    rasterizer decides coverage (edges, top-left rule, target, depth in [0, 1])."""
+    out = np.zeros(tris.n, np.bool_)
+    nk.covers_samples(tris.x, tris.y, tris.zplane, width, height, sample_x, sample_y, out)
+    return out
+
+
+def subgroups(gidx: np.ndarray, prim_off: np.ndarray, draw_on: np.ndarray, keep: np.ndarray,
+              max_verts: int, max_prims: int):
+    """(pos_first, attr_first, n_sub): per corner, whether it fetches and shades the vertex's
+    position (first use in its subgroup) and its attributes (first use by a surviving
+    primitive of the subgroup); subgroups per draw."""
+    if max_verts < 3 or max_prims < 1:
+        raise ValueError(f"NGG subgroup needs >= 3 vertices and >= 1 primitive, got {max_verts}, {max_prims}")
+    pos_first = np.zeros(len(gidx), np.bool_)
+    attr_first = np.zeros(len(gidx), np.bool_)
+    n_sub = np.zeros(len(prim_off) - 1, np.int64)
+    nk.subgroups(np.ascontiguousarray(gidx, np.int64), prim_off, draw_on, keep, int(max_verts),
+                 int(max_prims), pos_first, attr_first, n_sub)
+    return pos_first, attr_first, n_sub

@@ -1,0 +1,149 @@
+"""Numba kernels of the NGG / primitive-shader front end: subgroups of vertices and primitives,
+and the exact "covers no sample" test the in-shader small-primitive cull uses."""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from renderer.geometry_kernels import SUBPIXEL
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def subgroups(gidx, prim_off, draw_on, keep, max_verts, max_prims, pos_first, attr_first, n_sub):
+    """NGG workgroups (subgroups) per selected draw, in primitive order: a subgroup closes when
+    the next primitive would bring its distinct vertices over max_verts or its primitives over
+    max_prims (Mesa radv/radeonsi NGG: 128 and 128). Within one, the vertex grouper hands each
+    distinct vertex to one lane: its position is fetched and shaded once (pos_first marks the
+    corner where it first appears); after culling, only vertices of surviving primitives
+    (keep) fetch and shade their attributes (attr_first: first surviving corner). gidx holds
+    pass-global vertex ids (distinct per draw). n_sub[d] = subgroups of draw d."""
+    n_verts = 0
+    for c in range(gidx.shape[0]):
+        n_verts = max(n_verts, gidx[c] + 1)
+    for d in prange(prim_off.shape[0] - 1):
+        if not draw_on[d]:
+            continue
+        p0, p1 = prim_off[d], prim_off[d + 1]
+        lo, hi = n_verts, 0
+        for c in range(p0 * 3, p1 * 3):
+            lo = min(lo, gidx[c])
+            hi = max(hi, gidx[c] + 1)
+        if hi <= lo:
+            continue
+        seen = np.full(hi - lo, -1, np.int64)       # subgroup that last fetched the position
+        seen_attr = np.full(hi - lo, -1, np.int64)  # ... and the attributes
+        sg, n_v, n_p = 0, 0, 0
+        start = p0
+        for p in range(p0, p1 + 1):
+            new = 0
+            if p < p1:
+                for k in range(3):
+                    v = gidx[p * 3 + k] - lo
+                    dup = False
+                    for j in range(k):
+                        dup = dup or gidx[p * 3 + j] - lo == v
+                    if seen[v] != sg and not dup:
+                        new += 1
+            if p == p1 or (n_p > 0 and (n_v + new > max_verts or n_p + 1 > max_prims)):
+                # close subgroup sg over [start, p): attributes of survivors' vertices
+                for q in range(start, p):
+                    if keep[q]:
+                        for k in range(3):
+                            v = gidx[q * 3 + k] - lo
+                            if seen_attr[v] != sg:
+                                seen_attr[v] = sg
+                                attr_first[q * 3 + k] = True
+                if p == p1:
+                    sg += 1
+                    break
+                sg += 1
+                n_v, n_p, start = 0, 0, p
+                new = 0
+                for k in range(3):
+                    v = gidx[p * 3 + k] - lo
+                    dup = False
+                    for j in range(k):
+                        dup = dup or gidx[p * 3 + j] - lo == v
+                    if not dup:
+                        new += 1
+            for k in range(3):
+                v = gidx[p * 3 + k] - lo
+                if seen[v] != sg:
+                    seen[v] = sg
+                    pos_first[p * 3 + k] = True
+            n_v += new
+            n_p += 1
+        n_sub[d] = sg
+
+
+@njit(cache=True, error_model="numpy")
+def _covers_any(x, y, zp, width, height, sample_x, sample_y):
+    """Whether the setup triangle (x, y int64 (3,) subpixels, positive area; zp its depth plane)
+    covers any sample as the rasterizer decides it: edge functions with the top-left rule at
+    pixel centre + sample offset, inside the target and the pixel bounding box, and window
+    depth in [0, 1] there (the far plane clips per sample). Per sample row the x range that
+    passes the three edges is solved exactly in integers; depth is monotone along a row, so a
+    binary search finds whether some pixel of the range has depth in [0, 1]."""
+    A0, B0 = -(y[1] - y[0]), x[1] - x[0]
+    A1, B1 = -(y[2] - y[1]), x[2] - x[1]
+    A2, B2 = -(y[0] - y[2]), x[0] - x[2]
+    C0 = (y[1] - y[0]) * x[0] - (x[1] - x[0]) * y[0]
+    C1 = (y[2] - y[1]) * x[1] - (x[2] - x[1]) * y[1]
+    C2 = (y[0] - y[2]) * x[2] - (x[0] - x[2]) * y[2]
+    T0 = 0 if (-A0 < 0 or (-A0 == 0 and B0 > 0)) else -1
+    T1 = 0 if (-A1 < 0 or (-A1 == 0 and B1 > 0)) else -1
+    T2 = 0 if (-A2 < 0 or (-A2 == 0 and B2 > 0)) else -1
+    half = SUBPIXEL // 2
+    px0 = max(0, min(x[0], x[1], x[2]) // SUBPIXEL)
+    py0 = max(0, min(y[0], y[1], y[2]) // SUBPIXEL)
+    px1 = min(width, max(x[0], x[1], x[2]) // SUBPIXEL + 1)
+    py1 = min(height, max(y[0], y[1], y[2]) // SUBPIXEL + 1)
+    dzdx, dzdy, zc = zp[0], zp[1], zp[2]
+    for s in range(sample_x.shape[0]):
+        ox, oy = half + sample_x[s], half + sample_y[s]
+        for py in range(py0, py1):
+            Y = py * SUBPIXEL + oy
+            lo, hi = px0, px1 - 1
+            for k in range(3):
+                A = A0 if k == 0 else (A1 if k == 1 else A2)
+                B = B0 if k == 0 else (B1 if k == 1 else B2)
+                C = C0 if k == 0 else (C1 if k == 1 else C2)
+                T = T0 if k == 0 else (T1 if k == 1 else T2)
+                K = A * ox + B * Y + C + T       # E(px) = A * SUBPIXEL * px + K >= 0
+                if A == 0:
+                    if K < 0:
+                        hi = lo - 1
+                elif A > 0:                      # px >= ceil(-K / (A * SUBPIXEL))
+                    lo = max(lo, -((K) // (A * SUBPIXEL)))
+                else:                            # px <= floor(K / (-A * SUBPIXEL))
+                    hi = min(hi, K // (-A * SUBPIXEL))
+            if lo > hi:
+                continue
+            # depth along the row, as the rasterizer computes it (float64, monotone in px)
+            za = dzdx * (lo * SUBPIXEL + ox) + dzdy * Y + zc
+            zb = dzdx * (hi * SUBPIXEL + ox) + dzdy * Y + zc
+            if 0.0 <= za <= 1.0 or 0.0 <= zb <= 1.0:
+                return True
+            if (za < 0.0 and zb < 0.0) or (za > 1.0 and zb > 1.0):
+                continue
+            # za and zb on either side of [0, 1]: first pixel at or past 0 going up the ramp
+            up = zb > za
+            a, b = lo, hi
+            while a < b:                         # least px with z >= 0 (up) / z <= 1 (down)
+                m = (a + b) // 2
+                z = dzdx * (m * SUBPIXEL + ox) + dzdy * Y + zc
+                if (up and z >= 0.0) or (not up and z <= 1.0):
+                    b = m
+                else:
+                    a = m + 1
+            z = dzdx * (a * SUBPIXEL + ox) + dzdy * Y + zc
+            if 0.0 <= z <= 1.0:
+                return True
+    return False
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def covers_samples(x, y, zplane, width, height, sample_x, sample_y, out):
+    """out[t] = setup triangle t covers at least one sample (see _covers_any)."""
+    for t in prange(x.shape[0]):
+        out[t] = _covers_any(x[t], y[t], zplane[t], width, height, sample_x, sample_y)
