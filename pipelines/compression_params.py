@@ -1,0 +1,124 @@
+"""Framebuffer compression of each preset: codec, block parameters, and which stages may read or
+write a surface compressed (DESIGN.md §4 "Compression", issue 6). Keyed by preset name; the
+lead merges these into pipelines.presets. Sources are seed-note lines (seed-notes/<file> Lnn is
+the line of the note; "seed Lnnnn" inside a note is the original's line) or peers.md sections.
+
+Keys:
+    codec                      "dcc" | "afbc" | "apple" | "none" (renderer.compression)
+    dcc_max_compressed_block   B; a DCC block that compresses past it is stored raw
+    ps_reads_compressed        a render pass samples the surface without a decompress pass
+    cs_reads_compressed        a compute pass reads it (texture/SRV) without a decompress pass
+    cs_writes_compressed       a compute pass writes it compressed (image store / UAV)
+    merges_partial_writes      partial block writes are merged into one full-block write (no
+                               read-modify-write)
+    compressed_in_cache        the cache keeps compressed lines (recorded; postchain does not
+                               model cache residency)
+    transaction_elimination    per-tile CRC; unchanged tiles are not written
+Atomics and scattered writes force a decompress on every preset (seed-notes/004_partB.md L72-74).
+"""
+from __future__ import annotations
+
+from .presets import Param
+
+A = "seed-notes/000_partA.md"
+B = "seed-notes/000_partB.md"
+A4 = "seed-notes/004_partA.md"
+B4 = "seed-notes/004_partB.md"
+PEERS = "peers.md"
+
+_GCN_READ = Param(False, f"GCN DCC flow: a shader read of a DCC surface is decompressed first, {A} L163 (seed L966); "
+                         "note: Mesa enables TC-compatible DCC reads from GFX8, so this may overstate GCN 1.2+/GCN 5", "spec")
+_GCN_WRITE = Param(False, f"GCN compresses only at the RB write, {A} L163 (seed L966): compute writes go raw after a decompress", "spec")
+_RDNA_READ = Param(True, f"RDNA 1 end-to-end DCC: TMU and caches carry compressed data, {A} L164-167 (seed L962-966)", "spec")
+_RDNA_WRITE = Param(True, f"shaders and RBs read and write compressed textures and render targets (PS5, RDNA 2), {B} L56 (seed L2044)", "spec")
+_NO_MERGE = Param(False, f"partial-write merging is named only for Apple UTC, {A4} L343, {B4} L46 (seed L889)", "spec")
+_NOT_IN_CACHE = Param(False, f"RDNA 2 Infinity Cache stores decompressed data, {A} L170 (seed L1228)", "spec")
+_NO_TE = Param(False, f"transaction elimination is Arm Mali's, {A4} L209 (seed L760)", "spec")
+
+
+def _dcc(max_block: int, max_source: str, label: str, read: Param, write: Param,
+         in_cache: Param = _NOT_IN_CACHE, codec_source: str | None = None) -> dict[str, Param]:
+    return {
+        "codec": Param("dcc", codec_source, "assumed") if codec_source else Param(
+            "dcc", f"DCC from GCN 1.2 (Tonga) on, {A} L160; 256 B blocks, 64 B sectors, {A} L400-403, {PEERS} §4.1", "spec"),
+        "dcc_max_compressed_block": Param(max_block, max_source, label),
+        "ps_reads_compressed": read,
+        "cs_reads_compressed": read,
+        "cs_writes_compressed": write,
+        "merges_partial_writes": _NO_MERGE,
+        "compressed_in_cache": in_cache,
+        "transaction_elimination": _NO_TE,
+    }
+
+
+_APPLE_LEGACY = {
+    "ps_reads_compressed": Param(False, f"before the M4 generation compression is kept on the graphics path only, not the compute/texture path, {B4} L68 (seed L1569)", "spec"),
+    "cs_reads_compressed": Param(False, f"as above, {B4} L68 (seed L1569); a CS binding converts to linear, {B4} L40 (seed L879)", "spec"),
+    "cs_writes_compressed": Param(False, f"no ShaderWrite before UTC, {B4} L45 (seed L887), L68 (seed L1569)", "spec"),
+    "merges_partial_writes": _NO_MERGE,
+    "compressed_in_cache": Param(False, "not stated for Apple parts before UTC", "assumed"),
+    "transaction_elimination": _NO_TE,
+}
+
+PARAMS: dict[str, dict[str, Param]] = {
+    "amd-gcn": _dcc(64, f"GFX9's 64 B taken for GFX8 (not given), {A} L401", "assumed", _GCN_READ, _GCN_WRITE,
+                    codec_source=f"the preset is GCN 1.0 Tahiti, which predates DCC (DCC enters with GCN 1.2, {A} L160); "
+                                 "modelled with the GCN 1.2 DCC flow", ),
+    "amd-vega": _dcc(64, f"MAX_COMPRESSED_BLOCK_SIZE 64 B on GFX9, Mesa ac_surface, {A} L401", "spec", _GCN_READ, _GCN_WRITE),
+    "amd-rdna1": _dcc(128, f"128 B on GFX10-11, {A} L401", "spec", _RDNA_READ,
+                      Param(True, f"PS5 (RDNA 2) statement {B} L56 (seed L2044) taken for RDNA 1", "assumed")),
+    "amd-rdna2": _dcc(128, f"128 B on GFX10-11, {A} L401", "spec", _RDNA_READ, _RDNA_WRITE),
+    "amd-rdna3": _dcc(128, f"128 B on GFX10-11, {A} L401", "spec", _RDNA_READ, _RDNA_WRITE),
+    "amd-rdna4": _dcc(256, f"256 B on GFX11.5+, {A} L401", "spec", _RDNA_READ, _RDNA_WRITE,
+                      in_cache=Param(True, f"RDNA 4 caches hold compressed colour/depth, decompression deferred, {B} L58 (seed L1855, L1876)", "spec")),
+    "apple-a11": {
+        "codec": Param("apple", f"Apple lossless framebuffer compression: 16 KiB tiles, 8 B per 16x16 subtile, {PEERS} §4.4; "
+                                "the issue asks A11 to have it (Apple's feature tables list lossless compression from A12: not in the notes)", "assumed"),
+        **_APPLE_LEGACY,
+    },
+    "apple-m3": {
+        "codec": Param("apple", f"Apple lossless framebuffer compression, {PEERS} §4.4", "spec"),
+        **_APPLE_LEGACY,
+    },
+    "apple-m5": {
+        "codec": Param("apple", f"UTC on the Apple layout: 16 KiB tiles, 8 B per 16x16 subtile, {PEERS} §4.4; UTC in M5, {A4} L78 (seed L125-131)", "spec"),
+        "ps_reads_compressed": Param(True, f"UTC keeps compression across pixel/compute/texture views, {A4} L327 (seed L833-837)", "spec"),
+        "cs_reads_compressed": Param(True, f"CS reads decompress on the fly, metadata kept across PS->CS, {B4} L44 (seed L885)", "spec"),
+        "cs_writes_compressed": Param(True, f"ShaderWrite: shaders write compressed surfaces directly, {B4} L45 (seed L887)", "spec"),
+        "merges_partial_writes": Param(True, f"partial writes merged into full-block writes, {B4} L46 (seed L889)", "spec"),
+        "compressed_in_cache": Param(True, f"SLC + UTC: hand-off needs no decompress or write-back, {A4} L83 (seed L133-139)", "derived"),
+        "transaction_elimination": _NO_TE,
+    },
+    "arm-mali": {
+        "codec": Param("afbc", f"AFBC 16x16 superblocks of 4x4 sub-blocks, 16 B headers, solid colour, {PEERS} §4.2", "spec"),
+        "ps_reads_compressed": Param(True, f"AFBC textures are sampled compressed, random access to 4x4 blocks, {PEERS} §2.6 (Arm AFBC row)", "spec"),
+        "cs_reads_compressed": Param(True, f"only a UAV binding is named as converting to linear, {B4} L40 (seed L879)", "assumed"),
+        "cs_writes_compressed": Param(False, f"a CS UAV binding converts AFBC to linear and loses the metadata, {B4} L40 (seed L879)", "spec"),
+        "merges_partial_writes": _NO_MERGE,
+        "compressed_in_cache": Param(False, "not stated for Mali", "assumed"),
+        "transaction_elimination": Param(True, f"per-tile CRC, unchanged 16x16 tiles not written, {PEERS} §2.6, {A4} L209 (seed L760)", "spec"),
+    },
+    "qcom-adreno": {
+        "codec": Param("none", f"UBWC: block shapes are known (16x4 at 4 B, 8x4 at 8 B, {PEERS} §4.3) but no codec is modelled yet", "assumed"),
+        "ps_reads_compressed": Param(True, "UBWC textures are sampled compressed (freedreno flag buffer on texture descriptors, "
+                                           f"{PEERS} §4.3 A6XX_TEX_CONST_10_FLAG_BUFFER)", "spec"),
+        "cs_reads_compressed": Param(True, "as for sampling", "assumed"),
+        "cs_writes_compressed": Param(False, f"UBWC loses state at a UAV binding, {B4} L383 (seed L879)", "spec"),
+        "merges_partial_writes": _NO_MERGE,
+        "compressed_in_cache": Param(False, "not stated for Adreno", "assumed"),
+        "transaction_elimination": _NO_TE,
+    },
+}
+
+
+def compression_of(preset: str) -> dict[str, object]:
+    """Plain values of a preset's compression parameters ("none" codec for presets without)."""
+    params = PARAMS.get(preset)
+    if params is None:
+        return {"codec": "none", "dcc_max_compressed_block": 256, "ps_reads_compressed": False,
+                "cs_reads_compressed": False, "cs_writes_compressed": False,
+                "merges_partial_writes": False, "compressed_in_cache": False,
+                "transaction_elimination": False}
+    out = {k: p.value for k, p in params.items()}
+    out.setdefault("dcc_max_compressed_block", 256)
+    return out

@@ -1,0 +1,368 @@
+"""Post-processing chain: a small frame graph of a G-buffer pass and compute passes over real
+surfaces, with each surface's compression state tracked across stage boundaries by the preset's
+policy (pipelines.compression_params); and transaction elimination over two rendered frames.
+
+    from pipelines.postchain import postchain
+    r = postchain("sponza", "amd-gcn", 320, 180)
+    r.counters["comp.tax_bytes"], r.events[:3], r.surfaces["final"]
+
+Consumes: a Result of pipelines.api.render (colour, depth) and an unlit render of the same scene
+(albedo). Produces: PostResult (the surfaces, comp.* counters, the event list of every read,
+write, decompress and read-modify-write with its bytes).
+
+How the G-buffer is made (the raster pipelines write one RGBA8 colour and depth, not MRTs):
+    albedo  RGBA8    the scene rendered with every material unlit: base colour x texture
+    normal  RGBA16F  view-space normals reconstructed from the rendered depth (cross product of
+                     position differences), as a G-buffer pass would have written them
+    depth   D32F     the rendered depth (not compressed here: no depth codec is modelled)
+Compute passes: light (deferred Lambert -> HDR RGBA16F), ssao (depth + normals -> AO RGBA8),
+tonemap (HDR x AO -> LDR RGBA8), blur_x and blur_y (separable 5-tap), then a render pass,
+present, that samples LDR and the blur and writes the final colour.
+
+Accounting per access (bytes of a surface = U raw; C = payload + metadata measured by the codec
+on that surface's current data):
+  - a write by a stage that may write compressed moves C, else U; a read by a stage that may
+    read compressed moves C if the surface is compressed, else U;
+  - a compressed surface accessed by a stage that may not use it compressed (or by a scattered /
+    atomic pass, on every preset) is first decompressed in place: read C, write U ("decompress",
+    counted), and stays raw until a compressing writer rewrites it;
+  - comp.tax_bytes: per access that moved U where a compression-keeping design (same codec,
+    every stage reads and writes compressed) moves C, U - C. This is the seed's
+    tax = sum over switches (U - C) (seed-notes/004_partB.md L63, L533); the decompress passes
+    themselves are comp.decompress.bytes (the seed's formula leaves them out: 004_partA.md L358);
+  - partial writes: a compute pass whose workgroup covers less than a metadata block writes each
+    block k times; a compressed writer that does not merge them reads and rewrites the block each
+    time (comp.rmw.bytes = k reads + k - 1 extra writes of the block's compressed bytes, taken at
+    the block's final size).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Callable, Literal
+
+import numpy as np
+
+from renderer.compression import codecs as codec_mod
+from renderer.compression import tile_signatures, tiles_to_write
+from renderer.compression.te import SIGNATURE, TE_TILE
+from renderer.counters import Counters
+from renderer.formats import FORMATS, Format
+from renderer.transforms import look_at, perspective
+from scenes.library import get_scene
+from scenes.model import Draw, Light, Material, Scene
+from scenes.procedural import uv_sphere
+
+from . import postchain_kernels as K
+from .compression_params import compression_of
+
+RGBA16F = Format.of("rgba16f", (np.uint16, 4))     # half floats kept as their bit patterns: 8 B
+SURFACE_FORMATS = {"rgba8": FORMATS["rgba8"], "rgba16f": RGBA16F, "d32f": FORMATS["d32f"]}
+HDR_INTENSITY = 2.0        # the HDR pass scales lit colour into [0, 2]: a range tone mapping needs
+SSAO_RADIUS_PX = 6
+LPDDR5_GBPS = 51.2         # 64-bit LPDDR5-6400 peak, seed-notes/004_partA.md L354 (seed L869)
+FPS = 60.0
+
+
+class PostchainError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Pass:
+    """One node of the frame graph. `run` maps the surfaces it reads to the surfaces it writes."""
+    name: str
+    stage: Literal["ps", "cs"]          # render pass (pixel shader + RB) or compute
+    reads: tuple[str, ...]
+    writes: dict[str, str]              # surface -> format
+    run: Callable[[dict], dict]
+    workgroup: tuple[int, int] = (8, 8)  # px one workgroup writes (compute); a render pass writes whole blocks
+    scattered: bool = False             # atomics / scattered writes: forces decompression everywhere
+
+
+@dataclass
+class SurfaceState:
+    format: str
+    data: np.ndarray
+    compressed: bool = False
+    U: int = 0                          # raw bytes
+    C: int = 0                          # payload + metadata bytes of the current data
+    meta: int = 0                       # of which metadata
+    blocks: int = 0                     # metadata blocks
+
+
+@dataclass
+class PostResult:
+    preset: str
+    codec: str
+    width: int
+    height: int
+    surfaces: dict[str, np.ndarray]
+    counters: Counters
+    events: list[dict] = field(default_factory=list)
+
+    def tax_at(self, fps: float = FPS, budget_gbps: float = LPDDR5_GBPS) -> dict[str, float]:
+        """The compression tax as GB/s at `fps` and its share of a DRAM budget (the seed's
+        worked example compares with 51.2 GB/s LPDDR5, seed-notes/004_partA.md L354)."""
+        tax = self.counters["comp.tax_bytes"]
+        extra = tax + self.counters["comp.decompress.bytes"] + self.counters["comp.rmw.bytes"]
+        return {"tax_mb": tax / 1e6, "tax_gbps": tax * fps / 1e9,
+                "tax_share": tax * fps / 1e9 / budget_gbps,
+                "boundary_gbps": extra * fps / 1e9, "budget_gbps": budget_gbps}
+
+
+def _measure(state: SurfaceState, policy: dict) -> None:
+    """U, C, metadata bytes and block count of the surface's current data under the codec."""
+    fmt = SURFACE_FORMATS[state.format]
+    h, w = state.data.shape[:2]
+    state.U = h * w * fmt.bytes_per_sample
+    codec = policy["codec"]
+    if codec == "none" or state.format == "d32f":
+        state.C, state.meta, state.blocks = state.U, 0, 0
+        return
+    sizes = codec_mod.block_sizes(state.data, codec, int(policy["dcc_max_compressed_block"]))
+    state.blocks = sizes.size
+    state.meta = sizes.size * codec_mod.META_BYTES[codec]
+    state.C = int(sizes.sum())
+
+
+def _block_px(policy: dict, fmt: str) -> tuple[int, int]:
+    codec = policy["codec"]
+    if codec == "dcc":
+        return 8, codec_mod.DCC_BLOCK // SURFACE_FORMATS[fmt].bytes_per_sample // 8
+    return (16, 16) if codec in ("afbc", "apple") else (1, 1)
+
+
+def _compressible(state: SurfaceState, policy: dict) -> bool:
+    return policy["codec"] != "none" and state.format != "d32f"
+
+
+def run_graph(passes: list[Pass], preset: str, surfaces: dict[str, SurfaceState] | None = None,
+              policy: dict | None = None) -> PostResult:
+    """Run the passes in order on real surfaces and count every byte the compression policy of
+    `preset` moves (module docstring). `policy` overrides compression_of(preset)."""
+    policy = dict(compression_of(preset) if policy is None else policy)
+    surfaces = {} if surfaces is None else surfaces
+    cnt = Counters()
+    events: list[dict] = []
+    width = height = 0
+
+    def log(p: Pass, name: str, kind: str, nbytes: int, stream: str, direction: str,
+            compressed: bool, tax: int = 0, meta: int = 0):
+        if nbytes:
+            cnt.add(f"mem.dram.{direction}.{stream}", nbytes - meta)
+            if meta:
+                cnt.add(f"mem.dram.{direction}.meta", meta)
+            cnt.add(f"comp.pass.{p.name}.{direction}_bytes", nbytes)
+            cnt.add(f"comp.surface.{name}.{direction}_bytes", nbytes)
+        if tax:
+            cnt.add("comp.tax_bytes", tax)
+            cnt.add(f"comp.pass.{p.name}.tax_bytes", tax)
+            cnt.add(f"comp.surface.{name}.tax_bytes", tax)
+        events.append({"pass": p.name, "stage": p.stage, "surface": name, "kind": kind,
+                       "compressed": compressed, "bytes": int(nbytes), "tax": int(tax)})
+
+    def decompress(p: Pass, name: str, s: SurfaceState):
+        """In-place decompress (or conversion to linear): read C, write U; metadata dropped."""
+        nbytes = s.C + s.U
+        cnt.add("comp.decompress.events", 1)
+        cnt.add("comp.decompress.bytes", nbytes)
+        cnt.add(f"comp.pass.{p.name}.decompress_bytes", nbytes)
+        cnt.add(f"comp.surface.{name}.decompress.events", 1)
+        log(p, name, "decompress", s.C, "color", "read", True, meta=s.meta)
+        log(p, name, "decompress", s.U, "color", "write", False)
+        s.compressed = False
+
+    for p in passes:
+        if p.stage not in ("ps", "cs"):
+            raise PostchainError(f"pass {p.name!r}: stage must be 'ps' or 'cs', got {p.stage!r}")
+        missing = [r for r in p.reads if r not in surfaces]
+        if missing:
+            raise PostchainError(f"pass {p.name!r} reads {missing} before any pass wrote them")
+        may_read = policy["ps_reads_compressed"] if p.stage == "ps" else policy["cs_reads_compressed"]
+        for name in p.reads:
+            s = surfaces[name]
+            if s.compressed and (not may_read or p.scattered):
+                decompress(p, name, s)
+            stream = "texture"
+            if s.compressed:
+                log(p, name, "read", s.C, stream, "read", True, meta=s.meta)
+            else:
+                tax = s.U - s.C if _compressible(s, policy) else 0
+                log(p, name, "read", s.U, stream, "read", False, tax)
+        outputs = p.run({n: surfaces[n].data for n in p.reads})
+        may_write = p.stage == "ps" or (policy["cs_writes_compressed"] and not p.scattered)
+        for name, fmt in p.writes.items():
+            if name not in outputs:
+                raise PostchainError(f"pass {p.name!r} did not produce {name!r}")
+            data = outputs[name]
+            if fmt not in SURFACE_FORMATS:
+                raise PostchainError(f"pass {p.name!r}: unknown format {fmt!r} for {name!r}")
+            old = surfaces.get(name)
+            if old is not None and old.compressed and _compressible(old, policy) and not may_write:
+                decompress(p, name, old)          # GCN before a compute write; AFBC to linear
+            s = SurfaceState(fmt, data)
+            _measure(s, policy)
+            height, width = data.shape[:2]
+            stream = "depth" if fmt == "d32f" else "color" if p.stage == "ps" else "compute"
+            compressible = _compressible(s, policy)
+            if compressible and may_write:
+                s.compressed = True
+                if old is not None and not old.compressed:
+                    cnt.add("comp.recompress.events", 1)
+                log(p, name, "write", s.C, stream, "write", True, meta=s.meta)
+                cnt.add("comp.blocks", s.blocks)
+                cnt.add("comp.compressed_bytes", s.C)
+                bw, bh = _block_px(policy, fmt)
+                wx, wy = p.workgroup
+                k = -(-bw // wx) * -(-bh // wy) if p.stage == "cs" else 1
+                if k > 1 and not policy["merges_partial_writes"]:
+                    rmw = k * s.C + (k - 1) * s.C
+                    cnt.add("comp.rmw.bytes", rmw)
+                    cnt.add(f"comp.pass.{p.name}.rmw_bytes", rmw)
+                    log(p, name, "rmw", k * s.C, stream, "read", True)
+                    log(p, name, "rmw", (k - 1) * s.C, stream, "write", True)
+            else:
+                tax = s.U - s.C if compressible else 0
+                log(p, name, "write", s.U, stream, "write", False, tax)
+            cnt.add("comp.raw_bytes", s.U)
+            cnt.add(f"comp.surface.{name}.raw_bytes", s.U)
+            cnt.add(f"comp.surface.{name}.compressed_bytes", s.C)
+            surfaces[name] = s
+    return PostResult(preset, policy["codec"], width, height,
+                      {n: s.data for n, s in surfaces.items()}, cnt, events)
+
+
+# --- the built-in post chain -----------------------------------------------------------------
+def _unlit(scene: Scene) -> Scene:
+    draws = [dataclasses.replace(d, material=dataclasses.replace(d.material, unlit=True))
+             for d in scene.draws]
+    return dataclasses.replace(scene, name=scene.name + "-albedo", draws=draws, passes=None)
+
+
+def gbuffer(scene: Scene | str, width: int, height: int, raster_preset: str = "imr-baseline"):
+    """The G-buffer targets of `scene` (module docstring) as arrays, and the render Result.
+    The image does not depend on the architecture (DESIGN.md §4), so any raster preset serves."""
+    from .api import render
+    scene = get_scene(scene) if isinstance(scene, str) else scene
+    lit = render(scene, raster_preset, width, height)
+    albedo = render(_unlit(scene), raster_preset, width, height).color
+    cam = scene.camera
+    proj = perspective(cam.fovy_deg, width / height, cam.near, cam.far)
+    pos = K.view_positions(lit.depth, np.linalg.inv(proj))
+    normal = K.normals_from_positions(pos)
+    view = look_at(cam.eye, cam.target, cam.up)
+    light_dir = view[:3, :3] @ np.asarray(scene.light.direction, np.float64)
+    light_dir = (light_dir / np.linalg.norm(light_dir)).astype(np.float32)
+    return {"albedo": albedo, "normal": normal.astype(np.float16).view(np.uint16),
+            "depth": lit.depth, "position": pos, "light_dir": light_dir,
+            "light": scene.light}, lit
+
+
+def _half(a: np.ndarray) -> np.ndarray:
+    return a.astype(np.float16).view(np.uint16)
+
+
+def _float(bits: np.ndarray) -> np.ndarray:
+    return bits.view(np.float16).astype(np.float32)
+
+
+def postchain_passes(g: dict, width: int, height: int) -> list[Pass]:
+    """G-buffer pass, five compute passes, and a render pass that presents (module docstring)."""
+    light: Light = g["light"]
+    pos = g["position"]
+    covered = pos[..., 3] != 0
+    # occluders count within 5 % of the median view distance: a scale-free SSAO radius
+    world_radius = 0.05 * float(np.median(-pos[..., 2][covered])) if covered.any() else 1.0
+
+    def light_pass(s):
+        return {"hdr": _half(K.deferred_light(s["albedo"], _float(s["normal"]), g["light_dir"],
+                                              np.float32(light.color), np.float32(light.ambient),
+                                              np.float32(HDR_INTENSITY)))}
+
+    return [
+        Pass("gbuffer", "ps", (), {"albedo": "rgba8", "normal": "rgba16f", "depth": "d32f"},
+             lambda s: {"albedo": g["albedo"], "normal": g["normal"], "depth": g["depth"]}),
+        Pass("light", "cs", ("albedo", "normal", "depth"), {"hdr": "rgba16f"}, light_pass),
+        Pass("ssao", "cs", ("depth", "normal"), {"ao": "rgba8"},
+             lambda s: {"ao": K.ssao(pos, _float(s["normal"]), SSAO_RADIUS_PX, world_radius)}),
+        Pass("tonemap", "cs", ("hdr", "ao"), {"ldr": "rgba8"},
+             lambda s: {"ldr": K.tonemap(_float(s["hdr"]), s["ao"])}),
+        Pass("blur_x", "cs", ("ldr",), {"blur_tmp": "rgba8"},
+             lambda s: {"blur_tmp": K.blur_rows(s["ldr"])}, workgroup=(64, 1)),
+        Pass("blur_y", "cs", ("blur_tmp",), {"blur": "rgba8"},
+             lambda s: {"blur": K.blur_cols(s["blur_tmp"])}, workgroup=(8, 8)),
+        Pass("present", "ps", ("ldr", "blur"), {"final": "rgba8"},
+             lambda s: {"final": K.composite(s["ldr"], s["blur"])}),
+    ]
+
+
+def postchain(scene: Scene | str, preset: str, width: int = 320, height: int = 180,
+              raster_preset: str | None = None) -> PostResult:
+    """Render `scene`, build its G-buffer and run the post chain under `preset`'s compression.
+    `raster_preset` renders the image (default: `preset` if it is a known raster preset, else
+    imr-baseline; the image is the same on every architecture)."""
+    from .presets import PRESETS
+    if raster_preset is None:
+        raster_preset = preset if preset in PRESETS else "imr-baseline"
+    g, _ = gbuffer(scene, width, height, raster_preset)
+    return run_graph(postchain_passes(g, width, height), preset)
+
+
+# --- the seed's compression-tax frame --------------------------------------------------------
+def tax_frame(targets: dict[str, np.ndarray], switches: int = 4) -> list[Pass]:
+    """The seed's worked example (seed-notes/004_partA.md L346-356): a G-buffer pass writes
+    `targets` (RGBA16F bit patterns), then `switches` stage switches alternate CS and PS, each
+    stage reading the whole G-buffer once (light CS, shading PS, ...)."""
+    names = tuple(targets)
+    out = [Pass("gbuffer", "ps", (), {n: "rgba16f" for n in names}, lambda s: dict(targets))]
+    for i in range(switches):
+        stage = "cs" if i % 2 == 0 else "ps"
+        out.append(Pass(f"{stage}{i + 1}", stage, names, {}, lambda s: {}))
+    return out
+
+
+# --- transaction elimination -----------------------------------------------------------------
+def two_frame_scene(frame: int, background: str = "sponza") -> Scene:
+    """A static background scene plus one small sphere that moves between frames (frame 0 and
+    1: 0.6 world units apart); frame 2 repeats frame 1 (a static frame)."""
+    base = get_scene(background)
+    mesh = uv_sphere(12, 24, "mover")
+    cam = base.camera
+    eye, target = np.asarray(cam.eye, np.float64), np.asarray(cam.target, np.float64)
+    fwd = (target - eye) / np.linalg.norm(target - eye)
+    right = np.cross(fwd, np.asarray(cam.up, np.float64))
+    right /= np.linalg.norm(right)
+    step = min(frame, 1)
+    centre = eye + fwd * (cam.near * 4.0) + right * (0.6 * step - 0.3) * cam.near
+    m = np.eye(4)
+    m[:3, :3] *= 0.25 * cam.near
+    m[:3, 3] = centre
+    mover = Draw(mesh, Material("mover", (0.95, 0.3, 0.2, 1.0)), m)
+    return dataclasses.replace(base, name=f"{background}+mover{frame}", draws=[*base.draws, mover],
+                               passes=None)
+
+
+def transaction_elimination(frames: list[np.ndarray], tile: int = TE_TILE) -> list[Counters]:
+    """Per frame: tiles, tiles written (signature changed), colour bytes written and saved, and
+    signature traffic (each frame writes its signatures and reads the previous frame's)."""
+    out = []
+    prev = None
+    for color in frames:
+        sig = tile_signatures(color, tile)
+        write = tiles_to_write(prev, sig)
+        ty, tx = np.nonzero(write)
+        h, w = color.shape[:2]
+        bpp = color.shape[2] * color.itemsize
+        tile_bytes = (np.minimum((ty + 1) * tile, h) - ty * tile) * (np.minimum((tx + 1) * tile, w) - tx * tile) * bpp
+        c = Counters()
+        c.add("te.tiles", sig.size)
+        c.add("te.tiles_written", write.sum())
+        c.add("mem.dram.write.color", int(tile_bytes.sum()))
+        c.add("te.saved_bytes", h * w * bpp - int(tile_bytes.sum()))
+        c.add("mem.dram.write.meta", sig.size * SIGNATURE.itemsize)
+        if prev is not None:
+            c.add("mem.dram.read.meta", sig.size * SIGNATURE.itemsize)
+        out.append(c)
+        prev = sig
+    return out

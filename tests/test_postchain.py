@@ -1,0 +1,153 @@
+"""Post chain: compression state across stage boundaries per preset, the seed's compression-tax
+arithmetic on a 4K RGBA16F G-buffer, images unchanged by compression, transaction elimination."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pipelines.api import render
+from pipelines.compression_params import PARAMS, compression_of
+from pipelines.postchain import (LPDDR5_GBPS, Pass, PostchainError, gbuffer, postchain_passes,
+                                 run_graph, tax_frame, transaction_elimination, two_frame_scene)
+from pipelines.presets import Param
+from renderer.compression import codecs as C
+from renderer.compression import compressed_size, decode, encode
+
+W, H = 96, 64
+PRESETS = list(PARAMS)
+
+
+@pytest.fixture(scope="module")
+def gbuf():
+    g, lit = gbuffer("sponza", W, H)
+    return g
+
+
+@pytest.fixture(scope="module")
+def runs(gbuf):
+    return {p: run_graph(postchain_passes(gbuf, W, H), p) for p in PRESETS}
+
+
+def _sizes(r, name):
+    data = r.surfaces[name]
+    U = data.nbytes
+    if r.codec == "none" or data.dtype == np.float32:
+        return U, U
+    return U, compressed_size(data, r.codec, compression_of(r.preset)["dcc_max_compressed_block"])
+
+
+def test_params_have_sources_and_labels():
+    for preset, params in PARAMS.items():
+        assert params["codec"].value in ("dcc", "afbc", "apple", "none")
+        for key, p in params.items():
+            assert isinstance(p, Param) and p.source and p.label in ("spec", "measured", "derived", "assumed")
+
+
+def test_same_images_on_every_preset_and_codec_round_trips(runs):
+    ref = runs["apple-m5"].surfaces
+    for p, r in runs.items():
+        for name, data in r.surfaces.items():
+            assert np.array_equal(data, ref[name]), (p, name)
+            if r.codec != "none" and data.dtype != np.float32:
+                enc = encode(data, r.codec, compression_of(p)["dcc_max_compressed_block"])
+                assert np.array_equal(decode(enc), data)
+
+
+def test_bytes_add_up_and_tax_is_u_minus_c_of_each_raw_access(runs):
+    for p, r in runs.items():
+        c = r.counters
+        assert c.dram_bytes() == sum(e["bytes"] for e in r.events)
+        expect = 0
+        for e in r.events:
+            if e["kind"] in ("read", "write") and not e["compressed"]:
+                U, Cb = _sizes(r, e["surface"])
+                assert e["bytes"] == U
+                expect += U - Cb
+            elif e["kind"] in ("read", "write"):
+                assert e["bytes"] == _sizes(r, e["surface"])[1]
+        assert c["comp.tax_bytes"] == expect, p
+        assert c["comp.tax_bytes"] == sum(v for k, v in c.items()
+                                          if k.startswith("comp.pass.") and k.endswith(".tax_bytes"))
+
+
+def test_policies_differ_as_the_notes_say(runs):
+    gcn, rdna2, m5, a11, mali = (runs[p].counters for p in
+                                 ("amd-gcn", "amd-rdna2", "apple-m5", "apple-a11", "arm-mali"))
+    # GCN: the two compressed G-buffer colour targets are decompressed in place before the
+    # light pass reads them; compute writes go raw, so the present pass pays raw reads.
+    assert gcn["comp.decompress.events"] == 2
+    U_a, C_a = _sizes(runs["amd-gcn"], "albedo")
+    U_n, C_n = _sizes(runs["amd-gcn"], "normal")
+    assert gcn["comp.decompress.bytes"] == C_a + U_a + C_n + U_n
+    assert gcn["comp.tax_bytes"] > 0
+    # RDNA reads and writes compressed end to end: no decompress, no tax; but blur_x's 64x1
+    # workgroups write each 8x8 DCC block in 8 pieces: 8 reads + 7 extra writes of the block.
+    assert rdna2["comp.decompress.events"] == 0 and rdna2["comp.tax_bytes"] == 0
+    assert rdna2["comp.rmw.bytes"] == 15 * _sizes(runs["amd-rdna2"], "blur_tmp")[1]
+    # UTC keeps compression through every boundary and merges the partial writes
+    assert m5["comp.tax_bytes"] == 0 and m5["comp.decompress.events"] == 0 and m5["comp.rmw.bytes"] == 0
+    assert m5.dram_bytes() < min(gcn.dram_bytes(), a11.dram_bytes(), mali.dram_bytes())
+    # A11: compression lost at the PS->CS boundary; Mali: AFBC dropped on compute writes only
+    assert a11["comp.decompress.events"] == 2 and a11["comp.tax_bytes"] > 0
+    assert mali["comp.decompress.events"] == 0 and mali["comp.tax_bytes"] > 0
+    assert runs["qcom-adreno"].counters["comp.tax_bytes"] == 0      # no codec modelled: nothing to lose
+
+
+def test_scattered_writes_force_decompress_even_on_utc():
+    img = np.full((32, 32, 4), 9, np.uint8)
+    img[::3] = 200
+    passes = [Pass("draw", "ps", (), {"rt": "rgba8"}, lambda s: {"rt": img}),
+              Pass("atomics", "cs", ("rt",), {"rt": "rgba8"}, lambda s: {"rt": s["rt"]}, scattered=True)]
+    r = run_graph(passes, "apple-m5")
+    U, Cb = img.nbytes, compressed_size(img, "apple")
+    assert r.counters["comp.decompress.events"] == 1
+    assert r.counters["comp.decompress.bytes"] == U + Cb
+    assert r.counters["comp.tax_bytes"] == 2 * (U - Cb)        # the read and the write paid raw
+
+
+def test_bad_graph_is_one_clear_error():
+    with pytest.raises(PostchainError, match="before any pass wrote"):
+        run_graph([Pass("x", "cs", ("nothing",), {}, lambda s: {})], "apple-m5")
+    with pytest.raises(PostchainError, match="stage"):
+        run_graph([Pass("x", "vs", (), {}, lambda s: {})], "apple-m5")
+
+
+def test_seed_tax_example_4k_rgba16f_gbuffer():
+    """seed-notes/004_partA.md L346-356: a 3840x2160 RGBA16F G-buffer of 2 MRTs, four PS<->CS
+    switches each losing compression: tax = 4 x (U - C), here C measured on this frame's data."""
+    g, lit = gbuffer("sponza", 3840, 2160)
+    hdr = (lit.color.astype(np.float32) / 255.0 * 2.0).astype(np.float16).view(np.uint16)
+    targets = {"hdr": hdr, "normal": g["normal"]}
+    U = sum(t.nbytes for t in targets.values())
+    assert U == 3840 * 2160 * 8 * 2                            # 132.7 MB, the seed's "128 MB"
+    for preset in ("amd-gcn", "apple-a11"):
+        p = compression_of(preset)
+        Cb = sum(compressed_size(t, p["codec"], p["dcc_max_compressed_block"]) for t in targets.values())
+        r = run_graph(tax_frame(targets), preset)
+        assert r.counters["comp.tax_bytes"] == 4 * (U - Cb)
+        assert 0 < Cb < U
+        at = r.tax_at()
+        assert at["budget_gbps"] == LPDDR5_GBPS == 51.2
+        assert at["tax_gbps"] == pytest.approx(4 * (U - Cb) * 60 / 1e9)
+        print(f"\n{preset}: U {U / 1e6:.1f} MB, C {Cb / 1e6:.1f} MB ({U / Cb:.2f}:1), tax "
+              f"{at['tax_mb']:.0f} MB/frame = {at['tax_gbps']:.1f} GB/s at 60 fps = "
+              f"{100 * at['tax_share']:.0f}% of {LPDDR5_GBPS} GB/s LPDDR5")
+    r = run_graph(tax_frame(targets), "apple-m5")
+    assert r.counters["comp.tax_bytes"] == 0
+
+
+def test_transaction_elimination_writes_only_changed_tiles():
+    frames = [render(two_frame_scene(i), "imr-baseline", 160, 96).color for i in range(3)]
+    te = transaction_elimination(frames)
+    tiles = (96 // 16) * (160 // 16)
+    assert te[0]["te.tiles_written"] == tiles                  # no previous frame
+    # slow twin: a tile is written iff one of its pixels changed
+    diff = (frames[1] != frames[0]).any(-1).reshape(6, 16, 10, 16).any((1, 3))
+    assert 0 < diff.sum() < tiles // 4
+    assert te[1]["te.tiles_written"] == diff.sum()
+    assert te[1]["mem.dram.write.color"] == diff.sum() * 16 * 16 * 4
+    # a static frame writes no colour at all: only its signatures (4 B per tile) move
+    assert te[2]["te.tiles_written"] == 0 and te[2]["mem.dram.write.color"] == 0
+    full = 160 * 96 * 4
+    saving = 1 - te[2].dram_bytes() / full
+    assert saving == pytest.approx(1 - 2 * 4 * tiles / full) and saving > 0.99   # Arm: "up to 99%"
