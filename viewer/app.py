@@ -322,7 +322,10 @@ def _viewer_class():
                 for i, img in enumerate(self.images):
                     self._texture(f"panel{i}", img, smooth=frame.request.full is False)
                 self.shown_mode = self.mode
-            figs = [hud.figures(r) for r in frame.results] if frame is not None else None
+            if frame is not None and self.content.get("figures") is not frame:
+                self.figs = [hud.figures(r) for r in frame.results]     # once per new frame
+                self.content["figures"] = frame
+            figs = self.figs if frame is not None else None
             for i, (p, lay) in enumerate(zip(self.opts.presets, lays)):
                 self._quad(self._cached(f"title{i}", (hud.title(p), lay.title.w),
                                         lambda: hud.text_image([hud.title(p)], lay.title.w, lay.title.h, 15)),
@@ -343,8 +346,10 @@ def _viewer_class():
                                     lambda: hud.footer_image(foot.w, foot.h, self.mode, legend, status)),
                        foot)
             if self.show_help:
-                img = self._cached("help", "help", hud.help_image)
-                w, h = img.size
+                img = self._cached("help", "help", hud.help_image, smooth=True)
+                k = min(1.0, (win_w - 8) / img.size[0], (win_h - 8) / img.size[1])   # fit small windows
+                w, h = max(1, int(img.size[0] * k)), max(1, int(img.size[1] * k))
+                img.filter = (moderngl.LINEAR, moderngl.LINEAR)
                 ctx.enable(moderngl.BLEND)
                 ctx.blend_func = moderngl.SRC_ALPHA, moderngl.ONE_MINUS_SRC_ALPHA
                 self._quad(img, layout.Rect((win_w - w) // 2, max((win_h - h) // 2, 0), w, h))

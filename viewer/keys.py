@@ -31,7 +31,8 @@ FLY_KEYS = {
 
 HELP = (
     ("H / F1", "show or hide this help"),
-    ("1 .. 5, Tab", "mode: " + ", ".join(f"{i + 1} {m}" for i, m in enumerate(MODES))),
+    ("1 .. 5", ", ".join(MODES)),
+    ("Tab", "next mode (also per-pixel maps of ray passes)"),
     ("left drag", "orbit about the target"),
     ("right drag, shift+drag", "pan"),
     ("wheel", "zoom"),
