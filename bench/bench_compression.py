@@ -34,7 +34,7 @@ from renderer.rop import rgba8  # noqa: E402
 from scenes.library import get_scene, scene_names  # noqa: E402
 
 CODECS = [("dcc-64", "dcc", 64), ("dcc-128", "dcc", 128), ("dcc-256", "dcc", 256),
-          ("afbc", "afbc", 256), ("apple", "apple", 256)]
+          ("afbc", "afbc", 256), ("apple", "apple", 256), ("ubwc", "ubwc", 256)]
 
 
 def _size(text: str) -> tuple[int, int]:

@@ -4,7 +4,7 @@ lead merges these into pipelines.presets. Sources are seed-note lines (seed-note
 the line of the note; "seed Lnnnn" inside a note is the original's line) or peers.md sections.
 
 Keys:
-    codec                      "dcc" | "afbc" | "apple" | "none" (renderer.compression)
+    codec                      "dcc" | "afbc" | "apple" | "ubwc" | "none" (renderer.compression)
     dcc_max_compressed_block   B; a DCC block that compresses past it is stored raw
     ps_reads_compressed        a render pass samples the surface without a decompress pass
     cs_reads_compressed        a compute pass reads it (texture/SRV) without a decompress pass
@@ -99,7 +99,8 @@ PARAMS: dict[str, dict[str, Param]] = {
         "transaction_elimination": Param(True, f"per-tile CRC, unchanged 16x16 tiles not written, {PEERS} §2.6, {A4} L209 (seed L760)", "spec"),
     },
     "qcom-adreno": {
-        "codec": Param("none", f"UBWC: block shapes are known (16x4 at 4 B, 8x4 at 8 B, {PEERS} §4.3) but no codec is modelled yet", "assumed"),
+        "codec": Param("ubwc", f"UBWC 256 B blocks, 16x4 at 4 B and 8x4 at 8 B (freedreno fdl6_get_ubwc_blockwidth, {PEERS} §4.3); "
+                               "coding, 32 B size units and 1 B flags per block assumed", "spec"),
         "ps_reads_compressed": Param(True, "UBWC textures are sampled compressed (freedreno flag buffer on texture descriptors, "
                                            f"{PEERS} §4.3 A6XX_TEX_CONST_10_FLAG_BUFFER)", "spec"),
         "cs_reads_compressed": Param(True, "as for sampling", "assumed"),

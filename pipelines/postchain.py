@@ -128,8 +128,12 @@ def _measure(state: SurfaceState, policy: dict) -> None:
 
 def _block_px(policy: dict, fmt: str) -> tuple[int, int]:
     codec = policy["codec"]
+    bpp = SURFACE_FORMATS[fmt].bytes_per_sample
     if codec == "dcc":
-        return 8, codec_mod.DCC_BLOCK // SURFACE_FORMATS[fmt].bytes_per_sample // 8
+        return 8, codec_mod.DCC_BLOCK // bpp // 8
+    if codec == "ubwc":
+        bw = 16 if bpp <= 4 else 8
+        return bw, codec_mod.UBWC_BLOCK // bpp // bw
     return (16, 16) if codec in ("afbc", "apple") else (1, 1)
 
 

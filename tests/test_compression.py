@@ -30,6 +30,10 @@ def naive_block_sizes(img: np.ndarray, codec: str, max_block: int = 256, clear=N
         bw, bh, gw, gh = 8, 256 // bpp // 8, 8, 256 // bpp // 8
     elif codec == "afbc":
         bw, bh, gw, gh = 16, 16, 4, 4
+    elif codec == "ubwc":
+        bw = 16 if bpp == 4 else 8
+        bh = gh = 256 // bpp // bw
+        gw = bw
     else:
         bw, bh, gw, gh = 16, 16, 8, 8
     h, w = img.shape[:2]
@@ -37,7 +41,7 @@ def naive_block_sizes(img: np.ndarray, codec: str, max_block: int = 256, clear=N
     ys = np.minimum(np.arange(nby * bh), h - 1)
     xs = np.minimum(np.arange(nbx * bw), w - 1)
     pad = img[ys][:, xs].astype(np.int64)          # edge pixels repeated
-    meta = {"dcc": 1, "afbc": 16, "apple": 8}[codec]
+    meta = {"dcc": 1, "afbc": 16, "apple": 8, "ubwc": 1}[codec]
     out = np.zeros((nby, nbx), np.int64)
     for by in range(nby):
         for bx in range(nbx):
@@ -63,6 +67,10 @@ def naive_block_sizes(img: np.ndarray, codec: str, max_block: int = 256, clear=N
                         n = -(-_group_bits(g, bits) // 8)
                         graw = g.size * bits // 8
                         size += graw if (n >= graw or n > 63) else n
+            elif codec == "ubwc":
+                n = -(-_group_bits(b, bits) // 8)
+                n = -(-n // 32) * 32
+                size = raw if n >= raw else n
             else:
                 if solid and bits == 8:
                     size = 0
@@ -165,6 +173,8 @@ def test_solid_colour_costs_metadata_only(dtype):
     black = np.zeros_like(img)
     black[..., 3] = 255 if dtype == np.uint8 else 0x3C00                # DCC constant 0001
     assert encode(black, "dcc").payload.size == 0
+    ubwc = encode(img, "ubwc")          # no constant mode is documented: one 32 B unit per block
+    assert ubwc.payload.size == 32 * (64 * 128 * 4 * img.itemsize // 256)
     apple = encode(img, "apple")
     if dtype == np.uint8:
         assert apple.payload.size == 0 and apple.metadata.size == 4 * 8 * 8
@@ -213,6 +223,15 @@ def test_hand_worked_afbc_and_apple_blocks():
     assert compressed_size(s, "apple") == 128 + 8
     # AFBC: sub-blocks at x 0-3, 4-7 ... have range 3 again -> still 2 bits each
     assert compressed_size(s, "afbc") == 16 * 10 + 16
+
+
+def test_hand_worked_ubwc_blocks():
+    b = np.zeros((4, 16, 4), np.uint8)             # 16x4 px = 256 B at RGBA8
+    b[..., 0] = np.arange(16)[None, :] % 8         # R range 7: 3 bits
+    # 48 + 64 x 3 = 240 bits = 30 B -> one 32 B unit + 1 B flag
+    assert compressed_size(b, "ubwc") == 32 + 1
+    h = np.zeros((4, 8, 4), np.uint16)             # 8x4 px = 256 B at RGBA16F; flat: 84 bits = 11 B
+    assert compressed_size(h, "ubwc") == 32 + 1
 
 
 def test_tile_size_map_sums_to_total():

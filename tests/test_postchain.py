@@ -38,7 +38,7 @@ def _sizes(r, name):
 
 def test_params_have_sources_and_labels():
     for preset, params in PARAMS.items():
-        assert params["codec"].value in ("dcc", "afbc", "apple", "none")
+        assert params["codec"].value in ("dcc", "afbc", "apple", "ubwc", "none")
         for key, p in params.items():
             assert isinstance(p, Param) and p.source and p.label in ("spec", "measured", "derived", "assumed")
 
@@ -90,7 +90,9 @@ def test_policies_differ_as_the_notes_say(runs):
     # A11: compression lost at the PS->CS boundary; Mali: AFBC dropped on compute writes only
     assert a11["comp.decompress.events"] == 2 and a11["comp.tax_bytes"] > 0
     assert mali["comp.decompress.events"] == 0 and mali["comp.tax_bytes"] > 0
-    assert runs["qcom-adreno"].counters["comp.tax_bytes"] == 0      # no codec modelled: nothing to lose
+    # Adreno: UBWC sampled compressed, lost at a compute (UAV) write, like AFBC
+    adreno = runs["qcom-adreno"].counters
+    assert adreno["comp.decompress.events"] == 0 and adreno["comp.tax_bytes"] > 0
 
 
 def test_scattered_writes_force_decompress_even_on_utc():

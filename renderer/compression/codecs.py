@@ -3,7 +3,7 @@ patterns, (h, w, 4), row 0 on top), produce an Encoded surface (payload bytes, m
 payload bytes per metadata block); decode gives the surface back bit for bit.
 
     from renderer.compression import encode, decode, compressed_size
-    enc = encode(color, "dcc")                # or "afbc", "apple"
+    enc = encode(color, "dcc")                # or "afbc", "apple", "ubwc"
     enc.payload, enc.metadata, enc.block_bytes
     assert (decode(enc) == color).all()
     compressed_size(color, "afbc")            # bytes, size-only path (no payload written)
@@ -17,7 +17,9 @@ peers.md §4.1) cost metadata only. AFBC: 16x16 superblocks of 16 4x4 sub-blocks
 superblock, 6-bit sub-block size fields, solid-colour superblocks in the header (peers.md §4.2).
 Apple: 16 KiB tiles raster-ordered, 16x16 subtiles Morton-ordered inside a tile, 8 B metadata per
 subtile (peers.md §4.4); the body coding inside a subtile is not public and is this module's
-delta groups (8x8), padded to 16 B.
+delta groups (8x8), padded to 16 B. UBWC (Qualcomm): 256 B blocks of 16x4 (4 B) or 8x4 (8 B) px
+(freedreno, peers.md §4.3); its coding, size granule (32 B here) and flag bytes (1 B here) are
+not public.
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ import numpy as np
 
 from . import codecs_kernels as K
 
-CODECS = ("dcc", "afbc", "apple")
+CODECS = ("dcc", "afbc", "apple", "ubwc")
 DCC_BLOCK = 256          # B, uncompressed DCC block (Mesa MAX_UNCOMPRESSED_BLOCK_SIZE, 000_partA.md L400)
 DCC_SECTOR = 64          # B, compressed sizes come in 64 B sectors (000_partA.md L403, peers.md §4.1)
 DCC_META = 1             # B of DCC metadata per block (000_partA.md L404: "commonly cited", unverified)
@@ -40,7 +42,10 @@ APPLE_SUBTILE = 16       # px, 16x16 compression subtile (peers.md §4.4)
 APPLE_META = 8           # B per subtile (peers.md §4.4)
 APPLE_GROUP = 8          # px, delta groups inside a subtile: assumed (the body format is not public)
 APPLE_GRANULE = 16       # B, subtile payload rounded up to this: assumed
-META_BYTES = {"dcc": DCC_META, "afbc": AFBC_HEADER, "apple": APPLE_META}
+UBWC_BLOCK = 256         # B: 16x4 px at 4 B, 8x4 at 8 B (freedreno fdl6_get_ubwc_blockwidth, peers.md §4.3)
+UBWC_GRANULE = 32        # B, compressed sizes in 32 B units: assumed (not public)
+UBWC_META = 1            # B of flag buffer per block: assumed (freedreno sizes the flag buffer in blocks)
+META_BYTES = {"dcc": DCC_META, "afbc": AFBC_HEADER, "apple": APPLE_META, "ubwc": UBWC_META}
 
 
 class CompressionError(ValueError):
@@ -105,6 +110,11 @@ def layout(codec: str, bits: int, max_compressed_block: int = DCC_BLOCK,
         L[[K.L_CODEC, K.L_BW, K.L_BH, K.L_GW, K.L_GH]] = (
             K.CODEC_AFBC, AFBC_SUPERBLOCK, AFBC_SUPERBLOCK, AFBC_SUBBLOCK, AFBC_SUBBLOCK)
         L[K.L_GRANULE], L[K.L_GROUP_CAP] = 1, AFBC_SIZE_CAP
+    elif codec == "ubwc":
+        bw = 16 if bpp <= 4 else 8
+        bh = UBWC_BLOCK // bpp // bw
+        L[[K.L_CODEC, K.L_BW, K.L_BH, K.L_GW, K.L_GH]] = (K.CODEC_UBWC, bw, bh, bw, bh)
+        L[K.L_GRANULE], L[K.L_MAX_BLOCK] = UBWC_GRANULE, UBWC_BLOCK
     else:
         L[[K.L_CODEC, K.L_BW, K.L_BH, K.L_GW, K.L_GH]] = (
             K.CODEC_APPLE, APPLE_SUBTILE, APPLE_SUBTILE, APPLE_GROUP, APPLE_GROUP)
@@ -186,6 +196,7 @@ def decode(enc: Encoded) -> np.ndarray:
 #      0x20 | rgb1 << 1 | a1 constant colour.
 # AFBC: 16 B header: uint32 body offset, then 16 x 6-bit sub-block size codes (1 raw, 2..63
 #      bytes); a solid superblock has offset 0xFFFFFFFF and its colour as 4 x uint16 in bytes 4-11.
+# UBWC: one flag byte per block: size in 32 B units (compressed), 256 / 32 = 8 (raw).
 # Apple: 8 B record: mode byte (0 raw, 1 compressed, 2 solid), uint16 size in 16 B granules at
 #      bytes 2-3, colour (RGBA8) at bytes 4-7 of a solid subtile.
 DCC_CLEAR_CODE, DCC_CONST_CODE = 0x10, 0x20
@@ -204,6 +215,8 @@ def _pack_metadata(codec, bits, L, size, mode, group, solid, offsets, order) -> 
         code = np.where(m == K.MODE_SOLID, const, code)
         code = np.where(m == K.MODE_CLEAR, DCC_CLEAR_CODE, code)
         return code.astype(np.uint8)
+    if codec == "ubwc":
+        return np.where(m == K.MODE_COMP, s // UBWC_GRANULE, UBWC_BLOCK // UBWC_GRANULE).astype(np.uint8)
     if codec == "afbc":
         head = np.zeros((n, AFBC_HEADER), np.uint8)
         off = offsets[order].astype(np.uint32)
@@ -257,6 +270,12 @@ def _unpack_metadata(enc: Encoded, L, nby, nbx, order):
         col[:] = np.stack([rgb, rgb, rgb, (code & 1) * one], 1)
         if enc.clear is not None:
             col[mode == K.MODE_CLEAR] = enc.clear
+        offsets = np.concatenate(([0], np.cumsum(s)[:-1]))
+    elif enc.codec == "ubwc":
+        code = meta.astype(np.int64)
+        raw = code == UBWC_BLOCK // UBWC_GRANULE
+        mode[:] = np.where(raw, K.MODE_RAW, K.MODE_COMP)
+        s = np.where(raw, raw_block, code * UBWC_GRANULE)
         offsets = np.concatenate(([0], np.cumsum(s)[:-1]))
     elif enc.codec == "afbc":
         head = meta.reshape(n, AFBC_HEADER)

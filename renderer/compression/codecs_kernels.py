@@ -23,6 +23,8 @@ A codec cuts the surface into metadata blocks (one metadata record each) made of
     Apple  16x16 subtile     4 of 8x8    bits rounded up to a granule;     8 B per subtile;
                                          raw if >= raw; solid RGBA8: none  solid RGBA8 colour
                                                                            in the metadata
+    UBWC   256 B (16x4 @4 B, 1 group     bits rounded up to 32 B; raw if   1 B flag per block
+           8x4 @8 B)                     >= 256 B
 Surfaces whose sides are not multiples of the block are padded by repeating the edge pixels
 (the padding is encoded, decode writes only the image).
 
@@ -35,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-CODEC_DCC, CODEC_AFBC, CODEC_APPLE = 0, 1, 2
+CODEC_DCC, CODEC_AFBC, CODEC_APPLE, CODEC_UBWC = 0, 1, 2, 3
 MODE_RAW, MODE_COMP, MODE_SOLID, MODE_CLEAR = 0, 1, 2, 3
 (L_CODEC, L_BW, L_BH, L_GW, L_GH, L_GRANULE, L_MAX_BLOCK, L_GROUP_CAP, L_ONE, L_HAS_CLEAR,
  L_SOLID_META, L_N) = range(12)
