@@ -1,0 +1,36 @@
+"""Ray tracing acceleration structures as the hardware lays them out (DESIGN.md §4).
+
+    builder   Triangles.of_scene(scene) -> Triangles; build_bvh2(tris) -> Bvh2 (binned SAH);
+              collapse(bvh2, 4 | 8) -> Wide
+    layouts   bvh2_layout / bvh4_layout / bvh8_layout(wide, obb=False) -> Layout: flat arrays of
+              numpy structured dtypes of the real node sizes (32, 128 + 64, 128 + 64 bytes)
+    traverse  make_rays(o, d, tmin, tmax); trace_rays(layout, rays, any_hit, cull_back, stack,
+              dual, record) -> (Hits, fetches); cost_counters(layout, hits) -> rt.* Counters;
+              price(layout, fetches, memory_model, level): bvh_node / bvh_leaf DRAM bytes
+
+    from renderer.bvh import build_layout, make_rays, trace_rays
+    layout = build_layout(Triangles.of_scene(get_scene("bunny")), "bvh8")
+    hits, _ = trace_rays(layout, make_rays([[0, 0.1, 1]], [[0, 0, -1]]))
+"""
+from __future__ import annotations
+
+from .builder import Bvh2, Triangles, Wide, build_bvh2, collapse
+from .layouts import LAYOUTS, Layout, bvh2_layout, bvh4_layout, bvh8_layout
+from .traverse import Hits, cost_counters, make_rays, price, trace_rays
+
+
+def build_layout(tris: Triangles, name: str) -> Layout:
+    """One layout by name (LAYOUTS): bvh2 from a SAH BVH2 with leaves of up to 4 triangles; the
+    wide ones collapsed from a SAH BVH2 with one triangle per leaf."""
+    if name not in LAYOUTS:
+        raise ValueError(f"unknown BVH layout {name!r} (try: {', '.join(LAYOUTS)})")
+    if name == "bvh2":
+        return bvh2_layout(build_bvh2(tris))
+    wide = collapse(build_bvh2(tris, 1), 4 if name == "bvh4" else 8)
+    return bvh4_layout(wide) if name == "bvh4" else bvh8_layout(wide, obb=name == "bvh8-obb")
+
+
+def warm_up() -> None:
+    from . import builder, traverse
+    builder.warm_up()
+    traverse.warm_up()

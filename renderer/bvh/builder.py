@@ -1,0 +1,123 @@
+"""BVH builder: consumes a scene's draws (or a triangle soup), produces a binned-SAH BVH2 and the
+wide trees the hardware layouts are encoded from (renderer.bvh.layouts).
+
+    tris = Triangles.of_scene(get_scene("bunny"))
+    bvh2 = build_bvh2(tris)                  # Bvh2: nodes, leaves of <= 4 triangles
+    wide = collapse(bvh2, 8)                 # Wide: 8 children per node, each a node or a triangle
+"""
+from __future__ import annotations
+
+import time
+from typing import NamedTuple
+
+import numpy as np
+
+from scenes.model import CullMode, SceneError
+
+from . import builder_kernels as bk
+
+# Triangle flags as DXR's instance flags (D3D12_RAYTRACING_INSTANCE_FLAGS): a draw that is not
+# back-face culled gets TRIANGLE_CULL_DISABLE; one that culls front faces is wound clockwise.
+TRI_CULL_DISABLE = 1
+TRI_FRONT_CW = 2
+MAX_LEAF = 4         # BVH2 leaf size cap: a BVH4 box node must be able to open any leaf
+
+
+class Triangles(NamedTuple):
+    """The scene as one world-space triangle soup; triangle i is the i-th of draw order."""
+    v: np.ndarray          # float32 (n, 3, 3) corners in world space
+    geometry: np.ndarray   # int32 (n,) index of the draw
+    flags: np.ndarray      # uint32 (n,) TRI_* bits
+
+    @property
+    def n(self) -> int:
+        return len(self.v)
+
+    @staticmethod
+    def of_scene(scene) -> "Triangles":
+        vs, geo, flags = [], [], []
+        for d, draw in enumerate(scene.draws):
+            p = draw.mesh.positions.astype(np.float64)
+            world = p @ draw.world_from_object[:3, :3].T + draw.world_from_object[:3, 3]
+            vs.append(world[draw.mesh.indices.astype(np.int64)].astype(np.float32))
+            geo.append(np.full(draw.mesh.n_triangles, d, np.int32))
+            f = (TRI_CULL_DISABLE if draw.state.cull == CullMode.NONE else 0) | \
+                (TRI_FRONT_CW if draw.state.cull == CullMode.FRONT else 0)
+            flags.append(np.full(draw.mesh.n_triangles, f, np.uint32))
+        if not vs:
+            raise SceneError(f"scene {scene.name!r}: no triangles to build a BVH over")
+        return Triangles(np.ascontiguousarray(np.concatenate(vs)), np.concatenate(geo),
+                         np.concatenate(flags))
+
+    @staticmethod
+    def of_array(v: np.ndarray) -> "Triangles":
+        v = np.ascontiguousarray(v, np.float32)
+        if v.ndim != 3 or v.shape[1:] != (3, 3) or len(v) == 0:
+            raise SceneError(f"triangles must be (n, 3, 3) with n >= 1, got {v.shape}")
+        if not np.isfinite(v).all():
+            raise SceneError("triangles contain NaN or infinite coordinates")
+        return Triangles(v, np.zeros(len(v), np.int32), np.zeros(len(v), np.uint32))
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """float64 (n, 3) lo, hi: exact (min/max of float32 values)."""
+        return self.v.min(axis=1).astype(np.float64), self.v.max(axis=1).astype(np.float64)
+
+
+class Bvh2(NamedTuple):
+    """Binary tree; node 0 is the root; children of node i are left[i] and left[i] + 1."""
+    lo: np.ndarray        # float64 (m, 3) node box (exact float32 values)
+    hi: np.ndarray
+    left: np.ndarray      # int64 (m,) first child, -1 for a leaf
+    first: np.ndarray     # int64 (m,) a leaf's first position in perm
+    count: np.ndarray     # int64 (m,) a leaf's triangle count (0 for internal nodes)
+    parent: np.ndarray    # int64 (m,) -1 for the root
+    perm: np.ndarray      # int64 (n,) triangle at each leaf position
+    tris: Triangles
+    seconds: float        # build time, wall clock
+
+    @property
+    def depth(self) -> int:
+        d = np.zeros(len(self.left), np.int64)
+        for i in range(len(self.left)):       # parents precede children
+            if self.left[i] >= 0:
+                d[self.left[i]] = d[self.left[i] + 1] = d[i] + 1
+        return int(d.max()) + 1
+
+
+class Wide(NamedTuple):
+    """A wide tree: children of a node are wide nodes (first n_wide slots) or triangle slots."""
+    width: int
+    child: np.ndarray       # int64 (k, width): >= 0 wide node, -(s+1) triangle slot s, else empty
+    c_lo: np.ndarray        # float64 (k, width, 3) child boxes
+    c_hi: np.ndarray
+    n_wide: np.ndarray      # int64 (k,)
+    n_child: np.ndarray     # int64 (k,)
+    parent: np.ndarray      # int64 (k,) -1 for the root
+    tri_order: np.ndarray   # int64 (n,) triangle of each slot
+    tri_parent: np.ndarray  # int64 (n,) wide node holding each slot
+    tris: Triangles
+    seconds: float
+
+
+def build_bvh2(tris: Triangles, max_leaf: int = MAX_LEAF) -> Bvh2:
+    if not 1 <= max_leaf <= MAX_LEAF:
+        raise ValueError(f"max_leaf must be 1..{MAX_LEAF}, got {max_leaf}")
+    lo, hi = tris.bounds()
+    t0 = time.perf_counter()
+    out = bk.build_sah(lo, hi, max_leaf)
+    return Bvh2(*out, tris, time.perf_counter() - t0)
+
+
+def collapse(bvh: Bvh2, width: int) -> Wide:
+    if width not in (4, 8):
+        raise ValueError(f"wide BVHs are 4 or 8 wide, got {width}")
+    lo, hi = bvh.tris.bounds()
+    t0 = time.perf_counter()
+    out = bk.collapse(bvh.lo, bvh.hi, bvh.left, bvh.first, bvh.count, bvh.perm, lo, hi, width)
+    return Wide(width, *out, bvh.tris, time.perf_counter() - t0)
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the builder kernels on a tiny input."""
+    v = np.array([[[0, 0, 0], [1, 0, 0], [0, 1, 0]], [[0, 0, 1], [1, 0, 1], [0, 1, 1]]], np.float32)
+    collapse(build_bvh2(Triangles.of_array(v)), 4)

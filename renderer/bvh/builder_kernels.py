@@ -1,0 +1,245 @@
+"""Numba kernels of the BVH builder: binned SAH over triangle centroids (BVH2), and the collapse of
+a BVH2 into a wide tree (4 or 8 children) whose children are either wide nodes or single
+triangles, as AMD's box nodes point at box nodes or triangle nodes (peers.md §3.1).
+
+Sequential and deterministic: one explicit work stack, no threads, so the same triangles give
+the same tree on every run.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+N_BINS = 16          # centroid bins per axis; tinybvh's binned builder uses 8 (BVHBINS), Embree 16-32
+C_TRAV = 1.0         # SAH cost of a traversal step relative to one triangle test: 1:1 as pbrt-v4's
+C_ISECT = 1.0        # BVHAggregate and tinybvh's default C_TRAV/C_INT
+
+
+@njit(cache=True, inline="always")
+def _area(lo0, lo1, lo2, hi0, hi1, hi2):
+    dx, dy, dz = hi0 - lo0, hi1 - lo1, hi2 - lo2
+    if dx < 0.0:        # empty box (lo = +inf): no area
+        return 0.0
+    return 2.0 * (dx * dy + dy * dz + dz * dx)
+
+
+@njit(cache=True)
+def build_sah(tri_lo, tri_hi, max_leaf):
+    """Binned-SAH BVH2 over triangle boxes tri_lo/tri_hi float64 (n, 3).
+
+    Returns (lo, hi, left, first, count, parent, perm): node boxes float64 (m, 3); left child
+    index (right = left + 1, so a node's children are adjacent, as tinybvh lays them out) or -1
+    for a leaf; a leaf's triangles are perm[first:first + count]; parent (-1 for the root)."""
+    n = tri_lo.shape[0]
+    cap = 2 * n
+    lo = np.empty((cap, 3))
+    hi = np.empty((cap, 3))
+    left = np.full(cap, -1, np.int64)
+    first = np.zeros(cap, np.int64)
+    count = np.zeros(cap, np.int64)
+    parent = np.full(cap, -1, np.int64)
+    perm = np.arange(n)
+    cen = 0.5 * (tri_lo + tri_hi)
+    m = 1
+    first[0], count[0] = 0, n
+    stack = np.empty(128, np.int64)
+    sp = 0
+    stack[sp] = 0
+    sp += 1
+    bin_lo = np.empty((N_BINS, 3))
+    bin_hi = np.empty((N_BINS, 3))
+    bin_n = np.zeros(N_BINS, np.int64)
+    right_area = np.empty(N_BINS)
+    right_n = np.empty(N_BINS, np.int64)
+    while sp > 0:
+        sp -= 1
+        node = stack[sp]
+        f, c = first[node], count[node]
+        # bounds of the node and of its centroids
+        blo = np.full(3, np.inf)
+        bhi = np.full(3, -np.inf)
+        clo = np.full(3, np.inf)
+        chi = np.full(3, -np.inf)
+        for i in range(f, f + c):
+            t = perm[i]
+            for a in range(3):
+                blo[a] = min(blo[a], tri_lo[t, a])
+                bhi[a] = max(bhi[a], tri_hi[t, a])
+                clo[a] = min(clo[a], cen[t, a])
+                chi[a] = max(chi[a], cen[t, a])
+        for a in range(3):
+            lo[node, a], hi[node, a] = blo[a], bhi[a]
+        if c == 1:
+            continue
+        parent_area = _area(blo[0], blo[1], blo[2], bhi[0], bhi[1], bhi[2])
+        best_cost, best_axis, best_split = np.inf, -1, -1
+        for a in range(3):
+            ext = chi[a] - clo[a]
+            if ext <= 0.0:
+                continue
+            scale = N_BINS / ext
+            bin_lo[:] = np.inf
+            bin_hi[:] = -np.inf
+            bin_n[:] = 0
+            for i in range(f, f + c):
+                t = perm[i]
+                b = min(N_BINS - 1, int((cen[t, a] - clo[a]) * scale))
+                bin_n[b] += 1
+                for k in range(3):
+                    bin_lo[b, k] = min(bin_lo[b, k], tri_lo[t, k])
+                    bin_hi[b, k] = max(bin_hi[b, k], tri_hi[t, k])
+            # sweep from the right: area and count of bins b..N-1
+            rl = np.full(3, np.inf)
+            rh = np.full(3, -np.inf)
+            rn = 0
+            for b in range(N_BINS - 1, 0, -1):
+                rn += bin_n[b]
+                for k in range(3):
+                    rl[k] = min(rl[k], bin_lo[b, k])
+                    rh[k] = max(rh[k], bin_hi[b, k])
+                right_area[b] = _area(rl[0], rl[1], rl[2], rh[0], rh[1], rh[2])
+                right_n[b] = rn
+            ll = np.full(3, np.inf)
+            lh = np.full(3, -np.inf)
+            ln = 0
+            for b in range(N_BINS - 1):          # split between bin b and b + 1
+                ln += bin_n[b]
+                for k in range(3):
+                    ll[k] = min(ll[k], bin_lo[b, k])
+                    lh[k] = max(lh[k], bin_hi[b, k])
+                if ln == 0 or right_n[b + 1] == 0:
+                    continue
+                cost = _area(ll[0], ll[1], ll[2], lh[0], lh[1], lh[2]) * ln + right_area[b + 1] * right_n[b + 1]
+                if cost < best_cost:
+                    best_cost, best_axis, best_split = cost, a, b + 1
+        split_cost = C_TRAV + C_ISECT * best_cost / parent_area if parent_area > 0 else np.inf
+        if c <= max_leaf and (best_axis < 0 or C_ISECT * c <= split_cost):
+            continue                                          # a leaf
+        if best_axis >= 0:                                    # partition by the chosen bin
+            a = best_axis
+            scale = N_BINS / (chi[a] - clo[a])
+            i, j = f, f + c - 1
+            while i <= j:
+                b = min(N_BINS - 1, int((cen[perm[i], a] - clo[a]) * scale))
+                if b < best_split:
+                    i += 1
+                else:
+                    perm[i], perm[j] = perm[j], perm[i]
+                    j -= 1
+            n_left = i - f
+        else:                          # all centroids equal: split the range in half
+            n_left = c // 2
+        l = m
+        m += 2
+        left[node] = l
+        first[l], count[l] = f, n_left
+        first[l + 1], count[l + 1] = f + n_left, c - n_left
+        parent[l] = parent[l + 1] = node
+        count[node] = 0
+        if sp + 2 > stack.shape[0]:
+            grown = np.empty(2 * stack.shape[0], np.int64)
+            grown[:sp] = stack[:sp]
+            stack = grown
+        stack[sp] = l + 1
+        stack[sp + 1] = l
+        sp += 2
+    return lo[:m].copy(), hi[:m].copy(), left[:m].copy(), first[:m].copy(), count[:m].copy(), \
+        parent[:m].copy(), perm
+
+
+@njit(cache=True)
+def collapse(lo, hi, left, first, count, perm, tri_lo, tri_hi, width):
+    """BVH2 -> wide tree of `width` children. A wide node's child is a wide node or one triangle.
+    The children of a node are allocated together, wide children first, then its triangles, so
+    each kind is contiguous (RDNA 4's node stores one base per kind, peers.md §3.1).
+
+    Expansion is greedy by surface area (Embree's and tinybvh's BVH2 -> MBVH conversion): open
+    the largest child while the slots allow; a BVH2 leaf of k triangles opens into k triangles.
+
+    Returns (child int64 (k, width) refs: >= 0 wide node, < 0 triangle slot -(s + 1), unused
+    slots -1 << 40), child boxes c_lo/c_hi (k, width, 3), n_wide (k,) wide children, n_child
+    (k,), parent (k,), tri_order (n,) original triangle of each triangle slot, tri_parent (n,)."""
+    n_tri = perm.shape[0]
+    k_cap = 2 * n_tri + 1     # wide nodes <= BVH2 internal nodes + leaves
+    EMPTY = -(1 << 40)
+    child = np.full((k_cap, width), EMPTY, np.int64)
+    c_lo = np.zeros((k_cap, width, 3))
+    c_hi = np.zeros((k_cap, width, 3))
+    n_wide = np.zeros(k_cap, np.int64)
+    n_child = np.zeros(k_cap, np.int64)
+    wparent = np.full(k_cap, -1, np.int64)
+    tri_order = np.empty(n_tri, np.int64)
+    tri_parent = np.empty(n_tri, np.int64)
+    src = np.empty(k_cap, np.int64)        # BVH2 node each wide node comes from
+    src[0] = 0
+    k = 1
+    n_slots = 0
+    # entries of the node being opened: kind 0 BVH2 node, 1 triangle (perm position)
+    e_kind = np.empty(width, np.int64)
+    e_id = np.empty(width, np.int64)
+    for w in range(k_cap):
+        if w >= k:
+            break
+        b = src[w]
+        ne = 0
+        if left[b] < 0:
+            for i in range(count[b]):
+                e_kind[ne], e_id[ne] = 1, first[b] + i
+                ne += 1
+        else:
+            for i in range(2):
+                e_kind[ne], e_id[ne] = 0, left[b] + i
+                ne += 1
+        while True:
+            # leaves of one triangle are triangles
+            for i in range(ne):
+                if e_kind[i] == 0 and left[e_id[i]] < 0 and count[e_id[i]] == 1:
+                    e_kind[i], e_id[i] = 1, first[e_id[i]]
+            best, best_area = -1, -1.0
+            for i in range(ne):
+                if e_kind[i] != 0:
+                    continue
+                c = e_id[i]
+                grow = 1 if left[c] >= 0 else count[c] - 1
+                if ne + grow > width:
+                    continue
+                a = _area(lo[c, 0], lo[c, 1], lo[c, 2], hi[c, 0], hi[c, 1], hi[c, 2])
+                if a > best_area:
+                    best, best_area = i, a
+            if best < 0:
+                break
+            c = e_id[best]
+            if left[c] >= 0:
+                e_id[best] = left[c]
+                e_kind[ne], e_id[ne] = 0, left[c] + 1
+                ne += 1
+            else:
+                e_kind[best], e_id[best] = 1, first[c]
+                for i in range(1, count[c]):
+                    e_kind[ne], e_id[ne] = 1, first[c] + i
+                    ne += 1
+        slot = 0
+        for i in range(ne):                      # wide children first, allocated together
+            if e_kind[i] == 0:
+                c = e_id[i]
+                src[k] = c
+                wparent[k] = w
+                child[w, slot] = k
+                for a in range(3):
+                    c_lo[w, slot, a], c_hi[w, slot, a] = lo[c, a], hi[c, a]
+                k += 1
+                slot += 1
+        n_wide[w] = slot
+        for i in range(ne):                      # then its triangles, in consecutive slots
+            if e_kind[i] == 1:
+                t = perm[e_id[i]]
+                tri_order[n_slots] = t
+                tri_parent[n_slots] = w
+                child[w, slot] = -(n_slots + 1)
+                for a in range(3):
+                    c_lo[w, slot, a], c_hi[w, slot, a] = tri_lo[t, a], tri_hi[t, a]
+                n_slots += 1
+                slot += 1
+        n_child[w] = slot
+    return (child[:k].copy(), c_lo[:k].copy(), c_hi[:k].copy(), n_wide[:k].copy(),
+            n_child[:k].copy(), wparent[:k].copy(), tri_order, tri_parent)

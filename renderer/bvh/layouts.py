@@ -1,0 +1,188 @@
+"""BVH node layouts of real hardware, each a flat numpy structured array whose itemsize is the
+byte size of the real node (asserted in tests/test_bvh.py). Consumes a Bvh2 or a Wide tree
+(renderer.bvh.builder), produces a Layout that traversal (renderer.bvh.traverse) reads.
+
+    bvh2      32 B node (tinybvh `BVH`: aabbMin, leftFirst, aabbMax, triCount); a step fetches a
+              node's two children (adjacent, 64 B); leaves of up to 4 triangles, each a 64 B
+              triangle node
+    bvh4      128 B box node (Mesa radv `radv_bvh_box32_node`: 4 child ids, 4 fp32 AABBs, flags)
+              + 64 B triangle node (radv `radv_bvh_triangle_node`: one triangle) as RDNA 2/3
+    bvh8      128 B quantized box node as RDNA 4 (radv `radv_gfx12_box_node`, AMD
+              QuantizedBVH8BoxNode: origin, per-axis exponents, an OBB matrix index, internal
+              and leaf base indices, 8 children of 12-bit bounds) + the same 64 B triangle
+              nodes. RDNA 4's compressed primitive nodes (up to 8 triangles per 128 B, RRA 1.8)
+              are not modelled: a leaf is one triangle, as on RDNA 2/3.
+    bvh8-obb  bvh8 whose nodes may carry a rotation (index into a 104-entry table) shared by
+              their children, used where it shrinks the children's surface area by the
+              builder's factor (AMD GPURT's OBB_SA_FACTOR_THRESHOLD 1.12, seed-notes 000_partB L117)
+
+Parent links (int32 per node and per triangle node) sit in their own array, as radv keeps them
+in front of the BVH; traversal reads them only to restart after a stack overflow.
+"""
+from __future__ import annotations
+
+import time
+from typing import NamedTuple
+
+import numpy as np
+
+from . import layouts_kernels as lk
+from .builder import Bvh2, Wide
+
+BVH2_NODE = np.dtype([("lo", "<f4", 3), ("left_first", "<u4"), ("hi", "<f4", 3), ("count", "<u4")])
+TRI_NODE = np.dtype([("v", "<f4", (3, 3)), ("reserved", "<u4", 3), ("triangle_id", "<u4"),
+                     ("geometry_id_and_flags", "<u4"), ("reserved2", "<u4"), ("id", "<u4")])
+BOX4_NODE = np.dtype([("children", "<u4", 4), ("bounds", "<f4", (4, 6)), ("flags", "<u4"),
+                      ("reserved", "<u4", 3)])
+BOX8_NODE = np.dtype([("origin", "<f4", 3), ("internal_base", "<u4"), ("leaf_base", "<u4"),
+                      ("parent", "<u4"), ("exponents", "u1", 3), ("obb", "u1"),
+                      ("n_internal", "u1"), ("n_children", "u1"), ("pad", "u1", 2),
+                      ("qbox", "<u2", (8, 6))])
+NODE_BYTES = {"bvh2": BVH2_NODE.itemsize, "bvh4": BOX4_NODE.itemsize, "bvh8": BOX8_NODE.itemsize,
+              "bvh8-obb": BOX8_NODE.itemsize}    # 32, 128, 128, 128
+LAYOUTS = tuple(NODE_BYTES)
+KIND = {"bvh2": lk.L_BVH2, "bvh4": lk.L_BVH4, "bvh8": lk.L_BVH8, "bvh8-obb": lk.L_BVH8}
+BOX32_TYPE, TRIANGLE_TYPE, INVALID = 5, 0, 0xFFFFFFFF     # radv node type tags (peers.md §3.1)
+OBB_SA_FACTOR = 1.12
+QBITS = 12           # RDNA 4 child bounds: 12 bits per plane (seed-notes 000_partB L105)
+
+
+class Layout(NamedTuple):
+    name: str
+    kind: int                 # layouts_kernels.L_*
+    nodes: np.ndarray         # structured array of the layout's node dtype; node 0 is the root
+    tris: np.ndarray          # TRI_NODE (n,)
+    node_parent: np.ndarray   # int32 (n_nodes,) -1 for the root
+    tri_parent: np.ndarray    # int32 (n,) box node (bvh2: leaf node) that references it
+    fetch_bytes: int          # bytes a box step fetches: the node (bvh2: its two children)
+    seconds: float            # conversion time (builds excluded)
+
+    @property
+    def bytes(self) -> int:
+        return self.nodes.nbytes + self.tris.nbytes
+
+    def views(self):
+        """(node words float32, node words uint32, tri words float32, tri words uint32): the
+        same bytes, as the traversal kernel reads them."""
+        nw, tw = self.nodes.dtype.itemsize // 4, TRI_NODE.itemsize // 4
+        return (self.nodes.view(np.float32).reshape(-1, nw), self.nodes.view(np.uint32).reshape(-1, nw),
+                self.tris.view(np.float32).reshape(-1, tw), self.tris.view(np.uint32).reshape(-1, tw))
+
+
+def tri_nodes(tris, order: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(order), TRI_NODE)
+    out["v"] = tris.v[order]
+    out["triangle_id"] = order
+    out["geometry_id_and_flags"] = (tris.geometry[order].astype(np.uint32) & 0xFFFFFF) | \
+        (tris.flags[order] << 24)
+    out["id"] = np.arange(len(order))
+    return out
+
+
+def bvh2_layout(bvh: Bvh2) -> Layout:
+    t0 = time.perf_counter()
+    nodes = np.zeros(len(bvh.left), BVH2_NODE)
+    nodes["lo"], nodes["hi"] = bvh.lo, bvh.hi
+    leaf = bvh.left < 0
+    nodes["left_first"] = np.where(leaf, bvh.first, bvh.left)
+    nodes["count"] = np.where(leaf, bvh.count, 0)
+    tri_parent = np.empty(len(bvh.perm), np.int32)
+    for i in np.flatnonzero(leaf):
+        tri_parent[bvh.first[i]:bvh.first[i] + bvh.count[i]] = i
+    return Layout("bvh2", lk.L_BVH2, nodes, tri_nodes(bvh.tris, bvh.perm), bvh.parent.astype(np.int32),
+                  tri_parent, 2 * BVH2_NODE.itemsize, time.perf_counter() - t0)
+
+
+def bvh4_layout(w: Wide) -> Layout:
+    if w.width != 4:
+        raise ValueError(f"bvh4 needs a 4-wide tree, got {w.width}")
+    t0 = time.perf_counter()
+    nodes = np.zeros(len(w.child), BOX4_NODE)
+    c = w.child
+    kids = np.where(c >= 0, (c << 3) | BOX32_TYPE, ((-c - 1) << 3) | TRIANGLE_TYPE)
+    nodes["children"] = np.where(c > -(1 << 40), kids, INVALID).astype(np.uint32)
+    nodes["bounds"][..., :3], nodes["bounds"][..., 3:] = w.c_lo, w.c_hi
+    return Layout("bvh4", lk.L_BVH4, nodes, tri_nodes(w.tris, w.tri_order), w.parent.astype(np.int32),
+                  w.tri_parent.astype(np.int32), BOX4_NODE.itemsize, time.perf_counter() - t0)
+
+
+def obb_table() -> np.ndarray:
+    """float64 (104, 3, 3) rotations (rows: the frame's axes in world space), each entry a
+    float32 value so build and traversal use the same matrix. The count and the 7-bit index
+    follow AMD (NUM_OBB_TRANSFORMS = 104, seed-notes 000_partB L117); AMD's matrices (9 six-bit
+    codes into 26 floats) are not reproduced: ours are 13 axes (3 coordinate, 6 face-diagonal,
+    4 body-diagonal) x 8 angles."""
+    axes = [(1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 1, 0), (1, -1, 0), (1, 0, 1), (1, 0, -1),
+            (0, 1, 1), (0, 1, -1), (1, 1, 1), (1, 1, -1), (1, -1, 1), (-1, 1, 1)]
+    out = []
+    for i, a in enumerate(axes):
+        a = np.array(a, np.float64) / np.linalg.norm(a)
+        step = np.pi / 18 if i < 3 else np.pi / 9     # a box is 90-degree symmetric about its own axes
+        for k in range(1, 9):
+            th = k * step
+            K = np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
+            r = np.eye(3) + np.sin(th) * K + (1 - np.cos(th)) * K @ K      # Rodrigues
+            out.append(r.T)            # rows = rotated frame axes
+    t = np.array(out).astype(np.float32).astype(np.float64)
+    assert t.shape == (lk.N_OBB, 3, 3)
+    return t
+
+
+OBB_TABLE = obb_table()
+
+
+def bvh8_layout(w: Wide, obb: bool = False) -> Layout:
+    if w.width != 8:
+        raise ValueError(f"bvh8 needs an 8-wide tree, got {w.width}")
+    t0 = time.perf_counter()
+    k = len(w.child)
+    rot = np.full(k, lk.NO_OBB, np.int64)
+    c_lo, c_hi = w.c_lo.copy(), w.c_hi.copy()
+    if obb:
+        lk.choose_obb(w.child, w.n_child, w.parent, w.tri_order, w.tris.v, OBB_TABLE,
+                      OBB_SA_FACTOR, rot, c_lo, c_hi)
+    valid = np.arange(8)[None, :] < w.n_child[:, None]
+    big = np.where(valid[..., None], c_lo, np.inf).min(axis=1)          # node box (in its frame)
+    top = np.where(valid[..., None], c_hi, -np.inf).max(axis=1)
+    origin = big.astype(np.float32)
+    origin = np.where(origin > big, np.nextafter(origin, -np.inf, dtype=np.float32), origin)
+    o64 = origin.astype(np.float64)
+    ext = np.maximum(top - o64, 1e-30)
+    e = np.ceil(np.log2(ext / ((1 << QBITS) - 2))).astype(np.int64)    # a step of 2^e covers ext
+    e = np.clip(e, -126, 127)
+    s = np.ldexp(1.0, e)[:, None, :]
+    ql = np.floor((c_lo - o64[:, None, :]) / s)
+    qh = np.ceil((c_hi - o64[:, None, :]) / s)
+    ql = np.clip(np.where(valid[..., None], ql, 0), 0, (1 << QBITS) - 1)
+    qh = np.clip(np.where(valid[..., None], qh, 0), 0, (1 << QBITS) - 1)
+    # conservative: the decoded box holds the full-precision one (decoding is exact in float64)
+    lo_dec, hi_dec = o64[:, None, :] + ql * s, o64[:, None, :] + qh * s
+    bad = valid[..., None] & ((lo_dec > c_lo) | (hi_dec < c_hi))
+    if bad.any():
+        raise AssertionError(f"bvh8 quantization not conservative at {int(bad.sum())} planes")
+    nodes = np.zeros(k, BOX8_NODE)
+    nodes["origin"] = origin
+    first_leaf = np.where(w.n_wide < w.n_child, -w.child[np.arange(k), np.minimum(w.n_wide, 7)] - 1, 0)
+    nodes["internal_base"] = np.where(w.n_wide > 0, w.child[:, 0], 0)
+    nodes["leaf_base"] = first_leaf
+    nodes["parent"] = np.where(w.parent >= 0, w.parent, INVALID).astype(np.uint32)
+    nodes["exponents"] = e + 127
+    nodes["obb"] = rot
+    nodes["n_internal"], nodes["n_children"] = w.n_wide, w.n_child
+    nodes["qbox"][..., :3], nodes["qbox"][..., 3:] = ql, qh
+    # the encoding relies on each kind of child being contiguous (builder_kernels.collapse)
+    j = np.arange(8)[None, :]
+    assert np.all(np.where(j < w.n_wide[:, None], w.child == nodes["internal_base"][:, None] + j, True))
+    assert np.all(np.where(valid & (j >= w.n_wide[:, None]),
+                           -w.child - 1 == first_leaf[:, None] + j - w.n_wide[:, None], True))
+    return Layout("bvh8-obb" if obb else "bvh8", lk.L_BVH8, nodes, tri_nodes(w.tris, w.tri_order),
+                  w.parent.astype(np.int32), w.tri_parent.astype(np.int32), BOX8_NODE.itemsize,
+                  time.perf_counter() - t0)
+
+
+def decode_bvh8(nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """float64 (k, 8, 3) lo, hi of every child as traversal decodes them (in the node's frame)."""
+    s = np.ldexp(1.0, nodes["exponents"].astype(np.int64) - 127)[:, None, :]
+    o = nodes["origin"].astype(np.float64)[:, None, :]
+    q = nodes["qbox"].astype(np.float64)
+    return o + q[..., :3] * s, o + q[..., 3:] * s

@@ -1,0 +1,88 @@
+"""Numba kernels of the layouts: the OBB choice of bvh8-obb nodes.
+
+A node's children share one rotation (AMD RDNA 4, seed-notes 000_partB L113-117). For every node
+and every one of the N_OBB rotations the builder needs each child's box in the rotated frame:
+a discrete-orientation polytope (k-DOP) of the child's subtree along the 3 x N_OBB axes,
+computed bottom up, deepest level first, parallel over the nodes of a level.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+L_BVH2, L_BVH4, L_BVH8 = 0, 1, 2     # traversal's layout codes
+N_OBB = 104                          # AMD NUM_OBB_TRANSFORMS (seed-notes 000_partB L117)
+NO_OBB = 127                         # 7-bit index sentinel: axis-aligned node
+F32_PAD = 2.5e-7                     # > 2 float32 ulps: rounding a bound outward to float32
+
+
+@njit(cache=True, inline="always")
+def _down(x):
+    return np.float32(x - abs(x) * F32_PAD - 1e-30)
+
+
+@njit(cache=True, inline="always")
+def _up(x):
+    return np.float32(x + abs(x) * F32_PAD + 1e-30)
+
+
+@njit(cache=True, inline="always")
+def _sa(dx, dy, dz):
+    return 2.0 * (dx * dy + dy * dz + dz * dx)
+
+
+@njit(cache=True, parallel=True)
+def choose_obb(child, n_child, parent, tri_order, v, table, factor, rot, c_lo, c_hi):
+    """For each node, the rotation r minimising the summed surface area of its children's boxes
+    in frame r; kept (rot[node] = r, children's boxes replaced by their frame-r boxes, outward
+    rounded) only where the axis-aligned sum is at least `factor` times larger."""
+    k = child.shape[0]
+    depth = np.zeros(k, np.int64)
+    for i in range(1, k):              # parents precede children
+        depth[i] = depth[parent[i]] + 1
+    dop = np.empty((k, N_OBB, 6), np.float32)     # subtree box in each frame: lo xyz, hi xyz
+    for level in range(depth.max(), -1, -1):
+        nodes = np.flatnonzero(depth == level)
+        for ii in prange(nodes.shape[0]):
+            node = nodes[ii]
+            box = np.empty((8, N_OBB, 6))
+            for j in range(n_child[node]):
+                c = child[node, j]
+                if c >= 0:
+                    for r in range(N_OBB):
+                        for a in range(6):
+                            box[j, r, a] = dop[c, r, a]
+                else:
+                    t = tri_order[-c - 1]
+                    for r in range(N_OBB):
+                        for a in range(3):
+                            lo, hi = np.inf, -np.inf
+                            for p in range(3):
+                                x = (table[r, a, 0] * v[t, p, 0] + table[r, a, 1] * v[t, p, 1]
+                                     + table[r, a, 2] * v[t, p, 2])
+                                lo, hi = min(lo, x), max(hi, x)
+                            box[j, r, a], box[j, r, 3 + a] = _down(lo), _up(hi)
+            aabb = 0.0
+            for j in range(n_child[node]):
+                aabb += _sa(c_hi[node, j, 0] - c_lo[node, j, 0], c_hi[node, j, 1] - c_lo[node, j, 1],
+                            c_hi[node, j, 2] - c_lo[node, j, 2])
+            best, best_r = np.inf, -1
+            for r in range(N_OBB):
+                s = 0.0
+                for j in range(n_child[node]):
+                    s += _sa(box[j, r, 3] - box[j, r, 0], box[j, r, 4] - box[j, r, 1],
+                             box[j, r, 5] - box[j, r, 2])
+                if s < best:
+                    best, best_r = s, r
+            if best_r >= 0 and aabb >= factor * best:
+                rot[node] = best_r
+                for j in range(n_child[node]):
+                    for a in range(3):
+                        c_lo[node, j, a] = box[j, best_r, a]
+                        c_hi[node, j, a] = box[j, best_r, 3 + a]
+            for r in range(N_OBB):
+                for a in range(3):
+                    lo, hi = np.inf, -np.inf
+                    for j in range(n_child[node]):
+                        lo, hi = min(lo, box[j, r, a]), max(hi, box[j, r, 3 + a])
+                    dop[node, r, a], dop[node, r, 3 + a] = lo, hi

@@ -1,0 +1,140 @@
+"""Traversal: consumes a Layout and rays, produces closest (or first) hits, per-ray costs and,
+on request, the ray-ordered list of every node and triangle fetch, which `price` runs through the
+memory model (streams bvh_node, bvh_leaf) with a cache in front of DRAM.
+
+    rays = make_rays(origins, directions, tmin=0.0, tmax=np.inf)
+    hits, fetches = trace_rays(layout, rays, stack=16, record=True)
+    hits.prim, hits.t                     # triangle id (scene order) or -1; distance or inf
+    counters = cost_counters(layout, hits) + price(layout, fetches, memory_model, level)
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from renderer.counters import Counters
+from renderer.memory import STREAM, MemoryModel
+
+from . import traverse_kernels as tk
+from .layouts import OBB_TABLE, TRI_NODE, Layout
+
+CHUNK = 128          # rays per parallel work item: each records its fetches into its own slab
+REC_PER_RAY = 96     # record capacity per ray; a chunk that needs more is re-run alone
+PARENT_LINK_BYTES = 4   # radv keeps one uint32 parent id per node
+
+
+class Hits(NamedTuple):
+    prim: np.ndarray     # int64 (n,) triangle id in scene order (Triangles index), -1: miss
+    t: np.ndarray        # float64 (n,) hit distance in units of |direction|, inf: miss
+    counts: np.ndarray   # int32 (n, tk.C_N) per-ray costs (tk.COUNTER_NAMES)
+
+
+def make_rays(origins, directions, tmin=0.0, tmax=np.inf) -> np.ndarray:
+    """float32 (n, 8): origin, tmin, direction, tmax (traverse_kernels R_*)."""
+    o = np.asarray(origins, np.float32).reshape(-1, 3)
+    d = np.asarray(directions, np.float32).reshape(-1, 3)
+    if o.shape != d.shape:
+        raise ValueError(f"origins {o.shape} and directions {d.shape} differ")
+    rays = np.empty((len(o), tk.R_N), np.float32)
+    rays[:, 0:3], rays[:, 4:7] = o, d
+    rays[:, tk.R_TMIN] = np.broadcast_to(np.asarray(tmin, np.float32).reshape(-1), len(o)) if np.ndim(tmin) else tmin
+    rays[:, tk.R_TMAX] = np.broadcast_to(np.asarray(tmax, np.float32).reshape(-1), len(o)) if np.ndim(tmax) else tmax
+    if not np.isfinite(rays[:, :7]).all():
+        raise ValueError("ray origins, directions and tmin must be finite")
+    return rays
+
+
+def _flags(any_hit: bool, cull_back: bool) -> int:
+    return (tk.FLAG_ANY_HIT if any_hit else 0) | (tk.FLAG_CULL_BACK if cull_back else 0)
+
+
+def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_back: bool = False,
+               stack: int = 16, dual: bool = False, record: bool = False):
+    """Trace every ray; returns (Hits, fetch records int64 in ray order, or None).
+
+    any_hit: terminate on the first hit (shadow rays); cull_back: skip back faces unless the
+    triangle's draw disables culling; stack: short-stack entries; dual: BVH4x2, two bvh4 box
+    nodes per step (only for the bvh4 layout)."""
+    if stack < 1:
+        raise ValueError(f"stack must hold at least one entry, got {stack}")
+    if dual and layout.name != "bvh4":
+        raise ValueError("BVH4x2 (dual) traversal runs on the bvh4 layout")
+    n = len(rays)
+    nf, nu, tf, tu = layout.views()
+    prim = np.empty(n, np.int64)
+    t = np.empty(n, np.float64)
+    cnt = np.zeros((n, tk.C_N), np.int32)
+    n_chunks = max(1, -(-n // CHUNK))
+    cap = CHUNK * REC_PER_RAY if record else 0
+    rec = np.empty(n_chunks * cap if record else 1, np.int64)
+    rec_n = np.zeros(n_chunks, np.int64)
+    args = (layout.kind, nf, nu, tf, tu, layout.node_parent, layout.tri_parent, OBB_TABLE)
+    tk.trace(*args, rays, CHUNK, _flags(any_hit, cull_back), stack, dual, prim, t, cnt, rec,
+             cap, rec_n)
+    hits = Hits(prim, t, cnt)
+    if not record:
+        return hits, None
+    parts = []
+    for c in range(n_chunks):
+        if rec_n[c] <= cap:
+            parts.append(rec[c * cap:c * cap + rec_n[c]])
+        else:                    # a chunk of very long rays: run it again with room enough
+            big = np.empty(rec_n[c], np.int64)
+            r0, r1 = c * CHUNK, min(n, (c + 1) * CHUNK)
+            tk.trace_chunk(*args, rays, r0, r1, _flags(any_hit, cull_back), stack, dual, prim, t,
+                           cnt, big, 0, len(big))
+            parts.append(big)
+    return hits, np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+
+def brute_force(layout: Layout, rays: np.ndarray, cull_back: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The slow twin: every ray against every triangle, the same test and tie rule."""
+    _, _, tf, tu = layout.views()
+    prim = np.empty(len(rays), np.int64)
+    t = np.empty(len(rays))
+    tk.brute_force(tf, tu, rays, _flags(False, cull_back), prim, t)
+    return prim, t
+
+
+def cost_counters(layout: Layout, hits: Hits, prefix: str = "rt.") -> Counters:
+    """rt.* from the per-ray costs: rays, hits, steps, nodes, tests, stack events, and the bytes
+    the fetches move before any cache (node bytes from the layout's dtype)."""
+    tot = hits.counts.sum(axis=0, dtype=np.int64)
+    c = Counters({prefix + "rays": len(hits.prim), prefix + "hits": int((hits.prim >= 0).sum())})
+    for name, v in zip(tk.COUNTER_NAMES, tot):
+        c[prefix + name] = int(v)
+    node_fetches = tot[tk.C_BOX_NODES] + tot[tk.C_REFETCH]
+    c[prefix + "bytes.node"] = int(node_fetches * layout.fetch_bytes
+                                   + tot[tk.C_PARENT_READS] * PARENT_LINK_BYTES)
+    c[prefix + "bytes.leaf"] = int(tot[tk.C_LEAF_NODES] * TRI_NODE.itemsize)
+    return c
+
+
+def price(layout: Layout, fetches: np.ndarray, mm: MemoryModel, level: int) -> None:
+    """Run the recorded fetches, in ray order, through the memory model, entering at cache
+    `level`. Box nodes and parent links are stream bvh_node, triangle nodes bvh_leaf."""
+    base = np.array([mm.address(mm.region(("bvh_node", layout.name, id(layout.nodes)))),
+                     mm.address(mm.region(("bvh_leaf", layout.name, id(layout.tris)))),
+                     mm.address(mm.region(("bvh_parent", layout.name, id(layout.node_parent)))),
+                     mm.address(mm.region(("bvh_tri_parent", layout.name, id(layout.tri_parent))))],
+                    np.int64)
+    stride = np.array([layout.nodes.dtype.itemsize, TRI_NODE.itemsize, PARENT_LINK_BYTES,
+                       PARENT_LINK_BYTES], np.int64)
+    size = np.array([layout.fetch_bytes, TRI_NODE.itemsize, PARENT_LINK_BYTES, PARENT_LINK_BYTES],
+                    np.int64)
+    stream = np.array([STREAM["bvh_node"], STREAM["bvh_leaf"], STREAM["bvh_node"],
+                       STREAM["bvh_node"]], np.int64)
+    tk.replay(*mm.state, mm.acc, mm.tile_bytes, level, fetches, base, stride, size, stream)
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the traversal kernels on a tiny BVH."""
+    from .builder import Triangles, build_bvh2, collapse
+    from .layouts import bvh2_layout, bvh4_layout, bvh8_layout
+    v = np.array([[[0, 0, 0], [1, 0, 0], [0, 1, 0]], [[0, 0, 1], [1, 0, 1], [0, 1, 1]]], np.float32)
+    tris = Triangles.of_array(v)
+    rays = make_rays([[0.2, 0.2, -1]], [[0, 0, 1]])
+    b = build_bvh2(tris, 1)
+    for lay in (bvh2_layout(b), bvh4_layout(collapse(b, 4)), bvh8_layout(collapse(b, 8))):
+        trace_rays(lay, rays, record=True)

@@ -1,0 +1,401 @@
+"""Numba kernels of BVH traversal, parallel over chunks of rays; one kernel reads every layout
+(bvh2 / bvh4 / bvh8, with or without OBB) through the layout's own node words, choosing the
+decoder by a small layout code (layouts_kernels.L_*), as hardware picks the node type.
+
+Per ray: a short stack of `stack` entries (RDNA's LDS ring: overwritten when full, seed-notes
+000_partB L99); when it runs dry after an overflow, traversal restarts stacklessly through parent
+links and the last node visited: climb to the parent, re-test its children, continue with the
+first one after the last node in the same (distance, slot) order. Children are visited nearest
+first, ties by slot, and every decision depends only on the ray and the node, so that order is
+the same each time a node is re-tested, and the restart resumes exactly where the dropped stack
+entries would have.
+
+Closest hit: the least t, ties by the least triangle id, so every layout and the brute-force
+loop agree exactly. Box tests run in float64 on the float32 (or decoded quantized) planes, with
+the far distance widened by BOX_EPS so that a triangle inside a box is never culled by rounding.
+
+Every node and triangle fetch can be recorded (chunk by chunk, in ray order) for the memory
+model: a record is kind << 30 | index (REC_*).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from renderer import memory_kernels as mk
+
+from .layouts_kernels import L_BVH2, L_BVH4, L_BVH8, N_OBB
+
+REF_BOX, REF_TRI, REF_LEAF = 0, 1, 2          # ref = index << 2 | kind; REF_LEAF: a bvh2 leaf
+FLAG_ANY_HIT = 1      # DXR RAY_FLAG_ACCEPT_FIRST_HIT_AND_END_SEARCH
+FLAG_CULL_BACK = 2    # DXR RAY_FLAG_CULL_BACK_FACING_TRIANGLES
+TRI_CULL_DISABLE, TRI_FRONT_CW = 1, 2         # builder.TRI_*, kept in the triangle node's top byte
+REC_NODE, REC_TRI, REC_PARENT = 0, 1, 2
+REC_SHIFT = 30
+BOX_EPS = 1e-9        # relative; float64 box and triangle distances agree to ~1e-15
+DIR_MIN = 1e-30       # a zero direction component becomes this (keeps the slabs free of NaN)
+# Per-ray counters (columns of cnt)
+(C_STEPS, C_BOX_NODES, C_LEAF_NODES, C_BOX_TESTS, C_TRI_TESTS, C_OVERFLOWS, C_RESTARTS,
+ C_REFETCH, C_PARENT_READS, C_DUAL, C_OBB, C_N) = range(12)
+COUNTER_NAMES = ("steps", "nodes.box", "nodes.leaf", "tests.box", "tests.tri", "stack.overflows",
+                 "stack.restarts", "nodes.refetch", "parent_reads", "dual_steps", "nodes.obb")
+# Ray columns
+R_OX, R_OY, R_OZ, R_TMIN, R_DX, R_DY, R_DZ, R_TMAX, R_N = range(9)
+
+
+@njit(cache=True, inline="always")
+def _safe(d):
+    if abs(d) < DIR_MIN:
+        return DIR_MIN if d >= 0 else -DIR_MIN
+    return d
+
+
+@njit(cache=True, inline="always")
+def _slab(lx, ly, lz, hx, hy, hz, ox, oy, oz, ix, iy, iz, tmin, tmax):
+    """Entry distance of the ray into the box, or inf if it misses within [tmin, tmax]."""
+    a, b = (lx - ox) * ix, (hx - ox) * ix
+    tn, tf = min(a, b), max(a, b)
+    a, b = (ly - oy) * iy, (hy - oy) * iy
+    tn, tf = max(tn, min(a, b)), min(tf, max(a, b))
+    a, b = (lz - oz) * iz, (hz - oz) * iz
+    tn, tf = max(tn, min(a, b)), min(tf, max(a, b))
+    tn = max(tn, tmin)
+    if tn <= min(tf * (1.0 + BOX_EPS) + 1e-300, tmax):
+        return tn
+    return np.inf
+
+
+@njit(cache=True)
+def children(layout, i, nf, nu, table, ray, out_t, out_ref):
+    """Tests the child boxes of box node i; writes each valid child's entry distance (inf on a
+    miss, against the ray's own tmax) and ref; returns (children, 1 if the node is rotated)."""
+    ox, oy, oz = np.float64(ray[R_OX]), np.float64(ray[R_OY]), np.float64(ray[R_OZ])
+    dx, dy, dz = np.float64(ray[R_DX]), np.float64(ray[R_DY]), np.float64(ray[R_DZ])
+    tmin, tmax = np.float64(ray[R_TMIN]), np.float64(ray[R_TMAX])
+    if layout == L_BVH2:
+        ix, iy, iz = 1.0 / _safe(dx), 1.0 / _safe(dy), 1.0 / _safe(dz)
+        l = np.int64(nu[i, 3])
+        for j in range(2):
+            c = l + j
+            out_t[j] = _slab(nf[c, 0], nf[c, 1], nf[c, 2], nf[c, 4], nf[c, 5], nf[c, 6],
+                             ox, oy, oz, ix, iy, iz, tmin, tmax)
+            out_ref[j] = (c << 2) | (REF_LEAF if nu[c, 7] > 0 else REF_BOX)
+        return 2, 0
+    if layout == L_BVH4:
+        ix, iy, iz = 1.0 / _safe(dx), 1.0 / _safe(dy), 1.0 / _safe(dz)
+        n = 0
+        for j in range(4):
+            w = nu[i, j]
+            if w == 0xFFFFFFFF:
+                continue
+            b = 4 + 6 * j
+            out_t[n] = _slab(nf[i, b], nf[i, b + 1], nf[i, b + 2], nf[i, b + 3], nf[i, b + 4],
+                             nf[i, b + 5], ox, oy, oz, ix, iy, iz, tmin, tmax)
+            out_ref[n] = (np.int64(w >> 3) << 2) | (REF_BOX if (w & 7) == 5 else REF_TRI)
+            n += 1
+        return n, 0
+    # L_BVH8: header words 0-2 origin, 3 internal base, 4 leaf base, 5 parent,
+    # 6 exponents (3 bytes) | obb << 24, 7 n_internal | n_children << 8, 8-31 qbox (u16 pairs)
+    w6, w7 = nu[i, 6], nu[i, 7]
+    rot = np.int64(w6 >> 24)
+    obb = 0
+    if rot < N_OBB:
+        obb = 1
+        rx = table[rot, 0, 0] * ox + table[rot, 0, 1] * oy + table[rot, 0, 2] * oz
+        ry = table[rot, 1, 0] * ox + table[rot, 1, 1] * oy + table[rot, 1, 2] * oz
+        rz = table[rot, 2, 0] * ox + table[rot, 2, 1] * oy + table[rot, 2, 2] * oz
+        ex = table[rot, 0, 0] * dx + table[rot, 0, 1] * dy + table[rot, 0, 2] * dz
+        ey = table[rot, 1, 0] * dx + table[rot, 1, 1] * dy + table[rot, 1, 2] * dz
+        ez = table[rot, 2, 0] * dx + table[rot, 2, 1] * dy + table[rot, 2, 2] * dz
+        ox, oy, oz, dx, dy, dz = rx, ry, rz, ex, ey, ez
+    ix, iy, iz = 1.0 / _safe(dx), 1.0 / _safe(dy), 1.0 / _safe(dz)
+    gx = np.float64(nf[i, 0])
+    gy = np.float64(nf[i, 1])
+    gz = np.float64(nf[i, 2])
+    sx = np.ldexp(1.0, np.int64(w6 & 0xFF) - 127)
+    sy = np.ldexp(1.0, np.int64((w6 >> 8) & 0xFF) - 127)
+    sz = np.ldexp(1.0, np.int64((w6 >> 16) & 0xFF) - 127)
+    n_int, n = np.int64(w7 & 0xFF), np.int64((w7 >> 8) & 0xFF)
+    ib, lb = np.int64(nu[i, 3]), np.int64(nu[i, 4])
+    for j in range(n):
+        q0, q1, q2 = nu[i, 8 + 3 * j], nu[i, 9 + 3 * j], nu[i, 10 + 3 * j]   # 6 u16 per child
+        out_t[j] = _slab(gx + np.float64(q0 & 0xFFFF) * sx, gy + np.float64(q0 >> 16) * sy,
+                         gz + np.float64(q1 & 0xFFFF) * sz, gx + np.float64(q1 >> 16) * sx,
+                         gy + np.float64(q2 & 0xFFFF) * sy, gz + np.float64(q2 >> 16) * sz,
+                         ox, oy, oz, ix, iy, iz, tmin, tmax)
+        out_ref[j] = ((ib + j) << 2) | REF_BOX if j < n_int else ((lb + j - n_int) << 2) | REF_TRI
+    return n, obb
+
+
+@njit(cache=True, inline="always")
+def _tri(tf, tu, s, ray, flags):
+    """Moeller-Trumbore in float64 on triangle node s. Returns (t or inf, triangle id)."""
+    ox, oy, oz = np.float64(ray[R_OX]), np.float64(ray[R_OY]), np.float64(ray[R_OZ])
+    dx, dy, dz = np.float64(ray[R_DX]), np.float64(ray[R_DY]), np.float64(ray[R_DZ])
+    ax, ay, az = np.float64(tf[s, 0]), np.float64(tf[s, 1]), np.float64(tf[s, 2])
+    e1x, e1y, e1z = tf[s, 3] - ax, tf[s, 4] - ay, tf[s, 5] - az
+    e2x, e2y, e2z = tf[s, 6] - ax, tf[s, 7] - ay, tf[s, 8] - az
+    px, py, pz = dy * e2z - dz * e2y, dz * e2x - dx * e2z, dx * e2y - dy * e2x
+    det = e1x * px + e1y * py + e1z * pz          # > 0: front face (counter-clockwise)
+    tflags = tu[s, 13] >> 24
+    if flags & FLAG_CULL_BACK and not (tflags & TRI_CULL_DISABLE):
+        if (det <= 0.0) if not (tflags & TRI_FRONT_CW) else (det >= 0.0):
+            return np.inf, -1
+    if det == 0.0:
+        return np.inf, -1
+    inv = 1.0 / det
+    sx, sy, sz = ox - ax, oy - ay, oz - az
+    u = (sx * px + sy * py + sz * pz) * inv
+    if u < 0.0 or u > 1.0:
+        return np.inf, -1
+    qx, qy, qz = sy * e1z - sz * e1y, sz * e1x - sx * e1z, sx * e1y - sy * e1x
+    v = (dx * qx + dy * qy + dz * qz) * inv
+    if v < 0.0 or u + v > 1.0:
+        return np.inf, -1
+    t = (e2x * qx + e2y * qy + e2z * qz) * inv
+    if t < ray[R_TMIN] or t > ray[R_TMAX]:
+        return np.inf, -1
+    return t, np.int64(tu[s, 12])
+
+
+@njit(cache=True, inline="always")
+def _sort(ts, refs, n):
+    """Insertion sort of (t, ref) pairs by t; stable, so equal t keep slot order."""
+    for a in range(1, n):
+        t, r = ts[a], refs[a]
+        b = a - 1
+        while b >= 0 and ts[b] > t:
+            ts[b + 1], refs[b + 1] = ts[b], refs[b]
+            b -= 1
+        ts[b + 1], refs[b + 1] = t, r
+
+
+@njit(cache=True)
+def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, rays, r0, r1, flags,
+                stack, dual, out_prim, out_t, cnt, rec, rec0, rec_cap):
+    """Traces rays r0..r1-1; records fetches into rec[rec0:rec0 + rec_cap] when rec_cap > 0.
+    Returns the number of records the chunk needed."""
+    st_ref = np.empty(stack, np.int64)
+    st_t = np.empty(stack)
+    at = np.empty(8)
+    ar = np.empty(8, np.int64)
+    bt = np.empty(8)
+    br = np.empty(8, np.int64)
+    nrec = 0
+    root = REF_BOX
+    if layout == L_BVH2 and nu[0, 7] > 0:
+        root = REF_LEAF
+    for r in range(r0, r1):
+        ray = rays[r]
+        best_t = np.float64(ray[R_TMAX])
+        best_p = np.int64(-1)
+        cur, last = np.int64(root), np.int64(-1)
+        size, top, over = 0, 0, False
+        steps = box_nodes = leaf_nodes = box_tests = tri_tests = 0
+        overflows = restarts = refetch = parent_reads = duals = obbs = 0
+        done = False
+        while not done:
+            if cur >= 0:
+                kind, i = cur & 3, cur >> 2
+                if kind == REF_BOX:
+                    steps += 1
+                    n, o = children(layout, i, nf, nu, table, ray, at, ar)
+                    box_nodes += 1
+                    box_tests += n
+                    obbs += o
+                    if rec_cap > 0:
+                        if nrec < rec_cap:
+                            rec[rec0 + nrec] = (REC_NODE << REC_SHIFT) | (nu[i, 3] if layout == L_BVH2 else i)
+                        nrec += 1
+                    lim = best_t * (1.0 + BOX_EPS)
+                    m = 0
+                    for j in range(n):
+                        if at[j] <= lim and at[j] < np.inf:
+                            at[m], ar[m] = at[j], ar[j]
+                            m += 1
+                    _sort(at, ar, m)
+                    # BVH4x2: a second box node from the stack top in the same step
+                    mb = 0
+                    if dual and size > 0:
+                        e = st_ref[(top - 1) % stack]
+                        if (e & 3) == REF_BOX and st_t[(top - 1) % stack] <= lim:
+                            top -= 1
+                            size -= 1
+                            j2 = e >> 2
+                            nb, o = children(layout, j2, nf, nu, table, ray, bt, br)
+                            box_nodes += 1
+                            box_tests += nb
+                            obbs += o
+                            duals += 1
+                            if rec_cap > 0:
+                                if nrec < rec_cap:
+                                    rec[rec0 + nrec] = (REC_NODE << REC_SHIFT) | j2
+                                nrec += 1
+                            for j in range(nb):
+                                if bt[j] <= lim and bt[j] < np.inf:
+                                    bt[mb], br[mb] = bt[j], br[j]
+                                    mb += 1
+                            _sort(bt, br, mb)
+                            if m == 0 and mb == 0:
+                                cur = e           # the last node visited, for a restart
+                    # push the second node's hits, then the first's but its nearest, far first
+                    b_end = 0 if m > 0 else 1
+                    for j in range(mb - 1, b_end - 1, -1):
+                        st_ref[top % stack], st_t[top % stack] = br[j], bt[j]
+                        top += 1
+                        if size == stack:
+                            overflows += 1
+                            over = True
+                        else:
+                            size += 1
+                    for j in range(m - 1, 0, -1):
+                        st_ref[top % stack], st_t[top % stack] = ar[j], at[j]
+                        top += 1
+                        if size == stack:
+                            overflows += 1
+                            over = True
+                        else:
+                            size += 1
+                    if m > 0:
+                        cur = ar[0]
+                    elif mb > 0:
+                        cur = br[0]
+                    else:
+                        last = cur
+                        cur = -1
+                else:
+                    s0, s1 = i, i + 1
+                    if kind == REF_LEAF:
+                        s0 = np.int64(nu[i, 3])
+                        s1 = s0 + np.int64(nu[i, 7])
+                    for s in range(s0, s1):
+                        steps += 1
+                        leaf_nodes += 1
+                        tri_tests += 1
+                        if rec_cap > 0:
+                            if nrec < rec_cap:
+                                rec[rec0 + nrec] = (REC_TRI << REC_SHIFT) | s
+                            nrec += 1
+                        t, p = _tri(tf, tu, s, ray, flags)
+                        if t < best_t or (t == best_t and t < np.inf and p < best_p):
+                            best_t, best_p = t, p
+                            if flags & FLAG_ANY_HIT:
+                                done = True
+                                break
+                    last = cur
+                    cur = -1
+                continue
+            # pop the nearest entry still in front of the closest hit
+            lim = best_t * (1.0 + BOX_EPS)
+            while size > 0:
+                top -= 1
+                size -= 1
+                e = st_ref[top % stack]
+                if st_t[top % stack] <= lim:
+                    cur = e
+                    break
+                last = e
+            if cur >= 0:
+                continue
+            if not over:
+                break
+            # stack dry after an overflow: climb from the last node visited
+            while True:
+                kind = last & 3
+                p = np.int64(tri_parent[last >> 2] if kind == REF_TRI else node_parent[last >> 2])
+                parent_reads += 1
+                if rec_cap > 0:
+                    if nrec < rec_cap:
+                        rec[rec0 + nrec] = (REC_PARENT << REC_SHIFT) | (
+                            (last >> 2) * 2 + (1 if kind == REF_TRI else 0))
+                    nrec += 1
+                if p < 0:
+                    done = True
+                    break
+                n, o = children(layout, p, nf, nu, table, ray, at, ar)
+                steps += 1
+                refetch += 1
+                box_tests += n
+                obbs += o
+                if rec_cap > 0:
+                    if nrec < rec_cap:
+                        rec[rec0 + nrec] = (REC_NODE << REC_SHIFT) | (nu[p, 3] if layout == L_BVH2 else p)
+                    nrec += 1
+                kt, ks = np.inf, -1
+                for j in range(n):
+                    if ar[j] == last:
+                        kt, ks = at[j], j
+                nxt, nt, nsl = np.int64(-1), np.inf, n
+                for j in range(n):
+                    t = at[j]
+                    if t <= lim and t < np.inf and (t > kt or (t == kt and j > ks)) and (
+                            t < nt or (t == nt and j < nsl)):
+                        nxt, nt, nsl = ar[j], t, j
+                if nxt >= 0:
+                    cur = nxt
+                    restarts += 1
+                    break
+                last = (p << 2) | REF_BOX
+        out_prim[r] = best_p
+        out_t[r] = best_t if best_p >= 0 else np.inf
+        cnt[r, C_STEPS] = steps
+        cnt[r, C_BOX_NODES] = box_nodes
+        cnt[r, C_LEAF_NODES] = leaf_nodes
+        cnt[r, C_BOX_TESTS] = box_tests
+        cnt[r, C_TRI_TESTS] = tri_tests
+        cnt[r, C_OVERFLOWS] = overflows
+        cnt[r, C_RESTARTS] = restarts
+        cnt[r, C_REFETCH] = refetch
+        cnt[r, C_PARENT_READS] = parent_reads
+        cnt[r, C_DUAL] = duals
+        cnt[r, C_OBB] = obbs
+    return nrec
+
+
+@njit(cache=True, parallel=True)
+def trace(layout, nf, nu, tf, tu, node_parent, tri_parent, table, rays, chunk, flags, stack,
+          dual, out_prim, out_t, cnt, rec, rec_cap, rec_n):
+    """All rays, parallel over chunks of `chunk` rays; chunk c records into rec[c * rec_cap:]."""
+    n_chunks = (rays.shape[0] + chunk - 1) // chunk
+    for c in prange(n_chunks):
+        r0 = c * chunk
+        r1 = min(rays.shape[0], r0 + chunk)
+        rec_n[c] = trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, rays, r0,
+                               r1, flags, stack, dual, out_prim, out_t, cnt, rec, c * rec_cap,
+                               rec_cap)
+
+
+@njit(cache=True)
+def brute_force(tf, tu, rays, flags, out_prim, out_t):
+    """Every ray against every triangle node, same test and tie rule: the slow twin's core."""
+    for r in range(rays.shape[0]):
+        best_t, best_p = np.float64(rays[r, R_TMAX]), np.int64(-1)
+        for s in range(tf.shape[0]):
+            t, p = _tri(tf, tu, s, rays[r], flags)
+            if t < best_t or (t == best_t and t < np.inf and p < best_p):
+                best_t, best_p = t, p
+        out_prim[r] = best_p
+        out_t[r] = best_t if best_p >= 0 else np.inf
+
+
+@njit(cache=True)
+def replay(lines, shape, meta, acc, tile_bytes, level, fetches, base, stride, size, stream):
+    """Fetch records (kind << 30 | index), in order, as line reads entering at cache `level`.
+    A bvh2 node record is its child pair; a parent record indexes node (even) or triangle (odd)
+    parent links."""
+    rq = np.empty((mk.REQUESTS, mk.R_N), np.int64)
+    shift = meta[mk.M_LINE_SHIFT]
+    n = 0
+    mask = (np.int64(1) << REC_SHIFT) - 1
+    for f in range(fetches.shape[0]):
+        kind, idx = fetches[f] >> REC_SHIFT, fetches[f] & mask
+        if kind == REC_PARENT:
+            kind, idx = REC_PARENT + (idx & 1), idx >> 1
+        first = base[kind] + idx * stride[kind]
+        op = mk.op_code(False, stream[kind])
+        for line in range(first >> shift, ((first + size[kind] - 1) >> shift) + 1):
+            if n == mk.REQUESTS:
+                mk.serve(lines, shape, meta, acc, tile_bytes, rq, n)
+                n = 0
+            n = mk.request(rq, n, level, line, op, -1)
+    mk.serve(lines, shape, meta, acc, tile_bytes, rq, n)
