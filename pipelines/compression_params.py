@@ -123,3 +123,28 @@ def compression_of(preset: str) -> dict[str, object]:
     out = {k: p.value for k, p in params.items()}
     out.setdefault("dcc_max_compressed_block", 256)
     return out
+
+
+def store_bytes(preset: str, surface, tile_px: int | None = None, clear=None):
+    """Bytes a colour store of `surface` (RGBA8 uint8 or RGBA16F bit patterns, (h, w, 4)) moves
+    under `preset`'s codec: an int, or with tile_px an int64 (tiles_y, tiles_x) map of the
+    compressed bytes each screen tile stores (renderer.compression.tile_size_map). Raw bytes
+    for presets without a codec. `clear`: the pass's fast-clear colour (DCC only)."""
+    import numpy as np
+
+    from renderer.compression import as_surface, compressed_size, tile_size_map
+    p = compression_of(preset)
+    img, _ = as_surface(surface)
+    if p["codec"] == "none":
+        if tile_px is None:
+            return int(img.nbytes)
+        h, w = img.shape[:2]
+        ys, xs = np.arange(h) // tile_px, np.arange(w) // tile_px
+        out = np.zeros((-(-h // tile_px), -(-w // tile_px)), np.int64)
+        np.add.at(out, (ys[:, None], xs[None, :]), img.shape[2] * img.itemsize)
+        return out
+    clear = clear if p["codec"] == "dcc" else None
+    mcb = int(p["dcc_max_compressed_block"])
+    if tile_px is None:
+        return compressed_size(img, p["codec"], mcb, clear)
+    return tile_size_map(img, p["codec"], tile_px, mcb, clear)

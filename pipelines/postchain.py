@@ -101,6 +101,33 @@ class PostResult:
     counters: Counters
     events: list[dict] = field(default_factory=list)
 
+    def by_surface(self) -> list[dict]:
+        """One row per surface: format, raw and compressed bytes of its last contents, the ratio,
+        bytes read and written, decompress events and tax, for a report table."""
+        rows = []
+        c = self.counters
+        for name, data in self.surfaces.items():
+            key = f"comp.surface.{name}."
+            raw, comp = c[key + "raw_bytes"], c[key + "compressed_bytes"]
+            rows.append({"surface": name, "raw_bytes": raw, "compressed_bytes": comp,
+                         "ratio": raw / comp if comp else 0.0, "read_bytes": c[key + "read_bytes"],
+                         "write_bytes": c[key + "write_bytes"],
+                         "decompress_events": c[key + "decompress.events"],
+                         "tax_bytes": c[key + "tax_bytes"]})
+        return rows
+
+    def by_pass(self) -> list[dict]:
+        """One row per pass: stage, bytes read and written, decompress, rmw and tax bytes."""
+        rows = {}
+        for e in self.events:
+            rows.setdefault(e["pass"], {"pass": e["pass"], "stage": e["stage"]})
+        c = self.counters
+        for name, row in rows.items():
+            key = f"comp.pass.{name}."
+            for k in ("read_bytes", "write_bytes", "decompress_bytes", "rmw_bytes", "tax_bytes"):
+                row[k] = c[key + k]
+        return list(rows.values())
+
     def tax_at(self, fps: float = FPS, budget_gbps: float = LPDDR5_GBPS) -> dict[str, float]:
         """The compression tax as GB/s at `fps` and its share of a DRAM budget (the seed's
         worked example compares with 51.2 GB/s LPDDR5, seed-notes/004_partA.md L354)."""
@@ -159,6 +186,8 @@ def run_graph(passes: list[Pass], preset: str, surfaces: dict[str, SurfaceState]
                 cnt.add(f"mem.dram.{direction}.meta", meta)
             cnt.add(f"comp.pass.{p.name}.{direction}_bytes", nbytes)
             cnt.add(f"comp.surface.{name}.{direction}_bytes", nbytes)
+            state = "compressed" if compressed else "raw"
+            cnt.add(f"comp.stream.{stream}.{direction}.{state}_bytes", nbytes)
         if tax:
             cnt.add("comp.tax_bytes", tax)
             cnt.add(f"comp.pass.{p.name}.tax_bytes", tax)

@@ -70,6 +70,23 @@ def test_bytes_add_up_and_tax_is_u_minus_c_of_each_raw_access(runs):
                                           if k.startswith("comp.pass.") and k.endswith(".tax_bytes"))
 
 
+def test_report_rows_and_store_bytes(runs, gbuf):
+    from pipelines.compression_params import store_bytes
+    r = runs["amd-gcn"]
+    rows = {row["surface"]: row for row in r.by_surface()}
+    U, Cb = _sizes(r, "normal")
+    assert rows["normal"]["raw_bytes"] == U and rows["normal"]["compressed_bytes"] == Cb
+    assert rows["normal"]["decompress_events"] == 1
+    passes = r.by_pass()
+    assert [p["pass"] for p in passes] == ["gbuffer", "light", "ssao", "tonemap", "blur_x", "blur_y", "present"]
+    assert sum(p["tax_bytes"] for p in passes) == r.counters["comp.tax_bytes"]
+    albedo = gbuf["albedo"]
+    assert store_bytes("arm-mali", albedo) == compressed_size(albedo, "afbc")
+    assert store_bytes("amd-vega", albedo, 32).sum() == compressed_size(albedo, "dcc", 64)
+    assert store_bytes("imr-baseline", albedo) == albedo.nbytes
+    assert store_bytes("imr-baseline", albedo, 32).sum() == albedo.nbytes
+
+
 def test_policies_differ_as_the_notes_say(runs):
     gcn, rdna2, m5, a11, mali = (runs[p].counters for p in
                                  ("amd-gcn", "amd-rdna2", "apple-m5", "apple-a11", "arm-mali"))
