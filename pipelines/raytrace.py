@@ -1,0 +1,293 @@
+"""Ray passes (DESIGN.md §4, issue 7): primary visibility, shadows to the directional light from
+the rasterized depth, ambient occlusion; traced against the scene's BVH in the preset's node
+layout, every node and triangle fetch priced through the preset's caches in front of DRAM.
+
+    from pipelines.raytrace import trace
+    rt = trace("dragon", "amd-rdna4", 640, 360, rays=("primary", "shadow", "ao"))
+    rt.images["primary"]      # uint8 (h, w, 4) shaded primary hits, row 0 on top
+    rt.images["shadow"]       # float32 (h, w) 1 lit, 0 in shadow (1 where nothing was drawn)
+    rt.images["ao"]           # float32 (h, w) unoccluded fraction of the AO rays
+    rt.counters["rt.primary.steps"], rt.counters["mem.dram.read.bvh_node"]
+    combine(render("dragon", "amd-rdna4", 640, 360).color, rt)   # raster colour x shadow x AO
+
+Passes consume: the scene's triangles (one world-space soup, renderer.bvh.Triangles), its camera
+and light, a depth image for shadows (the raster's, unless given). Produce: images, per-pixel cost
+maps and counters `rt.<pass>.*` (rays, hits, steps, nodes, tests, stack overflows and restarts,
+bytes before the caches), their totals `rt.*`, and `mem.dram.read.bvh_node` / `bvh_leaf`.
+Shadow and AO rays terminate on the first hit (DXR ACCEPT_FIRST_HIT_AND_END_SEARCH); primary rays
+cull back faces of draws that the rasterizer culls (CULL_BACK_FACING_TRIANGLES with per-draw
+TRIANGLE_CULL_DISABLE), so the two see the same surfaces.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from renderer.bvh import Layout, Triangles, build_layout, cost_counters, make_rays, price, trace_rays
+from renderer.bvh.traverse import Hits
+from renderer.bvh.traverse_kernels import C_STEPS
+from renderer.counters import Counters
+from renderer.memory import STREAM, MemoryModel
+from renderer.memory_kernels import A_DRAM_READ
+from renderer.transforms import clip_from_world, look_at
+from scenes.library import get_scene
+from scenes.model import Scene, SceneError
+
+from .presets import Preset, get_preset
+from .rt_params import rt_params
+
+PASSES = ("primary", "shadow", "ao")
+MODES = ("bvh2", "bvh4", "bvh4x2", "bvh8", "bvh8-obb")
+BATCH = 1 << 18          # rays traced and priced per batch: bounds the fetch records in memory
+SHADOW_PULL = 2e-3       # shadow origins move this fraction of their distance towards the eye:
+                         # window depth in float32 places a point to ~1e-4 of its distance
+SURFACE_EPS = 1e-4       # of the scene diagonal: AO and shadow rays start this far off the surface
+
+
+@dataclass
+class RtResult:
+    scene: str
+    preset: str
+    width: int
+    height: int
+    mode: str                                   # MODES: the layout and traversal used
+    images: dict[str, np.ndarray] = field(default_factory=dict)
+    pixel_maps: dict[str, np.ndarray] = field(default_factory=dict)   # (h, w) steps per pass
+    counters: Counters = field(default_factory=Counters)
+    build_seconds: float = 0.0
+    trace_seconds: float = 0.0                  # traversal only (counters on), all passes
+    price_seconds: float = 0.0                  # memory-model replay of the fetches
+
+    def per_ray(self, name: str, pass_: str = "primary") -> float:
+        """A counter divided by the pass's rays, e.g. per_ray("bytes.node", "shadow")."""
+        rays = self.counters[f"rt.{pass_}.rays"]
+        return self.counters[f"rt.{pass_}.{name}"] / rays if rays else 0.0
+
+
+def camera_rays(camera, width: int, height: int) -> np.ndarray:
+    """One ray per pixel centre, row 0 on top; direction has unit forward component, so t is
+    the view-space depth and [near, far] is the rasterizer's clip range."""
+    v = look_at(camera.eye, camera.target, camera.up)
+    s, u, f = v[0, :3], v[1, :3], -v[2, :3]
+    th = np.tan(np.radians(camera.fovy_deg) / 2.0)
+    x = ((np.arange(width) + 0.5) * 2.0 / width - 1.0) * th * width / height
+    y = (1.0 - (np.arange(height) + 0.5) * 2.0 / height) * th
+    d = f[None, None, :] + x[None, :, None] * s[None, None, :] + y[:, None, None] * u[None, None, :]
+    o = np.broadcast_to(np.asarray(camera.eye, np.float64), d.shape)
+    return make_rays(o.reshape(-1, 3), d.reshape(-1, 3), camera.near, camera.far)
+
+
+def world_from_depth(camera, depth: np.ndarray) -> np.ndarray:
+    """float64 (h, w, 3) world positions of window depths (1.0 = nothing drawn: NaN)."""
+    h, w = depth.shape
+    inv = np.linalg.inv(clip_from_world(camera, w, h))
+    x = (np.arange(w) + 0.5) * 2.0 / w - 1.0
+    y = 1.0 - (np.arange(h) + 0.5) * 2.0 / h
+    ndc = np.stack([np.broadcast_to(x[None, :], (h, w)), np.broadcast_to(y[:, None], (h, w)),
+                    2.0 * depth.astype(np.float64) - 1.0, np.ones((h, w))], axis=-1)
+    p = ndc @ inv.T
+    out = p[..., :3] / p[..., 3:]
+    out[depth >= 1.0] = np.nan
+    return out
+
+
+def _hash_uniform(key: np.ndarray) -> np.ndarray:
+    """splitmix64 of uint64 keys -> float64 in [0, 1): deterministic per key, any thread count."""
+    z = key.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return (z >> np.uint64(11)).astype(np.float64) / float(1 << 53)
+
+
+def ao_rays(p: np.ndarray, n: np.ndarray, samples: int, radius: float, eps: float, seed: int) -> np.ndarray:
+    """Cosine-weighted hemisphere rays around normals n at points p (m, 3); sample k of point i
+    is keyed (seed, i, k), so the rays do not depend on batching or threads."""
+    m = len(p)
+    key = (np.uint64(seed) << np.uint64(40)) + np.arange(m, dtype=np.uint64)[:, None] * np.uint64(2 * samples) \
+        + np.arange(samples, dtype=np.uint64)[None, :] * np.uint64(2)
+    r1, r2 = _hash_uniform(key), _hash_uniform(key + np.uint64(1))
+    phi, rad = 2.0 * np.pi * r1, np.sqrt(r2)
+    local = np.stack([rad * np.cos(phi), rad * np.sin(phi), np.sqrt(1.0 - r2)], axis=-1)
+    helper = np.where(np.abs(n[:, :1]) > 0.9, [[0.0, 1.0, 0.0]], [[1.0, 0.0, 0.0]])
+    t1 = np.cross(n, helper)
+    t1 /= np.linalg.norm(t1, axis=1, keepdims=True)
+    t2 = np.cross(n, t1)
+    d = local[..., :1] * t1[:, None] + local[..., 1:2] * t2[:, None] + local[..., 2:] * n[:, None]
+    o = np.repeat(p + n * eps, samples, axis=0)
+    return make_rays(o, d.reshape(-1, 3), 0.0, radius)
+
+
+def _memory_level(mm: MemoryModel) -> int:
+    """RT fetches enter at L2 (the ray accelerator's L0/L1 are not modelled)."""
+    names = [c.name for c in mm.config.caches]
+    return names.index("l2") if "l2" in names else 0
+
+
+def _run(layout: Layout, rays: np.ndarray, mm: MemoryModel | None, level: int, res: RtResult,
+         name: str, any_hit: bool, cull_back: bool, stack: int, dual: bool):
+    """Trace a pass in batches (pricing each batch's fetches in ray order); fills counters."""
+    n = len(rays)
+    prim = np.empty(n, np.int64)
+    t = np.empty(n)
+    counts = np.empty((n, 0), np.int32)
+    parts = []
+    before = mm.acc.copy() if mm is not None else None
+    for b0 in range(0, n, BATCH):
+        t0 = time.perf_counter()
+        hits, fetches = trace_rays(layout, rays[b0:b0 + BATCH], any_hit, cull_back, stack, dual,
+                                   record=mm is not None)
+        t1 = time.perf_counter()
+        res.trace_seconds += t1 - t0
+        if mm is not None:
+            price(layout, fetches, mm, level)
+            res.price_seconds += time.perf_counter() - t1
+        prim[b0:b0 + BATCH], t[b0:b0 + BATCH] = hits.prim, hits.t
+        parts.append(hits.counts)
+    counts = np.concatenate(parts) if parts else counts
+    hits = Hits(prim, t, counts)
+    c = cost_counters(layout, hits, f"rt.{name}.")
+    if mm is not None:
+        for s in ("bvh_node", "bvh_leaf"):
+            c[f"rt.{name}.dram_read.{s}"] = int(mm.acc[A_DRAM_READ, STREAM[s]] - before[A_DRAM_READ, STREAM[s]])
+    res.counters = res.counters + c
+    return hits
+
+
+def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
+          rays=PASSES, mode: str | None = None, ao_samples: int = 4, ao_radius: float | None = None,
+          seed: int = 0, depth: np.ndarray | None = None, layout: Layout | None = None,
+          memory: bool = True, stack: int | None = None) -> RtResult:
+    """Trace the ray passes `rays` (a subset of PASSES, or a comma-separated string) of `scene`
+    on `preset`'s RT hardware. mode: MODES name (default the preset's rt_layout; "bvh4x2" is the
+    dual-node fallback, allowed where the preset has rt_dual_fallback). depth: (h, w) window
+    depth for shadow origins (default: the preset's raster render). layout: a prebuilt Layout
+    of the mode's layout for this scene (skips the build). memory: price fetches through the
+    preset's caches. stack: override the preset's rt_stack_entries."""
+    from .api import check_resolution, render
+    check_resolution(width, height)
+    passes = tuple(p.strip() for p in rays.split(",")) if isinstance(rays, str) else tuple(rays)
+    bad = [p for p in passes if p not in PASSES]
+    if bad or not passes:
+        raise SceneError(f"unknown ray pass {bad[0] if bad else ''!r} (try: {', '.join(PASSES)})")
+    if ao_samples < 1:
+        raise SceneError(f"ao_samples must be >= 1, got {ao_samples}")
+    scene = get_scene(scene) if isinstance(scene, str) else scene
+    preset = get_preset(preset) if isinstance(preset, str) else preset
+    params = rt_params(preset)
+    mode = mode or params["rt_layout"].value
+    if mode not in MODES:
+        raise SceneError(f"unknown RT mode {mode!r} (try: {', '.join(MODES)})")
+    dual = mode == "bvh4x2"
+    if dual and not params["rt_dual_fallback"].value:
+        raise SceneError(f"preset {preset.name!r} has no BVH4x2 dual mode (RDNA 4 only)")
+    layout_name = "bvh4" if dual else mode
+    stack = int(stack if stack is not None else params["rt_stack_entries"].value)
+    res = RtResult(scene.name, preset.name, width, height, mode)
+    tris = Triangles.of_scene(scene)
+    t0 = time.perf_counter()
+    if layout is None:
+        layout = build_layout(tris, layout_name)
+    elif layout.name != layout_name:
+        raise SceneError(f"layout {layout.name!r} given for mode {mode!r}")
+    res.build_seconds = time.perf_counter() - t0
+    mm = MemoryModel(preset.memory, 1) if memory else None
+    level = _memory_level(mm) if mm is not None else 0
+    lo, hi = tris.v.reshape(-1, 3).min(0), tris.v.reshape(-1, 3).max(0)
+    diag = float(np.linalg.norm(hi.astype(np.float64) - lo))
+    eps = SURFACE_EPS * diag
+    cam, h, w = scene.camera, height, width
+    light = np.asarray(scene.light.direction, np.float64)
+    light /= np.linalg.norm(light)
+
+    primary = None
+    if "primary" in passes or "ao" in passes:
+        primary = _run(layout, camera_rays(cam, w, h), mm, level, res, "primary", False, True, stack, dual)
+        hit = primary.prim >= 0
+        res.images["hit"] = hit.reshape(h, w)
+        res.images["prim"] = primary.prim.reshape(h, w)
+        res.pixel_maps["rt.primary.steps"] = primary.counts[:, C_STEPS].reshape(h, w)
+        view_z = np.where(hit, primary.t, np.inf)
+        n_, f_ = cam.near, cam.far         # window depth of a view-space depth (OpenGL)
+        ndc = (f_ + n_) / (f_ - n_) - 2.0 * f_ * n_ / ((f_ - n_) * view_z)
+        res.images["depth"] = np.where(hit, 0.5 * ndc + 0.5, 1.0).astype(np.float32).reshape(h, w)
+        normal = _normals(tris, primary, camera_rays(cam, w, h))
+        lam = np.clip(normal @ light, 0.0, None)
+        shade = np.clip(np.asarray(scene.light.ambient)[None] + lam[:, None] * np.asarray(scene.light.color)[None], 0, 1)
+        bg = np.asarray(scene.background[:3])
+        rgb = np.where(hit[:, None], shade * 0.8, bg[None])
+        img = np.empty((h * w, 4), np.uint8)
+        img[:, :3] = np.round(rgb * 255.0)
+        img[:, 3] = 255
+        res.images["primary"] = img.reshape(h, w, 4)
+
+    if "shadow" in passes:
+        if depth is None:
+            depth = render(scene, preset, w, h).depth
+        if depth.shape != (h, w):
+            raise SceneError(f"depth image {depth.shape} does not match {w}x{h}")
+        p = world_from_depth(cam, depth).reshape(-1, 3)
+        drawn = np.isfinite(p[:, 0])
+        eye = np.asarray(cam.eye, np.float64)
+        origin = p[drawn] + (eye - p[drawn]) * SHADOW_PULL
+        hits = _run(layout, make_rays(origin, np.broadcast_to(light, origin.shape), eps, np.inf),
+                    mm, level, res, "shadow", True, False, stack, dual)
+        vis = np.ones(h * w, np.float32)
+        vis[drawn] = np.where(hits.prim >= 0, 0.0, 1.0)
+        res.images["shadow"] = vis.reshape(h, w)
+        steps = np.zeros(h * w, np.int32)
+        steps[drawn] = hits.counts[:, C_STEPS]
+        res.pixel_maps["rt.shadow.steps"] = steps.reshape(h, w)
+
+    if "ao" in passes:
+        hit = primary.prim >= 0
+        cr = camera_rays(cam, w, h)
+        p = cr[hit, 0:3].astype(np.float64) + primary.t[hit, None] * cr[hit, 4:7].astype(np.float64)
+        nrm = _normals(tris, primary, cr)[hit]
+        radius = ao_radius if ao_radius is not None else 0.1 * diag
+        hits = _run(layout, ao_rays(p, nrm, ao_samples, radius, eps, seed), mm, level, res, "ao",
+                    True, False, stack, dual)
+        occl = (hits.prim >= 0).reshape(-1, ao_samples)
+        ao = np.ones(h * w, np.float32)
+        ao[hit] = 1.0 - occl.mean(axis=1)
+        res.images["ao"] = ao.reshape(h, w)
+        steps = np.zeros(h * w, np.int32)
+        steps[hit] = hits.counts[:, C_STEPS].reshape(-1, ao_samples).sum(axis=1)
+        res.pixel_maps["rt.ao.steps"] = steps.reshape(h, w)
+
+    totals = Counters()
+    for k, v in res.counters.items():
+        parts = k.split(".")
+        if parts[0] == "rt" and parts[1] in PASSES:
+            totals.add("rt." + ".".join(parts[2:]), v)
+    res.counters = res.counters + totals
+    if mm is not None:
+        res.counters = res.counters + mm.counters()
+    return res
+
+
+def _normals(tris: Triangles, hits, rays: np.ndarray) -> np.ndarray:
+    """float64 (n, 3) unit geometric normals of the hit triangles, facing the ray (0 on a miss)."""
+    out = np.zeros((len(hits.prim), 3))
+    hit = hits.prim >= 0
+    v = tris.v[hits.prim[hit]].astype(np.float64)
+    n = np.cross(v[:, 1] - v[:, 0], v[:, 2] - v[:, 0])
+    n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-300)
+    d = rays[hit, 4:7].astype(np.float64)
+    n *= np.where((n * d).sum(axis=1, keepdims=True) > 0, -1.0, 1.0)
+    out[hit] = n
+    return out
+
+
+def combine(color: np.ndarray, rt: RtResult) -> np.ndarray:
+    """The raster colour (h, w, 4) uint8 darkened by the traced shadow and AO images."""
+    f = np.ones(color.shape[:2], np.float32)
+    if "shadow" in rt.images:
+        f *= 0.5 + 0.5 * rt.images["shadow"]      # shadowed pixels keep the ambient half
+    if "ao" in rt.images:
+        f *= rt.images["ao"]
+    out = color.copy()
+    out[..., :3] = np.round(color[..., :3] * f[..., None]).astype(np.uint8)
+    return out

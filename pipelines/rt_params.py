@@ -1,0 +1,76 @@
+"""Ray-tracing parameters per preset (issue 7), until they are merged into presets.py:
+`PARAMS[preset name][key] = Param(value, source, label)`. `rt_params(preset)` reads the preset's
+own params first, then this table.
+
+Keys: rt_layout (renderer.bvh.LAYOUTS name), rt_box_tests_per_clk / rt_tri_tests_per_clk (per
+ray accelerator), rt_stack_entries (short traversal stack per ray), rt_dual_fallback (BVH4x2: two
+BVH4 nodes per step as the counted fallback of a BVH8 part), rt_obb (oriented box nodes),
+rt_ray_flags_in_hw (cull / first-hit flags filtered by the intersection unit).
+"""
+from __future__ import annotations
+
+from .presets import Param, Preset
+
+A = "seed 000 (seed-notes/000_partA.md"
+B = "seed 000 (seed-notes/000_partB.md"
+RADV = "Mesa radv bvh.h node layouts (reference/peers.md §3.1)"
+LDS_STACK = (f"the RDNA ISA's LDS ring stack holds 8/16/32/64 DWORDs per thread, {B} l.99, ISA "
+             "guide); 16 entries chosen (the middle of the range; Vaidyanathan 2019 finds 5 "
+             "close to a full stack, peers.md §3.2)")
+APPLE_LAYOUT = ("Apple's BVH node layout is not public (seed 004 has no node widths: "
+                "seed-notes/004_partB.md l.29); assumed")
+
+_RDNA23 = {
+    "rt_layout": Param("bvh4", f"BVH4: 128 B box32 + 64 B triangle nodes, {B} l.82-83, seed L1772, L1598-1608; {RADV}", "spec"),
+    "rt_box_tests_per_clk": Param(4, f"4 ray-box tests per clock per ray accelerator, {A} l.188, seed L1313)", "spec"),
+    "rt_tri_tests_per_clk": Param(1, f"1 ray-triangle test per clock per ray accelerator, {A} l.188, seed L1313)", "spec"),
+    "rt_stack_entries": Param(16, LDS_STACK, "assumed"),
+    "rt_dual_fallback": Param(False, f"BVH4x2 dual mode is RDNA 4 only, {B} l.95, seed L1700)", "spec"),
+    "rt_obb": Param(False, f"OBB nodes arrive with RDNA 4, {B} l.111-117, seed L1776-1780)", "spec"),
+}
+
+PARAMS: dict[str, dict[str, Param]] = {
+    "amd-rdna2": {**_RDNA23,
+                  "rt_ray_flags_in_hw": Param(False, f"RDNA 2 filters ray flags in the shader loop, {B} l.94, seed L2020)", "spec")},
+    "amd-rdna3": {**_RDNA23,
+                  "rt_ray_flags_in_hw": Param(True, f"RDNA 3 handles CULL_BACK_FACING / ACCEPT_FIRST_HIT in hardware, {A} l.205, seed L1367-1369)", "spec")},
+    "amd-rdna4": {
+        "rt_layout": Param("bvh8-obb", f"BVH8 128 B quantized nodes with an OBB index, {B} l.84, l.101-117, seed L1770-1784, L1900-1906; "
+                                       f"radv_gfx12_box_node, {RADV}", "spec"),
+        "rt_box_tests_per_clk": Param(8, f"8 box tests per clock, {B} l.84, seed L1488, L1774", "spec"),
+        "rt_tri_tests_per_clk": Param(2, f"2 triangle tests per clock, {B} l.84, seed L1488", "spec"),
+        "rt_stack_entries": Param(16, LDS_STACK, "assumed"),
+        "rt_dual_fallback": Param(True, f"IMAGE_BVH_DUAL_INTERSECT_RAY (BVH4x2), a compatibility fallback, {B} l.95, l.107-109, seed L1700, L1782)", "spec"),
+        "rt_obb": Param(True, f"104 rotations by a 7-bit index, {B} l.113-117, seed L1778; AMD RRA NUM_OBB_TRANSFORMS", "spec"),
+        "rt_ray_flags_in_hw": Param(True, f"as RDNA 3, {A} l.205)", "spec"),
+    },
+    "apple-m3": {
+        "rt_layout": Param("bvh4", APPLE_LAYOUT + ": 4-wide like RDNA 2/3", "assumed"),
+        "rt_box_tests_per_clk": Param(4, "not published for Apple's RT unit (seed-notes/004_partB.md l.29); RDNA's 4 taken", "assumed"),
+        "rt_tri_tests_per_clk": Param(1, "not published; RDNA's 1 taken", "assumed"),
+        "rt_stack_entries": Param(16, "Apple's traversal stack is not published (the 32/16 'BVH traversal levels' of "
+                                      "seed 004 L1208/L1214 are instancing depths, seed-notes/004_partB.md l.521); 16 taken", "assumed"),
+        "rt_dual_fallback": Param(False, "no dual-node mode is known for Apple", "assumed"),
+        "rt_obb": Param(False, "OBB appears only as a leaf-shader test in an Apple patent, seed-notes/004_partB.md l.29, l.257", "assumed"),
+        "rt_ray_flags_in_hw": Param(True, "the RTU does traversal and ray-primitive tests in hardware, seed-notes/004_partB.md l.219 (seed L1180)", "spec"),
+    },
+}
+PARAMS["apple-m5"] = {
+    **PARAMS["apple-m3"],
+    "rt_layout": Param("bvh8", APPLE_LAYOUT + ": the third-generation RT unit (seed-notes/004_partA.md l.78, "
+                                              "seed L125-131, 'up to 45% faster RT') taken as 8-wide", "assumed"),
+}
+
+DEFAULTS = PARAMS["amd-rdna3"]       # a preset without RT parameters traces as RDNA 3 (said in the result)
+
+
+def rt_params(preset: Preset | str) -> dict[str, Param]:
+    """The preset's RT parameters: its own params, then this table, then RDNA 3's (flagged by
+    the key `rt_params_from`)."""
+    name = preset if isinstance(preset, str) else preset.name
+    own = {} if isinstance(preset, str) else {k: v for k, v in preset.params.items() if k.startswith("rt_")}
+    table = PARAMS.get(name)
+    out = {**(table if table is not None else DEFAULTS), **own}
+    if table is None and not own:
+        out["rt_params_from"] = Param("amd-rdna3", f"preset {name!r} has no RT parameters; RDNA 3's used", "assumed")
+    return out
