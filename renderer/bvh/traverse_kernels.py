@@ -33,7 +33,6 @@ TRI_CULL_DISABLE, TRI_FRONT_CW = 1, 2         # builder.TRI_*, kept in the trian
 REC_NODE, REC_TRI, REC_PARENT = 0, 1, 2
 REC_SHIFT = 30
 BOX_EPS = 1e-9        # relative; float64 box and triangle distances agree to ~1e-15
-DIR_MIN = 1e-30       # a zero direction component becomes this (keeps the slabs free of NaN)
 # Per-ray counters (columns of cnt)
 (C_STEPS, C_BOX_NODES, C_LEAF_NODES, C_BOX_TESTS, C_TRI_TESTS, C_OVERFLOWS, C_RESTARTS,
  C_REFETCH, C_PARENT_READS, C_DUAL, C_OBB, C_N) = range(12)
@@ -44,23 +43,29 @@ R_OX, R_OY, R_OZ, R_TMIN, R_DX, R_DY, R_DZ, R_TMAX, R_N = range(9)
 
 
 @njit(cache=True, inline="always")
-def _safe(d):
-    if abs(d) < DIR_MIN:
-        return DIR_MIN if d >= 0 else -DIR_MIN
-    return d
+def _inv(d):
+    """1/d, or 0 for d == 0: the flag _axis reads as "parallel to this slab"."""
+    return 1.0 / d if d != 0.0 else 0.0
+
+
+@njit(cache=True, inline="always")
+def _axis(l, h, o, i, tn, tf):
+    """Clip [tn, tf] by one slab. i = 0 means the ray is parallel to it: inside or out."""
+    if i == 0.0:
+        if o < l or o > h:
+            return np.inf, -np.inf
+        return tn, tf
+    a, b = (l - o) * i, (h - o) * i
+    return max(tn, min(a, b)), min(tf, max(a, b))
 
 
 @njit(cache=True, inline="always")
 def _slab(lx, ly, lz, hx, hy, hz, ox, oy, oz, ix, iy, iz, tmin, tmax):
     """Entry distance of the ray into the box, or inf if it misses within [tmin, tmax]."""
-    a, b = (lx - ox) * ix, (hx - ox) * ix
-    tn, tf = min(a, b), max(a, b)
-    a, b = (ly - oy) * iy, (hy - oy) * iy
-    tn, tf = max(tn, min(a, b)), min(tf, max(a, b))
-    a, b = (lz - oz) * iz, (hz - oz) * iz
-    tn, tf = max(tn, min(a, b)), min(tf, max(a, b))
-    tn = max(tn, tmin)
-    if tn <= min(tf * (1.0 + BOX_EPS) + 1e-300, tmax):
+    tn, tf = _axis(lx, hx, ox, ix, tmin, np.inf)
+    tn, tf = _axis(ly, hy, oy, iy, tn, tf)
+    tn, tf = _axis(lz, hz, oz, iz, tn, tf)
+    if tn <= min(tf + abs(tf) * BOX_EPS + 1e-300, tmax):
         return tn
     return np.inf
 
@@ -73,7 +78,7 @@ def children(layout, i, nf, nu, table, ray, out_t, out_ref):
     dx, dy, dz = np.float64(ray[R_DX]), np.float64(ray[R_DY]), np.float64(ray[R_DZ])
     tmin, tmax = np.float64(ray[R_TMIN]), np.float64(ray[R_TMAX])
     if layout == L_BVH2:
-        ix, iy, iz = 1.0 / _safe(dx), 1.0 / _safe(dy), 1.0 / _safe(dz)
+        ix, iy, iz = _inv(dx), _inv(dy), _inv(dz)
         l = np.int64(nu[i, 3])
         for j in range(2):
             c = l + j
@@ -82,7 +87,7 @@ def children(layout, i, nf, nu, table, ray, out_t, out_ref):
             out_ref[j] = (c << 2) | (REF_LEAF if nu[c, 7] > 0 else REF_BOX)
         return 2, 0
     if layout == L_BVH4:
-        ix, iy, iz = 1.0 / _safe(dx), 1.0 / _safe(dy), 1.0 / _safe(dz)
+        ix, iy, iz = _inv(dx), _inv(dy), _inv(dz)
         n = 0
         for j in range(4):
             w = nu[i, j]
@@ -108,7 +113,7 @@ def children(layout, i, nf, nu, table, ray, out_t, out_ref):
         ey = table[rot, 1, 0] * dx + table[rot, 1, 1] * dy + table[rot, 1, 2] * dz
         ez = table[rot, 2, 0] * dx + table[rot, 2, 1] * dy + table[rot, 2, 2] * dz
         ox, oy, oz, dx, dy, dz = rx, ry, rz, ex, ey, ez
-    ix, iy, iz = 1.0 / _safe(dx), 1.0 / _safe(dy), 1.0 / _safe(dz)
+    ix, iy, iz = _inv(dx), _inv(dy), _inv(dz)
     gx = np.float64(nf[i, 0])
     gy = np.float64(nf[i, 1])
     gz = np.float64(nf[i, 2])

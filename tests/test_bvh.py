@@ -1,0 +1,234 @@
+"""BVH builder, node layouts and traversal against a brute-force twin (renderer.bvh)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from renderer.bvh import Triangles, build_bvh2, collapse, make_rays, trace_rays
+from renderer.bvh.builder import Bvh2
+from renderer.bvh.layouts import (BOX4_NODE, BOX8_NODE, BVH2_NODE, OBB_TABLE, TRI_NODE, bvh2_layout,
+                                  bvh4_layout, bvh8_layout, decode_bvh8)
+from renderer.bvh.layouts_kernels import N_OBB, NO_OBB
+from renderer.bvh.traverse import brute_force, cost_counters
+from renderer.bvh import traverse_kernels as tk
+from scenes.library import get_scene
+from scenes.model import SceneError
+
+
+def all_layouts(tris: Triangles):
+    b1 = build_bvh2(tris, 1)
+    w4, w8 = collapse(b1, 4), collapse(b1, 8)
+    return [bvh2_layout(build_bvh2(tris)), bvh4_layout(w4), bvh8_layout(w8), bvh8_layout(w8, obb=True)]
+
+
+def random_rays(tris: Triangles, n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    lo, hi = tris.v.reshape(-1, 3).min(0), tris.v.reshape(-1, 3).max(0)
+    ext = np.maximum(hi - lo, 1e-3)
+    o = lo - ext + 3 * ext * rng.random((n, 3))
+    target = lo + ext * rng.random((n, 3))
+    return make_rays(o, target - o)
+
+
+def check_all(tris: Triangles, rays: np.ndarray, cull_back: bool = False):
+    layouts = all_layouts(tris)
+    want_p, want_t = brute_force(layouts[0], rays, cull_back)
+    for lay in layouts:
+        for stack, dual in ((64, False), (4, False), (1, False), (16, True), (2, True)):
+            if dual and lay.name != "bvh4":
+                continue
+            hits, _ = trace_rays(lay, rays, cull_back=cull_back, stack=stack, dual=dual)
+            assert np.array_equal(hits.prim, want_p), (lay.name, stack, dual)
+            assert np.array_equal(hits.t, want_t), (lay.name, stack, dual)
+    return want_p
+
+
+def test_node_sizes_are_the_hardware_ones():
+    # tinybvh BVH node 32 B; radv box32 128 B, triangle 64 B; GFX12 BVH8 128 B (peers.md §3.1)
+    assert BVH2_NODE.itemsize == 32
+    assert TRI_NODE.itemsize == 64
+    assert BOX4_NODE.itemsize == 128
+    assert BOX8_NODE.itemsize == 128
+    lay = all_layouts(Triangles.of_scene(get_scene("teapot")))
+    assert [l.nodes.dtype.itemsize for l in lay] == [32, 128, 128, 128]
+    assert all(l.tris.dtype.itemsize == 64 for l in lay)
+
+
+def test_sah_tree_is_a_partition_with_nested_boxes():
+    tris = Triangles.of_scene(get_scene("spot"))
+    b = build_bvh2(tris)
+    assert sorted(b.perm) == list(range(tris.n))
+    leaf = b.left < 0
+    assert b.count[leaf].sum() == tris.n and b.count[leaf].max() <= 4
+    inner = np.flatnonzero(~leaf)
+    for side in (0, 1):
+        c = b.left[inner] + side
+        assert (b.parent[c] == inner).all()
+        assert (b.lo[c] >= b.lo[inner]).all() and (b.hi[c] <= b.hi[inner]).all()
+    lo, hi = tris.bounds()
+    for i in np.flatnonzero(leaf):
+        t = b.perm[b.first[i]:b.first[i] + b.count[i]]
+        assert (lo[t] >= b.lo[i]).all() and (hi[t] <= b.hi[i]).all()
+
+
+def test_wide_trees_hold_every_triangle_once_and_fill_nodes():
+    tris = Triangles.of_scene(get_scene("teapot"))
+    b = build_bvh2(tris, 1)
+    for width in (4, 8):
+        w = collapse(b, width)
+        assert sorted(w.tri_order) == list(range(tris.n))
+        assert (w.n_child >= 2).all() and (w.n_child <= width).all()
+        # a wide tree has fewer nodes than its binary tree's internal nodes
+        assert len(w.child) < (b.left >= 0).sum()
+
+
+def test_bvh8_quantized_boxes_are_conservative():
+    tris = Triangles.of_scene(get_scene("spot"))
+    w = collapse(build_bvh2(tris, 1), 8)
+    lay = bvh8_layout(w)
+    lo, hi = decode_bvh8(lay.nodes)
+    valid = np.arange(8)[None, :] < w.n_child[:, None]
+    assert (lo[valid] <= w.c_lo[valid]).all() and (hi[valid] >= w.c_hi[valid]).all()
+    # and not loose: within one step 2^e <= 2 x node extent / 4094 of each plane, per axis
+    node_lo = np.where(valid[..., None], w.c_lo, np.inf).min(axis=1)
+    node_hi = np.where(valid[..., None], w.c_hi, -np.inf).max(axis=1)
+    step = np.broadcast_to(((node_hi - node_lo) / 2047)[:, None, :], lo.shape)
+    assert ((w.c_lo - lo)[valid] <= step[valid] + 1e-30).all()
+    assert ((hi - w.c_hi)[valid] <= step[valid] + 1e-30).all()
+
+
+def test_obb_boxes_hold_their_triangles_in_the_rotated_frame():
+    tris = Triangles.of_scene(get_scene("spot"))
+    w = collapse(build_bvh2(tris, 1), 8)
+    lay = bvh8_layout(w, obb=True)
+    rot = lay.nodes["obb"].astype(np.int64)
+    assert ((rot < N_OBB) | (rot == NO_OBB)).all()
+    assert (rot < N_OBB).any()
+    lo, hi = decode_bvh8(lay.nodes)
+    # every triangle child: its corners, rotated, lie in its decoded box
+    for node in np.flatnonzero(rot < N_OBB)[:300]:
+        r = OBB_TABLE[rot[node]]
+        for j in range(w.n_wide[node], w.n_child[node]):
+            v = tris.v[w.tri_order[-w.child[node, j] - 1]].astype(np.float64) @ r.T
+            assert (v >= lo[node, j] - 0).all() and (v <= hi[node, j]).all()
+
+
+def test_obb_table_is_104_rotations():
+    assert OBB_TABLE.shape == (104, 3, 3)
+    for r in OBB_TABLE:
+        assert np.allclose(r @ r.T, np.eye(3), atol=1e-6) and np.isclose(np.linalg.det(r), 1, atol=1e-6)
+    assert len({tuple(np.round(r, 5).ravel()) for r in OBB_TABLE}) == 104
+
+
+def test_closest_hits_equal_brute_force_on_meshes():
+    tris = Triangles.of_scene(get_scene("teapot"))
+    p = check_all(tris, random_rays(tris, 600, 1))
+    assert (p >= 0).mean() > 0.3
+    check_all(tris, random_rays(tris, 300, 2), cull_back=True)
+
+
+def test_shared_edges_and_degenerate_triangles():
+    # a 6x6 grid of quads (every ray near a shared edge or vertex), plus zero-area triangles
+    g = np.linspace(0, 1, 7, dtype=np.float32)
+    quads = []
+    for i in range(6):
+        for j in range(6):
+            a, b, c, d = (g[i], g[j]), (g[i + 1], g[j]), (g[i + 1], g[j + 1]), (g[i], g[j + 1])
+            quads += [[(*a, 0), (*b, 0), (*c, 0)], [(*a, 0), (*c, 0), (*d, 0)]]
+    quads += [[(0.5, 0.5, 0.1)] * 3, [(0, 0, 0.2), (1, 1, 0.2), (0.5, 0.5, 0.2)]]
+    tris = Triangles.of_array(np.array(quads, np.float32))
+    xs = np.repeat(g, 7), np.tile(g, 7)
+    o = np.stack([xs[0], xs[1], np.full(49, 1.0, np.float32)], 1)
+    rays = np.concatenate([make_rays(o, np.tile([0, 0, -1], (49, 1))), random_rays(tris, 200, 3)])
+    p = check_all(tris, rays)
+    assert (p[:49] >= 0).sum() >= 36        # edge and vertex rays hit one of the triangles there
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 40), st.integers(0, 2**31))
+def test_random_soups_match_brute_force(n, seed):
+    rng = np.random.default_rng(seed)
+    centres = rng.random((n, 1, 3)) * 4
+    v = (centres + rng.normal(size=(n, 3, 3)) * rng.random((n, 1, 1))).astype(np.float32)
+    tris = Triangles.of_array(v)
+    check_all(tris, random_rays(tris, 60, seed))
+
+
+def caterpillar(depth: int):
+    """A BVH2 of depth+1 one-triangle leaves where node k holds leaf k and node k+1, and node
+    k+1's box is always nearer the ray than leaf k: traversal pushes one leaf per level. The ray
+    crosses every box and no triangle (it passes outside each triangle's hypotenuse)."""
+    D = depth
+    z = np.arange(D, -1, -1, dtype=np.float32)                # leaf k at z = D - k
+    v = np.array([[(-1, -1, zk), (1, -1, zk), (-1, 1, zk)] for zk in z], np.float32)
+    tris = Triangles.of_array(v)
+    m = 2 * D + 1
+    left, first, count, parent = (np.full(m, -1, np.int64), np.zeros(m, np.int64),
+                                  np.zeros(m, np.int64), np.full(m, -1, np.int64))
+    lo, hi = np.zeros((m, 3)), np.zeros((m, 3))
+    for k in range(D):                       # node k at 2k: children leaf k (2k+1), next (2k+2)
+        left[2 * k] = 2 * k + 1
+        parent[2 * k + 1] = parent[2 * k + 2] = 2 * k
+        first[2 * k + 1], count[2 * k + 1] = k, 1
+    first[2 * D], count[2 * D] = D, 1
+    for i in range(m - 1, -1, -1):
+        if left[i] < 0:
+            t = v[first[i]]
+            lo[i], hi[i] = t.min(0), t.max(0)
+        else:
+            lo[i] = np.minimum(lo[left[i]], lo[left[i] + 1])
+            hi[i] = np.maximum(hi[left[i]], hi[left[i] + 1])
+    b = Bvh2(lo, hi, left, first, count, parent, np.arange(D + 1), tris, 0.0)
+    return bvh2_layout(b), make_rays([[0.6, 0.6, -1.0]], [[0, 0, 1]])
+
+
+@pytest.mark.parametrize("depth,stack", [(20, 16), (20, 4), (20, 1), (12, 12), (12, 16), (33, 8)])
+def test_stack_overflows_and_restarts_as_the_arithmetic_says(depth, stack):
+    lay, ray = caterpillar(depth)
+    hits, _ = trace_rays(lay, ray, stack=stack)
+    c = hits.counts[0]
+    assert hits.prim[0] == -1
+    lost = max(0, depth - stack)              # one push per level, the oldest overwritten
+    assert c[tk.C_OVERFLOWS] == lost
+    assert c[tk.C_RESTARTS] == lost           # each lost leaf is found again by one climb
+    # each restart re-tests the leaf's parent and grandparent; the last climb ends at the root
+    assert c[tk.C_REFETCH] == (2 * lost + 1 if lost else 0)
+    assert c[tk.C_LEAF_NODES] == depth + 1 and c[tk.C_BOX_NODES] == depth
+
+
+def test_any_hit_stops_at_the_first_hit_and_visits_less():
+    tris = Triangles.of_scene(get_scene("teapot"))
+    rays = random_rays(tris, 500, 5)
+    for lay in all_layouts(tris):
+        closest, _ = trace_rays(lay, rays)
+        first, _ = trace_rays(lay, rays, any_hit=True)
+        assert np.array_equal(first.prim >= 0, closest.prim >= 0)
+        assert first.counts[:, tk.C_STEPS].sum() < closest.counts[:, tk.C_STEPS].sum()
+
+
+def test_recorded_fetches_match_the_counted_ones():
+    tris = Triangles.of_scene(get_scene("spot"))
+    rays = random_rays(tris, 300, 6)
+    for lay in all_layouts(tris):
+        hits, rec = trace_rays(lay, rays, stack=2, record=True)
+        kinds = np.bincount(rec >> tk.REC_SHIFT, minlength=3)
+        tot = hits.counts.sum(0)
+        assert kinds[tk.REC_NODE] == tot[tk.C_BOX_NODES] + tot[tk.C_REFETCH]
+        assert kinds[tk.REC_TRI] == tot[tk.C_LEAF_NODES]
+        assert kinds[tk.REC_PARENT] == tot[tk.C_PARENT_READS]
+        c = cost_counters(lay, hits)
+        assert c["rt.bytes.leaf"] == 64 * tot[tk.C_LEAF_NODES]
+
+
+def test_bad_input_is_one_clear_error():
+    with pytest.raises(SceneError):
+        Triangles.of_array(np.zeros((0, 3, 3)))
+    with pytest.raises(SceneError):
+        Triangles.of_array(np.full((1, 3, 3), np.nan))
+    with pytest.raises(ValueError):
+        make_rays([[0, 0, 0]], [[np.nan, 0, 1]])
+    lay = all_layouts(Triangles.of_array(np.eye(3, dtype=np.float32)[None]))[2]
+    with pytest.raises(ValueError):
+        trace_rays(lay, make_rays([[0, 0, 0]], [[0, 0, 1]]), dual=True)
