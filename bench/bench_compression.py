@@ -61,19 +61,32 @@ def ratios(width: int, height: int) -> None:
             print(f"{scene:<12}{fmt:<8}{row}")
 
 
+def _llc_bytes(preset: str) -> int:
+    """The preset's last-level cache (Infinity Cache, else L2/SLC) for the coarse residency model."""
+    from pipelines.presets import PRESETS
+    p = PRESETS.get(preset)
+    if p is None:
+        return 0
+    return int(p.get("llc_bytes", p.get("l2_bytes", 0)))
+
+
 def tax(width: int, height: int, scene: str) -> None:
     t0 = time.perf_counter()
     g, _ = gbuffer(scene, width, height)
     print(f"post chain on {scene} {width}x{height} (G-buffer + light, ssao, tonemap, blur_x, blur_y "
           f"+ present); MB per frame, GB/s at 60 fps")
     print(f"{'preset':<13}{'codec':<7}{'DRAM MB':>9}{'tax MB':>8}{'decomp MB':>10}{'rmw MB':>8}"
-          f"{'tax GB/s':>9}{'boundary GB/s':>14}")
+          f"{'tax GB/s':>9}{'boundary GB/s':>14}{'LLC MB':>8}{'DRAM MB w/ LLC':>16}")
     for preset in PARAMS:
-        r = run_graph(postchain_passes(g, width, height), preset)
+        passes = postchain_passes(g, width, height)
+        r = run_graph(passes, preset)
         c, at = r.counters, r.tax_at()
+        llc = _llc_bytes(preset)
+        cached = run_graph(passes, preset, cache_bytes=llc).counters.dram_bytes() if llc else None
         print(f"{preset:<13}{r.codec:<7}{c.dram_bytes() / 1e6:>9.2f}{c['comp.tax_bytes'] / 1e6:>8.2f}"
               f"{c['comp.decompress.bytes'] / 1e6:>10.2f}{c['comp.rmw.bytes'] / 1e6:>8.2f}"
-              f"{at['tax_gbps']:>9.2f}{at['boundary_gbps']:>14.2f}")
+              f"{at['tax_gbps']:>9.2f}{at['boundary_gbps']:>14.2f}"
+              + (f"{llc / 2**20:>8.0f}{cached / 1e6:>16.2f}" if llc else f"{'-':>8}{'-':>16}"))
     print(f"({time.perf_counter() - t0:.1f} s)")
 
 

@@ -169,14 +169,29 @@ def _compressible(state: SurfaceState, policy: dict) -> bool:
 
 
 def run_graph(passes: list[Pass], preset: str, surfaces: dict[str, SurfaceState] | None = None,
-              policy: dict | None = None) -> PostResult:
+              policy: dict | None = None, cache_bytes: int = 0) -> PostResult:
     """Run the passes in order on real surfaces and count every byte the compression policy of
-    `preset` moves (module docstring). `policy` overrides compression_of(preset)."""
+    `preset` moves (module docstring). `policy` overrides compression_of(preset).
+
+    cache_bytes > 0 adds a coarse last-level cache: whole surfaces in LRU order, each taking its
+    compressed bytes if the preset keeps compressed lines in cache (RDNA 4, UTC) and its raw
+    bytes otherwise (RDNA 2's Infinity Cache holds decompressed data, 000_partA.md L170); a read
+    of a surface still resident moves no DRAM bytes (comp.cache.hit_bytes). Writes still go to
+    DRAM (write-through: the store a later pass or the display needs)."""
     policy = dict(compression_of(preset) if policy is None else policy)
     surfaces = {} if surfaces is None else surfaces
     cnt = Counters()
     events: list[dict] = []
     width = height = 0
+    lru: list[tuple[str, int]] = []           # (surface, bytes in cache), most recent last
+
+    def touch(name: str, s: SurfaceState):
+        if cache_bytes <= 0:
+            return
+        lru[:] = [e for e in lru if e[0] != name]
+        lru.append((name, s.C if s.compressed and policy["compressed_in_cache"] else s.U))
+        while lru and sum(b for _, b in lru) > cache_bytes:
+            lru.pop(0)
 
     def log(p: Pass, name: str, kind: str, nbytes: int, stream: str, direction: str,
             compressed: bool, tax: int = 0, meta: int = 0):
@@ -205,6 +220,7 @@ def run_graph(passes: list[Pass], preset: str, surfaces: dict[str, SurfaceState]
         log(p, name, "decompress", s.C, "color", "read", True, meta=s.meta)
         log(p, name, "decompress", s.U, "color", "write", False)
         s.compressed = False
+        touch(name, s)
 
     for p in passes:
         if p.stage not in ("ps", "cs"):
@@ -218,11 +234,20 @@ def run_graph(passes: list[Pass], preset: str, surfaces: dict[str, SurfaceState]
             if s.compressed and (not may_read or p.scattered):
                 decompress(p, name, s)
             stream = "texture"
+            if any(e[0] == name for e in lru):
+                hit = s.C if s.compressed else s.U
+                cnt.add("comp.cache.hit_bytes", hit)
+                cnt.add(f"comp.pass.{p.name}.cache_hit_bytes", hit)
+                events.append({"pass": p.name, "stage": p.stage, "surface": name, "kind": "cache_hit",
+                               "compressed": s.compressed, "bytes": 0, "tax": 0})
+                touch(name, s)
+                continue
             if s.compressed:
                 log(p, name, "read", s.C, stream, "read", True, meta=s.meta)
             else:
                 tax = s.U - s.C if _compressible(s, policy) else 0
                 log(p, name, "read", s.U, stream, "read", False, tax)
+            touch(name, s)
         outputs = p.run({n: surfaces[n].data for n in p.reads})
         may_write = p.stage == "ps" or (policy["cs_writes_compressed"] and not p.scattered)
         for name, fmt in p.writes.items():
@@ -262,6 +287,7 @@ def run_graph(passes: list[Pass], preset: str, surfaces: dict[str, SurfaceState]
             cnt.add(f"comp.surface.{name}.raw_bytes", s.U)
             cnt.add(f"comp.surface.{name}.compressed_bytes", s.C)
             surfaces[name] = s
+            touch(name, s)
     return PostResult(preset, policy["codec"], width, height,
                       {n: s.data for n, s in surfaces.items()}, cnt, events)
 
@@ -331,7 +357,7 @@ def postchain_passes(g: dict, width: int, height: int) -> list[Pass]:
 
 
 def postchain(scene: Scene | str, preset: str, width: int = 320, height: int = 180,
-              raster_preset: str | None = None) -> PostResult:
+              raster_preset: str | None = None, cache_bytes: int = 0) -> PostResult:
     """Render `scene`, build its G-buffer and run the post chain under `preset`'s compression.
     `raster_preset` renders the image (default: `preset` if it is a known raster preset, else
     imr-baseline; the image is the same on every architecture)."""
@@ -339,7 +365,7 @@ def postchain(scene: Scene | str, preset: str, width: int = 320, height: int = 1
     if raster_preset is None:
         raster_preset = preset if preset in PRESETS else "imr-baseline"
     g, _ = gbuffer(scene, width, height, raster_preset)
-    return run_graph(postchain_passes(g, width, height), preset)
+    return run_graph(postchain_passes(g, width, height), preset, cache_bytes=cache_bytes)
 
 
 # --- the seed's compression-tax frame --------------------------------------------------------

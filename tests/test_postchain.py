@@ -139,6 +139,24 @@ def test_scattered_writes_force_decompress_even_on_utc():
     assert r.counters["comp.tax_bytes"] == 2 * (U - Cb)        # the read and the write paid raw
 
 
+def test_cache_keeps_compressed_surfaces_on_rdna4_only(gbuf):
+    """A cache between C and U: RDNA 4 keeps the compressed surface resident and its read costs
+    no DRAM; RDNA 3's cache holds it decompressed, it does not fit, the read goes to DRAM."""
+    img = gbuf["albedo"]
+    U, Cb = img.nbytes, compressed_size(img, "dcc", 128)
+    assert Cb < U // 2
+    passes = [Pass("draw", "ps", (), {"rt": "rgba8"}, lambda s: {"rt": img}),
+              Pass("read", "cs", ("rt",), {}, lambda s: {})]
+    cache = (Cb + U) // 2
+    r4 = run_graph(passes, "amd-rdna4", cache_bytes=cache)
+    r3 = run_graph(passes, "amd-rdna3", cache_bytes=cache)
+    assert r4.counters["comp.cache.hit_bytes"] == compressed_size(img, "dcc", 256)
+    assert r4.counters.dram_bytes("read") == 0
+    assert r3.counters["comp.cache.hit_bytes"] == 0 and r3.counters.dram_bytes("read") == Cb
+    big = run_graph(passes, "amd-rdna3", cache_bytes=2 * U)
+    assert big.counters.dram_bytes("read") == 0                 # fits raw too
+
+
 def test_bad_graph_is_one_clear_error():
     with pytest.raises(PostchainError, match="before any pass wrote"):
         run_graph([Pass("x", "cs", ("nothing",), {}, lambda s: {})], "apple-m5")
