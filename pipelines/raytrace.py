@@ -69,14 +69,20 @@ class RtResult:
 def camera_rays(camera, width: int, height: int) -> np.ndarray:
     """One ray per pixel centre, row 0 on top; direction has unit forward component, so t is
     the view-space depth and [near, far] is the rasterizer's clip range."""
+    ys, xs = np.mgrid[0:height, 0:width]
+    return pixel_rays(camera, width, height, xs.ravel() + 0.5, ys.ravel() + 0.5)
+
+
+def pixel_rays(camera, width: int, height: int, xs, ys) -> np.ndarray:
+    """Rays through window positions (xs, ys) in pixels (origin top-left, y down)."""
     v = look_at(camera.eye, camera.target, camera.up)
     s, u, f = v[0, :3], v[1, :3], -v[2, :3]
     th = np.tan(np.radians(camera.fovy_deg) / 2.0)
-    x = ((np.arange(width) + 0.5) * 2.0 / width - 1.0) * th * width / height
-    y = (1.0 - (np.arange(height) + 0.5) * 2.0 / height) * th
-    d = f[None, None, :] + x[None, :, None] * s[None, None, :] + y[:, None, None] * u[None, None, :]
+    x = (np.asarray(xs, np.float64) * 2.0 / width - 1.0) * th * width / height
+    y = (1.0 - np.asarray(ys, np.float64) * 2.0 / height) * th
+    d = f[None, :] + x[:, None] * s[None, :] + y[:, None] * u[None, :]
     o = np.broadcast_to(np.asarray(camera.eye, np.float64), d.shape)
-    return make_rays(o.reshape(-1, 3), d.reshape(-1, 3), camera.near, camera.far)
+    return make_rays(o, d, camera.near, camera.far)
 
 
 def world_from_depth(camera, depth: np.ndarray) -> np.ndarray:
@@ -159,13 +165,14 @@ def _run(layout: Layout, rays: np.ndarray, mm: MemoryModel | None, level: int, r
 def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
           rays=PASSES, mode: str | None = None, ao_samples: int = 4, ao_radius: float | None = None,
           seed: int = 0, depth: np.ndarray | None = None, layout: Layout | None = None,
-          memory: bool = True, stack: int | None = None) -> RtResult:
+          memory: bool = True, stack: int | None = None, shadow_any_hit: bool = True) -> RtResult:
     """Trace the ray passes `rays` (a subset of PASSES, or a comma-separated string) of `scene`
     on `preset`'s RT hardware. mode: MODES name (default the preset's rt_layout; "bvh4x2" is the
     dual-node fallback, allowed where the preset has rt_dual_fallback). depth: (h, w) window
     depth for shadow origins (default: the preset's raster render). layout: a prebuilt Layout
     of the mode's layout for this scene (skips the build). memory: price fetches through the
-    preset's caches. stack: override the preset's rt_stack_entries."""
+    preset's caches. stack: override the preset's rt_stack_entries. shadow_any_hit: False
+    traces shadow rays to their closest hit (to measure what terminate-on-first-hit saves)."""
     from .api import check_resolution, render
     check_resolution(width, height)
     passes = tuple(p.strip() for p in rays.split(",")) if isinstance(rays, str) else tuple(rays)
@@ -233,7 +240,7 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
         eye = np.asarray(cam.eye, np.float64)
         origin = p[drawn] + (eye - p[drawn]) * SHADOW_PULL
         hits = _run(layout, make_rays(origin, np.broadcast_to(light, origin.shape), eps, np.inf),
-                    mm, level, res, "shadow", True, False, stack, dual)
+                    mm, level, res, "shadow", shadow_any_hit, False, stack, dual)
         vis = np.ones(h * w, np.float32)
         vis[drawn] = np.where(hits.prim >= 0, 0.0, 1.0)
         res.images["shadow"] = vis.reshape(h, w)
