@@ -29,7 +29,8 @@ from pipelines import render  # noqa: E402
 from pipelines.compression_params import PARAMS, compression_of  # noqa: E402
 from pipelines.postchain import (LPDDR5_GBPS, gbuffer, postchain_passes, run_graph,  # noqa: E402
                                  tax_frame, transaction_elimination, two_frame_scene)
-from renderer.compression import compressed_size  # noqa: E402
+from renderer.compression import block_sizes, compressed_size  # noqa: E402
+from renderer.compression import codecs as C  # noqa: E402
 from renderer.rop import rgba8  # noqa: E402
 from scenes.library import get_scene, scene_names  # noqa: E402
 
@@ -46,19 +47,37 @@ def _hdr(color: np.ndarray) -> np.ndarray:
     return (color.astype(np.float32) / 255.0 * 2.0).astype(np.float16).view(np.uint16)
 
 
+def _covered_ratio(img: np.ndarray, covered: np.ndarray, codec: str, max_block: int, clear) -> float:
+    """Ratio over the metadata blocks that hold geometry (a pixel with depth < 1), padded raw."""
+    L = C.layout(codec, 8 * img.itemsize, max_block, clear)
+    bw, bh = int(L[C.K.L_BW]), int(L[C.K.L_BH])
+    sizes = block_sizes(img, codec, max_block, clear)
+    nby, nbx = sizes.shape
+    pad = np.zeros((nby * bh, nbx * bw), bool)
+    pad[:covered.shape[0], :covered.shape[1]] = covered
+    hit = pad.reshape(nby, bh, nbx, bw).any((1, 3))
+    return hit.sum() * bw * bh * 4 * img.itemsize / sizes[hit].sum() if hit.any() else float("nan")
+
+
 def ratios(width: int, height: int) -> None:
-    print(f"compression ratio raw:(payload+metadata), {width}x{height}, colour of imr-baseline")
+    print(f"compression ratio raw:(payload+metadata), {width}x{height}, colour of imr-baseline; "
+          f"'covered': only the blocks that hold geometry")
     head = "".join(f"{n:>9}" for n, _, _ in CODECS)
-    print(f"{'scene':<12}{'fmt':<8}{head}")
+    print(f"{'scene':<12}{'fmt':<16}{head}")
     for scene in scene_names():
-        color = render(scene, "imr-baseline", width, height).color
+        result = render(scene, "imr-baseline", width, height)
+        color = result.color
+        covered = result.depth < 1.0
         hdr = _hdr(color)
         # the pass clears to the scene's background: DCC's fast clear knows that colour
         bg = rgba8(get_scene(scene).background)
         for fmt, img, clear in (("rgba8", color, bg), ("rgba16f", hdr, _hdr(bg[None, None])[0, 0])):
             row = "".join(f"{img.nbytes / compressed_size(img, c, m, clear if c == 'dcc' else None):>8.2f}:1"[-9:]
                           for _, c, m in CODECS)
-            print(f"{scene:<12}{fmt:<8}{row}")
+            print(f"{scene:<12}{fmt:<16}{row}")
+            row = "".join(f"{_covered_ratio(img, covered, c, m, clear if c == 'dcc' else None):>8.2f}:1"[-9:]
+                          for _, c, m in CODECS)
+            print(f"{'':<12}{fmt + ' covered':<16}{row}")
 
 
 def _llc_bytes(preset: str) -> int:

@@ -110,6 +110,9 @@ def test_round_trip_random(img, codec):
     assert np.array_equal(decode(enc), img)
     assert enc.compressed_bytes == compressed_size(img, codec)
     assert np.array_equal(enc.block_bytes + C.META_BYTES[codec], block_sizes(img, codec))
+    L = C.layout(codec, 8 * img.itemsize)
+    raw_block = int(L[C.K.L_BW] * L[C.K.L_BH]) * 4 * img.itemsize
+    assert (enc.block_bytes <= raw_block).all()              # never more than raw + metadata
 
 
 @settings(max_examples=25, deadline=None)
