@@ -1,0 +1,183 @@
+"""BVH benchmark (issue 7): tilesim's builders and traversal against Embree (embreex) on the same
+rays, and the layout figures the seeds claim: BVH8 vs BVH4 steps, bytes per ray by layout, OBB vs
+AABB on rotated geometry, first-hit savings on shadow rays.
+
+    python bench/bench_bvh.py                 # dragon and sponza, 1920x1080 primary rays
+    python bench/bench_bvh.py --res 640x360 --scenes bunny --json out.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pipelines.raytrace import camera_rays, trace  # noqa: E402
+from renderer.bvh import Triangles, build_bvh2, collapse, trace_rays, warm_up  # noqa: E402
+from renderer.bvh.layouts import bvh2_layout, bvh4_layout, bvh8_layout  # noqa: E402
+from renderer.bvh.traverse import cost_counters  # noqa: E402
+from scenes.library import get_scene  # noqa: E402
+from scenes.model import Draw, Scene  # noqa: E402
+
+
+def best_of(fn, n=3):
+    best, out = np.inf, None
+    for _ in range(n):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def embree_scene(tris):
+    from embreex import rtcore_scene
+    from embreex.mesh_construction import TriangleMesh
+    s = rtcore_scene.EmbreeScene()
+    TriangleMesh(s, tris.v)
+    return s
+
+
+def embree_build(tris, rays):
+    """Embree builds at commit, which embreex does on the first query: time mesh + one ray."""
+    t0 = time.perf_counter()
+    s = embree_scene(tris)
+    s.run(rays[:1, 0:3].copy(), rays[:1, 4:7].copy(), output=1)
+    return time.perf_counter() - t0, s
+
+
+def layouts(tris):
+    t = {}
+    t0 = time.perf_counter()
+    b4 = build_bvh2(tris)
+    t["bvh2"] = time.perf_counter() - t0
+    l2 = bvh2_layout(b4)
+    t0 = time.perf_counter()
+    b1 = build_bvh2(tris, 1)
+    tb1 = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    l4 = bvh4_layout(collapse(b1, 4))
+    t["bvh4"] = tb1 + time.perf_counter() - t0
+    t0 = time.perf_counter()
+    w8 = collapse(b1, 8)
+    l8 = bvh8_layout(w8)
+    t["bvh8"] = tb1 + time.perf_counter() - t0
+    t0 = time.perf_counter()
+    lo = bvh8_layout(w8, obb=True)
+    t["bvh8-obb"] = t["bvh8"] + time.perf_counter() - t0
+    return {"bvh2": l2, "bvh4": l4, "bvh8": l8, "bvh8-obb": lo}, t
+
+
+def rotated(scene: Scene, deg_y=30.0, deg_x=20.0) -> Scene:
+    """The scene's draws turned about y and x, the camera turned with them (the same view of
+    geometry that is no longer axis-aligned)."""
+    def rot(axis, deg):
+        c, s = np.cos(np.radians(deg)), np.sin(np.radians(deg))
+        m = np.eye(4)
+        i, j = [(1, 2), (0, 2), (0, 1)][axis]
+        m[i, i], m[i, j], m[j, i], m[j, j] = c, -s, s, c
+        return m
+    r = rot(0, deg_x) @ rot(1, deg_y)
+    draws = [Draw(d.mesh, d.material, r @ d.world_from_object, d.state) for d in scene.draws]
+    cam = scene.camera
+    tf = lambda p: tuple((r[:3, :3] @ np.asarray(p, np.float64)) + r[:3, 3])  # noqa: E731
+    from scenes.model import Camera, Light
+    camera = Camera(tf(cam.eye), tf(cam.target), tuple(r[:3, :3] @ np.asarray(cam.up)), cam.fovy_deg,
+                    cam.near, cam.far)
+    light = Light(tuple(r[:3, :3] @ np.asarray(scene.light.direction)), scene.light.color, scene.light.ambient)
+    return Scene(scene.name + "-rotated", scene.description, draws, camera, light, scene.background)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--scenes", default="dragon,sponza")
+    ap.add_argument("--res", default="1920x1080", help="primary-ray resolution for the speed race")
+    ap.add_argument("--layout-res", default="640x360", help="resolution of the layout figures")
+    ap.add_argument("--json", default=None)
+    a = ap.parse_args(argv)
+    W, H = (int(v) for v in a.res.split("x"))
+    lw, lh = (int(v) for v in a.layout_res.split("x"))
+    warm_up()
+    report = {}
+    for name in a.scenes.split(","):
+        scene = get_scene(name)
+        tris = Triangles.of_scene(scene)
+        rays = camera_rays(scene.camera, W, H)
+        rays[:, 3], rays[:, 7] = 0.0, np.inf
+        r = report[name] = {"triangles": tris.n, "rays": len(rays)}
+        print(f"\n== {name}: {tris.n} triangles, {W}x{H} primary rays")
+        lay, build = layouts(tris)
+        t_embree, es = embree_build(tris, rays)
+        r["build_s"] = {**build, "embree": t_embree}
+        print("build (s):  " + "  ".join(f"{k} {v:.3f}" for k, v in r["build_s"].items()))
+        # speed race: closest hit, counters on (per-ray costs written), no fetch records
+        o, d = rays[:, 0:3].copy(), rays[:, 4:7].copy()
+        te, out = best_of(lambda: es.run(o, d, output=1))
+        r["embree_mrays_s"] = len(rays) / te / 1e6
+        for ln in ("bvh4", "bvh8", "bvh8-obb"):
+            tt, (hits, _) = best_of(lambda: trace_rays(lay[ln], rays))
+            r[f"{ln}_mrays_s"] = len(rays) / tt / 1e6
+        agree = np.mean((hits.prim >= 0) == (out["geomID"] >= 0))
+        print(f"speed (Mrays/s): embree {r['embree_mrays_s']:.2f}  tilesim bvh4 {r['bvh4_mrays_s']:.2f}  "
+              f"bvh8 {r['bvh8_mrays_s']:.2f}  bvh8-obb {r['bvh8-obb_mrays_s']:.2f}  (hit-mask agreement {agree:.6f})")
+        # layout figures on primary, shadow, AO rays through the RDNA 4 memory system
+        r["layouts"] = {}
+        print(f"per ray at {lw}x{lh} (amd-rdna4 caches):  pass  layout  steps  box-nodes  box-tests  tri-tests  "
+              "bytes(node+leaf)  DRAM bytes")
+        for mode in ("bvh2", "bvh4", "bvh4x2", "bvh8", "bvh8-obb"):
+            ln = "bvh4" if mode == "bvh4x2" else mode
+            t0 = time.perf_counter()
+            res = trace(scene, "amd-rdna4", lw, lh, mode=mode, layout=lay[ln], ao_samples=2)
+            row = r["layouts"][mode] = {}
+            for p in ("primary", "shadow", "ao"):
+                pr = {k: res.per_ray(k, p) for k in ("steps", "nodes.box", "tests.box", "tests.tri",
+                                                      "bytes.node", "bytes.leaf", "dram_read.bvh_node",
+                                                      "dram_read.bvh_leaf", "stack.overflows", "dual_steps")}
+                row[p] = pr
+                print(f"  {p:8s} {mode:9s} {pr['steps']:6.1f} {pr['nodes.box']:8.1f} {pr['tests.box']:9.1f} "
+                      f"{pr['tests.tri']:8.1f} {pr['bytes.node'] + pr['bytes.leaf']:10.0f} "
+                      f"{pr['dram_read.bvh_node'] + pr['dram_read.bvh_leaf']:10.1f}")
+            row["bvh_bytes"] = lay[ln].bytes
+            row["seconds"] = time.perf_counter() - t0
+        L = r["layouts"]
+        for p in ("primary", "shadow", "ao"):
+            b4, b8 = L["bvh4"][p]["nodes.box"], L["bvh8"][p]["nodes.box"]
+            print(f"BVH8 vs BVH4 box steps ({p}): {b8:.2f} vs {b4:.2f} = {100 * (1 - b8 / b4):.1f}% fewer")
+        print("BVH size (MB): " + "  ".join(f"{k} {lay[k].bytes / 1e6:.2f}" for k in lay))
+        # first hit vs closest hit on shadow rays
+        kw = dict(rays=("shadow",), layout=lay["bvh8-obb"], memory=False)
+        first = trace(scene, "amd-rdna4", lw, lh, **kw)
+        closest = trace(scene, "amd-rdna4", lw, lh, shadow_any_hit=False, **kw)
+        occluded = 1.0 - first.images["shadow"].mean()
+        r["shadow_first_hit"] = {k: first.per_ray(k, "shadow") for k in ("steps", "nodes.box", "tests.tri")}
+        r["shadow_closest_hit"] = {k: closest.per_ray(k, "shadow") for k in ("steps", "nodes.box", "tests.tri")}
+        s1, s2 = r["shadow_first_hit"]["steps"], r["shadow_closest_hit"]["steps"]
+        print(f"shadow rays, first hit vs closest hit: {s1:.1f} vs {s2:.1f} steps per ray = "
+              f"{100 * (1 - s1 / s2):.1f}% fewer (pixels in shadow {100 * occluded:.0f}%)")
+        # OBB vs AABB on the same geometry turned 30 deg about y and 20 deg about x
+        rs = rotated(scene)
+        rl, _ = layouts(Triangles.of_scene(rs))
+        r["rotated"] = {}
+        for ln in ("bvh8", "bvh8-obb"):
+            res = trace(rs, "amd-rdna4", lw, lh, mode=ln, layout=rl[ln], ao_samples=2)
+            r["rotated"][ln] = {p: {k: res.per_ray(k, p) for k in ("steps", "tests.box", "tests.tri", "nodes.box",
+                                                                  "bytes.node", "bytes.leaf", "dram_read.bvh_node")}
+                                for p in ("primary", "ao")}
+        for p in ("primary", "ao"):
+            A, O = r["rotated"]["bvh8"][p], r["rotated"]["bvh8-obb"][p]
+            print(f"rotated {p}: OBB vs AABB  box tests {O['tests.box']:.1f} vs {A['tests.box']:.1f}, "
+                  f"tri tests {O['tests.tri']:.1f} vs {A['tests.tri']:.1f}, steps {O['steps']:.1f} vs {A['steps']:.1f} "
+                  f"({100 * (1 - O['steps'] / A['steps']):.1f}% fewer), bytes {O['bytes.node'] + O['bytes.leaf']:.0f} vs "
+                  f"{A['bytes.node'] + A['bytes.leaf']:.0f}")
+        print(f"rotated nodes with an OBB: {100 * (rl['bvh8-obb'].nodes['obb'] < 104).mean():.0f}%")
+    if a.json:
+        Path(a.json).write_text(json.dumps(report, indent=1))
+    return report
+
+
+if __name__ == "__main__":
+    main()
