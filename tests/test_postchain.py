@@ -10,7 +10,6 @@ from pipelines.compression_params import PARAMS, compression_of
 from pipelines.postchain import (LPDDR5_GBPS, Pass, PostchainError, gbuffer, postchain_passes,
                                  run_graph, tax_frame, transaction_elimination, two_frame_scene)
 from pipelines.presets import Param
-from renderer.compression import codecs as C
 from renderer.compression import compressed_size, decode, encode
 
 W, H = 96, 64

@@ -276,7 +276,6 @@ def block_sizes(img, bits, L, clear):
 @njit(cache=True, parallel=True)
 def encode_blocks(img, bits, L, mode, group, offsets, payload):
     """Write every block's payload at its byte offset (payload zeroed by the caller)."""
-    H, W = img.shape[0], img.shape[1]
     codec, bw, bh, gw, gh = L[L_CODEC], L[L_BW], L[L_BH], L[L_GW], L[L_GH]
     nby, nbx = mode.shape
     gx, gy = bw // gw, bh // gh
