@@ -522,6 +522,23 @@ def test_n_and_p_switch_scenes(viewer):
     assert viewer.scene is get_scene("spheres")
 
 
+def test_resized_window_relays_out_and_screenshots_whole(viewer, tmp_path):
+    size = viewer.wnd.size
+    try:
+        viewer.wnd.size = (size[0] + 100, size[1] + 60)
+        viewer.step()
+        img = viewer.read_window()
+        assert img.shape[:2] == (size[1] + 60, size[0] + 100)
+        lay = viewer.layouts()[1]
+        assert lay.image.w > W and abs(lay.image.w / lay.image.h - W / H) < 0.05
+        clear = np.round(np.array(viewer.clear_color[:3]) * 255)
+        right = img[lay.image.y + lay.image.h // 2, lay.image.x + lay.image.w - 2, :3]
+        assert np.abs(right - clear).max() > 2         # drawn up to the new right edge
+    finally:
+        viewer.wnd.size = size
+        viewer.step()
+
+
 def test_s_tap_saves_window_and_counters(viewer):
     out = viewer.opts.out_dir
     _press(viewer, "S")

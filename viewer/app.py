@@ -314,6 +314,7 @@ def _viewer_class():
             ctx = self.ctx
             ctx.disable(moderngl.DEPTH_TEST)
             ctx.disable(moderngl.BLEND)
+            ctx.viewport = (0, 0, *self._buffer_size())
             win_w, win_h = self.wnd.size
             lays = self.layouts()
             frame = self.shown
@@ -322,22 +323,28 @@ def _viewer_class():
                 for i, img in enumerate(self.images):
                     self._texture(f"panel{i}", img, smooth=frame.request.full is False)
                 self.shown_mode = self.mode
-            if frame is not None and self.content.get("figures") is not frame:
-                self.figs = [hud.figures(r) for r in frame.results]     # once per new frame
-                self.content["figures"] = frame
-            figs = self.figs if frame is not None else None
+            if frame is not None and self.content.get("figures") != (frame.done_at, lays[0].strip.w):
+                figs = [hud.figures(r) for r in frame.results]          # once per new frame
+                self.strips = [hud.strip_lines(f, figs[0] if i else None, self.opts.presets[0].name)
+                               for i, f in enumerate(figs)]
+                # one font size for every strip, so that they line up
+                self.strip_size = min(hud.fit_size(lines, lays[0].strip.w) for lines in self.strips)
+                self.content["figures"] = (frame.done_at, lays[0].strip.w)
+            strips, strip_size = getattr(self, "strips", None), getattr(self, "strip_size", 13)
+            title_size = min(hud.fit_size([hud.title(p)], lays[0].title.w, 15) for p in self.opts.presets)
             for i, (p, lay) in enumerate(zip(self.opts.presets, lays)):
                 self._quad(self._cached(f"title{i}", (hud.title(p), lay.title.w),
-                                        lambda: hud.text_image([hud.title(p)], lay.title.w, lay.title.h, 15)),
+                                        lambda: hud.text_image([hud.title(p)], lay.title.w, lay.title.h,
+                                                               title_size)),
                            lay.title)
                 if frame is not None:
                     tex = self.textures[f"panel{i}"]
                     tex.filter = ((moderngl.LINEAR,) * 2 if tex.size[0] < lay.image.w
                                   else (moderngl.NEAREST,) * 2)
                     self._quad(tex, lay.image)
-                    lines = hud.strip_lines(figs[i], figs[0] if i else None, self.opts.presets[0].name)
-                    self._quad(self._cached(f"strip{i}", (id(frame), lay.strip.w),
-                                            lambda: hud.text_image(lines, lay.strip.w, lay.strip.h)),
+                    self._quad(self._cached(f"strip{i}", (frame.done_at, lay.strip.w),
+                                            lambda: hud.text_image(strips[i], lay.strip.w, lay.strip.h,
+                                                                   strip_size)),
                                lay.strip)
             foot = layout.footer(win_w, win_h)
             status = self.status()
@@ -373,11 +380,15 @@ def _viewer_class():
             return "  ·  ".join(parts)
 
         # ---- output -------------------------------------------------------------------------
+        def _buffer_size(self) -> tuple[int, int]:
+            # A real window's framebuffer object keeps the size it was created with (pyglet), its
+            # buffer_size follows resizes; the headless window is the other way round.
+            return self.wnd.fbo.size if self.wnd.name == "headless" else self.wnd.buffer_size
+
         def read_window(self) -> np.ndarray:
             """uint8 (h, w, 4) of the window's framebuffer, row 0 on top."""
-            fbo = self.wnd.fbo
-            w, h = fbo.size
-            data = fbo.read(components=4, alignment=1)
+            w, h = self._buffer_size()
+            data = self.wnd.fbo.read(viewport=(0, 0, w, h), components=4, alignment=1)
             return np.frombuffer(data, np.uint8).reshape(h, w, 4)[::-1].copy()
 
         def save_screenshot(self, path: str) -> str:

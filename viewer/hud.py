@@ -17,6 +17,7 @@ ARCH_NAMES = {
     "dsbr": "DSBR: immediate mode + draw-stream binning",
     "tbdr": "TBDR: tile-based deferred",
 }
+MIN_FONT = 8          # px: the smallest text drawn to make a line fit
 FPS = 60.0            # the strip's GB/s is DRAM bytes per frame at this frame rate
 BG = (24, 26, 30, 255)
 FG = (225, 228, 232, 255)
@@ -65,7 +66,7 @@ def _pct(new: float, old: float) -> str:
 
 def strip_lines(fig: dict, first: dict | None, first_name: str) -> list[list[tuple[str, tuple]]]:
     """Three lines of (text, colour) runs: the figures, then the difference to the first panel."""
-    share = f" ({fig['dram_bw_share'] * 100:.2f}% of the preset's peak)" if fig["dram_bw_share"] else ""
+    share = f" ({fig['dram_bw_share'] * 100:.2f}% of peak)" if fig["dram_bw_share"] else ""
     line1 = [(f"DRAM {fig['dram_mb']:.2f} MB/frame   {fig['gbps_at_60fps']:.2f} GB/s at 60 fps{share}", FG)]
     line2 = [(f"overdraw {fig['overdraw']:.2f}   shaded {fig['shaded']:,}   fallbacks {fig['fallbacks']}", FG)]
     if first is None:
@@ -80,17 +81,33 @@ def strip_lines(fig: dict, first: dict | None, first_name: str) -> list[list[tup
     return [line1, line2, line3]
 
 
+def _runs(lines):
+    return [[(line, FG)] if isinstance(line, str) else line for line in lines]
+
+
+def fit_size(lines, width: int, size: int = 13, pad: int = 4) -> int:
+    """The largest font size up to `size` at which every line fits in `width` (narrow panels get
+    a smaller font rather than cut text), never below MIN_FONT."""
+    f = font(size)
+    widest = max((sum(f.getlength(t) for t, _ in runs) for runs in _runs(lines)), default=0)
+    if widest > width - 2 * pad:
+        size = max(MIN_FONT, int(size * (width - 2 * pad) / widest))
+    return size
+
+
 def text_image(lines, width: int, height: int, size: int = 13, bg=BG, pad: int = 4) -> np.ndarray:
-    """uint8 (height, width, 4): lines of (text, colour) runs (or plain strings) top to bottom."""
+    """uint8 (height, width, 4): lines of (text, colour) runs (or plain strings) top to bottom,
+    at `size` or smaller where a line would not fit."""
     from PIL import Image, ImageDraw
     img = Image.new("RGBA", (max(width, 1), max(height, 1)), bg)
     draw = ImageDraw.Draw(img)
+    lines = _runs(lines)
+    size = fit_size(lines, width, size, pad)
     f = font(size)
     y = pad
     for line in lines:
-        runs = [(line, FG)] if isinstance(line, str) else line
         x = pad
-        for text, color in runs:
+        for text, color in line:
             draw.text((x, y), text, font=f, fill=color)
             x += draw.textlength(text, font=f)
         y += size + 4
@@ -132,8 +149,9 @@ def footer_image(width: int, height: int, mode: str, scale: Scale, status: str) 
             x += 16
             draw.text((x, y), reason, font=f, fill=FG)
             x += draw.textlength(reason, font=f) + 12
-    sw = draw.textlength(status, font=f)
-    draw.text((max(x, width - sw - 6), y), status, font=f, fill=DIM_FG)
+    fs = font(fit_size([status], max(width - x, 1), 13, 6))
+    sw = draw.textlength(status, font=fs)
+    draw.text((max(x, width - sw - 6), y), status, font=fs, fill=DIM_FG)
     return np.asarray(img)
 
 
