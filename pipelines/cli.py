@@ -101,25 +101,55 @@ def cmd_render(args) -> None:
         if kind not in HEATMAPS or not path:
             raise UserError(f"--heatmap {spec!r}: expected KIND=PATH with KIND in {', '.join(HEATMAPS)}")
         heatmaps.append((kind, path))
-    for out in (args.output, args.counters, *(path for _, path in heatmaps)):
-        if out:
-            check_output(out)
+    passes = [p.strip() for p in args.rays.split(",")] if args.rays else []
+    if passes:
+        from .raytrace import PASSES
+        if bad := [p for p in passes if p not in PASSES]:
+            raise UserError(f"--rays: unknown ray pass {bad[0]!r} (try: {', '.join(PASSES)})")
+    out = Path(args.output)
+    ray_images = {p: out.with_name(f"{out.stem}.{p}{out.suffix or '.png'}") for p in passes}
+    for path in (args.output, args.counters, *(path for _, path in heatmaps), *ray_images.values()):
+        if path:
+            check_output(path)
     preset = get_preset(args.preset)
     if any(kind == "fallbacks" for kind, _ in heatmaps) and preset.architecture != "tbdr":
         raise UserError(f"--heatmap fallbacks: preset {preset.name} is not a tiler (no tile fallbacks)")
     scene = _load_scene(args.scene, args.camera)
-    result = render(scene, preset, w, h, args.samples)
-    save_png(args.output, result.color)
+    result = render(scene, preset, w, h, args.samples, frontend=args.frontend)
+    counters, image, rt = result.counters, result.color, None
+    if passes:
+        from .raytrace import combine, trace
+        rt = trace(scene, preset, w, h, rays=passes, depth=result.depth)
+        counters, image = counters + rt.counters, combine(result.color, rt)
+    save_png(args.output, image)
+    for p, path in ray_images.items():
+        img = rt.images[p]
+        save_png(path, img if img.ndim == 3 else _grey(img))
     if args.counters:
         save_json(args.counters, {"scene": result.scene, "preset": result.preset, "width": w,
                                   "height": h, "samples": args.samples,
-                                  "counters": result.counters.as_json(), "derived": result.derived()})
+                                  "counters": counters.as_json(),
+                                  "derived": counters.derived(preset.dram_gbps)})
     for kind, path in heatmaps:
         save_png(path, heatmap_rgba(HEATMAPS[kind](result), w, h))
-    d = result.derived()
+    d = counters.derived(preset.dram_gbps)
     print(f"{result.scene} via {result.preset} at {w}x{h}: {result.seconds * 1e3:.0f} ms, "
           f"overdraw {d['overdraw']:.2f}, DRAM {d['dram_mb']:.2f} MB/frame "
           f"({d['gbps_at_fps']:.1f} GB/s at 60 fps) -> {args.output}")
+    if rt is not None:
+        c = rt.counters
+        print(f"rays ({rt.mode}): " + "; ".join(
+            f"{p} {c[f'rt.{p}.rays']:,} rays, {c[f'rt.{p}.steps'] / max(c[f'rt.{p}.rays'], 1):.1f} "
+            f"steps and {(c[f'rt.{p}.bytes.node'] + c[f'rt.{p}.bytes.leaf']) / max(c[f'rt.{p}.rays'], 1):,.0f} "
+            f"B fetched per ray, {c[f'rt.{p}.stack.overflows']:,} stack overflows" for p in passes)
+            + f" -> {', '.join(str(x) for x in ray_images.values())}")
+
+
+def _grey(values):
+    """A float image in [0, 1] (shadow, AO) as opaque grey RGBA8."""
+    import numpy as np
+    v = np.round(np.clip(values, 0.0, 1.0) * 255.0).astype(np.uint8)
+    return np.dstack([v, v, v, np.full_like(v, 255)])
 
 
 REPORT_FORMATS = ("table", "json", "csv", "md", "html")
@@ -154,7 +184,13 @@ def cmd_report(args) -> None:
         raise UserError("--preset: name at least one preset, or all")
     scene_specs = args.scenes or ([] if args.claims and fmt != "html" else scene_names())
     scenes = [get_scene(n) for n in scene_specs]
-    settings = report.Settings(w, h, args.samples, args.fps)
+    rays = ()
+    if args.rt:
+        from .raytrace import PASSES
+        rays = tuple(p.strip() for p in args.rt.split(","))
+        if bad := [p for p in rays if p not in PASSES]:
+            raise UserError(f"--rt: unknown ray pass {bad[0]!r} (try: {', '.join(PASSES)})")
+    settings = report.Settings(w, h, args.samples, args.fps, args.frontend, rays)
     command = ["tilesim", *(sys.argv[1:] if args.argv is None else args.argv)]
 
     gallery = None
@@ -243,6 +279,8 @@ def cmd_diff(args) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from renderer.frontend import FRONTENDS
+
     from .heatmaps import MAPS as HEATMAPS
     ap = _Parser(prog="tilesim", description="Render a scene through GPU "
                                  "architectures and count what the frame costs.")
@@ -255,6 +293,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--camera", help="eye:target:up:fovy, e.g. 0,1,5:0,0,0:0,1,0:60 (write --camera=-1,... when it starts with a minus)")
     r.add_argument("-o", "--output", default="out.png")
     r.add_argument("--counters", help="write the counters as JSON here")
+    r.add_argument("--frontend", choices=FRONTENDS, help="geometry front end (default: the preset's)")
+    r.add_argument("--rays", metavar="PASSES", help="ray passes to trace too, comma-separated: primary, "
+                   "shadow, ao; -o gets the raster image darkened by shadow and AO, OUT.<pass>.png each pass")
     r.add_argument("--heatmap", action="append", metavar="KIND=PATH",
                    help=f"write a heat map PNG; KIND: {', '.join(HEATMAPS)} (repeatable)")
     r.set_defaults(func=cmd_render)
@@ -265,6 +306,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--res", default="1280x720")
     p.add_argument("--samples", type=int, default=1, choices=(1, 4))
     p.add_argument("--fps", type=float, default=60.0, help="frame rate for GB/s (default 60)")
+    p.add_argument("--frontend", choices=FRONTENDS, help="geometry front end (default: each preset's)")
+    p.add_argument("--rt", nargs="?", const="primary,shadow,ao", metavar="PASSES",
+                   help="trace ray passes too (default primary,shadow,ao): per ray steps, nodes, "
+                        "tests, bytes, stack overflows; their BVH bytes join the DRAM total")
     p.add_argument("--format", choices=REPORT_FORMATS,
                    help="default: from -o's suffix, else table")
     p.add_argument("-o", "--output", help="write here instead of the terminal (html: report.html)")

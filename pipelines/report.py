@@ -42,6 +42,32 @@ class Settings:
     height: int = 720
     samples: int = 1
     fps: float = 60.0
+    frontend: str | None = None          # geometry front end; None: each preset's default
+    rays: tuple[str, ...] = ()           # ray passes traced after the raster frame (pipelines.raytrace)
+
+
+# What the ray-tracing columns show per pass: name -> (counter, divided by rays?)
+RT_METRICS = {"rays": ("rays", False), "steps_per_ray": ("steps", True),
+              "nodes_per_ray": ("nodes", True), "box_tests_per_ray": ("tests.box", True),
+              "tri_tests_per_ray": ("tests.tri", True), "bytes_per_ray": ("bytes", True),
+              "stack_overflows": ("stack.overflows", False), "restarts": ("stack.restarts", False)}
+
+
+def rt_fields(c, passes, mode: str) -> dict:
+    """Per ray pass: rays, and per ray the steps, nodes fetched (box + leaf), box and triangle
+    tests and bytes fetched before the caches; stack overflows and restarts."""
+    out: dict = {"rt.layout": mode}
+    for p in passes:
+        rays = c[f"rt.{p}.rays"]
+        for name, (counter, per_ray) in RT_METRICS.items():
+            if counter == "nodes":
+                v = c[f"rt.{p}.nodes.box"] + c[f"rt.{p}.nodes.obb"] + c[f"rt.{p}.nodes.leaf"]
+            elif counter == "bytes":
+                v = c[f"rt.{p}.bytes.node"] + c[f"rt.{p}.bytes.leaf"]
+            else:
+                v = c[f"rt.{p}.{counter}"]
+            out[f"rt.{p}.{name}"] = v / rays if per_ray and rays else v
+    return out
 
 
 def tilesim_version() -> str:
@@ -51,9 +77,10 @@ def tilesim_version() -> str:
         return "0+unknown"
 
 
-def make_row(scene, preset: Preset, result: Result, settings: Settings) -> dict:
-    """The flat row of one scene x preset; `rel_first` is filled in by run_report."""
-    c = result.counters
+def make_row(scene, preset: Preset, result: Result, settings: Settings, c=None) -> dict:
+    """The flat row of one scene x preset from counters `c` (default the result's); `rel_first`
+    is filled in by run_report."""
+    c = result.counters if c is None else c
     dram = c.dram_bytes()
     gbps = dram * settings.fps / 1e9
     covered, shaded = c["raster.pixels_covered"], c["raster.shaded"]
@@ -88,12 +115,21 @@ def run_report(scenes, presets, settings: Settings, progress: bool = True,
             first = None
             for preset in presets:
                 bar.update(task, description=f"{scene.name} / {preset.name}")
-                r = render(scene, preset, settings.width, settings.height, settings.samples)
-                row = make_row(scene, preset, r, settings)
+                r = render(scene, preset, settings.width, settings.height, settings.samples,
+                           frontend=settings.frontend)
+                c = r.counters
+                if settings.rays:          # the ray passes belong to the frame: their bytes count
+                    from .raytrace import trace
+                    rt = trace(scene, preset, settings.width, settings.height, rays=settings.rays,
+                               depth=r.depth)
+                    c = c + rt.counters
+                row = make_row(scene, preset, r, settings, c)
+                if settings.rays:
+                    row.update(rt_fields(c, settings.rays, rt.mode))
                 first = first or row
                 row["rel_first"] = row["dram_bytes"] / first["dram_bytes"] if first["dram_bytes"] else 1.0
-                row["counters"] = r.counters.as_json()
-                row["derived"] = r.counters.derived(preset.dram_gbps, settings.fps)
+                row["counters"] = c.as_json()
+                row["derived"] = c.derived(preset.dram_gbps, settings.fps)
                 if on_result:
                     on_result(scene, preset, r)
                 rows.append(row)
@@ -161,6 +197,28 @@ def print_table(rows, settings: Settings, console: Console | None = None) -> Non
             cells[rel] = f"[{style}]{cells[rel]}[/]" if style else cells[rel]
             t.add_row(*cells)
         console.print(t)
+        if settings.rays:
+            t = Table(title=f"{scene_rows[0]['scene']}: ray passes, per ray (bytes before the caches)",
+                      title_justify="left")
+            for col in RT_HEADER:
+                t.add_column(col, justify="left" if col in ("preset", "layout", "pass") else "right")
+            for r in scene_rows:
+                for line in rt_lines(r, settings.rays):
+                    t.add_row(*line)
+            console.print(t)
+
+
+RT_HEADER = ["preset", "layout", "pass", "rays", "steps/ray", "nodes/ray", "box tests/ray",
+             "tri tests/ray", "B/ray", "overflows", "restarts"]
+
+
+def rt_lines(row, passes) -> list[list[str]]:
+    """One line per ray pass of a row."""
+    return [[row["preset"], row["rt.layout"], p, f"{row[f'rt.{p}.rays']:,}",
+             *(f"{row[f'rt.{p}.{m}']:.2f}" for m in ("steps_per_ray", "nodes_per_ray",
+                                                     "box_tests_per_ray", "tri_tests_per_ray")),
+             f"{row[f'rt.{p}.bytes_per_ray']:,.0f}", f"{row[f'rt.{p}.stack_overflows']:,}",
+             f"{row[f'rt.{p}.restarts']:,}"] for p in passes]
 
 
 CLAIM_HEADER = ["claim", "source", "scene", "status", "measured", "note"]
@@ -196,6 +254,12 @@ def to_markdown(rows, settings: Settings, claims=None) -> str:
                                   for h in header) + "|")
         out.extend("| " + " | ".join(summary_cells(r, streams)) + " |" for r in scene_rows)
         out.append("")
+        if settings.rays:
+            out += ["Ray passes, per ray (bytes before the caches):\n", "| " + " | ".join(RT_HEADER) + " |",
+                    "|---|---|---|" + "---:|" * (len(RT_HEADER) - 3)]
+            out.extend("| " + " | ".join(line) + " |" for r in scene_rows
+                       for line in rt_lines(r, settings.rays))
+            out.append("")
     if claims:
         out += ["## Claims from the source documents, measured\n", "| " + " | ".join(CLAIM_HEADER) + " |",
                 "|" + "---|" * len(CLAIM_HEADER)]
@@ -228,7 +292,8 @@ def to_json(rows, presets, settings: Settings, command: list[str], claims=None) 
     doc = {"schema": SCHEMA_NAME, "schema_version": SCHEMA_VERSION,
            "tilesim_version": tilesim_version(), "command": command,
            "settings": {"width": settings.width, "height": settings.height,
-                        "samples": settings.samples, "fps": settings.fps},
+                        "samples": settings.samples, "fps": settings.fps,
+                        "frontend": settings.frontend, "rays": list(settings.rays)},
            "streams": list(STREAMS), "presets": [preset_json(p) for p in presets], "rows": rows}
     if claims is not None:
         doc["claims"] = [c.as_json() for c in claims]
