@@ -480,6 +480,15 @@ def test_wheel_zooms_and_right_drag_pans(viewer):
     viewer.on_mouse_drag_event(15, 10, 5, 0)
     viewer.on_mouse_release_event(15, 10, 2)
     assert viewer.camera.target != t0
+    t1 = viewer.camera.target
+    viewer.wnd.modifiers.shift = True                   # shift + left drag pans too
+    try:
+        viewer.on_mouse_press_event(10, 10, 1)
+        viewer.on_mouse_drag_event(10, 15, 0, 5)
+        viewer.on_mouse_release_event(10, 15, 1)
+    finally:
+        viewer.wnd.modifiers.shift = False
+    assert viewer.camera.target != t1
     _press(viewer, "R")
     viewer.wait_full()
 

@@ -111,7 +111,6 @@ def _viewer_class():
             self.message = ""
             self.held: dict[str, float] = {}     # fly key name -> time pressed
             self.buttons: set[int] = set()
-            self.shift = False
             self.frames = 0
             self.screenshot_request: str | None = None
             self.last_screenshot: tuple[str, str] | None = None
@@ -155,7 +154,12 @@ def _viewer_class():
             elif kind == "reset":
                 self._move(self.home)
             elif kind == "scene":
-                self._set_scene(self.scene_index + (1 if arg == "next" else -1))
+                from scenes.model import SceneError
+                step = 1 if arg == "next" else -1
+                try:
+                    self._set_scene(self.scene_index + step)
+                except SceneError as e:         # a file that no longer loads: say so, stay
+                    self.message = str(e)
             elif kind == "msaa":
                 self.samples = 4 if self.samples == 1 else 1
                 self._changed(moving=False)
@@ -183,7 +187,6 @@ def _viewer_class():
         # ---- events -------------------------------------------------------------------------
         def on_key_event(self, key, action, modifiers):
             name = key_name(self.keys, key)
-            self.shift = bool(getattr(modifiers, "shift", False))
             if name is None:
                 return
             now = time.perf_counter()
@@ -206,7 +209,7 @@ def _viewer_class():
         def on_mouse_drag_event(self, x, y, dx, dy):
             if not dx and not dy:
                 return
-            if 2 in self.buttons or 3 in self.buttons or self.shift:      # right / middle: pan
+            if 2 in self.buttons or 3 in self.buttons or self.wnd.modifiers.shift:   # right, middle: pan
                 h = self.layouts()[0].image.h
                 self._move(cam_ops.pan(self.camera, dx, dy, h))
             elif 1 in self.buttons:
