@@ -162,3 +162,19 @@ def test_diff_exit_codes(tmp_path, capsys):
     assert d[5, 7, 1] == 255 and d[..., 1].sum() == 255      # only the changed pixel is marked
     assert cli.main(["diff", a, b, "--tolerance", "9"]) == 0
     assert cli.main(["diff", a, b, "--max-fraction", "0.01"]) == 0
+
+
+def test_rt_columns_join_the_row_and_the_schema(capsys):
+    doc = json.loads(report(capsys, "bunny", "--preset", "amd-rdna3,amd-rdna4", "--res", "64x36",
+                            "--rt", "--format", "json"))
+    jsonschema.validate(doc, json.loads(SCHEMA_PATH.read_text()))
+    assert doc["settings"]["rays"] == ["primary", "shadow", "ao"]
+    rdna3, rdna4 = doc["rows"]
+    assert (rdna3["rt.layout"], rdna4["rt.layout"]) == ("bvh4", "bvh8-obb")
+    for row in doc["rows"]:
+        assert row["rt.primary.rays"] == 64 * 36
+        c = row["counters"]
+        assert row["dram_bytes.bvh_node"] == c["mem.dram.read.bvh_node"] > 0
+        assert row["rt.primary.steps_per_ray"] == pytest.approx(c["rt.primary.steps"] / c["rt.primary.rays"])
+    text = report(capsys, "bunny", "--preset", "amd-rdna4", "--res", "64x36", "--rt", "shadow")
+    assert "bvh8-obb" in text and "shadow" in text and " ao " not in text
