@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -26,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from pipelines.presets import get_preset  # noqa: E402
 from viewer.app import Options, open_viewer  # noqa: E402
+from viewer.schedule import MOVING_SCALE  # noqa: E402
 
 UI_HZ = 60.0
 DRAG_PX = 4.0          # per UI frame: 240 px/s, a brisk orbit
@@ -42,6 +44,25 @@ def paced_step(viewer, next_t: float) -> float:
     return next_t
 
 
+def renderer_alone(v, presets, w, h, repeats: int = 3) -> dict:
+    """Seconds for one request's panels, rendered with no window running: the bound the viewer
+    can reach at best on this machine under its present load."""
+    from pipelines.api import render
+    from viewer.layout import scaled
+    out = {}
+    for name, (rw, rh) in (("moving", scaled(w, h, MOVING_SCALE)), ("full", (w, h))):
+        for p in presets:
+            render(v.scene, p, rw, rh)                    # warm (numba cache load)
+        times = []
+        for _ in range(repeats):
+            t = time.perf_counter()
+            for p in presets:
+                render(v.scene, p, rw, rh)
+            times.append(time.perf_counter() - t)
+        out[name] = statistics.median(times)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scene", default="sponza")
@@ -54,10 +75,15 @@ def main() -> int:
     w, h = (int(v) for v in a.res.split("x"))
     presets = [get_preset(p) for p in a.preset.split(",")]
     v = open_viewer(Options([a.scene], presets, w, h), window="headless")
+    reference = renderer_alone(v, presets, w, h)
     t0 = time.perf_counter()
     v.wait_full(120.0)                     # numba cache load and first renders
     print(f"{a.scene}, {' + '.join(p.name for p in presets)}, {w}x{h} per panel: "
           f"first full frame after {time.perf_counter() - t0:.2f} s")
+    print(f"renderer alone, no window: {len(presets)} panels at {MOVING_SCALE:g}x in "
+          f"{reference['moving'] * 1e3:.0f} ms (at most {1 / reference['moving']:.1f} updates/s), "
+          f"at full resolution in {reference['full'] * 1e3:.0f} ms; load average {os.getloadavg()[0]:.2f} "
+          f"on {os.cpu_count()} CPUs")
     runs = []
     for run in range(a.stops):
         v.on_mouse_press_event(0, 0, 1)
@@ -103,8 +129,11 @@ def main() -> int:
         "panel_updates_per_s_min": min(r["panel_updates_per_s"] for r in runs),
         "to_full_s_median": statistics.median(r["to_full_s"] for r in runs),
         "to_full_s_max": max(r["to_full_s"] for r in runs),
+        "renderer_alone_s": reference,
+        "load_average": os.getloadavg(),
         "runs": runs,
     }
+    print(f"load average now {os.getloadavg()[0]:.2f}")
     print(f"summary: UI >= {summary['ui_fps_min']:.1f} fps; panel updates while moving "
           f"median {summary['panel_updates_per_s_median']:.1f}/s (min {summary['panel_updates_per_s_min']:.1f}); "
           f"full resolution after stopping median {summary['to_full_s_median']:.2f} s "
