@@ -322,8 +322,7 @@ def _viewer_class():
             lays = self.layouts()
             frame = self.shown
             if frame is not None and self.shown_mode != self.mode:
-                self.images = self.panel_images()
-                for i, img in enumerate(self.images):
+                for i, img in enumerate(self.panel_images()):
                     self._texture(f"panel{i}", img, smooth=frame.request.full is False)
                 self.shown_mode = self.mode
             if frame is not None and self.content.get("figures") != (frame.done_at, lays[0].strip.w):
@@ -373,7 +372,8 @@ def _viewer_class():
                 parts.append("rendering…")
             else:
                 r = s.request
-                parts.append(f"{r.width}x{r.height}{'' if r.full and r.seq == self.seq else ' (moving)'}")
+                state = "" if r.full and r.seq == self.seq else " (moving)" if not r.full else " (refining)"
+                parts.append(f"{r.width}x{r.height}{state}")
                 parts.append(f"{s.seconds * 1e3:.0f} ms")
             parts.append(f"MSAA {self.samples}x")
             parts.append(f"scale {self.scale:g}")
