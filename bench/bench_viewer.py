@@ -93,7 +93,12 @@ def main() -> int:
         last_shown = v.shown
         start = time.perf_counter()
         next_t = start
+        gaps = []                  # seconds between the starts of consecutive UI frames
+        last = time.perf_counter()
         while time.perf_counter() - start < a.move_s:
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
             v.on_mouse_drag_event(0, 0, DRAG_PX if run % 2 == 0 else -DRAG_PX, 0)
             seq_time[v.seq] = time.perf_counter()
             next_t = paced_step(v, next_t)
@@ -111,6 +116,7 @@ def main() -> int:
         to_full = time.perf_counter() - stop
         runs.append({
             "ui_fps": ui_frames / moved,
+            "ui_longest_frame_s": max(gaps[1:], default=0.0),
             "panel_updates_per_s": len(updates) / moved,
             "moving_resolution": sorted({u[0] for u in updates}),
             "median_age_s": statistics.median(u[1] for u in updates) if updates else None,
@@ -118,13 +124,14 @@ def main() -> int:
             "full_render_s": v.shown.seconds,
         })
         r = runs[-1]
-        print(f"run {run + 1}: UI {r['ui_fps']:.1f} fps, panel updates {r['panel_updates_per_s']:.1f}/s "
+        print(f"run {run + 1}: UI {r['ui_fps']:.1f} fps (longest frame {r['ui_longest_frame_s'] * 1e3:.0f} ms), panel updates {r['panel_updates_per_s']:.1f}/s "
               f"at {','.join(r['moving_resolution'])} (camera age {r['median_age_s'] * 1e3:.0f} ms), "
               f"full resolution {r['to_full_s']:.2f} s after stopping "
               f"(the full render itself {r['full_render_s'] * 1e3:.0f} ms)")
     summary = {
         "scene": a.scene, "presets": [p.name for p in presets], "panel": [w, h],
         "ui_fps_min": min(r["ui_fps"] for r in runs),
+        "ui_longest_frame_s": max(r["ui_longest_frame_s"] for r in runs),
         "panel_updates_per_s_median": statistics.median(r["panel_updates_per_s"] for r in runs),
         "panel_updates_per_s_min": min(r["panel_updates_per_s"] for r in runs),
         "to_full_s_median": statistics.median(r["to_full_s"] for r in runs),
@@ -134,7 +141,8 @@ def main() -> int:
         "runs": runs,
     }
     print(f"load average now {os.getloadavg()[0]:.2f}")
-    print(f"summary: UI >= {summary['ui_fps_min']:.1f} fps; panel updates while moving "
+    print(f"summary: UI >= {summary['ui_fps_min']:.1f} fps, longest UI frame "
+          f"{summary['ui_longest_frame_s'] * 1e3:.0f} ms; panel updates while moving "
           f"median {summary['panel_updates_per_s_median']:.1f}/s (min {summary['panel_updates_per_s_min']:.1f}); "
           f"full resolution after stopping median {summary['to_full_s_median']:.2f} s "
           f"(max {summary['to_full_s_max']:.2f} s)")
