@@ -1,5 +1,5 @@
-"""What every architecture's pipeline shares around the stages: where geometry lives in memory,
-the pass's render targets, and the per-tile heat maps."""
+"""What every architecture's pipeline shares around the stages: the pass's primitives as
+submitted, its render targets, and the per-tile heat maps."""
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -7,8 +7,6 @@ from typing import NamedTuple
 import numpy as np
 
 from renderer.binning_kernels import BLOCK
-from renderer.formats import INDEX, VERTEX
-from renderer.memory import MemoryModel
 from renderer.rop import Framebuffer, rgba8
 from renderer.raster_kernels import RC
 from renderer.rop_kernels import fill
@@ -16,25 +14,19 @@ from scenes.model import LoadAction
 
 
 class GeometryStreams(NamedTuple):
-    """Where each draw's index and vertex data live, for the front end's fetches."""
+    """The pass's primitives as submitted: which draw each belongs to and its vertex indices.
+    What the front end fetches, and from where, is its FetchPlan (renderer.frontend)."""
     prim_off: np.ndarray     # int64 (n_draws + 1,) first primitive of each draw (pass-global)
-    indices: np.ndarray      # int64 (3 * n_prims,) vertex index of every corner
-    index_base: np.ndarray   # int64 (n_draws,) byte address of the draw's index buffer
-    vertex_base: np.ndarray  # int64 (n_draws,) byte address of its vertex buffer
-    index_bytes: int
-    vertex_bytes: int
+    indices: np.ndarray      # int64 (3 * n_prims,) draw-local vertex index of every corner
 
     @staticmethod
-    def of(draws, mm: MemoryModel) -> "GeometryStreams":
+    def of(draws) -> "GeometryStreams":
         counts = [d.mesh.n_triangles for d in draws]
         prim_off = np.zeros(len(draws) + 1, np.int64)
         np.cumsum(counts, out=prim_off[1:])
         idx = np.concatenate([d.mesh.indices.reshape(-1) for d in draws]).astype(np.int64) \
             if draws else np.zeros(0, np.int64)
-        # Instances of one mesh share its buffers: same region, so the caches see the reuse.
-        ib = np.array([mm.address(mm.region(("index", id(d.mesh)))) for d in draws], np.int64)
-        vb = np.array([mm.address(mm.region(("vertex", id(d.mesh)))) for d in draws], np.int64)
-        return GeometryStreams(prim_off, idx, ib, vb, INDEX.itemsize, VERTEX.itemsize)
+        return GeometryStreams(prim_off, idx)
 
     def prim_draw(self) -> np.ndarray:
         """int64 (n_prims,): the draw of every primitive."""

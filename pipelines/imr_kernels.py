@@ -14,8 +14,8 @@ from renderer.frontend.fetch_kernels import issue
 from renderer.memory_kernels import (M_LINE_SHIFT, R_N, REGION_SHIFT, REQUESTS, block_layout,
                                      block_tile, op_code, request, request_block, serve)
 
-S_INDEX, S_VERTEX, S_COLOR, S_DEPTH, S_TEXTURE, S_META = (
-    STREAM[s] for s in ("index", "vertex", "color", "depth", "texture", "meta"))
+S_COLOR, S_DEPTH, S_TEXTURE, S_META = (
+    STREAM[s] for s in ("color", "depth", "texture", "meta"))
 ALL = ~np.uint64(0)   # every pixel of a block
 HTILE_BYTES = 4     # hierarchical-Z word per 8x8 depth block (AMD HTILE: 32 bits per 8x8 tile)
 

@@ -95,7 +95,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         if rp.depth is None:
             mat.depth_test[:] = False
             mat.depth_write[:] = False
-        geo = GeometryStreams.of(rp.draws, mm)
+        geo = GeometryStreams.of(rp.draws)
         n_prims = len(geo.indices) // 3
         prim_tri_off = prim_offsets(tris.prim, n_prims)
         draw_vbase = np.zeros(len(rp.draws) + 1, np.int64)   # first transformed vertex per draw

@@ -1,6 +1,7 @@
 """Numba kernel of the tiler's memory replay (TBDR): what crosses to the system cache and DRAM.
 
-Phase 1 walks primitives in submission order: index and vertex fetch, then the parameter buffer:
+Phase 1 walks primitives in submission order: the front end's fetches (its FetchPlan: indices,
+vertices, meshlet tables), then the parameter buffer:
 each transformed vertex once (per chunk), a record per setup triangle, and a list entry per tile
 it touches. A clipped triangle's pieces are charged as its original vertices (clipping makes few). Phase 2 walks tiles: load actions read the tile's pixels, the tile list and every listed
 triangle are read back through the parameter cache, texels are fetched, and store actions write
@@ -18,8 +19,8 @@ from renderer.memory_kernels import (M_LINE_BYTES, M_LINE_SHIFT, R_N, REGION_SHI
                                      block_layout, op_code, request, request_block, serve)
 
 PARAM_CACHE, SLC = 0, 1            # levels of the tiler's MemoryConfig
-S_INDEX, S_VERTEX, S_PARAM, S_COLOR, S_DEPTH, S_TEXTURE = (
-    STREAM[s] for s in ("index", "vertex", "param", "color", "depth", "texture"))
+S_PARAM, S_COLOR, S_DEPTH, S_TEXTURE = (
+    STREAM[s] for s in ("param", "color", "depth", "texture"))
 
 
 @njit(cache=True, error_model="numpy")

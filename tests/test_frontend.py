@@ -297,3 +297,35 @@ def test_mesh_by_default_where_a_draw_asks_and_the_preset_can():
 def test_unknown_front_end_is_one_clear_error():
     with pytest.raises(SceneError, match="unknown front end"):
         render("quad", "imr-baseline", W, H, frontend="tess")
+
+
+def _subgroup_twin(idx, keep, max_verts, max_prims):
+    """Subgroups in plain Python: distinct positions per subgroup, distinct survivors' vertices."""
+    pos = attr = 0
+    groups, cur, n_p = [], set(), 0
+    members = []
+    for p in range(len(idx) // 3):
+        tri = set(idx[3 * p:3 * p + 3])
+        if n_p and (len(cur | tri) > max_verts or n_p + 1 > max_prims):
+            groups.append((cur, members))
+            cur, n_p, members = set(), 0, []
+        cur |= tri
+        n_p += 1
+        members.append(p)
+    groups.append((cur, members))
+    for verts, ps in groups:
+        pos += len(verts)
+        attr += len({v for p in ps if keep[p] for v in idx[3 * p:3 * p + 3]})
+    return pos, attr, len(groups)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(0, 30), min_size=3, max_size=150).map(lambda v: v[:len(v) // 3 * 3]),
+       st.integers(3, 12), st.integers(1, 8), st.integers(0, 2 ** 31))
+def test_ngg_subgroups_match_the_slow_twin(indices, max_verts, max_prims, seed):
+    from renderer.frontend.ngg import subgroups
+    idx = np.array(indices, np.int64)
+    keep = np.random.default_rng(seed).random(len(idx) // 3) < 0.5
+    pos, attr, n_sub = subgroups(idx, np.array([0, len(idx) // 3]), np.ones(1, np.bool_), keep,
+                                 max_verts, max_prims)
+    assert (pos.sum(), attr.sum(), n_sub[0]) == _subgroup_twin(list(idx), keep, max_verts, max_prims)

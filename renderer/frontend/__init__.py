@@ -31,12 +31,13 @@ from renderer.formats import INDEX, VERTEX
 from renderer.geometry import SetupTriangles, setup_all
 from renderer.memory import STREAM
 from renderer.memory_kernels import OP_STREAM_SHIFT
+from renderer.raster import RasterView
 
 from . import fetch_kernels as fk
 from . import mesh as mesh_path
 from .legacy import ptc_hits
-from .meshlets import BOUNDS, DESCRIPTOR, TRIANGLE, VERTEX_REF, meshlets_of
-from .ngg import subgroups
+from .meshlets import BOUNDS, DESCRIPTOR, VERTEX_REF, meshlets_of
+from .ngg import covers_samples, subgroups
 
 LEGACY, NGG, MESH = 0, 1, 2
 FRONTENDS = ("legacy", "ngg", "mesh")
@@ -97,7 +98,6 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
     """Run the pass's draws through their front ends (`frontend` None: the preset's default,
     mesh for draws that ask for it where the preset has mesh shading). `params` as
     pipelines.frontend_params; `mm` gives the buffers' addresses (None: a private model)."""
-    from renderer.raster import RasterView       # raster imports geometry: import late
     c = Counters()
     path = _paths(draws, params, frontend, c)
     s = setup_all(draws, camera, width, height)
@@ -133,61 +133,18 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
     ngg_tri = np.flatnonzero(prim_path[s.tris.prim] == NGG) if s.tris.n else np.zeros(0, np.int64)
     if len(ngg_tri):
         t = s.tris
-        cov = np.zeros(len(ngg_tri), np.bool_)
-        from . import ngg_kernels as nk
-        nk.covers_samples(t.x[ngg_tri], t.y[ngg_tri], t.zplane[ngg_tri], width, height,
-                          view.sample_x, view.sample_y, cov)
+        cov = covers_samples(t, ngg_tri, view)
         prim_cov = np.zeros(n, np.bool_)
         prim_cov[t.prim[ngg_tri[cov]]] = True
         small = (prim_path == NGG) & (verdict == gk.EMITTED) & ~prim_cov
         verdict[small] = CULLED_SMALL
 
     # Mesh: the amplification stage's verdict per (draw, meshlet).
+    rows = mesh_path.run(tables, draw_table, draws, prim_off, np.asarray(camera.eye, np.float64),
+                         s.clip_from_world, c)
     head = np.full(n, -1, np.int64)
-    if tables:
-        world_m = np.stack([d.world_from_object[:3] for d in draws])
-        cone_ok = np.array([d.state.cull == 1 and mesh_path.similarity(d.world_from_object)
-                            for d in draws], np.bool_)
-        ml_verdict, row_d, row_m = mesh_path.amplify(tables, draw_table, world_m, cone_ok,
-                                                     np.asarray(camera.eye, np.float64),
-                                                     mesh_path.frustum_planes(s.clip_from_world))
-        row_first = np.concatenate([tables[draw_table[d]].prim_off[:-1] + prim_off[d]
-                                    for d in np.flatnonzero(draw_table >= 0)])
-        row_count = np.concatenate([tables[draw_table[d]].prim_counts()
-                                    for d in np.flatnonzero(draw_table >= 0)])
-        head[row_first] = np.arange(len(row_first))
-        culled_rows = ml_verdict != mesh_path.KEPT
-        culled_prims = np.repeat(culled_rows, row_count)
-        mesh_prims = np.concatenate([np.arange(prim_off[d], prim_off[d + 1])
-                                     for d in np.flatnonzero(draw_table >= 0)])
-        verdict[mesh_prims[culled_prims]] = CULLED_MESHLET
-        row_nv = np.concatenate([tables[draw_table[d]].vertex_counts()
-                                 for d in np.flatnonzero(draw_table >= 0)])
-        m_verts = np.concatenate([tables[draw_table[d]].verts for d in np.flatnonzero(draw_table >= 0)])
-        m_vert_off = np.zeros(len(row_nv) + 1, np.int64)
-        np.cumsum(row_nv, out=m_vert_off[1:])
-        alive = ~culled_rows
-        c.add("geom.meshlets", len(ml_verdict))
-        c.add("geom.meshlets_culled.frustum", int((ml_verdict == mesh_path.CULLED_FRUSTUM).sum()))
-        c.add("geom.meshlets_culled.cone", int((ml_verdict == mesh_path.CULLED_CONE).sum()))
-        shaded = int(row_nv[alive].sum())
-        distinct = 0
-        for d in np.flatnonzero(draw_table >= 0):
-            rows = np.flatnonzero((row_d == d) & alive)
-            if len(rows):
-                distinct += len(np.unique(np.concatenate(
-                    [m_verts[m_vert_off[r]:m_vert_off[r + 1]] for r in rows])))
-        c.add("geom.mesh.vertices_shaded", shaded)
-        c.add("geom.mesh.duplicated_vertices", shaded - distinct)
-        c.add("geom.mesh.export_bytes", int(row_nv[alive].sum() * mesh_path.EXPORT_VERTEX.itemsize
-                                            + row_count[alive].sum() * TRIANGLE.itemsize))
-    else:
-        row_d = np.zeros(0, np.int64)
-        alive = np.zeros(0, np.bool_)
-        m_verts, m_vert_off = np.zeros(0, np.int64), np.zeros(1, np.int64)
-        row_nv = np.zeros(0, np.int64)
-        row_first = np.zeros(0, np.int64)
-        row_m = np.zeros(0, np.int64)
+    head[rows.first] = np.arange(len(rows.first))
+    verdict[rows.culled_prims] = CULLED_MESHLET
     keep = verdict == gk.EMITTED
 
     # Legacy: the post-transform cache; NGG: subgroups.
@@ -206,7 +163,7 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
     c.add("geom.indices", int(fetch_index.sum()) * 3)
     c.add("geom.cache_hits", n_legacy - misses)
     c.add("geom.ngg.subgroups", int(n_sub.sum()))
-    mesh_shaded = c["geom.mesh.vertices_shaded"]
+    mesh_shaded = c["geom.mesh.vertices_shaded"]      # counted by mesh.run
     c.add("geom.vertices_shaded", misses + int((ngg_c & pos_first).sum()) + mesh_shaded)
     c.add("geom.vertices_attr_shaded", misses + int((ngg_c & attr_first).sum()) + mesh_shaded)
     hist = np.bincount(verdict, minlength=6)
@@ -227,21 +184,16 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
     index_base, pos_base, attr_base = base("index"), base("vertex"), base("vertex.attr")
     mkey = (int(params["meshlet_max_verts"]), int(params["meshlet_max_prims"]))
     desc_b = DESCRIPTOR.itemsize + BOUNDS.itemsize
-    if len(row_d):
-        first_vert = np.concatenate([tables[draw_table[d]].vert_off[:-1] for d in np.flatnonzero(draw_table >= 0)])
-        local_first = row_first - prim_off[row_d]
-        desc_addr = base("meshlets", mkey)[row_d] + row_m * desc_b
-        vlist_addr = base("meshlet.vertices", mkey)[row_d] + first_vert * VERTEX_REF.itemsize
-        tri_addr = base("meshlet.triangles", mkey)[row_d] + local_first * TRIANGLE.itemsize
-    else:
-        desc_addr = vlist_addr = tri_addr = np.zeros(0, np.int64)
-    sizes = (INDEX.itemsize, POSITION_BYTES, ATTRIBUTE_BYTES, desc_b, VERTEX_REF.itemsize,
-             TRIANGLE.itemsize)
+    tri_b = tables[0].triangle_bytes if tables else 3     # one pass: one meshlet size
+    desc_addr = base("meshlets", mkey)[rows.draw] + rows.meshlet * desc_b
+    vlist_addr = base("meshlet.vertices", mkey)[rows.draw] + rows.mesh_vert_first * VERTEX_REF.itemsize
+    tri_addr = base("meshlet.triangles", mkey)[rows.draw] + (rows.first - prim_off[rows.draw]) * tri_b
+    sizes = (INDEX.itemsize, POSITION_BYTES, ATTRIBUTE_BYTES, desc_b, VERTEX_REF.itemsize, tri_b)
     streams = (STREAM["index"], STREAM["vertex"])
     off = np.zeros(n + 1, np.int64)
     lines = np.zeros(n, np.int64)
     args = (prim_off, lidx, fetch_index, fetch_pos, fetch_attr, index_base, pos_base, attr_base,
-            sizes, head, alive, desc_addr, vlist_addr, tri_addr, m_vert_off, m_verts, row_d,
+            sizes, head, rows.alive, desc_addr, vlist_addr, tri_addr, rows.vert_off, rows.verts, rows.draw,
             line_shift, streams)
     fk.build(*args, False, off, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), lines)
     counts = off[1:].copy()

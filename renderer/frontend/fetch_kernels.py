@@ -3,7 +3,6 @@ vertex position, vertex attributes, meshlet tables) it reads, in the order it re
 the helper the architectures' memory replays call to issue one primitive's ranges."""
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from renderer.memory_kernels import request

@@ -106,3 +106,82 @@ def _face_normal(pos, indices, t):
     ux, uy, uz = pos[i1, 0] - pos[i0, 0], pos[i1, 1] - pos[i0, 1], pos[i1, 2] - pos[i0, 2]
     vx, vy, vz = pos[i2, 0] - pos[i0, 0], pos[i2, 1] - pos[i0, 1], pos[i2, 2] - pos[i0, 2]
     return uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
+
+
+@njit(cache=True, error_model="numpy")
+def build_cluster(indices, n_verts, max_verts, max_prims, order, prim_off, vert_off, verts, corner):
+    """Meshlets grown by adjacency, as meshoptimizer's meshopt_buildMeshlets does in spirit:
+    seed at the first unassigned triangle, then repeatedly add the unassigned triangle that
+    shares a vertex with the meshlet and brings the fewest new vertices (lowest index on ties)
+    until a bound is reached or none is adjacent. Triangles change order: order[i] is the mesh
+    triangle in meshlet slot i; corner is indexed by slot. Returns the meshlet count."""
+    n = indices.shape[0]
+    adj_off = np.zeros(n_verts + 1, np.int64)
+    for t in range(n):
+        for k in range(3):
+            adj_off[indices[t, k] + 1] += 1
+    for v in range(n_verts):
+        adj_off[v + 1] += adj_off[v]
+    adj = np.empty(adj_off[n_verts], np.int64)
+    fill = adj_off[:-1].copy()
+    for t in range(n):
+        for k in range(3):
+            v = indices[t, k]
+            adj[fill[v]] = t
+            fill[v] += 1
+    done = np.zeros(n, np.bool_)
+    local = np.full(n_verts, -1, np.int64)
+    stamp = np.full(n_verts, -1, np.int64)
+    cand = np.empty(3 * max_verts * 64 + 3 * max_prims, np.int64)
+    m, slot, nv_total, seed = 0, 0, 0, 0
+    prim_off[0] = 0
+    vert_off[0] = 0
+    while slot < n:
+        while done[seed]:
+            seed += 1
+        nv, np_, n_cand = 0, 0, 0
+        t = seed
+        while t >= 0:
+            done[t] = True
+            order[slot] = t
+            for k in range(3):
+                v = indices[t, k]
+                if stamp[v] != m:
+                    stamp[v] = m
+                    local[v] = nv
+                    verts[nv_total] = v
+                    nv += 1
+                    nv_total += 1
+                    for j in range(adj_off[v], adj_off[v + 1]):
+                        if not done[adj[j]] and n_cand < cand.shape[0]:
+                            cand[n_cand] = adj[j]
+                            n_cand += 1
+                corner[slot, k] = local[v]
+            slot += 1
+            np_ += 1
+            t = -1
+            if np_ >= max_prims:
+                break
+            best_new = 4
+            w = 0
+            for i in range(n_cand):       # pick the best candidate, dropping assigned ones
+                c = cand[i]
+                if done[c]:
+                    continue
+                cand[w] = c
+                w += 1
+                new = 0
+                for k in range(3):
+                    v = indices[c, k]
+                    dup = False
+                    for j in range(k):
+                        dup = dup or indices[c, j] == v
+                    if stamp[v] != m and not dup:
+                        new += 1
+                if nv + new <= max_verts and (new < best_new or (new == best_new and c < t)):
+                    best_new, t = new, c
+            n_cand = w
+        m += 1
+        prim_off[m] = slot
+        vert_off[m] = nv_total
+    return m

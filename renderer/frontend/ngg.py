@@ -11,12 +11,13 @@ from renderer.geometry import SetupTriangles
 from . import ngg_kernels as nk
 
 
-def covers_samples(tris: SetupTriangles, width: int, height: int, sample_x: np.ndarray,
-                   sample_y: np.ndarray) -> np.ndarray:
-    """bool (n_tris,): the setup triangle covers at least one sample, decided exactly as the
-    rasterizer decides coverage (edges, top-left rule, target, depth in [0, 1])."""
-    out = np.zeros(tris.n, np.bool_)
-    nk.covers_samples(tris.x, tris.y, tris.zplane, width, height, sample_x, sample_y, out)
+def covers_samples(tris: SetupTriangles, sel: np.ndarray, view) -> np.ndarray:
+    """bool (len(sel),): setup triangle sel[i] covers at least one sample of the RasterView,
+    decided exactly as the rasterizer decides coverage (edges, top-left rule, target, depth
+    in [0, 1])."""
+    out = np.zeros(len(sel), np.bool_)
+    nk.covers_samples(tris.x[sel], tris.y[sel], tris.zplane[sel], view.width, view.height,
+                      view.sample_x, view.sample_y, out)
     return out
 
 
