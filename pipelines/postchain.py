@@ -47,7 +47,7 @@ from renderer.compression import codecs as codec_mod
 from renderer.compression import tile_signatures, tiles_to_write
 from renderer.compression.te import SIGNATURE, TE_TILE
 from renderer.counters import Counters
-from renderer.formats import FORMATS, Format
+from renderer.formats import FORMATS
 from renderer.transforms import look_at, perspective
 from scenes.library import get_scene
 from scenes.model import Draw, Light, Material, Scene
@@ -56,8 +56,8 @@ from scenes.procedural import uv_sphere
 from . import postchain_kernels as K
 from .compression_params import compression_of
 
-RGBA16F = Format.of("rgba16f", (np.uint16, 4))     # half floats kept as their bit patterns: 8 B
-SURFACE_FORMATS = {"rgba8": FORMATS["rgba8"], "rgba16f": RGBA16F, "d32f": FORMATS["d32f"]}
+RGBA16F = FORMATS["rgba16f"]
+
 HDR_INTENSITY = 2.0        # the HDR pass scales lit colour into [0, 2]: a range tone mapping needs
 SSAO_RADIUS_PX = 6
 LPDDR5_GBPS = 51.2         # 64-bit LPDDR5-6400 peak, seed-notes/004_partA.md L354 (seed L869)
@@ -140,7 +140,7 @@ class PostResult:
 
 def _measure(state: SurfaceState, policy: dict) -> None:
     """U, C, metadata bytes and block count of the surface's current data under the codec."""
-    fmt = SURFACE_FORMATS[state.format]
+    fmt = FORMATS[state.format]
     h, w = state.data.shape[:2]
     state.U = h * w * fmt.bytes_per_sample
     codec = policy["codec"]
@@ -155,7 +155,7 @@ def _measure(state: SurfaceState, policy: dict) -> None:
 
 def _block_px(policy: dict, fmt: str) -> tuple[int, int]:
     codec = policy["codec"]
-    bpp = SURFACE_FORMATS[fmt].bytes_per_sample
+    bpp = FORMATS[fmt].bytes_per_sample
     if codec == "dcc":
         return 8, codec_mod.DCC_BLOCK // bpp // 8
     if codec == "ubwc":
@@ -254,7 +254,7 @@ def run_graph(passes: list[Pass], preset: str, surfaces: dict[str, SurfaceState]
             if name not in outputs:
                 raise PostchainError(f"pass {p.name!r} did not produce {name!r}")
             data = outputs[name]
-            if fmt not in SURFACE_FORMATS:
+            if fmt not in FORMATS:
                 raise PostchainError(f"pass {p.name!r}: unknown format {fmt!r} for {name!r}")
             old = surfaces.get(name)
             if old is not None and old.compressed and _compressible(old, policy) and not may_write:

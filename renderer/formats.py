@@ -19,6 +19,7 @@ class Format(NamedTuple):
 
 FORMATS = {
     "rgba8": Format.of("rgba8", (np.uint8, 4)),    # colour, unorm
+    "rgba16f": Format.of("rgba16f", (np.uint16, 4)),  # G-buffer / HDR: half floats as their bits
     "d32f": Format.of("d32f", np.float32),         # depth
 }
 
