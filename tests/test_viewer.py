@@ -23,7 +23,7 @@ from scenes.model import Camera
 from viewer import camera as cam_ops
 from viewer import layout
 from viewer.keys import FLY_KEYS, KEYMAP, SCALES, NamedKeys, key_name, next_scale
-from viewer.modes import MODES, PIXEL, extra_modes, inferno, colorize, dram_per_pixel, eye_depth, per_pixel, shared_scale, tile_pixels
+from viewer.modes import MODES, PIXEL, RAY, extra_modes, inferno, mode_title, ray_rgba, colorize, dram_per_pixel, eye_depth, per_pixel, shared_scale, tile_pixels
 from viewer.schedule import Refiner, Request, Worker
 
 CAM = Camera((1.0, 2.0, 5.0), (0.0, 0.5, 0.0), (0.0, 1.0, 0.0), 60.0, 0.5, 20.0)
@@ -315,6 +315,55 @@ def test_refiner_goes_full_after_the_settle_time():
     assert not r.want_full(10.1) and r.want_full(10.25)
 
 
+# ---- ray passes ----------------------------------------------------------------------------------
+
+def test_bvh_layouts_are_built_once_per_scene_and_kept_across_camera_moves():
+    from viewer import rays
+    s = get_scene("spheres")
+    moved = dataclasses.replace(s, camera=cam_ops.orbit(s.camera, 50, 0))
+    p = get_preset("amd-rdna4")
+    assert rays.layout_for(s, p) is rays.layout_for(moved, p)
+    assert rays.layout_for(get_scene("quad"), p) is not rays.layout_for(s, p)
+    assert rays.layout_name(p) == rays.layout_for(s, p).name
+
+
+def test_worker_traces_ray_passes_on_full_frames_only():
+    from pipelines.raytrace import trace
+    s = get_scene("spheres")
+    w = Worker()
+    try:
+        w.submit(Request(1, s, (get_preset("imr-baseline"), get_preset("amd-rdna4")), 48, 32, 1, True,
+                         ("primary", "shadow")))
+        _wait(w, 60)
+        f = w.poll()
+        for preset, r, imgs in zip(("imr-baseline", "amd-rdna4"), f.results, f.rays):
+            own = render(s, preset, 48, 32)
+            rt = trace(s, preset, 48, 32, rays=("primary", "shadow"), depth=own.depth)
+            assert set(imgs) == {"primary", "shadow"}
+            np.testing.assert_array_equal(imgs["primary"], rt.images["primary"])
+            np.testing.assert_array_equal(imgs["shadow"], rt.images["shadow"])
+            np.testing.assert_array_equal(r.pixel_maps["rt.shadow.steps"], rt.pixel_maps["rt.shadow.steps"])
+            assert r.counters == own.counters + rt.counters          # as `tilesim render --rays`
+            np.testing.assert_array_equal(r.color, own.color)
+        assert extra_modes(f.results, f.rays) == (RAY + "primary", RAY + "shadow",
+                                                  PIXEL + "rt.primary.steps", PIXEL + "rt.shadow.steps")
+        assert mode_title(PIXEL + "rt.shadow.steps") == "BVH traversal steps per pixel, shadow rays"
+        w.submit(Request(2, s, (get_preset("imr-baseline"),), 48, 32, 1, False, ("primary",)))
+        _wait(w, 60)
+        f = w.poll()
+        assert f.rays == [{}] and "rt.primary.steps" not in f.results[0].pixel_maps
+    finally:
+        w.close()
+
+
+def test_ray_images_as_rgba():
+    g = ray_rgba(np.array([[0.0, 0.5, 1.0]], np.float32))
+    np.testing.assert_array_equal(g[0, :, 0], [0, 128, 255])
+    assert (g[..., 3] == 255).all() and (g[..., 0] == g[..., 2]).all()
+    c = np.zeros((2, 2, 4), np.uint8)
+    assert ray_rgba(c) is not None and np.array_equal(ray_rgba(c), c)
+
+
 # ---- the window, headless on EGL -----------------------------------------------------------------
 
 W, H = 96, 64
@@ -447,6 +496,48 @@ def test_tab_reaches_extra_per_pixel_maps(viewer):
         viewer.wait_full()
     assert viewer.mode == "fallbacks"
     _press(viewer, "NUMBER_1")
+
+
+def test_ray_modes_show_the_passes_and_wait_out_camera_moves(viewer):
+    viewer.opts.rays = ("primary", "shadow", "ao")
+    try:
+        _press(viewer, "M")                        # any change brings a new full frame, traced
+        viewer.wait_full(120)
+        modes = viewer.modes()
+        assert modes[len(MODES):] == (RAY + "primary", RAY + "shadow", RAY + "ao", PIXEL + "rt.primary.steps",
+                                      PIXEL + "rt.shadow.steps", PIXEL + "rt.ao.steps")
+        _press(viewer, "NUMBER_5")
+        for mode in modes[len(MODES):]:
+            _press(viewer, "TAB")
+            assert viewer.mode == mode
+            s = viewer.shown
+            for k in range(len(PRESETS)):
+                if mode.startswith(RAY):
+                    want = ray_rgba(s.rays[k][mode[len(RAY):]])
+                else:
+                    want = colorize(mode, s.results[k], shared_scale(mode, s.results))
+                np.testing.assert_array_equal(_panel_pixels(viewer, k)[..., :3], want[..., :3])
+        _press(viewer, "NUMBER_1")
+        for _ in range(len(MODES) + 1):            # image .. depth, ray:primary, ray:shadow
+            _press(viewer, "TAB")
+        assert viewer.mode == RAY + "shadow"
+        viewer.on_mouse_scroll_event(0, 1)         # moving frames have no rays: the image meanwhile
+        end = time.perf_counter() + 30
+        while viewer.shown.request.full:
+            assert time.perf_counter() < end
+            viewer.step()
+            time.sleep(0.002)
+        assert viewer.mode == RAY + "shadow"
+        assert viewer.scale_legend.mode == "image"    # shown meanwhile; the mode is kept
+        viewer.wait_full(120)
+        np.testing.assert_array_equal(_panel_pixels(viewer, 0)[..., :3],
+                                      ray_rgba(viewer.shown.rays[0]["shadow"])[..., :3])
+    finally:
+        viewer.opts.rays = ()
+        _press(viewer, "R")
+        _press(viewer, "M")
+        _press(viewer, "NUMBER_1")
+        viewer.wait_full()
 
 
 def test_drag_orbits_renders_reduced_then_full_and_r_resets(viewer):

@@ -21,7 +21,7 @@ import numpy as np
 from . import camera as cam_ops
 from . import hud, layout
 from .keys import FLY_KEYS, KEYMAP, ORBIT_STEP_PX, NamedKeys, key_name, next_scale
-from .modes import MODES, colorize, extra_modes, shared_scale
+from .modes import MODES, RAY, colorize, extra_modes, ray_rgba, shared_scale
 from .schedule import MOVING_SCALE, Refiner, Request, Worker
 
 S_HOLD_S = 0.25       # S held longer than this flies backwards; a shorter tap saves a screenshot
@@ -45,6 +45,7 @@ class Options:
     out_dir: str = "."          # screenshots go here
     loaded: dict = field(default_factory=dict)   # spec -> Scene, for scenes already loaded
     mode: str = "image"         # modes.MODES
+    rays: tuple = ()            # ray passes traced at full resolution (pipelines.raytrace.PASSES)
 
 
 def load_scene(spec: str):
@@ -247,12 +248,13 @@ def _viewer_class():
             w, h = layout.scaled(self.opts.width, self.opts.height, scale)
             scene = dataclasses.replace(self.scene, camera=self.camera)
             self.worker.submit(Request(self.seq, scene, tuple(self.opts.presets), w, h,
-                                       self.samples, full))
+                                       self.samples, full, tuple(self.opts.rays)))
             self.submitted = (self.seq, full)
 
         def modes(self) -> tuple[str, ...]:
-            """The five modes, then one per extra per-pixel map the panels carry (ray passes)."""
-            return MODES + extra_modes(self.shown.results if self.shown else [])
+            """The five modes, then the ray passes' images and per-pixel maps the panels carry."""
+            s = self.shown
+            return MODES + (extra_modes(s.results, s.rays) if s is not None else ())
 
         def is_full(self) -> bool:
             """Every panel shows the current state at full resolution."""
@@ -306,12 +308,15 @@ def _viewer_class():
         def panel_images(self) -> list[np.ndarray]:
             """The pictures the panels show now (mode applied, one scale), as uint8 RGBA."""
             rs = self.shown.results
-            if self.mode not in self.modes():       # a per-pixel map this scene does not have
-                self.mode = MODES[0]
+            # A ray or per-pixel mode with no data in this frame (the camera moves: no rays) shows
+            # the image meanwhile and comes back with the next full frame.
+            mode = self.mode if self.mode in self.modes() else MODES[0]
             near, far = self.shown.request.scene.camera.near, self.shown.request.scene.camera.far
-            scale = shared_scale(self.mode, rs, near, far)
+            scale = shared_scale(mode, rs, near, far)
             self.scale_legend = scale
-            return [colorize(self.mode, r, scale, near, far) for r in rs]
+            if mode.startswith(RAY):
+                return [ray_rgba(imgs[mode[len(RAY):]]) for imgs in self.shown.rays]
+            return [colorize(mode, r, scale, near, far) for r in rs]
 
         def _draw(self) -> None:
             ctx = self.ctx
@@ -351,8 +356,8 @@ def _viewer_class():
             foot = layout.footer(win_w, win_h)
             status = self.status()
             legend = getattr(self, "scale_legend", None) or shared_scale("image", [])
-            self._quad(self._cached("footer", (status, self.mode, legend, foot.w),
-                                    lambda: hud.footer_image(foot.w, foot.h, self.mode, legend, status)),
+            self._quad(self._cached("footer", (status, legend, foot.w),         # the mode shown
+                                    lambda: hud.footer_image(foot.w, foot.h, legend.mode, legend, status)),
                        foot)
             if self.show_help:
                 img = self._cached("help", "help", hud.help_image, smooth=True)

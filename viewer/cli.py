@@ -25,6 +25,9 @@ def add_parser(subparsers):
     v.add_argument("--scale", type=float, default=1.0, choices=(0.25, 0.5, 0.75, 1.0),
                    help="resolution scale at start (+ / - change it)")
     v.add_argument("--mode", default="image", choices=MODES, help="what the panels show at start (1..5 switch)")
+    v.add_argument("--rays", metavar="PASSES",
+                   help="trace ray passes at full resolution too, comma-separated: primary, shadow, ao "
+                        "(their images and BVH steps per pixel become modes; Tab reaches them)")
     v.add_argument("--camera", help="eye:target:up:fovy replacing the scene's camera")
     v.add_argument("--window", default="pyglet", choices=WINDOWS,
                    help="moderngl-window backend (default pyglet; headless renders off screen)")
@@ -60,6 +63,11 @@ def options_from_args(args):
     presets = [get_preset(p) for p in names]
     if not Path(args.out_dir).is_dir():
         raise UserError(f"--out-dir {args.out_dir}: no such directory")
+    rays = tuple(p.strip() for p in args.rays.split(",") if p.strip()) if args.rays else ()
+    if rays:
+        from pipelines.raytrace import PASSES
+        if bad := [p for p in rays if p not in PASSES]:
+            raise UserError(f"--rays: unknown ray pass {bad[0]!r} (try: {', '.join(PASSES)})")
     scene = load_scene(args.scene)               # SceneError now, before any window opens
     builtins = scene_names()
     specs = builtins if args.scene in builtins else [args.scene, *builtins]
@@ -68,7 +76,7 @@ def options_from_args(args):
         camera = Camera.parse(args.camera, scene.camera.near, scene.camera.far)
         dataclasses.replace(scene, camera=camera)
     return Options(specs, presets, w, h, args.samples, args.scale, specs.index(args.scene), camera,
-                   args.out_dir, {args.scene: scene}, args.mode)
+                   args.out_dir, {args.scene: scene}, args.mode, rays)
 
 
 def cmd_view(args) -> None:

@@ -26,17 +26,39 @@ PIXEL = "pixel:"      # a mode for any other per-pixel map an architecture retur
                       # passes' nodes visited per pixel: "pixel:<name of the map>"
 
 
-def extra_modes(results) -> tuple[str, ...]:
-    """Modes for the per-pixel maps beyond overdraw that every panel's result carries."""
+RAY = "ray:"          # a ray pass's own image (viewer.rays): "ray:primary", "ray:shadow", "ray:ao"
+
+
+def extra_modes(results, ray_images=()) -> tuple[str, ...]:
+    """Modes for the ray passes' images and the per-pixel maps beyond overdraw (the ray passes'
+    traversal steps) that every panel carries."""
     if not results:
         return ()
+    rays = [k for k in (ray_images[0] if ray_images else {})
+            if all(k in imgs for imgs in ray_images)]
     names = [k for k in results[0].pixel_maps if k != "overdraw"
              and all(k in r.pixel_maps for r in results)]
-    return tuple(PIXEL + k for k in names)
+    return tuple(RAY + k for k in rays) + tuple(PIXEL + k for k in names)
 
 
 def mode_title(mode: str) -> str:
-    return MODE_TITLES.get(mode) or f"{mode[len(PIXEL):]} per pixel"
+    if mode in MODE_TITLES:
+        return MODE_TITLES[mode]
+    if mode.startswith(RAY):
+        return f"ray pass: {mode[len(RAY):]}"
+    name = mode[len(PIXEL):]
+    parts = name.split(".")
+    if len(parts) == 3 and parts[0] == "rt" and parts[2] == "steps":
+        return f"BVH traversal steps per pixel, {parts[1]} rays"
+    return f"{name} per pixel"
+
+
+def ray_rgba(image: np.ndarray) -> np.ndarray:
+    """A ray pass's image as opaque RGBA8: colour as it is, a [0, 1] float (shadow, AO) as grey."""
+    if image.ndim == 3:
+        return np.ascontiguousarray(image)
+    g = np.round(np.clip(image, 0.0, 1.0) * 255.0).astype(np.uint8)
+    return np.ascontiguousarray(np.dstack([g, g, g, np.full_like(g, 255)]))
 
 
 # Fallback reasons: a tile map named "fallback.<reason>" per reason where the architecture gives

@@ -30,6 +30,7 @@ class Request:
     height: int
     samples: int
     full: bool               # full resolution (camera at rest) or reduced (camera moving)
+    rays: tuple = ()         # ray passes (pipelines.raytrace.PASSES) traced on full requests
 
 
 @dataclass
@@ -37,6 +38,7 @@ class Frame:
     request: Request
     results: list            # pipelines.result.Result per panel
     seconds: float           # wall time of all panels
+    rays: list = field(default_factory=list)   # per panel: ray pass name -> image ({} untraced)
     done_at: float = field(default_factory=time.perf_counter)
 
 
@@ -44,10 +46,11 @@ class Worker:
     """One background thread rendering the latest request. `render` is pipelines.api.render
     (injected so the scheduling can be tested with a stand-in)."""
 
-    def __init__(self, render=None):
+    def __init__(self, render=None, trace=None):
         if render is None:
             from pipelines.api import render
         self._render = render
+        self._trace = trace      # (scene, preset, result, passes) -> RtResult; viewer.rays by default
         self._cv = threading.Condition()
         self._pending: Request | None = None
         self._done: Frame | None = None
@@ -88,6 +91,11 @@ class Worker:
         with self._cv:
             return self._pending is not None or self._closed
 
+    def _with_rays(self, req: Request, preset, result):
+        from . import rays
+        rt = (self._trace or rays.trace_panel)(req.scene, preset, result, req.rays)
+        return rays.attach(result, rt), {p: rt.images[p] for p in req.rays if p in rt.images}
+
     def _run(self) -> None:
         while True:
             with self._cv:
@@ -98,10 +106,15 @@ class Worker:
                 req, self._pending = self._pending, None
                 self.busy = True
             t0 = time.perf_counter()
-            results = []
+            results, rays = [], []
             try:
                 for preset in req.presets:
-                    results.append(self._render(req.scene, preset, req.width, req.height, req.samples))
+                    r = self._render(req.scene, preset, req.width, req.height, req.samples)
+                    images = {}
+                    if req.full and req.rays:
+                        r, images = self._with_rays(req, preset, r)
+                    results.append(r)
+                    rays.append(images)
                     if req.full and self._newer():   # a refinement yields to a new move; a moving
                         break                        # frame finishes, or a steady stream of moves
                                                      # would abandon every frame and show none
@@ -112,7 +125,7 @@ class Worker:
                 continue
             with self._cv:
                 if len(results) == len(req.presets):
-                    self._done = Frame(req, results, time.perf_counter() - t0)
+                    self._done = Frame(req, results, time.perf_counter() - t0, rays)
                     self.rendered.append(req.seq)
                 self.busy = False
 
