@@ -70,129 +70,59 @@ def _slab(lx, ly, lz, hx, hy, hz, ox, oy, oz, ix, iy, iz, tmin, tmax):
     return np.inf
 
 
-@njit(cache=True)
-def children(layout, i, nf, nu, table, ray, out_t, out_ref):
-    """Tests the child boxes of box node i; writes each valid child's entry distance (inf on a
-    miss, against the ray's own tmax) and ref; returns (children, 1 if the node is rotated)."""
-    ox, oy, oz = np.float64(ray[R_OX]), np.float64(ray[R_OY]), np.float64(ray[R_OZ])
-    dx, dy, dz = np.float64(ray[R_DX]), np.float64(ray[R_DY]), np.float64(ray[R_DZ])
-    tmin, tmax = np.float64(ray[R_TMIN]), np.float64(ray[R_TMAX])
-    if layout == L_BVH2:
-        ix, iy, iz = _inv(dx), _inv(dy), _inv(dz)
-        l = np.int64(nu[i, 3])
-        for j in range(2):
-            c = l + j
-            out_t[j] = _slab(nf[c, 0], nf[c, 1], nf[c, 2], nf[c, 4], nf[c, 5], nf[c, 6],
-                             ox, oy, oz, ix, iy, iz, tmin, tmax)
-            out_ref[j] = (c << 2) | (REF_LEAF if nu[c, 7] > 0 else REF_BOX)
-        return 2, 0
-    if layout == L_BVH4:
-        ix, iy, iz = _inv(dx), _inv(dy), _inv(dz)
-        n = 0
-        for j in range(4):
-            w = nu[i, j]
-            if w == 0xFFFFFFFF:
-                continue
-            b = 4 + 6 * j
-            out_t[n] = _slab(nf[i, b], nf[i, b + 1], nf[i, b + 2], nf[i, b + 3], nf[i, b + 4],
-                             nf[i, b + 5], ox, oy, oz, ix, iy, iz, tmin, tmax)
-            out_ref[n] = (np.int64(w >> 3) << 2) | (REF_BOX if (w & 7) == 5 else REF_TRI)
-            n += 1
-        return n, 0
-    # L_BVH8: header words 0-2 origin, 3 internal base, 4 leaf base, 5 parent,
-    # 6 exponents (3 bytes) | obb << 24, 7 n_internal | n_children << 8, 8-31 qbox (u16 pairs)
-    w6, w7 = nu[i, 6], nu[i, 7]
-    rot = np.int64(w6 >> 24)
-    obb = 0
-    if rot < N_OBB:
-        obb = 1
-        rx = table[rot, 0, 0] * ox + table[rot, 0, 1] * oy + table[rot, 0, 2] * oz
-        ry = table[rot, 1, 0] * ox + table[rot, 1, 1] * oy + table[rot, 1, 2] * oz
-        rz = table[rot, 2, 0] * ox + table[rot, 2, 1] * oy + table[rot, 2, 2] * oz
-        ex = table[rot, 0, 0] * dx + table[rot, 0, 1] * dy + table[rot, 0, 2] * dz
-        ey = table[rot, 1, 0] * dx + table[rot, 1, 1] * dy + table[rot, 1, 2] * dz
-        ez = table[rot, 2, 0] * dx + table[rot, 2, 1] * dy + table[rot, 2, 2] * dz
-        ox, oy, oz, dx, dy, dz = rx, ry, rz, ex, ey, ez
-    ix, iy, iz = _inv(dx), _inv(dy), _inv(dz)
-    gx = np.float64(nf[i, 0])
-    gy = np.float64(nf[i, 1])
-    gz = np.float64(nf[i, 2])
-    sx = np.ldexp(1.0, np.int64(w6 & 0xFF) - 127)
-    sy = np.ldexp(1.0, np.int64((w6 >> 8) & 0xFF) - 127)
-    sz = np.ldexp(1.0, np.int64((w6 >> 16) & 0xFF) - 127)
-    n_int, n = np.int64(w7 & 0xFF), np.int64((w7 >> 8) & 0xFF)
-    ib, lb = np.int64(nu[i, 3]), np.int64(nu[i, 4])
-    for j in range(n):
-        q0, q1, q2 = nu[i, 8 + 3 * j], nu[i, 9 + 3 * j], nu[i, 10 + 3 * j]   # 6 u16 per child
-        out_t[j] = _slab(gx + np.float64(q0 & 0xFFFF) * sx, gy + np.float64(q0 >> 16) * sy,
-                         gz + np.float64(q1 & 0xFFFF) * sz, gx + np.float64(q1 >> 16) * sx,
-                         gy + np.float64(q2 & 0xFFFF) * sy, gz + np.float64(q2 >> 16) * sz,
-                         ox, oy, oz, ix, iy, iz, tmin, tmax)
-        out_ref[j] = ((ib + j) << 2) | REF_BOX if j < n_int else ((lb + j - n_int) << 2) | REF_TRI
-    return n, obb
-
-
 @njit(cache=True, inline="always")
-def _tri(tf, tu, s, ray, flags):
-    """Moeller-Trumbore in float64 on triangle node s. Returns (t or inf, triangle id)."""
-    ox, oy, oz = np.float64(ray[R_OX]), np.float64(ray[R_OY]), np.float64(ray[R_OZ])
-    dx, dy, dz = np.float64(ray[R_DX]), np.float64(ray[R_DY]), np.float64(ray[R_DZ])
-    ax, ay, az = np.float64(tf[s, 0]), np.float64(tf[s, 1]), np.float64(tf[s, 2])
-    e1x, e1y, e1z = tf[s, 3] - ax, tf[s, 4] - ay, tf[s, 5] - az
-    e2x, e2y, e2z = tf[s, 6] - ax, tf[s, 7] - ay, tf[s, 8] - az
+def _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, ax, ay, az, bx, by, bz, cx, cy, cz, tflags, flags):
+    """Moeller-Trumbore in float64 on one triangle (scalars only: no array reaches a helper in
+    the hot loop). Returns t in [tmin, tmax], or inf."""
+    e1x, e1y, e1z = bx - ax, by - ay, bz - az
+    e2x, e2y, e2z = cx - ax, cy - ay, cz - az
     px, py, pz = dy * e2z - dz * e2y, dz * e2x - dx * e2z, dx * e2y - dy * e2x
     det = e1x * px + e1y * py + e1z * pz          # > 0: front face (counter-clockwise)
-    tflags = tu[s, 13] >> 24
     if flags & FLAG_CULL_BACK and not (tflags & TRI_CULL_DISABLE):
         if (det <= 0.0) if not (tflags & TRI_FRONT_CW) else (det >= 0.0):
-            return np.inf, -1
+            return np.inf
     if det == 0.0:
-        return np.inf, -1
+        return np.inf
     inv = 1.0 / det
     sx, sy, sz = ox - ax, oy - ay, oz - az
     u = (sx * px + sy * py + sz * pz) * inv
     if u < 0.0 or u > 1.0:
-        return np.inf, -1
+        return np.inf
     qx, qy, qz = sy * e1z - sz * e1y, sz * e1x - sx * e1z, sx * e1y - sy * e1x
     v = (dx * qx + dy * qy + dz * qz) * inv
     if v < 0.0 or u + v > 1.0:
-        return np.inf, -1
+        return np.inf
     t = (e2x * qx + e2y * qy + e2z * qz) * inv
-    if t < ray[R_TMIN] or t > ray[R_TMAX]:
-        return np.inf, -1
-    return t, np.int64(tu[s, 12])
-
-
-@njit(cache=True, inline="always")
-def _sort(ts, refs, n):
-    """Insertion sort of (t, ref) pairs by t; stable, so equal t keep slot order."""
-    for a in range(1, n):
-        t, r = ts[a], refs[a]
-        b = a - 1
-        while b >= 0 and ts[b] > t:
-            ts[b + 1], refs[b + 1] = ts[b], refs[b]
-            b -= 1
-        ts[b + 1], refs[b + 1] = t, r
+    if t < tmin or t > tmax:
+        return np.inf
+    return t
 
 
 @njit(cache=True)
 def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, rays, r0, r1, flags,
                 stack, dual, out_prim, out_t, cnt, rec, rec0, rec_cap):
     """Traces rays r0..r1-1; records fetches into rec[rec0:rec0 + rec_cap] when rec_cap > 0.
-    Returns the number of records the chunk needed."""
+    Returns the number of records the chunk needed.
+
+    One loop per ray; each pass through it either tests a triangle node (or a bvh2 leaf), or
+    opens one box node (two in BVH4x2 steps) -- descending from the stack, or re-testing a
+    parent while climbing after an overflow. The node decoders are written out here, once,
+    with no helper taking an array (numba would reference-count it on every call)."""
     st_ref = np.empty(stack, np.int64)
     st_t = np.empty(stack)
-    at = np.empty(8)
-    ar = np.empty(8, np.int64)
-    bt = np.empty(8)
-    br = np.empty(8, np.int64)
+    at = np.empty(16)                    # entry distances of the opened node(s): 8 slots each
+    ar = np.empty(16, np.int64)          # their refs
+    na = np.zeros(2, np.int64)           # children per opened node
     nrec = 0
     root = REF_BOX
     if layout == L_BVH2 and nu[0, 7] > 0:
         root = REF_LEAF
     for r in range(r0, r1):
-        ray = rays[r]
-        best_t = np.float64(ray[R_TMAX])
+        ox, oy, oz = np.float64(rays[r, R_OX]), np.float64(rays[r, R_OY]), np.float64(rays[r, R_OZ])
+        dx, dy, dz = np.float64(rays[r, R_DX]), np.float64(rays[r, R_DY]), np.float64(rays[r, R_DZ])
+        tmin, tmax = np.float64(rays[r, R_TMIN]), np.float64(rays[r, R_TMAX])
+        ix, iy, iz = _inv(dx), _inv(dy), _inv(dz)
+        best_t = tmax
         best_p = np.int64(-1)
         cur, last = np.int64(root), np.int64(-1)
         size, top, over = 0, 0, False
@@ -200,132 +130,136 @@ def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, rays, r0
         overflows = restarts = refetch = parent_reads = duals = obbs = 0
         done = False
         while not done:
-            if cur >= 0:
-                kind, i = cur & 3, cur >> 2
-                if kind == REF_BOX:
+            lim = best_t * (1.0 + BOX_EPS)
+            climbing = False
+            if cur >= 0 and (cur & 3) != REF_BOX:           # triangle node(s)
+                i = cur >> 2
+                s0, s1 = i, i + 1
+                if (cur & 3) == REF_LEAF:
+                    s0 = np.int64(nu[i, 3])
+                    s1 = s0 + np.int64(nu[i, 7])
+                for s in range(s0, s1):
                     steps += 1
-                    n, o = children(layout, i, nf, nu, table, ray, at, ar)
-                    box_nodes += 1
-                    box_tests += n
-                    obbs += o
+                    leaf_nodes += 1
+                    tri_tests += 1
                     if rec_cap > 0:
                         if nrec < rec_cap:
-                            rec[rec0 + nrec] = (REC_NODE << REC_SHIFT) | (nu[i, 3] if layout == L_BVH2 else i)
+                            rec[rec0 + nrec] = (REC_TRI << REC_SHIFT) | s
                         nrec += 1
-                    lim = best_t * (1.0 + BOX_EPS)
-                    m = 0
-                    for j in range(n):
-                        if at[j] <= lim and at[j] < np.inf:
-                            at[m], ar[m] = at[j], ar[j]
-                            m += 1
-                    _sort(at, ar, m)
-                    # BVH4x2: a second box node from the stack top in the same step
-                    mb = 0
-                    if dual and size > 0:
-                        e = st_ref[(top - 1) % stack]
-                        if (e & 3) == REF_BOX and st_t[(top - 1) % stack] <= lim:
-                            top -= 1
-                            size -= 1
-                            j2 = e >> 2
-                            nb, o = children(layout, j2, nf, nu, table, ray, bt, br)
-                            box_nodes += 1
-                            box_tests += nb
-                            obbs += o
-                            duals += 1
-                            if rec_cap > 0:
-                                if nrec < rec_cap:
-                                    rec[rec0 + nrec] = (REC_NODE << REC_SHIFT) | j2
-                                nrec += 1
-                            for j in range(nb):
-                                if bt[j] <= lim and bt[j] < np.inf:
-                                    bt[mb], br[mb] = bt[j], br[j]
-                                    mb += 1
-                            _sort(bt, br, mb)
-                            if m == 0 and mb == 0:
-                                cur = e           # the last node visited, for a restart
-                    # push the second node's hits, then the first's but its nearest, far first
-                    b_end = 0 if m > 0 else 1
-                    for j in range(mb - 1, b_end - 1, -1):
-                        st_ref[top % stack], st_t[top % stack] = br[j], bt[j]
-                        top += 1
-                        if size == stack:
-                            overflows += 1
-                            over = True
-                        else:
-                            size += 1
-                    for j in range(m - 1, 0, -1):
-                        st_ref[top % stack], st_t[top % stack] = ar[j], at[j]
-                        top += 1
-                        if size == stack:
-                            overflows += 1
-                            over = True
-                        else:
-                            size += 1
-                    if m > 0:
-                        cur = ar[0]
-                    elif mb > 0:
-                        cur = br[0]
-                    else:
-                        last = cur
-                        cur = -1
-                else:
-                    s0, s1 = i, i + 1
-                    if kind == REF_LEAF:
-                        s0 = np.int64(nu[i, 3])
-                        s1 = s0 + np.int64(nu[i, 7])
-                    for s in range(s0, s1):
-                        steps += 1
-                        leaf_nodes += 1
-                        tri_tests += 1
-                        if rec_cap > 0:
-                            if nrec < rec_cap:
-                                rec[rec0 + nrec] = (REC_TRI << REC_SHIFT) | s
-                            nrec += 1
-                        t, p = _tri(tf, tu, s, ray, flags)
-                        if t < best_t or (t == best_t and t < np.inf and p < best_p):
+                    t = _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, np.float64(tf[s, 0]),
+                             np.float64(tf[s, 1]), np.float64(tf[s, 2]), np.float64(tf[s, 3]),
+                             np.float64(tf[s, 4]), np.float64(tf[s, 5]), np.float64(tf[s, 6]),
+                             np.float64(tf[s, 7]), np.float64(tf[s, 8]), tu[s, 13] >> 24, flags)
+                    if t < np.inf:
+                        p = np.int64(tu[s, 12])
+                        if t < best_t or (t == best_t and p < best_p):
                             best_t, best_p = t, p
                             if flags & FLAG_ANY_HIT:
                                 done = True
                                 break
-                    last = cur
-                    cur = -1
+                last = cur
+                cur = -1
                 continue
-            # pop the nearest entry still in front of the closest hit
-            lim = best_t * (1.0 + BOX_EPS)
-            while size > 0:
-                top -= 1
-                size -= 1
-                e = st_ref[top % stack]
-                if st_t[top % stack] <= lim:
-                    cur = e
-                    break
-                last = e
             if cur >= 0:
-                continue
-            if not over:
-                break
-            # stack dry after an overflow: climb from the last node visited
-            while True:
+                node = cur >> 2
+            else:
+                # pop the nearest entry still in front of the closest hit
+                while size > 0:
+                    top -= 1
+                    size -= 1
+                    e = st_ref[top % stack]
+                    if st_t[top % stack] <= lim:
+                        cur = e
+                        break
+                    last = e
+                if cur >= 0:
+                    continue
+                if not over:
+                    break
+                # stack dry after an overflow: climb from the last node visited
                 kind = last & 3
-                p = np.int64(tri_parent[last >> 2] if kind == REF_TRI else node_parent[last >> 2])
+                node = np.int64(tri_parent[last >> 2] if kind == REF_TRI else node_parent[last >> 2])
                 parent_reads += 1
                 if rec_cap > 0:
                     if nrec < rec_cap:
                         rec[rec0 + nrec] = (REC_PARENT << REC_SHIFT) | (
                             (last >> 2) * 2 + (1 if kind == REF_TRI else 0))
                     nrec += 1
-                if p < 0:
-                    done = True
+                if node < 0:
                     break
-                n, o = children(layout, p, nf, nu, table, ray, at, ar)
-                steps += 1
+                climbing = True
                 refetch += 1
-                box_tests += n
-                obbs += o
+            # BVH4x2: a second box node from the stack top in the same step
+            second = np.int64(-1)
+            if dual and not climbing and size > 0:
+                e = st_ref[(top - 1) % stack]
+                if (e & 3) == REF_BOX and st_t[(top - 1) % stack] <= lim:
+                    top -= 1
+                    size -= 1
+                    second = e >> 2
+                    duals += 1
+            steps += 1
+            for q in range(2 if second >= 0 else 1):
+                i = node if q == 0 else second
+                if not climbing:
+                    box_nodes += 1
                 if rec_cap > 0:
                     if nrec < rec_cap:
-                        rec[rec0 + nrec] = (REC_NODE << REC_SHIFT) | (nu[p, 3] if layout == L_BVH2 else p)
+                        rec[rec0 + nrec] = (REC_NODE << REC_SHIFT) | (nu[i, 3] if layout == L_BVH2 else i)
                     nrec += 1
+                b = 8 * q
+                if layout == L_BVH2:          # the node's two children, adjacent 32 B nodes
+                    l = np.int64(nu[i, 3])
+                    for j in range(2):
+                        c = l + j
+                        at[b + j] = _slab(nf[c, 0], nf[c, 1], nf[c, 2], nf[c, 4], nf[c, 5], nf[c, 6],
+                                          ox, oy, oz, ix, iy, iz, tmin, tmax)
+                        ar[b + j] = (c << 2) | (REF_LEAF if nu[c, 7] > 0 else REF_BOX)
+                    n = 2
+                elif layout == L_BVH4:        # radv box32: 4 child ids, 4 AABBs
+                    n = 0
+                    for j in range(4):
+                        w = nu[i, j]
+                        if w == 0xFFFFFFFF:
+                            continue
+                        k = 4 + 6 * j
+                        at[b + n] = _slab(nf[i, k], nf[i, k + 1], nf[i, k + 2], nf[i, k + 3],
+                                          nf[i, k + 4], nf[i, k + 5], ox, oy, oz, ix, iy, iz, tmin, tmax)
+                        ar[b + n] = (np.int64(w >> 3) << 2) | (REF_BOX if (w & 7) == 5 else REF_TRI)
+                        n += 1
+                else:
+                    # bvh8: words 0-2 origin, 3 internal base, 4 leaf base, 5 parent,
+                    # 6 exponents (3 bytes) | obb << 24, 7 n_internal | n_children << 8,
+                    # 8-31 qbox: 6 u16 per child, lo xyz then hi xyz
+                    w6, w7 = nu[i, 6], nu[i, 7]
+                    rot = np.int64(w6 >> 24)
+                    px, py, pz, jx, jy, jz = ox, oy, oz, ix, iy, iz
+                    if rot < N_OBB:               # the ray in the node's rotated frame
+                        obbs += 1
+                        px = table[rot, 0, 0] * ox + table[rot, 0, 1] * oy + table[rot, 0, 2] * oz
+                        py = table[rot, 1, 0] * ox + table[rot, 1, 1] * oy + table[rot, 1, 2] * oz
+                        pz = table[rot, 2, 0] * ox + table[rot, 2, 1] * oy + table[rot, 2, 2] * oz
+                        jx = _inv(table[rot, 0, 0] * dx + table[rot, 0, 1] * dy + table[rot, 0, 2] * dz)
+                        jy = _inv(table[rot, 1, 0] * dx + table[rot, 1, 1] * dy + table[rot, 1, 2] * dz)
+                        jz = _inv(table[rot, 2, 0] * dx + table[rot, 2, 1] * dy + table[rot, 2, 2] * dz)
+                    gx, gy, gz = np.float64(nf[i, 0]), np.float64(nf[i, 1]), np.float64(nf[i, 2])
+                    sx = np.ldexp(1.0, np.int64(w6 & 0xFF) - 127)
+                    sy = np.ldexp(1.0, np.int64((w6 >> 8) & 0xFF) - 127)
+                    sz = np.ldexp(1.0, np.int64((w6 >> 16) & 0xFF) - 127)
+                    n_int, n = np.int64(w7 & 0xFF), np.int64((w7 >> 8) & 0xFF)
+                    ib, lb = np.int64(nu[i, 3]), np.int64(nu[i, 4])
+                    for j in range(n):
+                        q0, q1, q2 = nu[i, 8 + 3 * j], nu[i, 9 + 3 * j], nu[i, 10 + 3 * j]
+                        at[b + j] = _slab(gx + np.float64(q0 & 0xFFFF) * sx, gy + np.float64(q0 >> 16) * sy,
+                                          gz + np.float64(q1 & 0xFFFF) * sz, gx + np.float64(q1 >> 16) * sx,
+                                          gy + np.float64(q2 & 0xFFFF) * sy, gz + np.float64(q2 >> 16) * sz,
+                                          px, py, pz, jx, jy, jz, tmin, tmax)
+                        ar[b + j] = ((ib + j) << 2) | REF_BOX if j < n_int else ((lb + j - n_int) << 2) | REF_TRI
+                box_tests += n
+                na[q] = n
+            if climbing:
+                # continue with the first child after `last` in (distance, slot) order
+                n = na[0]
                 kt, ks = np.inf, -1
                 for j in range(n):
                     if ar[j] == last:
@@ -339,8 +273,55 @@ def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, rays, r0
                 if nxt >= 0:
                     cur = nxt
                     restarts += 1
-                    break
-                last = (p << 2) | REF_BOX
+                else:
+                    last = (node << 2) | REF_BOX
+                continue
+            # keep the children in front of the closest hit, nearest first (ties by slot)
+            m0 = m1 = 0
+            for q in range(2 if second >= 0 else 1):
+                b = 8 * q
+                m = 0
+                for j in range(na[q]):
+                    t = at[b + j]
+                    if t <= lim and t < np.inf:
+                        at[b + m], ar[b + m] = t, ar[b + j]
+                        m += 1
+                for x in range(1, m):     # insertion sort, stable
+                    t, rf = at[b + x], ar[b + x]
+                    y = x - 1
+                    while y >= 0 and at[b + y] > t:
+                        at[b + y + 1], ar[b + y + 1] = at[b + y], ar[b + y]
+                        y -= 1
+                    at[b + y + 1], ar[b + y + 1] = t, rf
+                if q == 0:
+                    m0 = m
+                else:
+                    m1 = m
+            # push the second node's hits, then the first's but its nearest, far first
+            b_end = 0 if m0 > 0 else 1
+            for j in range(m1 - 1, b_end - 1, -1):
+                st_ref[top % stack], st_t[top % stack] = ar[8 + j], at[8 + j]
+                top += 1
+                if size == stack:
+                    overflows += 1
+                    over = True
+                else:
+                    size += 1
+            for j in range(m0 - 1, 0, -1):
+                st_ref[top % stack], st_t[top % stack] = ar[j], at[j]
+                top += 1
+                if size == stack:
+                    overflows += 1
+                    over = True
+                else:
+                    size += 1
+            if m0 > 0:
+                cur = ar[0]
+            elif m1 > 0:
+                cur = ar[8]
+            else:
+                last = ((second if second >= 0 else node) << 2) | REF_BOX
+                cur = -1
         out_prim[r] = best_p
         out_t[r] = best_t if best_p >= 0 else np.inf
         cnt[r, C_STEPS] = steps
@@ -374,9 +355,16 @@ def trace(layout, nf, nu, tf, tu, node_parent, tri_parent, table, rays, chunk, f
 def brute_force(tf, tu, rays, flags, out_prim, out_t):
     """Every ray against every triangle node, same test and tie rule: the slow twin's core."""
     for r in range(rays.shape[0]):
-        best_t, best_p = np.float64(rays[r, R_TMAX]), np.int64(-1)
+        ox, oy, oz = np.float64(rays[r, R_OX]), np.float64(rays[r, R_OY]), np.float64(rays[r, R_OZ])
+        dx, dy, dz = np.float64(rays[r, R_DX]), np.float64(rays[r, R_DY]), np.float64(rays[r, R_DZ])
+        tmin, tmax = np.float64(rays[r, R_TMIN]), np.float64(rays[r, R_TMAX])
+        best_t, best_p = tmax, np.int64(-1)
         for s in range(tf.shape[0]):
-            t, p = _tri(tf, tu, s, rays[r], flags)
+            t = _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, np.float64(tf[s, 0]), np.float64(tf[s, 1]),
+                     np.float64(tf[s, 2]), np.float64(tf[s, 3]), np.float64(tf[s, 4]),
+                     np.float64(tf[s, 5]), np.float64(tf[s, 6]), np.float64(tf[s, 7]),
+                     np.float64(tf[s, 8]), tu[s, 13] >> 24, flags)
+            p = np.int64(tu[s, 12])
             if t < best_t or (t == best_t and t < np.inf and p < best_p):
                 best_t, best_p = t, p
         out_prim[r] = best_p
