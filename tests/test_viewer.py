@@ -21,6 +21,7 @@ from renderer.transforms import clip_from_world
 from scenes.library import get_scene
 from scenes.model import Camera
 from viewer import camera as cam_ops
+from viewer import hud
 from viewer import layout
 from viewer.keys import FLY_KEYS, KEYMAP, SCALES, NamedKeys, key_name, next_scale
 from viewer.modes import MODES, PIXEL, RAY, extra_modes, inferno, mode_title, ray_rgba, colorize, dram_per_pixel, eye_depth, per_pixel, shared_scale, tile_pixels
@@ -344,6 +345,9 @@ def test_worker_traces_ray_passes_on_full_frames_only():
             np.testing.assert_array_equal(imgs["shadow"], rt.images["shadow"])
             np.testing.assert_array_equal(r.pixel_maps["rt.shadow.steps"], rt.pixel_maps["rt.shadow.steps"])
             assert r.counters == own.counters + rt.counters          # as `tilesim render --rays`
+            fig = hud.figures(r)
+            assert fig["rt_steps_per_ray"] == rt.counters["rt.steps"] / rt.counters["rt.rays"]
+            assert "steps" in "".join(t for line in hud.strip_lines(fig, None, "") for t, _ in line)
             np.testing.assert_array_equal(r.color, own.color)
         assert extra_modes(f.results, f.rays) == (RAY + "primary", RAY + "shadow",
                                                   PIXEL + "rt.primary.steps", PIXEL + "rt.shadow.steps")
@@ -352,6 +356,7 @@ def test_worker_traces_ray_passes_on_full_frames_only():
         _wait(w, 60)
         f = w.poll()
         assert f.rays == [{}] and "rt.primary.steps" not in f.results[0].pixel_maps
+        assert "rt_steps_per_ray" not in hud.figures(f.results[0])
     finally:
         w.close()
 

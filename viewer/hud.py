@@ -52,12 +52,15 @@ def figures(result) -> dict[str, float]:
         "overdraw": d["overdraw"],
         "shaded": int(c["raster.shaded"]),
         "fallbacks": int(sum(v for k, v in c.items() if ".fallback." in f".{k}")),
+        **({"rt_steps_per_ray": c["rt.steps"] / c["rt.rays"],
+            "rt_bvh_bytes_per_ray": (c["rt.bytes.node"] + c["rt.bytes.leaf"]) / c["rt.rays"]}
+           if c["rt.rays"] else {}),
     }
 
 
 def differences(fig: dict, first: dict) -> dict[str, float]:
     """Panel minus first panel, figure by figure (the first panel's own are all zero)."""
-    return {k: fig[k] - first[k] for k in fig}
+    return {k: fig[k] - first[k] for k in fig if k in first}
 
 
 def _pct(new: float, old: float) -> str:
@@ -68,7 +71,9 @@ def strip_lines(fig: dict, first: dict | None, first_name: str) -> list[list[tup
     """Three lines of (text, colour) runs: the figures, then the difference to the first panel."""
     share = f" ({fig['dram_bw_share'] * 100:.2f}% of peak)" if fig["dram_bw_share"] else ""
     line1 = [(f"DRAM {fig['dram_mb']:.2f} MB/frame   {fig['gbps_at_60fps']:.2f} GB/s at 60 fps{share}", FG)]
-    line2 = [(f"overdraw {fig['overdraw']:.2f}   shaded {fig['shaded']:,}   fallbacks {fig['fallbacks']}", FG)]
+    rays = (f"   rays: {fig['rt_steps_per_ray']:.1f} steps, {fig['rt_bvh_bytes_per_ray']:,.0f} B of BVH each"
+            if "rt_steps_per_ray" in fig else "")
+    line2 = [(f"overdraw {fig['overdraw']:.2f}   shaded {fig['shaded']:,}   fallbacks {fig['fallbacks']}{rays}", FG)]
     if first is None:
         return [line1, line2, [("the other panels' differences are to this one", DIM_FG)]]
     line3 = [(f"vs {first_name}: ", DIM_FG)]
