@@ -603,6 +603,24 @@ def test_held_w_flies_forward(viewer):
     viewer.wait_full()
 
 
+def test_held_s_flies_back_without_a_screenshot(viewer):
+    from viewer.app import S_HOLD_S
+    shots = viewer.last_screenshot
+    e0 = np.array(viewer.camera.eye)
+    viewer.on_key_event("S", viewer.keys.ACTION_PRESS, None)
+    end = time.perf_counter() + S_HOLD_S + 0.1
+    while time.perf_counter() < end:
+        viewer.step()
+        time.sleep(0.01)
+    viewer.on_key_event("S", viewer.keys.ACTION_RELEASE, None)
+    viewer.step()
+    f, _, _ = cam_ops.basis(viewer.home)
+    assert np.dot(np.array(viewer.camera.eye) - e0, f) < 0
+    assert viewer.last_screenshot == shots
+    _press(viewer, "R")
+    viewer.wait_full()
+
+
 def test_msaa_and_scale_keys_rerender(viewer):
     _press(viewer, "M")
     viewer.wait_full()

@@ -2,6 +2,7 @@
 live counters (DESIGN.md §1: the layer above pipelines; nothing below imports it).
 
     tilesim view sponza --preset imr-baseline,amd-rdna2,apple-m3
+    tilesim view dragon --preset amd-rdna3,amd-rdna4 --rays primary,shadow,ao
 
 Modules, pure ones first (testable without a GL context):
 
@@ -11,6 +12,7 @@ Modules, pure ones first (testable without a GL context):
 - `keys`: key -> action table and the on-screen help
 - `schedule`: the render worker thread (latest request wins) and the reduced/full resolution policy
 - `hud`: titles, counter strips with differences to the first panel, footer legend, screenshot JSON
+- `rays`: ray passes per panel at full resolution (pipelines.raytrace), BVHs kept across moves
 - `app`: the moderngl-window WindowConfig that uploads the panels as textures and draws quads
 - `cli`: `add_parser(subparsers)` registers `tilesim view`; imports nothing heavy
 

@@ -26,13 +26,13 @@ FLY_KEYS = {
     "W": (1, 0, 0), "S": (-1, 0, 0), "A": (0, -1, 0), "D": (0, 1, 0),
     "E": (0, 0, 1), "Q": (0, 0, -1),
 }
-# S both saves a screenshot (tap) and flies back (hold): the screenshot is taken on release when
-# no fly movement happened while it was down (see app.Viewer.on_key_event).
+# S both saves a screenshot (tap) and flies back (hold): held under app.S_HOLD_S it does not fly,
+# and released before then it saves the screenshot (app.Viewer.on_key_event).
 
 HELP = (
     ("H / F1", "show or hide this help"),
     ("1 .. 5", ", ".join(MODES)),
-    ("Tab", "next mode (also per-pixel maps of ray passes)"),
+    ("Tab", "next mode, ray passes' images and steps too (--rays)"),
     ("left drag", "orbit about the target"),
     ("right drag, shift+drag", "pan"),
     ("wheel", "zoom"),
