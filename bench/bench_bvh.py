@@ -98,6 +98,7 @@ def main(argv=None):
     ap.add_argument("--res", default="1920x1080", help="primary-ray resolution for the speed race")
     ap.add_argument("--layout-res", default="640x360", help="resolution of the layout figures")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--speed-only", action="store_true", help="builds and the rays/s race only")
     a = ap.parse_args(argv)
     W, H = (int(v) for v in a.res.split("x"))
     lw, lh = (int(v) for v in a.layout_res.split("x"))
@@ -124,6 +125,8 @@ def main(argv=None):
         agree = np.mean((hits.prim >= 0) == (out["geomID"] >= 0))
         print(f"speed (Mrays/s): embree {r['embree_mrays_s']:.2f}  tilesim bvh4 {r['bvh4_mrays_s']:.2f}  "
               f"bvh8 {r['bvh8_mrays_s']:.2f}  bvh8-obb {r['bvh8-obb_mrays_s']:.2f}  (hit-mask agreement {agree:.6f})")
+        if a.speed_only:
+            continue
         # layout figures on primary, shadow, AO rays through the RDNA 4 memory system
         r["layouts"] = {}
         print(f"per ray at {lw}x{lh} (amd-rdna4 caches):  pass  layout  steps  box-nodes  box-tests  tri-tests  "

@@ -154,7 +154,9 @@ def collapse(lo, hi, left, first, count, perm, tri_lo, tri_hi, width):
     each kind is contiguous (RDNA 4's node stores one base per kind, peers.md §3.1).
 
     Expansion is greedy by surface area (Embree's and tinybvh's BVH2 -> MBVH conversion): open
-    the largest child while the slots allow; a BVH2 leaf of k triangles opens into k triangles.
+    the largest child of more than `width` triangles while a slot is free; then take in whole
+    the largest small subtrees whose triangles fit the free slots. A subtree of at most `width`
+    triangles becomes one node holding them all, so the bottom nodes are full rather than pairs.
 
     Returns (child int64 (k, width) refs: >= 0 wide node, < 0 triangle slot -(s + 1), unused
     slots -1 << 40), child boxes c_lo/c_hi (k, width, 3), n_wide (k,) wide children, n_child
@@ -170,6 +172,11 @@ def collapse(lo, hi, left, first, count, perm, tri_lo, tri_hi, width):
     wparent = np.full(k_cap, -1, np.int64)
     tri_order = np.empty(n_tri, np.int64)
     tri_parent = np.empty(n_tri, np.int64)
+    # triangles under each BVH2 node: perm[first[b]:first[b] + tris[b]] (children follow parents)
+    tris = count.copy()
+    for b in range(left.shape[0] - 1, -1, -1):
+        if left[b] >= 0:
+            tris[b] = tris[left[b]] + tris[left[b] + 1]
     src = np.empty(k_cap, np.int64)        # BVH2 node each wide node comes from
     src[0] = 0
     k = 1
@@ -182,8 +189,8 @@ def collapse(lo, hi, left, first, count, perm, tri_lo, tri_hi, width):
             break
         b = src[w]
         ne = 0
-        if left[b] < 0:
-            for i in range(count[b]):
+        if tris[b] <= width:
+            for i in range(tris[b]):
                 e_kind[ne], e_id[ne] = 1, first[b] + i
                 ne += 1
         else:
@@ -191,31 +198,35 @@ def collapse(lo, hi, left, first, count, perm, tri_lo, tri_hi, width):
                 e_kind[ne], e_id[ne] = 0, left[b] + i
                 ne += 1
         while True:
-            # leaves of one triangle are triangles
-            for i in range(ne):
-                if e_kind[i] == 0 and left[e_id[i]] < 0 and count[e_id[i]] == 1:
+            for i in range(ne):          # subtrees of one triangle are triangles
+                if e_kind[i] == 0 and tris[e_id[i]] == 1:
                     e_kind[i], e_id[i] = 1, first[e_id[i]]
-            best, best_area = -1, -1.0
-            for i in range(ne):
-                if e_kind[i] != 0:
-                    continue
+            best, best_area, whole = -1, -1.0, False
+            for i in range(ne):          # the largest big subtree, opened one level
                 c = e_id[i]
-                grow = 1 if left[c] >= 0 else count[c] - 1
-                if ne + grow > width:
+                if e_kind[i] != 0 or tris[c] <= width or ne + 1 > width:
                     continue
                 a = _area(lo[c, 0], lo[c, 1], lo[c, 2], hi[c, 0], hi[c, 1], hi[c, 2])
                 if a > best_area:
                     best, best_area = i, a
+            if best < 0:                 # else the largest small subtree that fits whole
+                for i in range(ne):
+                    c = e_id[i]
+                    if e_kind[i] != 0 or tris[c] > width or ne - 1 + tris[c] > width:
+                        continue
+                    a = _area(lo[c, 0], lo[c, 1], lo[c, 2], hi[c, 0], hi[c, 1], hi[c, 2])
+                    if a > best_area:
+                        best, best_area, whole = i, a, True
             if best < 0:
                 break
             c = e_id[best]
-            if left[c] >= 0:
+            if not whole:
                 e_id[best] = left[c]
                 e_kind[ne], e_id[ne] = 0, left[c] + 1
                 ne += 1
             else:
                 e_kind[best], e_id[best] = 1, first[c]
-                for i in range(1, count[c]):
+                for i in range(1, tris[c]):
                     e_kind[ne], e_id[ne] = 1, first[c] + i
                     ne += 1
         slot = 0
