@@ -125,7 +125,7 @@ def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, rays, r0
         best_t = tmax
         best_p = np.int64(-1)
         cur, last = np.int64(root), np.int64(-1)
-        size, top, over = 0, 0, False
+        size, top, over = 0, 0, False      # entries, ring position of the next push, lost any
         steps = box_nodes = leaf_nodes = box_tests = tri_tests = 0
         overflows = restarts = refetch = parent_reads = duals = obbs = 0
         done = False
@@ -165,10 +165,10 @@ def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, rays, r0
             else:
                 # pop the nearest entry still in front of the closest hit
                 while size > 0:
-                    top -= 1
+                    top = top - 1 if top > 0 else stack - 1
                     size -= 1
-                    e = st_ref[top % stack]
-                    if st_t[top % stack] <= lim:
+                    e = st_ref[top]
+                    if st_t[top] <= lim:
                         cur = e
                         break
                     last = e
@@ -192,9 +192,10 @@ def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, rays, r0
             # BVH4x2: a second box node from the stack top in the same step
             second = np.int64(-1)
             if dual and not climbing and size > 0:
-                e = st_ref[(top - 1) % stack]
-                if (e & 3) == REF_BOX and st_t[(top - 1) % stack] <= lim:
-                    top -= 1
+                tp = top - 1 if top > 0 else stack - 1
+                e = st_ref[tp]
+                if (e & 3) == REF_BOX and st_t[tp] <= lim:
+                    top = tp
                     size -= 1
                     second = e >> 2
                     duals += 1
@@ -300,16 +301,16 @@ def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, rays, r0
             # push the second node's hits, then the first's but its nearest, far first
             b_end = 0 if m0 > 0 else 1
             for j in range(m1 - 1, b_end - 1, -1):
-                st_ref[top % stack], st_t[top % stack] = ar[8 + j], at[8 + j]
-                top += 1
+                st_ref[top], st_t[top] = ar[8 + j], at[8 + j]
+                top = top + 1 if top + 1 < stack else 0
                 if size == stack:
                     overflows += 1
                     over = True
                 else:
                     size += 1
             for j in range(m0 - 1, 0, -1):
-                st_ref[top % stack], st_t[top % stack] = ar[j], at[j]
-                top += 1
+                st_ref[top], st_t[top] = ar[j], at[j]
+                top = top + 1 if top + 1 < stack else 0
                 if size == stack:
                     overflows += 1
                     over = True
