@@ -2,8 +2,10 @@
 
 1. NGG shader culling: the share of primitives culled before the rasterizer on sponza, dragon
    and spheres (the seed says 30-70% in dense scenes, seed 000 L1002), and whether the cull
-   paid for itself in ALU ops (its cost per primitive against the vertex work it saved) and
-   in index + vertex DRAM bytes; a full-screen layer scene shows it losing.
+   paid for itself: in ALU ops (its cost per primitive against the vertex work it saved; the
+   break-even cost per primitive is printed, since the 32 ops/prim of amd-rdna2 is assumed
+   and RDNA 3 culls in fixed function), in index + vertex DRAM bytes, and in primitives that
+   reach the rasterizer; a full-screen layer scene shows it losing.
 2. ACMR (vertices shaded per triangle) of the legacy post-transform cache against mesh
    shading on dragon and bunny, with the index buffers as loaded and reordered for locality.
 3. Meshlet size: under 32 primitives, 64-128, and near the export budget (seed 000 L1265,
@@ -37,22 +39,23 @@ WAVE = 32     # RDNA wave32: a meshlet's threads are max(vertices, primitives) l
 
 def ngg_table(w: int, h: int) -> Table:
     t = Table(title=f"NGG shader culling on amd-rdna2 ({w}x{h}): culled before the rasterizer, "
-                    "and what it cost")
+                    "and whether it paid")
     for col in ("scene", "prims in", "culled", "of which small", "VS ALU legacy", "VS ALU ngg",
-                "cull ALU", "ALU paid?", "idx+vtx MB legacy", "idx+vtx MB ngg", "setup tris legacy",
-                "setup tris ngg"):
+                "break-even cull ops/prim", "cull ALU (32/prim)", "ALU net", "idx+vtx MB legacy",
+                "idx+vtx MB ngg", "to rasterizer legacy", "to rasterizer ngg"):
         t.add_column(col, justify="right")
     for name in ("sponza", "dragon", "spheres", "overdraw:8:btf"):
         a = render(name, "amd-rdna2", w, h, frontend="legacy").counters
         b = render(name, "amd-rdna2", w, h, frontend="ngg").counters
         culled = sum(b[f"geom.prims_culled.{r}"] for r in ("backface", "zero_area", "frustum", "small"))
-        ngg_alu = b["geom.vs_alu_ops"] + b["geom.cull_alu_ops"]
+        saved = a["geom.vs_alu_ops"] - b["geom.vs_alu_ops"]
+        net = b["geom.vs_alu_ops"] + b["geom.cull_alu_ops"] - a["geom.vs_alu_ops"]
         mb = lambda c: (c.dram_bytes(stream="index") + c.dram_bytes(stream="vertex")) / 1e6  # noqa: E731
         t.add_row(name, f"{b['geom.prims_in']:,}", f"{100 * culled / b['geom.prims_in']:.0f}%",
                   f"{100 * b['geom.prims_culled.small'] / b['geom.prims_in']:.0f}%",
                   f"{a['geom.vs_alu_ops'] / 1e6:.2f}M", f"{b['geom.vs_alu_ops'] / 1e6:.2f}M",
-                  f"{b['geom.cull_alu_ops'] / 1e6:.2f}M",
-                  f"{'yes' if ngg_alu < a['geom.vs_alu_ops'] else 'no'} ({100 * (ngg_alu / a['geom.vs_alu_ops'] - 1):+.0f}%)",
+                  f"{saved / b['geom.prims_in']:.1f}", f"{b['geom.cull_alu_ops'] / 1e6:.2f}M",
+                  f"{net / 1e6:+.2f}M ({100 * net / max(a['geom.vs_alu_ops'], 1):+.0f}%)",
                   f"{mb(a):.2f}", f"{mb(b):.2f}", f"{a['geom.setup_triangles']:,}",
                   f"{b['geom.setup_triangles']:,}")
     return t

@@ -329,3 +329,19 @@ def test_ngg_subgroups_match_the_slow_twin(indices, max_verts, max_prims, seed):
     pos, attr, n_sub = subgroups(idx, np.array([0, len(idx) // 3]), np.ones(1, np.bool_), keep,
                                  max_verts, max_prims)
     assert (pos.sum(), attr.sum(), n_sub[0]) == _subgroup_twin(list(idx), keep, max_verts, max_prims)
+
+
+@pytest.mark.parametrize("builder", ["scan", "cluster"])
+def test_meshlet_builders_cover_the_mesh_within_bounds(builder):
+    mesh = get_scene("bunny").draws[0].mesh
+    ml = build(mesh.positions, mesh.indices, 64, 126, builder)
+    assert np.array_equal(np.sort(ml.order), np.arange(mesh.n_triangles))      # each once
+    slot_meshlet = np.repeat(np.arange(ml.n), ml.prim_counts())
+    rebuilt = ml.verts[ml.vert_off[slot_meshlet][:, None] + ml.corner]
+    assert np.array_equal(rebuilt, mesh.indices[ml.order])
+    assert ml.vertex_counts().max() <= 64 and ml.prim_counts().max() <= 126
+    for m in range(0, ml.n, 97):       # no vertex listed twice in one meshlet
+        v = ml.verts[ml.vert_off[m]:ml.vert_off[m + 1]]
+        assert len(np.unique(v)) == len(v)
+    if builder == "scan":
+        assert np.array_equal(ml.order, np.arange(mesh.n_triangles))
