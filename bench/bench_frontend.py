@@ -40,7 +40,7 @@ WAVE = 32     # RDNA wave32: a meshlet's threads are max(vertices, primitives) l
 def ngg_table(w: int, h: int) -> Table:
     t = Table(title=f"NGG shader culling on amd-rdna2 ({w}x{h}): culled before the rasterizer, "
                     "and whether it paid")
-    for col in ("scene", "prims in", "culled", "of which small", "VS ALU legacy", "VS ALU ngg",
+    for col in ("scene", "prims in", "culled", "of which small", "small, bbox filter", "VS ALU legacy", "VS ALU ngg",
                 "break-even cull ops/prim", "cull ALU (32/prim)", "ALU net", "idx+vtx MB legacy",
                 "idx+vtx MB ngg", "to rasterizer legacy", "to rasterizer ngg"):
         t.add_column(col, justify="right")
@@ -53,6 +53,7 @@ def ngg_table(w: int, h: int) -> Table:
         mb = lambda c: (c.dram_bytes(stream="index") + c.dram_bytes(stream="vertex")) / 1e6  # noqa: E731
         t.add_row(name, f"{b['geom.prims_in']:,}", f"{100 * culled / b['geom.prims_in']:.0f}%",
                   f"{100 * b['geom.prims_culled.small'] / b['geom.prims_in']:.0f}%",
+                  f"{100 * b['geom.ngg.small_bbox'] / b['geom.prims_in']:.0f}%",
                   f"{a['geom.vs_alu_ops'] / 1e6:.2f}M", f"{b['geom.vs_alu_ops'] / 1e6:.2f}M",
                   f"{saved / b['geom.prims_in']:.1f}", f"{b['geom.cull_alu_ops'] / 1e6:.2f}M",
                   f"{net / 1e6:+.2f}M ({100 * net / max(a['geom.vs_alu_ops'], 1):+.0f}%)",

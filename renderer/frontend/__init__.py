@@ -37,7 +37,7 @@ from . import fetch_kernels as fk
 from . import mesh as mesh_path
 from .legacy import ptc_hits
 from .meshlets import BOUNDS, DESCRIPTOR, VERTEX_REF, meshlets_of
-from .ngg import covers_samples, subgroups
+from .ngg import bbox_misses_samples, covers_samples, subgroups
 
 LEGACY, NGG, MESH = 0, 1, 2
 FRONTENDS = ("legacy", "ngg", "mesh")
@@ -138,6 +138,10 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
         prim_cov[t.prim[ngg_tri[cov]]] = True
         small = (prim_path == NGG) & (verdict == gk.EMITTED) & ~prim_cov
         verdict[small] = CULLED_SMALL
+        # how many of them the hardware's bounding-box filter alone would have caught
+        in_box = np.zeros(n, np.bool_)
+        in_box[t.prim[ngg_tri[~bbox_misses_samples(t, ngg_tri, view)]]] = True
+        c.add("geom.ngg.small_bbox", int((small & ~in_box).sum()))
 
     # Mesh: the amplification stage's verdict per (draw, meshlet).
     rows = mesh_path.run(tables, draw_table, draws, prim_off, np.asarray(camera.eye, np.float64),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from renderer.geometry import SetupTriangles
+from renderer.geometry_kernels import SUBPIXEL
 
 from . import ngg_kernels as nk
 
@@ -34,3 +35,20 @@ def subgroups(gidx: np.ndarray, prim_off: np.ndarray, draw_on: np.ndarray, keep:
     nk.subgroups(np.ascontiguousarray(gidx, np.int64), prim_off, draw_on, keep, int(max_verts),
                  int(max_prims), pos_first, attr_first, n_sub)
     return pos_first, attr_first, n_sub
+
+
+def bbox_misses_samples(tris: SetupTriangles, sel: np.ndarray, view) -> np.ndarray:
+    """bool (len(sel),): the bounding box of setup triangle sel[i] holds no sample position of
+    any of the view's sample patterns: the small-primitive filter a primitive shader runs
+    (rounding its screen-space box to the sample grid, Mesa ac_nir_cull's small-primitive
+    test), which finds a subset of what covers_samples finds."""
+    x, y = tris.x[sel], tris.y[sel]
+    x0, x1, y0, y1 = x.min(axis=1), x.max(axis=1), y.min(axis=1), y.max(axis=1)
+    half = SUBPIXEL // 2
+    empty = np.ones(len(sel), np.bool_)
+    for ox, oy in zip(view.sample_x, view.sample_y):
+        # a sample at k * SUBPIXEL + half + ox lies in [x0, x1] when the least such k <= the most
+        in_x = -((-(x0 - half - ox)) // SUBPIXEL) <= (x1 - half - ox) // SUBPIXEL
+        in_y = -((-(y0 - half - oy)) // SUBPIXEL) <= (y1 - half - oy) // SUBPIXEL
+        empty &= ~(in_x & in_y)
+    return empty
