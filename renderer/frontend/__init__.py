@@ -178,7 +178,21 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
           + ATTRIBUTE_OPS * c["geom.vertices_attr_shaded"])
     c.add("geom.cull_alu_ops", int(params["cull_alu_ops"]) * int((prim_path == NGG).sum()))
 
-    # The fetch plan, at the buffers' addresses.
+    plan = _fetch_plan(draws, mm, params, prim_off, lidx, fetch_index, fetch_pos, fetch_attr,
+                       head, rows, tables)
+    keep_tri = keep[s.tris.prim]
+    tris = SetupTriangles(*(a[keep_tri] for a in s.tris))
+    c.add("geom.setup_triangles", tris.n)
+    return FrontEnd(tris, plan, c, path, verdict)
+
+
+def _fetch_plan(draws, mm, params, prim_off, lidx, fetch_index, fetch_pos, fetch_attr, head,
+                rows, tables) -> FetchPlan:
+    """The byte ranges each primitive reads, at its draw's buffers' addresses in mm: indices
+    (fetch_index), positions and attributes per corner (fetch_pos, fetch_attr), and at a
+    meshlet's first primitive (head) its descriptor and bounds, then, when kept, its lists and
+    all its vertices."""
+    n = len(head)
     if mm is None:
         mm = _Addresses()
     line_shift = int(mm.config.line_bytes).bit_length() - 1
@@ -197,19 +211,14 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
     off = np.zeros(n + 1, np.int64)
     lines = np.zeros(n, np.int64)
     args = (prim_off, lidx, fetch_index, fetch_pos, fetch_attr, index_base, pos_base, attr_base,
-            sizes, head, rows.alive, desc_addr, vlist_addr, tri_addr, rows.vert_off, rows.verts, rows.draw,
-            line_shift, streams)
-    fk.build(*args, False, off, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), lines)
-    counts = off[1:].copy()
-    off[1:] = np.cumsum(counts)
+            sizes, head, rows.alive, desc_addr, vlist_addr, tri_addr, rows.vert_off, rows.verts,
+            rows.draw, line_shift, streams)
+    empty = np.zeros(0, np.int64)
+    fk.build(*args, False, off, empty, empty, empty, lines)        # count per primitive
+    np.cumsum(off[1:].copy(), out=off[1:])
     addr, nbytes, stream = (np.empty(int(off[-1]), np.int64) for _ in range(3))
-    fk.build(*args, True, off, addr, nbytes, stream, lines)
-    plan = FetchPlan(off, addr, nbytes, stream << OP_STREAM_SHIFT, int(lines.max()) if n else 0)
-
-    keep_tri = keep[s.tris.prim]
-    tris = SetupTriangles(*(a[keep_tri] for a in s.tris))
-    c.add("geom.setup_triangles", tris.n)
-    return FrontEnd(tris, plan, c, path, verdict)
+    fk.build(*args, True, off, addr, nbytes, stream, lines)        # write at the offsets
+    return FetchPlan(off, addr, nbytes, stream << OP_STREAM_SHIFT, int(lines.max()) if n else 0)
 
 
 class _Addresses:
