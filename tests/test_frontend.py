@@ -17,6 +17,8 @@ from renderer.frontend import (CULLED_MESHLET, CULLED_SMALL, FRONTENDS, acmr, fr
 from renderer.frontend.legacy import ptc_hits
 from renderer.frontend.meshlets import build
 from renderer.geometry import setup_all
+from renderer.memory import STREAM
+from renderer.memory_kernels import OP_STREAM_SHIFT
 from renderer.raster import RasterView
 from renderer.transforms import clip_from_world
 from scenes.library import get_scene, scene_names
@@ -347,3 +349,22 @@ def test_meshlet_builders_cover_the_mesh_within_bounds(builder):
         assert len(np.unique(v)) == len(v)
     if builder == "scan":
         assert np.array_equal(ml.order, np.arange(mesh.n_triangles))
+
+
+@pytest.mark.parametrize("f", FRONTENDS)
+def test_dram_index_and_vertex_bytes_are_the_planned_lines(f):
+    """bunny's buffers fit the baseline's 4 MiB L2, so every index and vertex line the front end
+    plans is read from DRAM exactly once: the bytes are the plan's distinct lines."""
+    scene = get_scene("bunny")
+    fe = front_end(scene.draws, scene.camera, W, H, 1, BASE, f)
+    p = fe.fetch
+    lb = get_preset("imr-baseline")["cache_line_bytes"]
+    first, last = p.addr // lb, (p.addr + p.nbytes - 1) // lb
+    want = {}
+    for s in ("index", "vertex"):
+        sel = (p.op >> OP_STREAM_SHIFT) == STREAM[s]
+        lines = np.unique(np.concatenate([np.arange(a, b + 1) for a, b in zip(first[sel], last[sel])]))
+        want[s] = len(lines) * lb
+    c = render(scene, "imr-baseline", W, H, frontend=f).counters
+    assert c["mem.dram.read.index"] == want["index"] > 0
+    assert c["mem.dram.read.vertex"] == want["vertex"] > 0
