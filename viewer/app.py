@@ -46,6 +46,7 @@ class Options:
     loaded: dict = field(default_factory=dict)   # spec -> Scene, for scenes already loaded
     mode: str = "image"         # modes.MODES
     rays: tuple = ()            # ray passes traced at full resolution (pipelines.raytrace.PASSES)
+    threads: int | None = None  # numba threads rendering (None: numba's default, every core)
 
 
 def load_scene(spec: str):
@@ -99,7 +100,7 @@ def _viewer_class():
             self.vao = self.ctx.vertex_array(self.prog, [(self.vbo, "2f", "in_pos")])
             self.textures: dict[str, object] = {}
             self.content: dict[str, object] = {}
-            self.worker = Worker()
+            self.worker = Worker(threads=options.threads)
             self.refiner = Refiner()
             self.mode = options.mode
             self.show_help = False
@@ -113,6 +114,8 @@ def _viewer_class():
             self.held: dict[str, float] = {}     # fly key name -> time pressed
             self.buttons: set[int] = set()
             self.frames = 0
+            self.redraws = 0
+            self.drawn = None            # what the framebuffer shows (see on_render)
             self.screenshot_request: str | None = None
             self.last_screenshot: tuple[str, str] | None = None
             self._set_scene(options.scene_index, options.camera)
@@ -272,7 +275,15 @@ def _viewer_class():
             err = self.worker.error()
             if err:
                 self.message = err
-            self._draw()
+            # The picture depends on these alone (a camera move shows once its frame arrives). A
+            # headless window's framebuffer keeps its pixels, so it is redrawn only when they
+            # change; a real window's back buffer is undefined after a swap, so it always is.
+            picture = (self.shown.done_at if self.shown else None, self.mode, self.show_help,
+                       tuple(self.wnd.size), self.status())
+            if picture != self.drawn or self.wnd.name != "headless":
+                self._draw()
+                self.drawn = picture
+                self.redraws += 1
             self.frames += 1
             if self.screenshot_request:
                 path, self.screenshot_request = self.screenshot_request, None
@@ -323,6 +334,7 @@ def _viewer_class():
             ctx.disable(moderngl.DEPTH_TEST)
             ctx.disable(moderngl.BLEND)
             ctx.viewport = (0, 0, *self._buffer_size())
+            ctx.clear(*self.clear_color)
             win_w, win_h = self.wnd.size
             lays = self.layouts()
             frame = self.shown
@@ -418,7 +430,6 @@ def _viewer_class():
         def step(self) -> None:
             """One frame, as moderngl-window's own loop does it."""
             t, dt = self.timer.next_frame()
-            self.wnd.clear(*self.clear_color)
             self.wnd.use()
             self.wnd.render(t, dt)
             if not self.wnd.is_closing:

@@ -28,6 +28,8 @@ def add_parser(subparsers):
     v.add_argument("--rays", metavar="PASSES",
                    help="trace ray passes at full resolution too, comma-separated: primary, shadow, ao "
                         "(their images and BVH steps per pixel become modes; Tab reaches them)")
+    v.add_argument("--threads", type=int, help="numba threads that render (default: every core; "
+                   "1 can be faster on a machine busy with other work)")
     v.add_argument("--camera", help="eye:target:up:fovy replacing the scene's camera")
     v.add_argument("--window", default="pyglet", choices=WINDOWS,
                    help="moderngl-window backend (default pyglet; headless renders off screen)")
@@ -61,6 +63,8 @@ def options_from_args(args):
     if not 1 <= len(names) <= MAX_PANELS:
         raise UserError(f"--preset: the viewer shows 1 to {MAX_PANELS} presets, got {len(names)}")
     presets = [get_preset(p) for p in names]
+    if args.threads is not None and args.threads < 1:
+        raise UserError(f"--threads {args.threads}: must be at least 1")
     if not Path(args.out_dir).is_dir():
         raise UserError(f"--out-dir {args.out_dir}: no such directory")
     rays = tuple(p.strip() for p in args.rays.split(",") if p.strip()) if args.rays else ()
@@ -76,7 +80,7 @@ def options_from_args(args):
         camera = Camera.parse(args.camera, scene.camera.near, scene.camera.far)
         dataclasses.replace(scene, camera=camera)
     return Options(specs, presets, w, h, args.samples, args.scale, specs.index(args.scene), camera,
-                   args.out_dir, {args.scene: scene}, args.mode, rays)
+                   args.out_dir, {args.scene: scene}, args.mode, rays, args.threads)
 
 
 def cmd_view(args) -> None:

@@ -46,11 +46,12 @@ class Worker:
     """One background thread rendering the latest request. `render` is pipelines.api.render
     (injected so the scheduling can be tested with a stand-in)."""
 
-    def __init__(self, render=None, trace=None):
+    def __init__(self, render=None, trace=None, threads: int | None = None):
         if render is None:
             from pipelines.api import render
         self._render = render
         self._trace = trace      # (scene, preset, result, passes) -> RtResult; viewer.rays by default
+        self._threads = threads  # numba threads for this worker (numba's count is per thread)
         self._cv = threading.Condition()
         self._pending: Request | None = None
         self._done: Frame | None = None
@@ -97,6 +98,9 @@ class Worker:
         return rays.attach(result, rt), {p: rt.images[p] for p in req.rays if p in rt.images}
 
     def _run(self) -> None:
+        if self._threads:
+            import numba
+            numba.set_num_threads(min(self._threads, numba.config.NUMBA_NUM_THREADS))
         while True:
             with self._cv:
                 while self._pending is None and not self._closed:
