@@ -460,6 +460,17 @@ def test_overdraw_heat_map_differs_between_presets(viewer):
     np.testing.assert_array_equal(_panel_pixels(viewer, 0), _panel_pixels(viewer, 1))
 
 
+def test_headless_window_redraws_only_when_the_picture_changes(viewer):
+    viewer.wait_full()
+    n = viewer.redraws
+    for _ in range(5):
+        viewer.step()
+    assert viewer.redraws == n
+    _press(viewer, "NUMBER_2")                 # mode: redrawn once
+    assert viewer.redraws == n + 1
+    _press(viewer, "NUMBER_1")
+
+
 def test_help_key_draws_the_help_and_toggles_back(viewer):
     before = viewer.read_window()
     _press(viewer, "H")
@@ -736,7 +747,9 @@ def test_cli_rejects_bad_input_before_opening_a_window():
                       (["view", "quad", "--preset", "nope"], PresetError),
                       (["view", "nope"], SceneError),
                       (["view", "quad", "--res", "12"], UserError),
-                      (["view", "quad", "--out-dir", "/no/such/dir"], UserError)):
+                      (["view", "quad", "--out-dir", "/no/such/dir"], UserError),
+                      (["view", "quad", "--threads", "0"], UserError),
+                      (["view", "quad", "--rays", "primary,nope"], UserError)):
         args = ap.parse_args(argv)
         with pytest.raises(err):
             args.func(args)
