@@ -232,3 +232,27 @@ def test_bad_input_is_one_clear_error():
     lay = all_layouts(Triangles.of_array(np.eye(3, dtype=np.float32)[None]))[2]
     with pytest.raises(ValueError):
         trace_rays(lay, make_rays([[0, 0, 0]], [[0, 0, 1]]), dual=True)
+
+
+def test_priced_bytes_are_the_distinct_lines_fetched_through_a_cold_cache():
+    from renderer.bvh import price
+    from renderer.memory import CacheConfig, MemoryConfig, MemoryModel
+    tris = Triangles.of_scene(get_scene("teapot"))
+    rays = random_rays(tris, 200, 7)
+    for lay in all_layouts(tris):
+        hits, rec = trace_rays(lay, rays, stack=4, record=True)
+        mm = MemoryModel(MemoryConfig(128, (CacheConfig("l2", 64 << 20, 16),), (-1,)), 1)
+        price(lay, rec, mm, 0)
+        c = mm.counters()
+        kind, idx = rec >> tk.REC_SHIFT, rec & ((1 << tk.REC_SHIFT) - 1)
+        node = idx[kind == tk.REC_NODE] * lay.nodes.dtype.itemsize
+        lines_node = set()
+        for a in node:                       # a bvh2 step reads its 64 B child pair
+            lines_node.update(range(a // 128, (a + lay.fetch_bytes - 1) // 128 + 1))
+        par = idx[kind == tk.REC_PARENT]
+        lines_par = {(p & 1, (p >> 1) * 4 // 128) for p in par}
+        tri_lines = set(idx[kind == tk.REC_TRI] * 64 // 128)
+        # a cache far larger than the BVH: each line comes from DRAM once
+        assert c["mem.dram.read.bvh_node"] == 128 * (len(lines_node) + len(lines_par))
+        assert c["mem.dram.read.bvh_leaf"] == 128 * len(tri_lines)
+        assert c["mem.cache.l2.misses"] == len(lines_node) + len(lines_par) + len(tri_lines)

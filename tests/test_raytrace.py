@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from pipelines.api import render
-from pipelines.raytrace import MODES, camera_rays, combine, pixel_rays, trace
+from pipelines.raytrace import (MODES, SHADOW_PULL, SURFACE_EPS, camera_rays, combine, pixel_rays, trace,
+                                world_from_depth)
 from pipelines.rt_params import PARAMS, rt_params
 from renderer.bvh import Triangles, build_bvh2, collapse, trace_rays
 from renderer.bvh.layouts import bvh2_layout, bvh4_layout, bvh8_layout
@@ -43,6 +44,27 @@ def test_primary_hits_agree_with_embree(name):
     assert agree.mean() >= 0.9999, (name, int((~agree).sum()))
     assert both.mean() > 0.1
     assert np.allclose(ours.t[both], t[both], rtol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["dragon", "sponza"])
+def test_shadow_occlusion_agrees_with_embree(name):
+    scene = get_scene(name)
+    tris = Triangles.of_scene(scene)
+    depth = render(scene, "amd-rdna3", 96, 64).depth
+    rt = trace(scene, "amd-rdna3", 96, 64, rays="shadow", depth=depth, memory=False, mode="bvh8-obb")
+    p = world_from_depth(scene.camera, depth).reshape(-1, 3)
+    drawn = np.isfinite(p[:, 0])
+    origin = p[drawn] + (np.asarray(scene.camera.eye) - p[drawn]) * SHADOW_PULL
+    light = np.asarray(scene.light.direction, np.float64)
+    light /= np.linalg.norm(light)
+    diag = np.linalg.norm(tris.v.reshape(-1, 3).max(0).astype(np.float64) - tris.v.reshape(-1, 3).min(0))
+    start = origin + light * SURFACE_EPS * diag     # Embree's rays start at t = 0
+    prim, _ = embree_hits(tris, np.concatenate([start, np.zeros((len(start), 1)),
+                                                np.broadcast_to(light, start.shape),
+                                                np.full((len(start), 1), np.inf)], 1).astype(np.float32))
+    ours = rt.images["shadow"].reshape(-1)[drawn] == 0
+    assert (ours == (prim >= 0)).mean() >= 0.9999
+    assert 0 < ours.mean()
 
 
 def _snap_explains(scene, w, h, px, py, covered):
