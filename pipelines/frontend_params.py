@@ -6,7 +6,8 @@ Keys: frontend (the preset's default: legacy | ngg), ptc_entries (FIFO post-tran
 the legacy path), ngg_max_verts / ngg_max_prims (an NGG subgroup), cull_alu_ops (ALU ops per
 primitive the in-shader cull costs), mesh_shading (the path exists), meshlet_max_verts /
 meshlet_max_prims, mesh_output_budget_bytes (on-chip bytes one meshlet's exported vertices and
-primitives may take; over it the draw falls back to legacy).
+primitives may take; over it the draw falls back to legacy), mesh_prim_cull (a kept meshlet's
+primitives are culled before export as NGG culls, at cull_alu_ops each).
 """
 from __future__ import annotations
 
@@ -44,7 +45,8 @@ def _rdna(mesh: bool, cull_ops: int, cull_source: str, cull_label: str) -> dict[
            "mesh_shading": Param(mesh, f"mesh/amplification shaders from RDNA 2 (per-primitive attribute output), {SEED0} l.140, seed L1256-1258)", "spec")}
     if mesh:
         out.update(meshlet_max_verts=MESHLET_V, meshlet_max_prims=MESHLET_P,
-                   mesh_output_budget_bytes=LDS_BUDGET)
+                   mesh_output_budget_bytes=LDS_BUDGET,
+                   mesh_prim_cull=Param(True, f"RDNA 2 culls small, back-facing and degenerate triangles before export, {SEED0} l.151, seed L1267)", "spec"))
     return out
 
 
@@ -74,6 +76,7 @@ DEFAULTS: dict[str, Param] = {
     "meshlet_max_verts": MESHLET_V,
     "meshlet_max_prims": MESHLET_P,
     "mesh_output_budget_bytes": LDS_BUDGET,
+    "mesh_prim_cull": Param(False, "no per-primitive cull before export unless a source says so", "assumed"),
 }
 
 

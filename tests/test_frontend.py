@@ -368,3 +368,13 @@ def test_dram_index_and_vertex_bytes_are_the_planned_lines(f):
     c = render(scene, "imr-baseline", W, H, frontend=f).counters
     assert c["mem.dram.read.index"] == want["index"] > 0
     assert c["mem.dram.read.vertex"] == want["vertex"] > 0
+
+
+def test_mesh_primitives_culled_before_export_where_the_preset_says():
+    scene = get_scene("spheres")
+    rdna2 = frontend_params(get_preset("amd-rdna2"))
+    c = front_end(scene.draws, scene.camera, W, H, 1, rdna2, "mesh").counters
+    assert rdna2["mesh_prim_cull"] and c["geom.prims_culled.small"] > 0
+    assert c["geom.cull_alu_ops"] == rdna2["cull_alu_ops"] * (c["geom.prims_in"] - c["geom.prims_culled.meshlet"])
+    c = front_end(scene.draws, scene.camera, W, H, 1, BASE, "mesh").counters
+    assert c["geom.prims_culled.small"] == 0 and c["geom.cull_alu_ops"] == 0

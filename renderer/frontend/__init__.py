@@ -14,7 +14,8 @@ Three paths, chosen per draw (DESIGN.md §4):
   (back-face, frustum, zero-area, no sample covered) and compacts, attributes are fetched and
   shaded only for survivors' vertices; the cull costs ALU per primitive (ngg.py);
 - mesh: meshlets (meshlets.py) culled whole by an amplification stage (frustum, normal cone),
-  then all of a surviving meshlet's vertices shaded, shared ones once per meshlet (mesh.py).
+  then all of a surviving meshlet's vertices shaded, shared ones once per meshlet (mesh.py);
+  where the preset says so (mesh_prim_cull) its primitives are culled before export as NGG's.
 A draw flagged stream_out, or a mesh draw whose meshlets overflow the export budget, falls back
 to legacy (counted). Every path rasterizes the same pixels: what one culls that another does
 not covers no sample, so images are identical and only the costs differ.
@@ -128,27 +129,31 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
     prim_path = np.repeat(path, s.n_prims)
 
     verdict = s.outcome.copy()
-    # NGG: the primitive shader also drops primitives that cover no sample.
-    view = RasterView.make(width, height, samples)
-    ngg_tri = np.flatnonzero(prim_path[s.tris.prim] == NGG) if s.tris.n else np.zeros(0, np.int64)
-    if len(ngg_tri):
-        t = s.tris
-        cov = covers_samples(t, ngg_tri, view)
-        prim_cov = np.zeros(n, np.bool_)
-        prim_cov[t.prim[ngg_tri[cov]]] = True
-        small = (prim_path == NGG) & (verdict == gk.EMITTED) & ~prim_cov
-        verdict[small] = CULLED_SMALL
-        # how many of them the hardware's bounding-box filter alone would have caught
-        in_box = np.zeros(n, np.bool_)
-        in_box[t.prim[ngg_tri[~bbox_misses_samples(t, ngg_tri, view)]]] = True
-        c.add("geom.ngg.small_bbox", int((small & ~in_box).sum()))
-
     # Mesh: the amplification stage's verdict per (draw, meshlet).
     rows = mesh_path.run(tables, draw_table, draws, prim_off, np.asarray(camera.eye, np.float64),
                          s.clip_from_world, c)
     head = np.full(n, -1, np.int64)
     head[rows.first] = np.arange(len(rows.first))
     verdict[rows.culled_prims] = CULLED_MESHLET
+    # Culling in the shader: every primitive of an NGG draw, and, where the preset culls before
+    # export (mesh_prim_cull), every primitive of a kept meshlet; it costs cull_alu_ops each.
+    # Back-facing, zero-area and outside ones are dropped there instead of in fixed function
+    # (same verdicts); it also drops primitives that cover no sample.
+    shader_cull = prim_path == NGG
+    if params["mesh_prim_cull"]:
+        shader_cull = shader_cull | ((prim_path == MESH) & (verdict != CULLED_MESHLET))
+    view = RasterView.make(width, height, samples)
+    sel = np.flatnonzero(shader_cull[s.tris.prim]) if s.tris.n else np.zeros(0, np.int64)
+    if len(sel):
+        t = s.tris
+        prim_cov = np.zeros(n, np.bool_)
+        prim_cov[t.prim[sel[covers_samples(t, sel, view)]]] = True
+        small = shader_cull & (verdict == gk.EMITTED) & ~prim_cov
+        verdict[small] = CULLED_SMALL
+        # how many of them the hardware's bounding-box filter alone would have caught
+        in_box = np.zeros(n, np.bool_)
+        in_box[t.prim[sel[~bbox_misses_samples(t, sel, view)]]] = True
+        c.add("geom.ngg.small_bbox", int((small & ~in_box).sum()))
     keep = verdict == gk.EMITTED
 
     # Legacy: the post-transform cache; NGG: subgroups.
@@ -176,7 +181,7 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
     c.add("geom.prims_clipped", int(s.clipped.sum()))
     c.add("geom.vs_alu_ops", POSITION_OPS * c["geom.vertices_shaded"]
           + ATTRIBUTE_OPS * c["geom.vertices_attr_shaded"])
-    c.add("geom.cull_alu_ops", int(params["cull_alu_ops"]) * int((prim_path == NGG).sum()))
+    c.add("geom.cull_alu_ops", int(params["cull_alu_ops"]) * int(shader_cull.sum()))
 
     plan = _fetch_plan(draws, mm, params, prim_off, lidx, fetch_index, fetch_pos, fetch_attr,
                        head, rows, tables)
