@@ -65,6 +65,25 @@ class RtResult:
         rays = self.counters[f"rt.{pass_}.rays"]
         return self.counters[f"rt.{pass_}.{name}"] / rays if rays else 0.0
 
+    def summary(self) -> list[dict]:
+        """One row per traced pass, the figures `tilesim report --rt` shows: per-ray steps,
+        nodes, tests and bytes (before the caches, and from DRAM), stack events per 1000 rays."""
+        rows = []
+        for p in PASSES:
+            if not self.counters[f"rt.{p}.rays"]:
+                continue
+            c = lambda k: self.per_ray(k, p)  # noqa: E731
+            rows.append({
+                "pass": p, "mode": self.mode, "rays": self.counters[f"rt.{p}.rays"],
+                "hit_rate": c("hits"), "steps": c("steps"), "box_nodes": c("nodes.box"),
+                "leaf_nodes": c("nodes.leaf"), "box_tests": c("tests.box"), "tri_tests": c("tests.tri"),
+                "bytes": c("bytes.node") + c("bytes.leaf"),
+                "dram_bytes": c("dram_read.bvh_node") + c("dram_read.bvh_leaf"),
+                "overflows_per_1k": 1000 * c("stack.overflows"), "restarts_per_1k": 1000 * c("stack.restarts"),
+                "dual_steps": c("dual_steps"),
+            })
+        return rows
+
 
 def camera_rays(camera, width: int, height: int) -> np.ndarray:
     """One ray per pixel centre, row 0 on top; direction has unit forward component, so t is

@@ -139,6 +139,10 @@ def test_passes_count_rays_and_price_bvh_bytes_deterministically():
     # the cache serves repeats: DRAM reads stay under the bytes the fetches asked for (lines of
     # 128 B hold one box node or two triangle nodes)
     assert c["mem.dram.read.bvh_node"] < c["rt.bytes.node"]
+    rows = {r["pass"]: r for r in a.summary()}
+    assert set(rows) == {"primary", "shadow", "ao"}
+    assert rows["primary"]["rays"] == 64 * 48
+    assert rows["ao"]["bytes"] == pytest.approx((c["rt.ao.bytes.node"] + c["rt.ao.bytes.leaf"]) / c["rt.ao.rays"])
     other = trace("bunny", "amd-rdna4", 64, 48, rays="ao", ao_samples=2, seed=1, memory=False)
     assert not np.array_equal(other.images["ao"], a.images["ao"])
 
