@@ -10,6 +10,7 @@ file only wires events to them and draws.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import time
 import weakref
@@ -77,6 +78,7 @@ void main() { color = texture(image, uv); }
 """
 
 
+@functools.lru_cache(maxsize=None)
 def _viewer_class():
     """Built on first use so that importing viewer.app does not import moderngl-window."""
     import moderngl
