@@ -42,9 +42,11 @@ def title(preset) -> str:
 
 
 def figures(result) -> dict[str, float]:
-    """The strip's numbers for one panel, all computed from the counters (DESIGN.md §6)."""
-    d = result.derived()
+    """The strip's numbers for one panel, all computed from the counters (DESIGN.md §6).
+    fallbacks: every counted fall off a fast path, whatever its unit: tile.fallback.* (tiles or
+    passes), dsbr.fallback.* (draws run unbinned), geom.fallback.* (draws back on legacy)."""
     c = result.counters
+    d = c.derived(result.dram_gbps, FPS)
     return {
         "dram_mb": d["dram_mb"],
         "gbps_at_60fps": d["gbps_at_fps"],
