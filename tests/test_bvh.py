@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from renderer.bvh import Triangles, build_bvh2, collapse, make_rays, trace_rays
 from renderer.bvh.builder import Bvh2
-from renderer.bvh.layouts import (BOX4_NODE, BOX8_NODE, BVH2_NODE, OBB_TABLE, TRI_NODE, bvh2_layout,
+from renderer.bvh.layouts import (BOX4_NODE, BOX8_NODE, BVH2_NODE, OBB_TABLE, PRIM_NODE, TRI_NODE, bvh2_layout,
                                   bvh4_layout, bvh8_layout, decode_bvh8)
 from renderer.bvh.layouts_kernels import N_OBB, NO_OBB
 from renderer.bvh.traverse import brute_force, cost_counters
@@ -52,8 +52,9 @@ def test_node_sizes_are_the_hardware_ones():
     assert BOX4_NODE.itemsize == 128
     assert BOX8_NODE.itemsize == 128
     lay = all_layouts(Triangles.of_scene(get_scene("teapot")))
+    assert PRIM_NODE.itemsize == 128          # RDNA 4 primitive node (RRA 1.8)
     assert [l.nodes.dtype.itemsize for l in lay] == [32, 128, 128, 128]
-    assert all(l.tris.dtype.itemsize == 64 for l in lay)
+    assert [l.tris.dtype.itemsize for l in lay] == [64, 64, 128, 128]
 
 
 def test_sah_tree_is_a_partition_with_nested_boxes():
@@ -84,35 +85,71 @@ def test_wide_trees_hold_every_triangle_once_and_fill_nodes():
         assert len(w.child) < (b.left >= 0).sum()
 
 
+def bvh8_children(lay, w, tris):
+    """Full-precision child boxes of every bvh8 node, in its frame: (node, slot, lo, hi)."""
+    out = []
+    for node in range(len(lay.nodes)):
+        nd = lay.nodes[node]
+        r = OBB_TABLE[nd["obb"]] if nd["obb"] < N_OBB else np.eye(3)
+        for j in range(nd["n_children"]):
+            if j < nd["n_internal"]:
+                c = nd["internal_base"] + j
+                tri = w.tri_order[[s for s in range(len(w.tri_order)) if _under(w, s, c)]] if nd["obb"] < N_OBB else None
+                if tri is None:
+                    out.append((node, j, w.c_lo[node, j], w.c_hi[node, j]))
+                    continue
+            else:
+                p = lay.tris[nd["leaf_base"] + j - nd["n_internal"]]
+                tri = p["tri_id"][:p["n_tri"]]
+            v = tris.v[tri].reshape(-1, 3).astype(np.float64) @ r.T
+            out.append((node, j, v.min(0), v.max(0)))
+    return out
+
+
+def _under(w, slot, node):
+    p = w.tri_parent[slot]
+    while p >= 0 and p != node:
+        p = w.parent[p]
+    return p == node
+
+
 def test_bvh8_quantized_boxes_are_conservative():
     tris = Triangles.of_scene(get_scene("spot"))
     w = collapse(build_bvh2(tris, 1), 8)
     lay = bvh8_layout(w)
     lo, hi = decode_bvh8(lay.nodes)
-    valid = np.arange(8)[None, :] < w.n_child[:, None]
-    assert (lo[valid] <= w.c_lo[valid]).all() and (hi[valid] >= w.c_hi[valid]).all()
-    # and not loose: within one step 2^e <= 2 x node extent / 4094 of each plane, per axis
-    node_lo = np.where(valid[..., None], w.c_lo, np.inf).min(axis=1)
-    node_hi = np.where(valid[..., None], w.c_hi, -np.inf).max(axis=1)
-    step = np.broadcast_to(((node_hi - node_lo) / 2047)[:, None, :], lo.shape)
-    assert ((w.c_lo - lo)[valid] <= step[valid] + 1e-30).all()
-    assert ((hi - w.c_hi)[valid] <= step[valid] + 1e-30).all()
+    valid = np.arange(8)[None, :] < lay.nodes["n_children"][:, None]
+    for node, j, clo, chi in bvh8_children(lay, w, tris):
+        assert (lo[node, j] <= clo).all() and (hi[node, j] >= chi).all()
+        # and not loose: within one step 2^e <= 2 x node extent / 4094 of each plane
+        step = np.ldexp(1.0, lay.nodes["exponents"][node].astype(np.int64) - 127)
+        assert (clo - lo[node, j] <= step).all() and (hi[node, j] - chi <= step).all()
+    assert valid.sum() == len(bvh8_children(lay, w, tris))
 
 
 def test_obb_boxes_hold_their_triangles_in_the_rotated_frame():
-    tris = Triangles.of_scene(get_scene("spot"))
+    tris = Triangles.of_scene(get_scene("teapot"))
     w = collapse(build_bvh2(tris, 1), 8)
     lay = bvh8_layout(w, obb=True)
     rot = lay.nodes["obb"].astype(np.int64)
     assert ((rot < N_OBB) | (rot == NO_OBB)).all()
     assert (rot < N_OBB).any()
     lo, hi = decode_bvh8(lay.nodes)
-    # every triangle child: its corners, rotated, lie in its decoded box
-    for node in np.flatnonzero(rot < N_OBB)[:300]:
-        r = OBB_TABLE[rot[node]]
-        for j in range(w.n_wide[node], w.n_child[node]):
-            v = tris.v[w.tri_order[-w.child[node, j] - 1]].astype(np.float64) @ r.T
-            assert (v >= lo[node, j] - 0).all() and (v <= hi[node, j]).all()
+    for node, j, clo, chi in bvh8_children(lay, w, tris):
+        assert (lo[node, j] <= clo).all() and (hi[node, j] >= chi).all()
+
+
+def test_primitive_nodes_hold_each_triangle_once_with_shared_corners():
+    tris = Triangles.of_scene(get_scene("spot"))
+    lay = bvh8_layout(collapse(build_bvh2(tris, 1), 8))
+    p = lay.tris
+    assert (p["n_tri"] >= 1).all() and (p["n_tri"] <= 4).all() and (p["n_vert"] <= 7).all()
+    ids = np.concatenate([r["tri_id"][:r["n_tri"]] for r in p])
+    assert sorted(ids) == list(range(tris.n))
+    for r in p[:500]:
+        for q in range(r["n_tri"]):
+            assert np.array_equal(r["v"][r["index"][q]], tris.v[r["tri_id"][q]])
+    assert p["n_tri"].mean() > 2          # a mesh's neighbours share corners
 
 
 def test_obb_table_is_104_rotations():
@@ -219,7 +256,7 @@ def test_recorded_fetches_match_the_counted_ones():
         assert kinds[tk.REC_TRI] == tot[tk.C_LEAF_NODES]
         assert kinds[tk.REC_PARENT] == tot[tk.C_PARENT_READS]
         c = cost_counters(lay, hits)
-        assert c["rt.bytes.leaf"] == 64 * tot[tk.C_LEAF_NODES]
+        assert c["rt.bytes.leaf"] == lay.tris.dtype.itemsize * tot[tk.C_LEAF_NODES]
 
 
 def test_bad_input_is_one_clear_error():
@@ -251,7 +288,7 @@ def test_priced_bytes_are_the_distinct_lines_fetched_through_a_cold_cache():
             lines_node.update(range(a // 128, (a + lay.fetch_bytes - 1) // 128 + 1))
         par = idx[kind == tk.REC_PARENT]
         lines_par = {(p & 1, (p >> 1) * 4 // 128) for p in par}
-        tri_lines = set(idx[kind == tk.REC_TRI] * 64 // 128)
+        tri_lines = set(idx[kind == tk.REC_TRI] * lay.tris.dtype.itemsize // 128)
         # a cache far larger than the BVH: each line comes from DRAM once
         assert c["mem.dram.read.bvh_node"] == 128 * (len(lines_node) + len(lines_par))
         assert c["mem.dram.read.bvh_leaf"] == 128 * len(tri_lines)

@@ -9,9 +9,10 @@ byte size of the real node (asserted in tests/test_bvh.py). Consumes a Bvh2 or a
               + 64 B triangle node (radv `radv_bvh_triangle_node`: one triangle) as RDNA 2/3
     bvh8      128 B quantized box node as RDNA 4 (radv `radv_gfx12_box_node`, AMD
               QuantizedBVH8BoxNode: origin, per-axis exponents, an OBB matrix index, internal
-              and leaf base indices, 8 children of 12-bit bounds) + the same 64 B triangle
-              nodes. RDNA 4's compressed primitive nodes (up to 8 triangles per 128 B, RRA 1.8)
-              are not modelled: a leaf is one triangle, as on RDNA 2/3.
+              and leaf base indices, 8 children of 12-bit bounds) + 128 B primitive nodes of up
+              to 4 triangles whose shared corners are stored once (RDNA 4 packs up to 8 with
+              quantized, compressed vertices, RRA 1.8, seed-notes 000_partB l.105; ours keep
+              float32 corners, so 4 triangles and 7 corners are what fit)
     bvh8-obb  bvh8 whose nodes may carry a rotation (index into a 104-entry table) shared by
               their children, used where it shrinks the children's surface area by the
               builder's factor (AMD GPURT's OBB_SA_FACTOR_THRESHOLD 1.12, seed-notes 000_partB L117)
@@ -34,6 +35,10 @@ TRI_NODE = np.dtype([("v", "<f4", (3, 3)), ("reserved", "<u4", 3), ("triangle_id
                      ("geometry_id_and_flags", "<u4"), ("reserved2", "<u4"), ("id", "<u4")])
 BOX4_NODE = np.dtype([("children", "<u4", 4), ("bounds", "<f4", (4, 6)), ("flags", "<u4"),
                       ("reserved", "<u4", 3)])
+PRIM_NODE = np.dtype([("n_tri", "u1"), ("n_vert", "u1"), ("pad", "u1", 2), ("tri_id", "<u4", 4),
+                      ("flags", "u1", 4), ("index", "u1", (4, 3)), ("v", "<f4", (7, 3)),
+                      ("geometry_id", "<u2", 4)])
+PRIM_TRIS, PRIM_VERTS = 4, 7     # what fits 128 B with 4-byte ids: 4 + 16 + 4 + 12 + 7 x 12 + 8
 BOX8_NODE = np.dtype([("origin", "<f4", 3), ("internal_base", "<u4"), ("leaf_base", "<u4"),
                       ("parent", "<u4"), ("exponents", "u1", 3), ("obb", "u1"),
                       ("n_internal", "u1"), ("n_children", "u1"), ("pad", "u1", 2),
@@ -51,9 +56,9 @@ class Layout(NamedTuple):
     name: str
     kind: int                 # layouts_kernels.L_*
     nodes: np.ndarray         # structured array of the layout's node dtype; node 0 is the root
-    tris: np.ndarray          # TRI_NODE (n,)
+    tris: np.ndarray          # leaf nodes: TRI_NODE (n,), or PRIM_NODE for bvh8
     node_parent: np.ndarray   # int32 (n_nodes,) -1 for the root
-    tri_parent: np.ndarray    # int32 (n,) box node (bvh2: leaf node) that references it
+    tri_parent: np.ndarray    # int32 per leaf node: the box node (bvh2: leaf node) referencing it
     fetch_bytes: int          # bytes a box step fetches: the node (bvh2: its two children)
     seconds: float            # conversion time (builds excluded)
 
@@ -64,7 +69,7 @@ class Layout(NamedTuple):
     def views(self):
         """(node words float32, node words uint32, tri words float32, tri words uint32): the
         same bytes, as the traversal kernel reads them."""
-        nw, tw = self.nodes.dtype.itemsize // 4, TRI_NODE.itemsize // 4
+        nw, tw = self.nodes.dtype.itemsize // 4, self.tris.dtype.itemsize // 4
         return (self.nodes.view(np.float32).reshape(-1, nw), self.nodes.view(np.uint32).reshape(-1, nw),
                 self.tris.view(np.float32).reshape(-1, tw), self.tris.view(np.uint32).reshape(-1, tw))
 
@@ -141,7 +146,17 @@ def bvh8_layout(w: Wide, obb: bool = False) -> Layout:
     if obb:
         lk.choose_obb(w.child, w.n_child, w.parent, w.tri_order, w.tris.v, OBB_TABLE,
                       OBB_SA_FACTOR, rot, c_lo, c_hi)
-    valid = np.arange(8)[None, :] < w.n_child[:, None]
+    # each node's triangles into primitive nodes; their boxes (in the node's frame) replace the
+    # triangles' among the node's children, after the wide children
+    (p_first, p_n, p_v, p_nv, p_idx, p_lo, p_hi, node_first, node_n) = lk.pack_prims(
+        w.child, w.n_wide, w.n_child, w.tri_order, w.tris.v, c_lo, c_hi, PRIM_TRIS, PRIM_VERTS)
+    n_child = w.n_wide + node_n
+    j = np.arange(8)[None, :]
+    is_prim = (j >= w.n_wide[:, None]) & (j < n_child[:, None])
+    prim_of = np.where(is_prim, node_first[:, None] + j - w.n_wide[:, None], 0)
+    c_lo = np.where(is_prim[..., None], p_lo[prim_of], c_lo)
+    c_hi = np.where(is_prim[..., None], p_hi[prim_of], c_hi)
+    valid = j < n_child[:, None]
     big = np.where(valid[..., None], c_lo, np.inf).min(axis=1)          # node box (in its frame)
     top = np.where(valid[..., None], c_hi, -np.inf).max(axis=1)
     origin = big.astype(np.float32)
@@ -162,22 +177,28 @@ def bvh8_layout(w: Wide, obb: bool = False) -> Layout:
         raise AssertionError(f"bvh8 quantization not conservative at {int(bad.sum())} planes")
     nodes = np.zeros(k, BOX8_NODE)
     nodes["origin"] = origin
-    first_leaf = np.where(w.n_wide < w.n_child, -w.child[np.arange(k), np.minimum(w.n_wide, 7)] - 1, 0)
     nodes["internal_base"] = np.where(w.n_wide > 0, w.child[:, 0], 0)
-    nodes["leaf_base"] = first_leaf
+    nodes["leaf_base"] = node_first
     nodes["parent"] = np.where(w.parent >= 0, w.parent, INVALID).astype(np.uint32)
     nodes["exponents"] = e + 127
     nodes["obb"] = rot
-    nodes["n_internal"], nodes["n_children"] = w.n_wide, w.n_child
+    nodes["n_internal"], nodes["n_children"] = w.n_wide, n_child
     nodes["qbox"][..., :3], nodes["qbox"][..., 3:] = ql, qh
-    # the encoding relies on each kind of child being contiguous (builder_kernels.collapse)
-    j = np.arange(8)[None, :]
+    # the encoding relies on the wide children being contiguous (builder_kernels.collapse)
     assert np.all(np.where(j < w.n_wide[:, None], w.child == nodes["internal_base"][:, None] + j, True))
-    assert np.all(np.where(valid & (j >= w.n_wide[:, None]),
-                           -w.child - 1 == first_leaf[:, None] + j - w.n_wide[:, None], True))
-    return Layout("bvh8-obb" if obb else "bvh8", lk.L_BVH8, nodes, tri_nodes(w.tris, w.tri_order),
-                  w.parent.astype(np.int32), w.tri_parent.astype(np.int32), BOX8_NODE.itemsize,
-                  time.perf_counter() - t0)
+    prims = np.zeros(len(p_first), PRIM_NODE)
+    prims["n_tri"], prims["n_vert"] = p_n, p_nv
+    q = np.arange(PRIM_TRIS)[None, :]
+    slot = np.where(q < p_n[:, None], p_first[:, None] + q, 0)
+    tri = w.tri_order[slot]
+    live = q < p_n[:, None]
+    prims["tri_id"] = np.where(live, tri, 0)
+    prims["flags"] = np.where(live, w.tris.flags[tri], 0)
+    prims["geometry_id"] = np.where(live, w.tris.geometry[tri], 0)
+    prims["index"], prims["v"] = p_idx, p_v
+    tri_parent = np.repeat(np.arange(k), node_n).astype(np.int32)
+    return Layout("bvh8-obb" if obb else "bvh8", lk.L_BVH8, nodes, prims, w.parent.astype(np.int32),
+                  tri_parent, BOX8_NODE.itemsize, time.perf_counter() - t0)
 
 
 def decode_bvh8(nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

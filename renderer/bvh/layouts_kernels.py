@@ -86,3 +86,67 @@ def choose_obb(child, n_child, parent, tri_order, v, table, factor, rot, c_lo, c
                     for j in range(n_child[node]):
                         lo, hi = min(lo, box[j, r, a]), max(hi, box[j, r, 3 + a])
                     dop[node, r, a], dop[node, r, 3 + a] = lo, hi
+
+
+@njit(cache=True)
+def pack_prims(child, n_wide, n_child, tri_order, v, c_lo, c_hi, max_tri, max_vert):
+    """Each node's triangle children, in slot order, packed into primitive nodes of at most
+    max_tri triangles and max_vert distinct corners (a corner shared by triangles of one node is
+    stored once, as RDNA 4's compressed primitive nodes do). Prim p holds triangle slots
+    first[p]..first[p] + n[p] - 1; node w's prims are node_first[w].. + node_n[w]. Returns also
+    each prim's corners, corner indices per triangle, and its box in the node's frame."""
+    k = child.shape[0]
+    n = tri_order.shape[0]
+    first = np.empty(n, np.int64)
+    count = np.empty(n, np.int64)
+    verts = np.zeros((n, max_vert, 3), np.float32)
+    n_vert = np.zeros(n, np.int64)
+    idx = np.zeros((n, max_tri, 3), np.uint8)
+    p_lo = np.empty((n, 3))
+    p_hi = np.empty((n, 3))
+    node_first = np.zeros(k, np.int64)
+    node_n = np.zeros(k, np.int64)
+    P = 0
+    for w in range(k):
+        node_first[w] = P
+        j = n_wide[w]
+        while j < n_child[w]:
+            first[P], count[P], n_vert[P] = -child[w, j] - 1, 0, 0
+            for a in range(3):
+                p_lo[P, a], p_hi[P, a] = np.inf, -np.inf
+            while j < n_child[w] and count[P] < max_tri:
+                t = tri_order[-child[w, j] - 1]
+                # corners this triangle would add
+                new = 0
+                for c in range(3):
+                    found = False
+                    for q in range(n_vert[P]):
+                        if verts[P, q, 0] == v[t, c, 0] and verts[P, q, 1] == v[t, c, 1] and verts[P, q, 2] == v[t, c, 2]:
+                            found = True
+                    if not found:
+                        dup = False          # the same corner twice in one (degenerate) triangle
+                        for c2 in range(c):
+                            if v[t, c2, 0] == v[t, c, 0] and v[t, c2, 1] == v[t, c, 1] and v[t, c2, 2] == v[t, c, 2]:
+                                dup = True
+                        if not dup:
+                            new += 1
+                if n_vert[P] + new > max_vert:
+                    break
+                for c in range(3):
+                    q = 0
+                    while q < n_vert[P] and not (verts[P, q, 0] == v[t, c, 0] and verts[P, q, 1] == v[t, c, 1]
+                                                  and verts[P, q, 2] == v[t, c, 2]):
+                        q += 1
+                    if q == n_vert[P]:
+                        verts[P, q, 0], verts[P, q, 1], verts[P, q, 2] = v[t, c, 0], v[t, c, 1], v[t, c, 2]
+                        n_vert[P] += 1
+                    idx[P, count[P], c] = q
+                for a in range(3):
+                    p_lo[P, a] = min(p_lo[P, a], c_lo[w, j, a])
+                    p_hi[P, a] = max(p_hi[P, a], c_hi[w, j, a])
+                count[P] += 1
+                j += 1
+            P += 1
+        node_n[w] = P - node_first[w]
+    return (first[:P].copy(), count[:P].copy(), verts[:P].copy(), n_vert[:P].copy(), idx[:P].copy(),
+            p_lo[:P].copy(), p_hi[:P].copy(), node_first, node_n)

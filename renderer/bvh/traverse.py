@@ -89,7 +89,10 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
 
 
 def brute_force(layout: Layout, rays: np.ndarray, cull_back: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """The slow twin: every ray against every triangle, the same test and tie rule."""
+    """The slow twin: every ray against every triangle, the same test and tie rule. Needs a
+    layout of one-triangle nodes (bvh2 or bvh4)."""
+    if layout.tris.dtype != TRI_NODE:
+        raise ValueError(f"brute_force reads 64 B triangle nodes; {layout.name} has primitive nodes")
     _, _, tf, tu = layout.views()
     prim = np.empty(len(rays), np.int64)
     t = np.empty(len(rays))
@@ -107,7 +110,7 @@ def cost_counters(layout: Layout, hits: Hits, prefix: str = "rt.") -> Counters:
     node_fetches = tot[tk.C_BOX_NODES] + tot[tk.C_REFETCH]
     c[prefix + "bytes.node"] = int(node_fetches * layout.fetch_bytes
                                    + tot[tk.C_PARENT_READS] * PARENT_LINK_BYTES)
-    c[prefix + "bytes.leaf"] = int(tot[tk.C_LEAF_NODES] * TRI_NODE.itemsize)
+    c[prefix + "bytes.leaf"] = int(tot[tk.C_LEAF_NODES] * layout.tris.dtype.itemsize)
     return c
 
 
@@ -119,10 +122,9 @@ def price(layout: Layout, fetches: np.ndarray, mm: MemoryModel, level: int) -> N
                      mm.address(mm.region(("bvh_parent", layout.name, id(layout.node_parent)))),
                      mm.address(mm.region(("bvh_tri_parent", layout.name, id(layout.tri_parent))))],
                     np.int64)
-    stride = np.array([layout.nodes.dtype.itemsize, TRI_NODE.itemsize, PARENT_LINK_BYTES,
-                       PARENT_LINK_BYTES], np.int64)
-    size = np.array([layout.fetch_bytes, TRI_NODE.itemsize, PARENT_LINK_BYTES, PARENT_LINK_BYTES],
-                    np.int64)
+    leaf = layout.tris.dtype.itemsize
+    stride = np.array([layout.nodes.dtype.itemsize, leaf, PARENT_LINK_BYTES, PARENT_LINK_BYTES], np.int64)
+    size = np.array([layout.fetch_bytes, leaf, PARENT_LINK_BYTES, PARENT_LINK_BYTES], np.int64)
     stream = np.array([STREAM["bvh_node"], STREAM["bvh_leaf"], STREAM["bvh_node"],
                        STREAM["bvh_node"]], np.int64)
     tk.replay(*mm.state, mm.acc, mm.tile_bytes, level, fetches, base, stride, size, stream)

@@ -141,22 +141,42 @@ def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, rays, r0
                 for s in range(s0, s1):
                     steps += 1
                     leaf_nodes += 1
-                    tri_tests += 1
                     if rec_cap > 0:
                         if nrec < rec_cap:
                             rec[rec0 + nrec] = (REC_TRI << REC_SHIFT) | s
                         nrec += 1
-                    t = _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, np.float64(tf[s, 0]),
-                             np.float64(tf[s, 1]), np.float64(tf[s, 2]), np.float64(tf[s, 3]),
-                             np.float64(tf[s, 4]), np.float64(tf[s, 5]), np.float64(tf[s, 6]),
-                             np.float64(tf[s, 7]), np.float64(tf[s, 8]), tu[s, 13] >> 24, flags)
-                    if t < np.inf:
-                        p = np.int64(tu[s, 12])
-                        if t < best_t or (t == best_t and p < best_p):
-                            best_t, best_p = t, p
-                            if flags & FLAG_ANY_HIT:
-                                done = True
-                                break
+                    # a triangle node holds one triangle; a bvh8 primitive node up to 4, their
+                    # corners stored once: word 0 count, 1-4 ids, 5 flags, 6-8 corner indices
+                    # (a byte each), 9-29 corners
+                    nt = 1 if layout != L_BVH8 else np.int64(tu[s, 0] & 0xFF)
+                    for q in range(nt):
+                        tri_tests += 1
+                        if layout != L_BVH8:
+                            t = _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, np.float64(tf[s, 0]),
+                                     np.float64(tf[s, 1]), np.float64(tf[s, 2]), np.float64(tf[s, 3]),
+                                     np.float64(tf[s, 4]), np.float64(tf[s, 5]), np.float64(tf[s, 6]),
+                                     np.float64(tf[s, 7]), np.float64(tf[s, 8]), tu[s, 13] >> 24, flags)
+                            p = np.int64(tu[s, 12])
+                        else:
+                            b0, b1, b2 = 3 * q, 3 * q + 1, 3 * q + 2
+                            v0 = 9 + 3 * np.int64((tu[s, 6 + (b0 >> 2)] >> (8 * (b0 & 3))) & 0xFF)
+                            v1 = 9 + 3 * np.int64((tu[s, 6 + (b1 >> 2)] >> (8 * (b1 & 3))) & 0xFF)
+                            v2 = 9 + 3 * np.int64((tu[s, 6 + (b2 >> 2)] >> (8 * (b2 & 3))) & 0xFF)
+                            t = _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, np.float64(tf[s, v0]),
+                                     np.float64(tf[s, v0 + 1]), np.float64(tf[s, v0 + 2]),
+                                     np.float64(tf[s, v1]), np.float64(tf[s, v1 + 1]),
+                                     np.float64(tf[s, v1 + 2]), np.float64(tf[s, v2]),
+                                     np.float64(tf[s, v2 + 1]), np.float64(tf[s, v2 + 2]),
+                                     (tu[s, 5] >> (8 * q)) & 0xFF, flags)
+                            p = np.int64(tu[s, 1 + q])
+                        if t < np.inf:
+                            if t < best_t or (t == best_t and p < best_p):
+                                best_t, best_p = t, p
+                                if flags & FLAG_ANY_HIT:
+                                    done = True
+                                    break
+                    if done:
+                        break
                 last = cur
                 cur = -1
                 continue
