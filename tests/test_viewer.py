@@ -646,6 +646,21 @@ def test_msaa_and_scale_keys_rerender(viewer):
     assert viewer.shown.request.width == W and viewer.shown.request.samples == 1
 
 
+def test_g_steps_through_front_ends(viewer):
+    scene = dataclasses.replace(viewer.scene, camera=viewer.camera)
+    try:
+        for fe in ("legacy", "ngg", "mesh"):
+            _press(viewer, "G")
+            viewer.wait_full()
+            assert viewer.shown.request.frontend == fe
+            for i, p in enumerate(PRESETS):
+                assert viewer.shown.results[i].counters == render(scene, p, W, H, frontend=fe).counters
+    finally:
+        _press(viewer, "G")
+    assert viewer.frontend is None
+    viewer.wait_full()
+
+
 def test_n_and_p_switch_scenes(viewer):
     _press(viewer, "N")
     viewer.wait_full()
@@ -684,9 +699,13 @@ def test_s_tap_saves_window_and_counters(viewer):
     assert doc["panels"][1]["figures"]["overdraw"] == pytest.approx(viewer.shown.results[1].derived()["overdraw"])
 
 
-def test_cli_modes_match_the_viewers():
+def test_cli_modes_and_front_ends_match_the_renderers():
+    from renderer.frontend import FRONTENDS
+    from viewer import keys
+    from viewer.cli import FRONTENDS as CLI_FRONTENDS
     from viewer.cli import MODES as CLI_MODES
     assert CLI_MODES == MODES
+    assert CLI_FRONTENDS == FRONTENDS == keys.FRONTENDS[1:]
 
 
 def test_no_display_is_one_line_with_a_suggestion(monkeypatch):

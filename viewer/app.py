@@ -21,7 +21,7 @@ import numpy as np
 
 from . import camera as cam_ops
 from . import hud, layout
-from .keys import FLY_KEYS, KEYMAP, ORBIT_STEP_PX, NamedKeys, key_name, next_scale
+from .keys import FLY_KEYS, FRONTENDS, KEYMAP, ORBIT_STEP_PX, NamedKeys, key_name, next_scale
 from .modes import MODES, RAY, colorize, extra_modes, ray_rgba, shared_scale
 from .schedule import MOVING_SCALE, Refiner, Request, Worker
 
@@ -48,6 +48,7 @@ class Options:
     mode: str = "image"         # modes.MODES
     rays: tuple = ()            # ray passes traced at full resolution (pipelines.raytrace.PASSES)
     threads: int | None = None  # numba threads rendering (None: numba's default, every core)
+    frontend: str | None = None # geometry front end for every panel (None: each preset's own)
 
 
 def load_scene(spec: str):
@@ -108,6 +109,7 @@ def _viewer_class():
             self.show_help = False
             self.samples = options.samples
             self.scale = options.scale
+            self.frontend = options.frontend
             self.seq = 0
             self.submitted = None        # (seq, full) of the last request
             self.shown = None            # schedule.Frame on screen
@@ -168,6 +170,9 @@ def _viewer_class():
                     self.message = str(e)
             elif kind == "msaa":
                 self.samples = 4 if self.samples == 1 else 1
+                self._changed(moving=False)
+            elif kind == "frontend":
+                self.frontend = FRONTENDS[(FRONTENDS.index(self.frontend) + 1) % len(FRONTENDS)]
                 self._changed(moving=False)
             elif kind == "scale":
                 self.scale = next_scale(self.scale, 1 if arg == "up" else -1)
@@ -253,7 +258,7 @@ def _viewer_class():
             w, h = layout.scaled(self.opts.width, self.opts.height, scale)
             scene = dataclasses.replace(self.scene, camera=self.camera)
             self.worker.submit(Request(self.seq, scene, tuple(self.opts.presets), w, h,
-                                       self.samples, full, tuple(self.opts.rays)))
+                                       self.samples, full, tuple(self.opts.rays), self.frontend))
             self.submitted = (self.seq, full)
 
         def modes(self) -> tuple[str, ...]:
@@ -395,6 +400,8 @@ def _viewer_class():
                 parts.append(f"{r.width}x{r.height}{state}")
                 parts.append(f"{s.seconds * 1e3:.0f} ms")
             parts.append(f"MSAA {self.samples}x")
+            if self.frontend:
+                parts.append(f"front end {self.frontend}")
             parts.append(f"scale {self.scale:g}")
             if self.message:
                 parts.append(self.message)

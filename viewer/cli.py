@@ -11,6 +11,7 @@ from __future__ import annotations
 
 MODES = ("image", "overdraw", "dram", "fallbacks", "depth")     # viewer.modes.MODES, not imported:
                                                                 # that pulls numpy in at start-up
+FRONTENDS = ("legacy", "ngg", "mesh")     # renderer.frontend.FRONTENDS (tested equal)
 WINDOWS = ("pyglet", "glfw", "sdl2", "pygame2", "pyside2", "pyqt5", "tk", "headless")
 
 
@@ -28,6 +29,8 @@ def add_parser(subparsers):
     v.add_argument("--rays", metavar="PASSES",
                    help="trace ray passes at full resolution too, comma-separated: primary, shadow, ao "
                         "(their images and BVH steps per pixel become modes; Tab reaches them)")
+    v.add_argument("--frontend", choices=FRONTENDS, help="geometry front end for every panel "
+                   "(default: each preset's; G steps through them)")
     v.add_argument("--threads", type=int, help="numba threads that render (default: every core; "
                    "1 can be faster on a machine busy with other work)")
     v.add_argument("--camera", help="eye:target:up:fovy replacing the scene's camera")
@@ -80,7 +83,7 @@ def options_from_args(args):
         camera = Camera.parse(args.camera, scene.camera.near, scene.camera.far)
         dataclasses.replace(scene, camera=camera)
     return Options(specs, presets, w, h, args.samples, args.scale, specs.index(args.scene), camera,
-                   args.out_dir, {args.scene: scene}, args.mode, rays, args.threads)
+                   args.out_dir, {args.scene: scene}, args.mode, rays, args.threads, args.frontend)
 
 
 def cmd_view(args) -> None:

@@ -190,6 +190,7 @@ def snapshot(scene_name: str, camera, mode: str, frame, presets) -> dict:
         "height": frame.request.height,
         "samples": frame.request.samples,
         "full_resolution": frame.request.full,
+        "frontend": frame.request.frontend,
         "rays": list(frame.request.rays) if frame.request.full else [],
         "panels": [{
             "preset": p.name,

@@ -15,7 +15,7 @@ KEYMAP = {
     "TAB": "mode:next",
     "R": "reset",
     "N": "scene:next", "P": "scene:prev",
-    "M": "msaa",
+    "M": "msaa", "G": "frontend",
     "EQUAL": "scale:up", "MINUS": "scale:down",
     "S": "screenshot", "F12": "screenshot",
     "LEFT": "orbit:left", "RIGHT": "orbit:right", "UP": "orbit:up", "DOWN": "orbit:down",
@@ -41,12 +41,15 @@ HELP = (
     ("R", "reset to the scene's camera"),
     ("N / P", "next / previous scene"),
     ("M", "MSAA 1x / 4x"),
+    ("G", "geometry front end: each preset's, legacy, ngg, mesh"),
     ("+ / -", "resolution scale"),
     ("S (tap), F12", "save screenshot PNG + counters JSON"),
     ("Esc", "quit"),
 )
 
 SCALES = (0.25, 0.5, 0.75, 1.0)     # resolution scale steps of + / -
+FRONTENDS = (None, "legacy", "ngg", "mesh")   # G steps through these (renderer.frontend.FRONTENDS,
+                                              # not imported: that pulls numba in)
 ORBIT_STEP_PX = 30                  # an arrow key orbits as far as a 30 px drag
 
 

@@ -31,6 +31,7 @@ class Request:
     samples: int
     full: bool               # full resolution (camera at rest) or reduced (camera moving)
     rays: tuple = ()         # ray passes (pipelines.raytrace.PASSES) traced on full requests
+    frontend: str | None = None   # geometry front end (legacy | ngg | mesh); None: each preset's
 
 
 @dataclass
@@ -113,7 +114,8 @@ class Worker:
             results, rays = [], []
             try:
                 for preset in req.presets:
-                    r = self._render(req.scene, preset, req.width, req.height, req.samples)
+                    kw = {"frontend": req.frontend} if req.frontend else {}
+                    r = self._render(req.scene, preset, req.width, req.height, req.samples, **kw)
                     images = {}
                     if req.full and req.rays:
                         r, images = self._with_rays(req, preset, r)
