@@ -24,7 +24,7 @@ from viewer import camera as cam_ops
 from viewer import hud
 from viewer import layout
 from viewer.keys import FLY_KEYS, KEYMAP, SCALES, NamedKeys, key_name, next_scale
-from viewer.modes import MODES, PIXEL, RAY, extra_modes, inferno, mode_title, ray_rgba, colorize, dram_per_pixel, eye_depth, per_pixel, shared_scale, tile_pixels
+from viewer.modes import MODES, PIXEL, RAY, extra_modes, value_at, inferno, mode_title, ray_rgba, colorize, dram_per_pixel, eye_depth, per_pixel, shared_scale, tile_pixels
 from viewer.schedule import Refiner, Request, Worker
 
 CAM = Camera((1.0, 2.0, 5.0), (0.0, 0.5, 0.0), (0.0, 1.0, 0.0), 60.0, 0.5, 20.0)
@@ -178,6 +178,19 @@ def test_fallback_map_colours_tiles_by_reason():
         color = dict(scale.swatches)["HSR flush or spill"]
         assert (img[hit][:, :3] == color).all()
     assert (img[~hit][:, 0] == img[~hit][:, 1]).all()          # the rest is the dimmed grey image
+
+
+def test_value_readout_per_mode():
+    s, (r, _) = _results("spheres")
+    near, far = s.camera.near, s.camera.far
+    y, x = 32, 48
+    assert value_at("overdraw", r, {}, x, y, near, far) == str(int(r.pixel_maps["overdraw"][y, x]))
+    assert value_at("dram", r, {}, x, y, near, far) == f"{dram_per_pixel(r)[y, x]:.3g} B"
+    z = eye_depth(r, near, far)[y, x]
+    assert value_at("depth", r, {}, x, y, near, far) == (f"{z:.4g}" if np.isfinite(z) else "-")
+    assert value_at("image", r, {}, x, y, near, far) == "#" + "".join(f"{int(c):02x}" for c in r.color[y, x, :3])
+    assert value_at(RAY + "ao", r, {"ao": np.full((64, 96), 0.25, np.float32)}, x, y, near, far) == "0.25"
+    assert value_at("fallbacks", r, {}, x, y, near, far) == "-"        # IMR: no tile fallbacks
 
 
 def test_fallback_reasons_each_get_their_colour():
@@ -469,6 +482,21 @@ def test_headless_window_redraws_only_when_the_picture_changes(viewer):
     _press(viewer, "NUMBER_2")                 # mode: redrawn once
     assert viewer.redraws == n + 1
     _press(viewer, "NUMBER_1")
+
+
+def test_footer_reads_out_the_value_under_the_mouse(viewer):
+    _press(viewer, "NUMBER_2")
+    try:
+        lay = viewer.layouts()[1]
+        viewer.on_mouse_position_event(lay.image.x + 10, lay.image.y + 20, 0, 0)
+        viewer.step()
+        want = [str(int(r.pixel_maps["overdraw"][20, 10])) for r in viewer.shown.results]
+        assert f"at 10,20: {' | '.join(want)}" in viewer.status()
+        viewer.on_mouse_position_event(0, 0, 0, 0)            # off the panels: no readout
+        assert "at " not in viewer.status()
+    finally:
+        viewer.hover = None
+        _press(viewer, "NUMBER_1")
 
 
 def test_help_key_draws_the_help_and_toggles_back(viewer):

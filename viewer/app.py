@@ -22,7 +22,7 @@ import numpy as np
 from . import camera as cam_ops
 from . import hud, layout
 from .keys import FLY_KEYS, FRONTENDS, KEYMAP, ORBIT_STEP_PX, NamedKeys, key_name, next_scale
-from .modes import MODES, RAY, colorize, extra_modes, ray_rgba, shared_scale
+from .modes import MODES, RAY, colorize, extra_modes, ray_rgba, shared_scale, value_at
 from .schedule import MOVING_SCALE, Refiner, Request, Worker
 
 S_HOLD_S = 0.25       # S held longer than this flies backwards; a shorter tap saves a screenshot
@@ -119,6 +119,7 @@ def _viewer_class():
             self.buttons: set[int] = set()
             self.frames = 0
             self.redraws = 0
+            self.hover = None            # window position of the mouse, for the footer's readout
             self.drawn = None            # what the framebuffer shows (see on_render)
             self.screenshot_request: str | None = None
             self.last_screenshot: tuple[str, str] | None = None
@@ -210,6 +211,27 @@ def _viewer_class():
                 pressed = self.held.pop(name, None)
                 if name == "S" and pressed is not None and now - pressed < S_HOLD_S:
                     self.act("screenshot")
+
+        def on_mouse_position_event(self, x, y, dx, dy):
+            self.hover = (x, y)
+
+        def readout(self) -> str:
+            """The shown mode's value under the mouse in every panel, first panel first."""
+            s = self.shown
+            if self.hover is None or s is None:
+                return ""
+            lays = self.layouts()
+            i = layout.panel_at(lays, *self.hover)
+            if i is None:
+                return ""
+            rect, r = lays[i].image, s.results[0]
+            x = min(int((self.hover[0] - rect.x) * r.width / rect.w), r.width - 1)
+            y = min(int((self.hover[1] - rect.y) * r.height / rect.h), r.height - 1)
+            mode = self.mode if self.mode in self.modes() else MODES[0]
+            cam = s.request.scene.camera
+            values = [value_at(mode, res, imgs, x, y, cam.near, cam.far)
+                      for res, imgs in zip(s.results, s.rays or [{}] * len(s.results))]
+            return f"at {x},{y}: " + " | ".join(values)
 
         def on_mouse_press_event(self, x, y, button):
             self.buttons.add(button)
@@ -403,6 +425,9 @@ def _viewer_class():
             if self.frontend:
                 parts.append(f"front end {self.frontend}")
             parts.append(f"scale {self.scale:g}")
+            hover = self.readout()
+            if hover:
+                parts.append(hover)
             if self.message:
                 parts.append(self.message)
             parts.append("H: help")

@@ -205,3 +205,26 @@ def colorize(mode: str, result, scale: Scale, near: float = 0.1, far: float = 10
         rgba[..., 3] = 255
         return rgba
     raise ValueError(f"unknown mode {mode!r} (modes: {', '.join(MODES)})")
+
+
+def value_at(mode: str, result, ray_images: dict, x: int, y: int, near: float, far: float) -> str:
+    """What `mode` shows at render pixel (x, y), as text for the footer's readout."""
+    if mode == "overdraw":
+        return f"{int(result.pixel_maps['overdraw'][y, x])}"
+    if mode == "dram":
+        return f"{dram_per_pixel(result)[y, x]:.3g} B"
+    if mode == "depth":
+        z = eye_depth(result, near, far)[y, x]
+        return f"{z:.4g}" if np.isfinite(z) else "-"
+    if mode == "fallbacks":
+        t = result.tile_size
+        hits = [f"{k} {int(m[min(y // t, m.shape[0] - 1), min(x // t, m.shape[1] - 1)])}"
+                for k, m in fallback_maps(result).items()]
+        return ", ".join(hits) or "-"
+    if mode.startswith(PIXEL):
+        return f"{result.pixel_maps[mode[len(PIXEL):]][y, x]:.4g}"
+    if mode.startswith(RAY):
+        v = ray_images[mode[len(RAY):]][y, x]
+        return f"{float(v):.3g}" if np.ndim(v) == 0 else "#" + "".join(f"{int(c):02x}" for c in v[:3])
+    r, g, b = (int(c) for c in result.color[y, x, :3])
+    return f"#{r:02x}{g:02x}{b:02x}"
