@@ -20,7 +20,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pipelines.raytrace import camera_rays, trace  # noqa: E402
 from renderer.bvh import Triangles, build_bvh2, collapse, trace_rays, warm_up  # noqa: E402
 from renderer.bvh.layouts import bvh2_layout, bvh4_layout, bvh8_layout  # noqa: E402
-from renderer.bvh.traverse import cost_counters  # noqa: E402
 from scenes.library import get_scene  # noqa: E402
 from scenes.model import Draw, Scene  # noqa: E402
 

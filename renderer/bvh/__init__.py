@@ -3,7 +3,9 @@
     builder   Triangles.of_scene(scene) -> Triangles; build_bvh2(tris) -> Bvh2 (binned SAH);
               collapse(bvh2, 4 | 8) -> Wide
     layouts   bvh2_layout / bvh4_layout / bvh8_layout(wide, obb=False) -> Layout: flat arrays of
-              numpy structured dtypes of the real node sizes (32, 128 + 64, 128 + 64 bytes)
+              numpy structured dtypes of the real node sizes: bvh2 32 B nodes + 64 B triangle
+              nodes; bvh4 128 B box + 64 B triangle nodes (RDNA 2/3); bvh8 128 B quantized box
+              (optionally OBB) + 128 B primitive nodes of up to 4 triangles (RDNA 4)
     traverse  make_rays(o, d, tmin, tmax); trace_rays(layout, rays, any_hit, cull_back, stack,
               dual, record) -> (Hits, fetches); cost_counters(layout, hits) -> rt.* Counters;
               price(layout, fetches, memory_model, level): bvh_node / bvh_leaf DRAM bytes
@@ -17,6 +19,10 @@ from __future__ import annotations
 from .builder import Bvh2, Triangles, Wide, build_bvh2, collapse
 from .layouts import LAYOUTS, Layout, bvh2_layout, bvh4_layout, bvh8_layout
 from .traverse import Hits, cost_counters, make_rays, price, trace_rays
+
+__all__ = ["Bvh2", "Triangles", "Wide", "build_bvh2", "collapse", "LAYOUTS", "Layout", "bvh2_layout",
+           "bvh4_layout", "bvh8_layout", "Hits", "cost_counters", "make_rays", "price", "trace_rays",
+           "build_layout", "warm_up"]
 
 
 def build_layout(tris: Triangles, name: str) -> Layout:
