@@ -114,6 +114,36 @@ APPLE_M3 = Preset(
         "dram_gbps": Param(102.4, f"2 x 51.2 GB/s (64-bit LPDDR5-6400, {SEED4} L869) for M3's 128-bit bus", "derived"),
     })
 
+APPLE_M5 = Preset(
+    "apple-m5", "tbdr",
+    "Apple M5 (Apple10 family): TBDR with HSR, 32x32 tiles, 64 KiB of tile memory, 8 MB SLC, "
+    "153 GB/s LPDDR5X; keeps compression across stages (UTC)",
+    {
+        **TILER_ASSUMED,
+        "tile_memory_bytes": APPLE_M3.params["tile_memory_bytes"],
+        "l2_bytes": APPLE_M3.params["l2_bytes"],
+        "dram_gbps": Param(153.6, f"M5 unified memory 153 GB/s (Apple M5 press release; {SEED4} L160 "
+                                  "reviewer note: base M5 DRAM ~120-153 GB/s)", "spec"),
+    })
+
+ARM_MALI = Preset(
+    "arm-mali", "tbdr",
+    "Arm Mali (Valhall-class): a tiler with 16x16 tiles and early Z in submission order (no "
+    "deferred HSR), AFBC and transaction elimination, 51.2 GB/s LPDDR5",
+    {
+        **TILER_ASSUMED,
+        "tile_px": Param(16, f"Mali renders 16x16 tiles ({SEED4} L63 reviewer note; Arm Mali GPU best "
+                             "practices guide)", "spec"),
+        "hsr": Param(False, f"Mali culls with early Z in draw order, not a deferred HSR ({SEED4} L194-210); "
+                            "Arm's forward pixel kill is not modelled, so shading is an upper bound", "assumed"),
+        "tile_memory_bytes": Param(16 * 16 * 32, "16x16 px x 256 bits of tile storage per pixel "
+                                                  "(Valhall; Arm Mali best practices: 128 bits/px "
+                                                  "colour at full rate); not in the seeds", "assumed"),
+        "l2_bytes": Param(2 * MB, "Mali-G710 L2 is configurable up to 2 MB (Arm product brief); not in "
+                                  "the seeds", "assumed"),
+        "dram_gbps": Param(51.2, f"64-bit LPDDR5-6400 = 51.2 GB/s, {SEED4} L869", "derived"),
+    })
+
 SEED0 = "seed 000 (seed-notes/000_partA.md, 000_partB.md)"
 
 
@@ -187,9 +217,24 @@ AMD_VEGA = _amd("amd-vega", "AMD Vega 10 (GCN 5): IMR + draw-stream binning with
                 bin_table=Param("gfx9", f"GFX9 bin sizes by table (4 RB/SE, 4 SE), {MESA_BINNING}", "spec"),
                 rb_l2_client=Param(True, f"Vega: the RB is a full L2 client, {SEED0} L721-725", "spec"))
 
-PRESETS: dict[str, Preset] = {p.name: p for p in (IMR_BASELINE, APPLE_A11, APPLE_M3, AMD_GCN,
+PRESETS: dict[str, Preset] = {p.name: p for p in (IMR_BASELINE, APPLE_A11, APPLE_M3, APPLE_M5, ARM_MALI, AMD_GCN,
                                                   AMD_VEGA, AMD_RDNA1, AMD_RDNA2, AMD_RDNA3,
                                                   AMD_RDNA4)}
+
+
+def _merge_feature_params() -> None:
+    """Each feature keeps its per-preset parameters beside its code (front ends, compression, ray
+    tracing: `PARAMS[preset][key] = Param`); every preset carries them all, so that
+    `tilesim presets -v` and the report's preset table show them with their sources."""
+    from . import compression_params, frontend_params, rt_params
+    for module in (frontend_params, compression_params, rt_params):
+        for name, extra in module.PARAMS.items():
+            if name in PRESETS:
+                p = PRESETS[name]
+                PRESETS[name] = Preset(p.name, p.architecture, p.description, {**extra, **p.params})
+
+
+_merge_feature_params()
 
 
 def get_preset(name: str) -> Preset:

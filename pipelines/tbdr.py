@@ -71,6 +71,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
     blocks_x, blocks_y, _ = blocks(width, height)
     passes = scene.frame(samples)
     tile0 = int(preset["tile_px"])
+    hsr = bool(preset.get("hsr", True))       # False: early Z in submission order within each tile
     tiles_x, tiles_y = -(-width // tile0), -(-height // tile0)
     mm = MemoryModel(preset.memory, tiles_x * tiles_y)
     per_tile = np.zeros((tiles_y * tiles_x, RC.N), np.int64)
@@ -105,7 +106,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
                                                np.diff(bins.tri_offsets), sizes,
                                                int(preset["param_buffer_bytes"]))
         tri_chunk = prim_chunk[tris.prim] if tris.n else np.zeros(0, np.int64)
-        raster_counters, tile_rows, ev = rasterize(tris, bins, mat, tex, light, fb, view, hsr=True,
+        raster_counters, tile_rows, ev = rasterize(tris, bins, mat, tex, light, fb, view, hsr=hsr,
                                                    chunk=tri_chunk)
         ref_tile = bins.ref_tiles()
         param = tuple((mm.region((part, rp.name)), size) for part, size in
