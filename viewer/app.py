@@ -411,8 +411,10 @@ def _viewer_class():
                 ctx.disable(moderngl.BLEND)
 
         def status(self) -> str:
-            name = self.opts.scenes[self.scene_index]
-            parts = [name]
+            """The footer's right side, most wanted first (a narrow window cuts the end): the
+            value under the mouse, a message, then the scene and render state."""
+            parts = [p for p in (self.readout(), self.message) if p]
+            parts.append(self.opts.scenes[self.scene_index])
             s = self.shown
             if s is None:
                 parts.append("rendering…")
@@ -425,11 +427,6 @@ def _viewer_class():
             if self.frontend:
                 parts.append(f"front end {self.frontend}")
             parts.append(f"scale {self.scale:g}")
-            hover = self.readout()
-            if hover:
-                parts.append(hover)
-            if self.message:
-                parts.append(self.message)
             parts.append("H: help")
             return "  ·  ".join(parts)
 

@@ -158,7 +158,7 @@ def footer_image(width: int, height: int, mode: str, scale: Scale, status: str) 
             x += draw.textlength(reason, font=f) + 12
     fs = font(fit_size([status], max(width - x, 1), 13, 6))
     sw = draw.textlength(status, font=fs)
-    draw.text((max(x, width - sw - 6), y), status, font=fs, fill=DIM_FG)
+    draw.text((max(x, width - sw - 6), y), status, font=fs, fill=DIM_FG)   # cut at the right edge
     return np.asarray(img)
 
 

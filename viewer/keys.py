@@ -33,6 +33,7 @@ HELP = (
     ("H / F1", "show or hide this help"),
     ("1 .. 5", ", ".join(MODES)),
     ("Tab", "next mode, ray passes' images and steps too (--rays)"),
+    ("mouse over a panel", "the value under it, every panel, in the footer"),
     ("left drag", "orbit about the target"),
     ("right drag, shift+drag", "pan"),
     ("wheel", "zoom"),
