@@ -129,7 +129,7 @@ def main(argv=None):
         # layout figures on primary, shadow, AO rays through the RDNA 4 memory system
         r["layouts"] = {}
         print(f"per ray at {lw}x{lh} (amd-rdna4 caches):  pass  layout  steps  box-nodes  box-tests  tri-tests  "
-              "bytes(node+leaf)  DRAM bytes")
+              "bytes(node+leaf)  DRAM bytes  RA clocks")
         for mode in ("bvh2", "bvh4", "bvh4x2", "bvh8", "bvh8-obb"):
             ln = "bvh4" if mode == "bvh4x2" else mode
             t0 = time.perf_counter()
@@ -138,11 +138,12 @@ def main(argv=None):
             for p in ("primary", "shadow", "ao"):
                 pr = {k: res.per_ray(k, p) for k in ("steps", "nodes.box", "tests.box", "tests.tri",
                                                       "bytes.node", "bytes.leaf", "dram_read.bvh_node",
-                                                      "dram_read.bvh_leaf", "stack.overflows", "dual_steps")}
+                                                      "dram_read.bvh_leaf", "stack.overflows", "dual_steps",
+                                                      "isect_clocks")}
                 row[p] = pr
                 print(f"  {p:8s} {mode:9s} {pr['steps']:6.1f} {pr['nodes.box']:8.1f} {pr['tests.box']:9.1f} "
                       f"{pr['tests.tri']:8.1f} {pr['bytes.node'] + pr['bytes.leaf']:10.0f} "
-                      f"{pr['dram_read.bvh_node'] + pr['dram_read.bvh_leaf']:10.1f}")
+                      f"{pr['dram_read.bvh_node'] + pr['dram_read.bvh_leaf']:10.1f} {pr['isect_clocks']:7.1f}")
             row["bvh_bytes"] = lay[ln].bytes
             row["seconds"] = time.perf_counter() - t0
         L = r["layouts"]

@@ -80,7 +80,7 @@ class RtResult:
                 "bytes": c("bytes.node") + c("bytes.leaf"),
                 "dram_bytes": c("dram_read.bvh_node") + c("dram_read.bvh_leaf"),
                 "overflows_per_1k": 1000 * c("stack.overflows"), "restarts_per_1k": 1000 * c("stack.restarts"),
-                "dual_steps": c("dual_steps"),
+                "dual_steps": c("dual_steps"), "isect_clocks": c("isect_clocks"),
             })
         return rows
 
@@ -152,7 +152,7 @@ def _memory_level(mm: MemoryModel) -> int:
 
 
 def _run(layout: Layout, rays: np.ndarray, mm: MemoryModel | None, level: int, res: RtResult,
-         name: str, any_hit: bool, cull_back: bool, stack: int, dual: bool):
+         name: str, any_hit: bool, cull_back: bool, stack: int, dual: bool, rates: tuple[int, int]):
     """Trace a pass in batches (pricing each batch's fetches in ray order); fills counters."""
     n = len(rays)
     prim = np.empty(n, np.int64)
@@ -163,7 +163,7 @@ def _run(layout: Layout, rays: np.ndarray, mm: MemoryModel | None, level: int, r
     for b0 in range(0, n, BATCH):
         t0 = time.perf_counter()
         hits, fetches = trace_rays(layout, rays[b0:b0 + BATCH], any_hit, cull_back, stack, dual,
-                                   record=mm is not None)
+                                   record=mm is not None, box_rate=rates[0], tri_rate=rates[1])
         t1 = time.perf_counter()
         res.trace_seconds += t1 - t0
         if mm is not None:
@@ -211,6 +211,7 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
         raise SceneError(f"preset {preset.name!r} has no BVH4x2 dual mode (RDNA 4 only)")
     layout_name = "bvh4" if dual else mode
     stack = int(stack if stack is not None else params["rt_stack_entries"].value)
+    rates = (int(params["rt_box_tests_per_clk"].value), int(params["rt_tri_tests_per_clk"].value))
     res = RtResult(scene.name, preset.name, width, height, mode)
     tris = Triangles.of_scene(scene)
     t0 = time.perf_counter()
@@ -230,7 +231,8 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
 
     primary = None
     if "primary" in passes or "ao" in passes:
-        primary = _run(layout, camera_rays(cam, w, h), mm, level, res, "primary", False, True, stack, dual)
+        primary = _run(layout, camera_rays(cam, w, h), mm, level, res, "primary", False, True, stack,
+                       dual, rates)
         hit = primary.prim >= 0
         res.images["hit"] = hit.reshape(h, w)
         res.images["prim"] = primary.prim.reshape(h, w)
@@ -259,7 +261,7 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
         eye = np.asarray(cam.eye, np.float64)
         origin = p[drawn] + (eye - p[drawn]) * SHADOW_PULL
         hits = _run(layout, make_rays(origin, np.broadcast_to(light, origin.shape), eps, np.inf),
-                    mm, level, res, "shadow", shadow_any_hit, False, stack, dual)
+                    mm, level, res, "shadow", shadow_any_hit, False, stack, dual, rates)
         vis = np.ones(h * w, np.float32)
         vis[drawn] = np.where(hits.prim >= 0, 0.0, 1.0)
         res.images["shadow"] = vis.reshape(h, w)
@@ -274,7 +276,7 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
         nrm = _normals(tris, primary, cr)[hit]
         radius = ao_radius if ao_radius is not None else 0.1 * diag
         hits = _run(layout, ao_rays(p, nrm, ao_samples, radius, eps, seed), mm, level, res, "ao",
-                    True, False, stack, dual)
+                    True, False, stack, dual, rates)
         occl = (hits.prim >= 0).reshape(-1, ao_samples)
         ao = np.ones(h * w, np.float32)
         ao[hit] = 1.0 - occl.mean(axis=1)

@@ -293,3 +293,23 @@ def test_priced_bytes_are_the_distinct_lines_fetched_through_a_cold_cache():
         assert c["mem.dram.read.bvh_node"] == 128 * (len(lines_node) + len(lines_par))
         assert c["mem.dram.read.bvh_leaf"] == 128 * len(tri_lines)
         assert c["mem.cache.l2.misses"] == len(lines_node) + len(lines_par) + len(tri_lines)
+
+
+def test_intersection_clocks_follow_the_test_rates():
+    tris = Triangles.of_scene(get_scene("teapot"))
+    rays = random_rays(tris, 300, 8)
+    for lay in all_layouts(tris):
+        one, _ = trace_rays(lay, rays, box_rate=1, tri_rate=1)
+        c = one.counts
+        # one test per clock: a clock per test
+        assert (c[:, tk.C_CLOCKS] == c[:, tk.C_BOX_TESTS] + c[:, tk.C_TRI_TESTS]).all()
+        fast, _ = trace_rays(lay, rays, box_rate=8, tri_rate=2)
+        f = fast.counts
+        assert (f[:, tk.C_CLOCKS] >= f[:, tk.C_STEPS]).all() and (f[:, tk.C_CLOCKS] <= c[:, tk.C_CLOCKS]).all()
+        if lay.name in ("bvh2", "bvh4"):
+            # RDNA 2/3: a node's 2 or 4 boxes, or one triangle, per clock: a clock per step
+            rdna, _ = trace_rays(lay, rays, box_rate=4, tri_rate=1)
+            assert (rdna.counts[:, tk.C_CLOCKS] == rdna.counts[:, tk.C_STEPS]).all()
+        else:
+            # RDNA 4: a box step is one clock; a primitive node of k triangles ceil(k / 2)
+            assert (f[:, tk.C_CLOCKS] - f[:, tk.C_BOX_NODES] >= (f[:, tk.C_TRI_TESTS] + 1) // 2).all()

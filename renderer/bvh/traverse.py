@@ -50,12 +50,16 @@ def _flags(any_hit: bool, cull_back: bool) -> int:
 
 
 def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_back: bool = False,
-               stack: int = 16, dual: bool = False, record: bool = False):
+               stack: int = 16, dual: bool = False, record: bool = False, box_rate: int = 4,
+               tri_rate: int = 1):
     """Trace every ray; returns (Hits, fetch records int64 in ray order, or None).
 
     any_hit: terminate on the first hit (shadow rays); cull_back: skip back faces unless the
     triangle's draw disables culling; stack: short-stack entries; dual: BVH4x2, two bvh4 box
-    nodes per step (only for the bvh4 layout)."""
+    nodes per step (only for the bvh4 layout); box_rate / tri_rate: tests per clock of the
+    intersection unit, for the isect_clocks cost."""
+    if box_rate < 1 or tri_rate < 1:
+        raise ValueError(f"test rates must be >= 1 per clock, got {box_rate} and {tri_rate}")
     if stack < 1:
         raise ValueError(f"stack must hold at least one entry, got {stack}")
     if dual and layout.name != "bvh4":
@@ -70,8 +74,8 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
     rec = np.empty(n_chunks * cap if record else 1, np.int64)
     rec_n = np.zeros(n_chunks, np.int64)
     args = (layout.kind, nf, nu, tf, tu, layout.node_parent, layout.tri_parent, OBB_TABLE)
-    tk.trace(*args, rays, CHUNK, _flags(any_hit, cull_back), stack, dual, prim, t, cnt, rec,
-             cap, rec_n)
+    tk.trace(*args, rays, CHUNK, _flags(any_hit, cull_back), stack, dual, box_rate, tri_rate, prim, t,
+             cnt, rec, cap, rec_n)
     hits = Hits(prim, t, cnt)
     if not record:
         return hits, None
@@ -82,8 +86,8 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
         else:                    # a chunk of very long rays: run it again with room enough
             big = np.empty(rec_n[c], np.int64)
             r0, r1 = c * CHUNK, min(n, (c + 1) * CHUNK)
-            tk.trace_chunk(*args, rays, r0, r1, _flags(any_hit, cull_back), stack, dual, prim, t,
-                           cnt, big, 0, len(big))
+            tk.trace_chunk(*args, rays, r0, r1, _flags(any_hit, cull_back), stack, dual, box_rate,
+                           tri_rate, prim, t, cnt, big, 0, len(big))
             parts.append(big)
     return hits, np.concatenate(parts) if parts else np.zeros(0, np.int64)
 

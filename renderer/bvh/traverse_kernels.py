@@ -35,9 +35,13 @@ REC_SHIFT = 30
 BOX_EPS = 1e-9        # relative; float64 box and triangle distances agree to ~1e-15
 # Per-ray counters (columns of cnt)
 (C_STEPS, C_BOX_NODES, C_LEAF_NODES, C_BOX_TESTS, C_TRI_TESTS, C_OVERFLOWS, C_RESTARTS,
- C_REFETCH, C_PARENT_READS, C_DUAL, C_OBB, C_N) = range(12)
+ C_REFETCH, C_PARENT_READS, C_DUAL, C_OBB, C_CLOCKS, C_N) = range(13)
 COUNTER_NAMES = ("steps", "nodes.box", "nodes.leaf", "tests.box", "tests.tri", "stack.overflows",
-                 "stack.restarts", "nodes.refetch", "parent_reads", "dual_steps", "nodes.obb")
+                 "stack.restarts", "nodes.refetch", "parent_reads", "dual_steps", "nodes.obb",
+                 "isect_clocks")
+# isect_clocks: intersection-unit clocks at the preset's rates, ceil(tests / rate) per step (a
+# node's box tests, a leaf node's triangle tests): 4 box or 1 triangle test per clock on RDNA 2/3,
+# 8 or 2 on RDNA 4 (seed-notes 000_partA l.188, 000_partB l.84)
 # Ray columns
 R_OX, R_OY, R_OZ, R_TMIN, R_DX, R_DY, R_DZ, R_TMAX, R_N = range(9)
 
@@ -100,7 +104,7 @@ def _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, ax, ay, az, bx, by, bz, cx, cy, cz,
 
 @njit(cache=True)
 def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, rays, r0, r1, flags,
-                stack, dual, out_prim, out_t, cnt, rec, rec0, rec_cap):
+                stack, dual, box_rate, tri_rate, out_prim, out_t, cnt, rec, rec0, rec_cap):
     """Traces rays r0..r1-1; records fetches into rec[rec0:rec0 + rec_cap] when rec_cap > 0.
     Returns the number of records the chunk needed.
 
@@ -127,7 +131,7 @@ def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, rays, r0
         cur, last = np.int64(root), np.int64(-1)
         size, top, over = 0, 0, False      # entries, ring position of the next push, lost any
         steps = box_nodes = leaf_nodes = box_tests = tri_tests = 0
-        overflows = restarts = refetch = parent_reads = duals = obbs = 0
+        overflows = restarts = refetch = parent_reads = duals = obbs = clocks = 0
         done = False
         while not done:
             lim = best_t * (1.0 + BOX_EPS)
@@ -149,8 +153,10 @@ def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, rays, r0
                     # corners stored once: word 0 count, 1-4 ids, 5 flags, 6-8 corner indices
                     # (a byte each), 9-29 corners
                     nt = 1 if layout != L_BVH8 else np.int64(tu[s, 0] & 0xFF)
+                    tested = 0
                     for q in range(nt):
                         tri_tests += 1
+                        tested += 1
                         if layout != L_BVH8:
                             t = _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, np.float64(tf[s, 0]),
                                      np.float64(tf[s, 1]), np.float64(tf[s, 2]), np.float64(tf[s, 3]),
@@ -175,6 +181,7 @@ def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, rays, r0
                                 if flags & FLAG_ANY_HIT:
                                     done = True
                                     break
+                    clocks += (tested + tri_rate - 1) // tri_rate
                     if done:
                         break
                 last = cur
@@ -278,6 +285,7 @@ def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, rays, r0
                         ar[b + j] = ((ib + j) << 2) | REF_BOX if j < n_int else ((lb + j - n_int) << 2) | REF_TRI
                 box_tests += n
                 na[q] = n
+            clocks += (na[0] + (na[1] if second >= 0 else 0) + box_rate - 1) // box_rate
             if climbing:
                 # continue with the first child after `last` in (distance, slot) order
                 n = na[0]
@@ -356,20 +364,21 @@ def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, rays, r0
         cnt[r, C_PARENT_READS] = parent_reads
         cnt[r, C_DUAL] = duals
         cnt[r, C_OBB] = obbs
+        cnt[r, C_CLOCKS] = clocks
     return nrec
 
 
 @njit(cache=True, parallel=True)
 def trace(layout, nf, nu, tf, tu, node_parent, tri_parent, table, rays, chunk, flags, stack,
-          dual, out_prim, out_t, cnt, rec, rec_cap, rec_n):
+          dual, box_rate, tri_rate, out_prim, out_t, cnt, rec, rec_cap, rec_n):
     """All rays, parallel over chunks of `chunk` rays; chunk c records into rec[c * rec_cap:]."""
     n_chunks = (rays.shape[0] + chunk - 1) // chunk
     for c in prange(n_chunks):
         r0 = c * chunk
         r1 = min(rays.shape[0], r0 + chunk)
         rec_n[c] = trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, rays, r0,
-                               r1, flags, stack, dual, out_prim, out_t, cnt, rec, c * rec_cap,
-                               rec_cap)
+                               r1, flags, stack, dual, box_rate, tri_rate, out_prim, out_t, cnt,
+                               rec, c * rec_cap, rec_cap)
 
 
 @njit(cache=True)
