@@ -77,6 +77,20 @@ def tilesim_version() -> str:
         return "0+unknown"
 
 
+def post_fields(post, preset: Preset, settings: Settings) -> dict:
+    """A post chain's compression figures: the flat summary and, under "post", every surface and
+    pass (pipelines.postchain.PostResult.by_surface / by_pass)."""
+    c = post.counters
+    tax = post.tax_at(settings.fps, preset.dram_gbps)
+    raw, comp = c["comp.raw_bytes"], c["comp.compressed_bytes"]
+    return {"comp.codec": post.codec, "comp.ratio": raw / comp if comp else 1.0,
+            "comp.decompress_events": c["comp.decompress.events"],
+            "comp.decompress_bytes": c["comp.decompress.bytes"], "comp.rmw_bytes": c["comp.rmw.bytes"],
+            "comp.tax_bytes": c["comp.tax_bytes"], "comp.tax_gbps": tax["tax_gbps"],
+            "comp.tax_bw_share": tax["tax_share"],
+            "post": {"surfaces": post.by_surface(), "passes": post.by_pass()}}
+
+
 def make_row(scene, preset: Preset, result: Result, settings: Settings, c=None) -> dict:
     """The flat row of one scene x preset from counters `c` (default the result's); `rel_first`
     is filled in by run_report."""
@@ -123,9 +137,17 @@ def run_report(scenes, presets, settings: Settings, progress: bool = True,
                     rt = trace(scene, preset, settings.width, settings.height, rays=settings.rays,
                                depth=r.depth)
                     c = c + rt.counters
+                post = None
+                if scene.post_chain:       # the compute passes that follow the frame
+                    from .postchain import postchain
+                    post = postchain(scene, preset.name, settings.width, settings.height,
+                                     raster_preset=preset.name)
+                    c = c + post.counters
                 row = make_row(scene, preset, r, settings, c)
                 if settings.rays:
                     row.update(rt_fields(c, settings.rays, rt.mode))
+                if post is not None:
+                    row.update(post_fields(post, preset, settings))
                 first = first or row
                 row["rel_first"] = row["dram_bytes"] / first["dram_bytes"] if first["dram_bytes"] else 1.0
                 row["counters"] = c.as_json()
@@ -197,6 +219,14 @@ def print_table(rows, settings: Settings, console: Console | None = None) -> Non
             cells[rel] = f"[{style}]{cells[rel]}[/]" if style else cells[rel]
             t.add_row(*cells)
         console.print(t)
+        if "post" in scene_rows[0]:
+            for title_, header, lines in post_tables(scene_rows, settings):
+                t = Table(title=f"{scene_rows[0]['scene']}: {title_}", title_justify="left")
+                for col in header:
+                    t.add_column(col, justify="left" if col == header[0] else "right")
+                for line in lines:
+                    t.add_row(*line)
+                console.print(t)
         if settings.rays:
             t = Table(title=f"{scene_rows[0]['scene']}: ray passes, per ray (bytes before the caches)",
                       title_justify="left")
@@ -206,6 +236,30 @@ def print_table(rows, settings: Settings, console: Console | None = None) -> Non
                 for line in rt_lines(r, settings.rays):
                     t.add_row(*line)
             console.print(t)
+
+
+def post_tables(rows, settings: Settings):
+    """(title, header, lines) of a post-chain scene: a summary per preset, then each surface's
+    compressed MB and ratio and each pass's DRAM MB and tax, one column per preset."""
+    fps = f"{settings.fps:g}"
+    yield ("post chain compression per preset (DRAM MB; tax = bytes a compression-keeping design "
+           "would not move)",
+           ["preset", "codec", "ratio", "decompress events", "decompress MB", "rmw MB", "tax MB",
+            f"tax GB/s@{fps}", "% of BW"],
+           [[r["preset"], r["comp.codec"], f"{r['comp.ratio']:.2f}:1", f"{r['comp.decompress_events']:,}",
+             f"{r['comp.decompress_bytes'] / 1e6:.3f}", f"{r['comp.rmw_bytes'] / 1e6:.3f}",
+             f"{r['comp.tax_bytes'] / 1e6:.3f}", f"{r['comp.tax_gbps']:.3f}",
+             f"{100 * r['comp.tax_bw_share']:.2f}"] for r in rows])
+    presets = [r["preset"] for r in rows]
+    surfaces = [s["surface"] for s in rows[0]["post"]["surfaces"]]
+    yield ("post chain surfaces: compressed MB (ratio) as last written", ["surface", *presets],
+           [[name, *(f"{s['compressed_bytes'] / 1e6:.3f} ({s['ratio']:.2f}:1)" for r in rows
+                     for s in r["post"]["surfaces"] if s["surface"] == name)] for name in surfaces])
+    passes = [(p["pass"], p["stage"]) for p in rows[0]["post"]["passes"]]
+    yield ("post chain passes: DRAM MB read + written (of which tax)", ["pass", *presets],
+           [[f"{name} ({stage})", *(f"{(p['read_bytes'] + p['write_bytes']) / 1e6:.3f} ({p['tax_bytes'] / 1e6:.3f})"
+                                    for r in rows for p in r["post"]["passes"] if p["pass"] == name)]
+            for name, stage in passes])
 
 
 RT_HEADER = ["preset", "layout", "pass", "rays", "steps/ray", "nodes/ray", "box tests/ray",
@@ -254,6 +308,12 @@ def to_markdown(rows, settings: Settings, claims=None) -> str:
                                   for h in header) + "|")
         out.extend("| " + " | ".join(summary_cells(r, streams)) + " |" for r in scene_rows)
         out.append("")
+        if "post" in scene_rows[0]:
+            for title_, header, lines in post_tables(scene_rows, settings):
+                out += [f"{title_[0].upper()}{title_[1:]}:\n", "| " + " | ".join(header) + " |",
+                        "|---|" + "---:|" * (len(header) - 1)]
+                out.extend("| " + " | ".join(line) + " |" for line in lines)
+                out.append("")
         if settings.rays:
             out += ["Ray passes, per ray (bytes before the caches):\n", "| " + " | ".join(RT_HEADER) + " |",
                     "|---|---|---|" + "---:|" * (len(RT_HEADER) - 3)]
@@ -270,7 +330,12 @@ def to_markdown(rows, settings: Settings, claims=None) -> str:
 
 
 def csv_columns(rows) -> list[str]:
-    return [k for k in rows[0] if k not in ("counters", "derived")] if rows else []
+    """Every flat field of any row, in first-seen order (a post-chain or ray-traced scene adds
+    its own); nested detail stays in JSON."""
+    cols = {}
+    for r in rows:
+        cols.update((k, None) for k, v in r.items() if not isinstance(v, dict))
+    return list(cols)
 
 
 def to_csv(rows) -> str:

@@ -13,6 +13,7 @@ oracle compares depth to 1e-5).
 from __future__ import annotations
 
 import colorsys
+import dataclasses
 import functools
 from dataclasses import dataclass
 from importlib import resources
@@ -204,6 +205,11 @@ def sponza() -> Scene:
     return _model("sponza_lod4.glb", "sponza", SCENES["sponza"].description, material, camera)
 
 
+def postchain() -> Scene:
+    return dataclasses.replace(sponza(), name="postchain", description=SCENES["postchain"].description,
+                               post_chain=True)
+
+
 def dragon() -> Scene:
     return _model("dragon_res2.ply", "dragon", SCENES["dragon"].description,
                   Material("jade", (0.30, 0.62, 0.45, 1.0)))
@@ -310,5 +316,7 @@ SCENES: dict[str, SceneEntry] = {e.name: e for e in [
     SceneEntry("teapot", "Utah teapot, 6.3k triangles", teapot),
     SceneEntry("spot", "Keenan Crane's Spot cow with its texture, 5.9k triangles", spot),
     SceneEntry("foliage", "3,360 alpha-tested leaf quads (MASK) in 24 plants over a ground plane", foliage),
+    SceneEntry("postchain", "sponza, then a G-buffer and compute passes (light, SSAO, tone map, "
+               "separable blur, present): per-surface compression and its tax", postchain),
     SceneEntry("particles", "1,000 blended soft particles in 3 emitters over opaque objects, back to front", particles),
 ]}

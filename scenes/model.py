@@ -234,6 +234,7 @@ class Scene:
     light: Light = field(default_factory=Light)
     background: tuple[float, float, float, float] = (0.06, 0.07, 0.09, 1.0)
     passes: "callable | None" = None
+    post_chain: bool = False    # compute passes follow the frame (pipelines.postchain; the report runs them)
 
     def frame(self, samples: int = 1) -> list[RenderPass]:
         if self.passes is not None:

@@ -178,3 +178,20 @@ def test_rt_columns_join_the_row_and_the_schema(capsys):
         assert row["rt.primary.steps_per_ray"] == pytest.approx(c["rt.primary.steps"] / c["rt.primary.rays"])
     text = report(capsys, "bunny", "--preset", "amd-rdna4", "--res", "64x36", "--rt", "shadow")
     assert "bvh8-obb" in text and "shadow" in text and " ao " not in text
+
+
+def test_post_chain_scene_reports_compression_per_surface_and_pass(capsys):
+    doc = json.loads(report(capsys, "postchain", "--preset", "amd-gcn,apple-m5", "--res", "96x64",
+                            "--format", "json"))
+    jsonschema.validate(doc, json.loads(SCHEMA_PATH.read_text()))
+    gcn, m5 = doc["rows"]
+    assert (gcn["comp.codec"], m5["comp.codec"]) == ("dcc", "apple")
+    # GCN decompresses in place before compute reads; Apple's UTC keeps compression: no tax
+    assert gcn["comp.decompress_events"] > 0 and gcn["comp.tax_bytes"] > 0
+    assert m5["comp.tax_bytes"] == 0 and m5["comp.decompress_events"] == 0
+    for row in doc["rows"]:
+        assert row["comp.tax_bytes"] == sum(p["tax_bytes"] for p in row["post"]["passes"])
+        assert row["counters"]["mem.dram.write.compute"] > 0      # the chain's bytes join the frame
+        assert row["comp.tax_gbps"] == pytest.approx(row["comp.tax_bytes"] * 60 / 1e9)
+    text = report(capsys, "postchain", "--preset", "amd-gcn,apple-m5", "--res", "96x64")
+    assert "post chain surfaces" in text and "tonemap (cs)" in text
