@@ -37,8 +37,11 @@ BOX_EPS = 1e-9        # relative; float64 box and triangle distances agree to ~1
 (C_STEPS, C_BOX_NODES, C_LEAF_NODES, C_BOX_TESTS, C_TRI_TESTS, C_OVERFLOWS, C_RESTARTS,
  C_REFETCH, C_PARENT_READS, C_DUAL, C_OBB, C_CLOCKS, C_N) = range(13)
 COUNTER_NAMES = ("steps", "nodes.box", "nodes.leaf", "tests.box", "tests.tri", "stack.overflows",
-                 "stack.restarts", "nodes.refetch", "parent_reads", "dual_steps", "nodes.obb",
+                 "stack.restarts", "nodes.refetch", "parent_reads", "dual_steps", "obb_transforms",
                  "isect_clocks")
+# nodes.box: box nodes fetched while descending; nodes.refetch: fetched again by restarts;
+# obb_transforms: box-node openings whose node is rotated (the ray transformed into its frame):
+# a subset of nodes.box + nodes.refetch, not a node type of its own.
 # isect_clocks: intersection-unit clocks at the preset's rates, ceil(tests / rate) per step (a
 # node's box tests, a leaf node's triangle tests): 4 box or 1 triangle test per clock on RDNA 2/3,
 # 8 or 2 on RDNA 4 (seed-notes 000_partA l.188, 000_partB l.84)
