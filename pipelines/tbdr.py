@@ -145,9 +145,13 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
     counters = counters + mm.counters()
     counters["tile.tiles"] = tiles_x * tiles_y
     maps = tile_maps(per_tile, mm.tile_bytes, tiles_x, tiles_y)
-    # Every way a tile fell off the fast path: deferred runs cut short, partial-render spills.
-    maps["fallbacks"] = (per_tile[:, RC.HSR_FLUSH_MASK] + per_tile[:, RC.HSR_FLUSH_BLEND]
-                         + per_tile[:, RC.HSR_FLUSH_PARTIAL] + tile_spills).reshape(tiles_y, tiles_x)
+    # Every way a tile fell off the fast path, per reason and summed: deferred runs cut short by
+    # punch-through, blending or a partial render, and the spills of partial renders.
+    reasons = {"punch_through": per_tile[:, RC.HSR_FLUSH_MASK], "blend": per_tile[:, RC.HSR_FLUSH_BLEND],
+               "partial_render": per_tile[:, RC.HSR_FLUSH_PARTIAL], "spill": tile_spills}
+    for reason, per in reasons.items():
+        maps[f"fallback.{reason}"] = np.asarray(per).reshape(tiles_y, tiles_x)
+    maps["fallbacks"] = sum(maps[f"fallback.{r}"] for r in reasons)
     return Result(scene.name, preset.name, width, height, samples, fb.resolve(), fb.nearest_depth(),
                   counters, maps, {"overdraw": shaded}, tile0, preset.dram_gbps)
 
