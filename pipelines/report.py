@@ -61,7 +61,7 @@ def rt_fields(c, passes, mode: str) -> dict:
         rays = c[f"rt.{p}.rays"]
         for name, (counter, per_ray) in RT_METRICS.items():
             if counter == "nodes":
-                v = c[f"rt.{p}.nodes.box"] + c[f"rt.{p}.nodes.obb"] + c[f"rt.{p}.nodes.leaf"]
+                v = c[f"rt.{p}.nodes.box"] + c[f"rt.{p}.nodes.leaf"]
             elif counter == "bytes":
                 v = c[f"rt.{p}.bytes.node"] + c[f"rt.{p}.bytes.leaf"]
             else:
