@@ -11,9 +11,13 @@ layout, every node and triangle fetch priced through the preset's caches in fron
     combine(render("dragon", "amd-rdna4", 640, 360).color, rt)   # raster colour x shadow x AO
 
 Passes consume: the scene's triangles (one world-space soup, renderer.bvh.Triangles), its camera
-and light, a depth image for shadows (the raster's, unless given). Produce: images, per-pixel cost
-maps and counters `rt.<pass>.*` (rays, hits, steps, nodes, tests, stack overflows and restarts,
-bytes before the caches), their totals `rt.*`, and `mem.dram.read.bvh_node` / `bvh_leaf`.
+and light, a depth image for shadows (the raster's, unless given). AO starts from the primary
+hits (position and geometric normal), so asking for AO traces the primary pass too. Produce:
+images, per-pixel cost maps and counters `rt.<pass>.*` (rays, hits, steps, nodes.box,
+nodes.leaf, nodes.refetch, tests.box, tests.tri, stack.overflows, stack.restarts, parent_reads,
+dual_steps, obb_transforms, isect_clocks at the preset's test rates, bytes.node / bytes.leaf
+before the caches, dram_read.bvh_node / bvh_leaf), their totals `rt.*`, and the memory model's
+`mem.*` (RT fetches enter the preset's L2, in their own cache state, cold at the first pass).
 Shadow and AO rays terminate on the first hit (DXR ACCEPT_FIRST_HIT_AND_END_SEARCH); primary rays
 cull back faces of draws that the rasterizer culls (CULL_BACK_FACING_TRIANGLES with per-draw
 TRIANGLE_CULL_DISABLE), so the two see the same surfaces.
