@@ -1,7 +1,8 @@
 """DSBR — AMD's draw-stream binning rasterizer (DESIGN.md §4, seed 000 L733-775): immediate mode
 with binning. Geometry runs for the whole screen as on an IMR; primitives are gathered into
 batches in submission order (closed at 63 primitives, at a state change, around draws the driver
-leaves unbinned), and each batch's pixels are processed bin by bin, so colour and depth stay in
+leaves unbinned, and when the batch's vertices outgrow its parameter-cache allocations:
+PA_SC_BINNER_CNTL_1.MAX_ALLOC_COUNT as AMD's PAL driver programs it), and each batch's pixels are processed bin by bin, so colour and depth stay in
 the ROP caches while a bin is worked on. The image is the IMR's; only the order the caches see
 changes. Bin sizes follow Mesa radeonsi (si_state_binning.c, GFX10+ formula).
 
@@ -9,8 +10,6 @@ Optional deferred shading within a batch (preset batch_deferred_shading): among 
 batch's opaque primitives only the front-most fragment per pixel is shaded (the raster's HSR
 phases, with the batch as the run); blended draws keep their order. Hierarchical Z, fast clear
 and the Infinity Cache come from the IMR side (pipelines.imr, the presets).
-
-Not yet modelled (issue 4): the bins' on-chip budget as a batch break.
 """
 from __future__ import annotations
 
@@ -18,13 +17,17 @@ import numpy as np
 
 from renderer.binning import RASTER_TILE
 from renderer.counters import Counters
-from renderer.formats import FORMATS
+from renderer.formats import FORMATS, VERTEX
 from scenes.model import AlphaMode
 
 from . import imr
 from .dsbr_kernels import batches, work_binned
+from .frame import GeometryStreams
 
 FPOVS_PER_BATCH = 63          # primitives per batch, Mesa radeonsi si_emit_dpbb_state
+# Vertex attributes a vertex exports to the parameter cache: renderer.formats.VERTEX's fields
+# beyond the position (normal, uv), one 16-byte attribute slot each.
+ATTRIBUTES_PER_VERTEX = len(VERTEX.names) - 1
 # On-chip tag budgets per RB pipe, Mesa radeonsi gfx10_get_bin_sizes (peers.md §2.7)
 ZS_TAG_SIZE, ZS_NUM_TAGS = 64, 312
 CC_TAG_SIZE, CC_READ_TAGS = 1024, 31
@@ -120,7 +123,10 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         binned = ~off if preset["binning"] and not bin_off else np.zeros(len(rp.draws), np.bool_)
         key = (mat.depth_test.astype(np.int64) | mat.depth_write.astype(np.int64) << 1
                | mat.blend.astype(np.int64) << 2 | mat.alpha_mode.astype(np.int64) << 3)
-        starts, batch_binned, breaks = batches(prim_tri_off, prim_draw, key, binned, FPOVS_PER_BATCH)
+        corners = GeometryStreams.of(rp.draws).indices
+        starts, batch_binned, breaks = batches(prim_tri_off, prim_draw, key, binned, FPOVS_PER_BATCH,
+                                               corners, ATTRIBUTES_PER_VERTEX,
+                                               int(preset.get("max_alloc_count", 1 << 30)))
         # Every raster tile (64 px) lies in one bin: bins are multiples of 64 px.
         tiles_per_bin_x, tiles_per_bin_y = size[0] // RASTER_TILE, size[1] // RASTER_TILE
         bins_x = -(-bins.tiles_x // tiles_per_bin_x)
@@ -131,6 +137,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
                             ("dsbr.batches_binned", int(batch_binned.sum())),
                             ("dsbr.batch_break.primitive_limit", int(breaks[0])),
                             ("dsbr.batch_break.state_change", int(breaks[1])),
+                            ("dsbr.batch_break.alloc_budget", int(breaks[2])),
                             ("dsbr.fallback.ps_kill_depth_write", int(off.sum()) if preset["binning"] else 0),
                             ("dsbr.fallback.binning_off", 0 if preset["binning"] else len(rp.draws)),
                             ("dsbr.fallback.bin_size_zero", len(rp.draws) if bin_off and preset["binning"] else 0)):

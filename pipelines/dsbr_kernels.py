@@ -9,34 +9,64 @@ from .imr_kernels import append_in_order
 
 
 @njit(cache=True, error_model="numpy")
-def batches(prim_tri_off, prim_draw, draw_key, draw_binned, max_prims):
+def batches(prim_tri_off, prim_draw, draw_key, draw_binned, max_prims, corners, attrs_per_vertex,
+            max_alloc):
     """Cut the primitives (in submission order) into batches. A batch closes when it holds
     max_prims primitives that reach the rasterizer, at a draw whose fixed-function state
-    (draw_key) differs, and around draws the driver leaves unbinned. Returns the batch CSR over
-    primitives, whether each batch is binned, and the breaks by reason (limit, state)."""
+    (draw_key) differs, around draws the driver leaves unbinned, and when the next primitive's
+    new vertices would not fit the batch's parameter-cache allocations: max_alloc groups of 16
+    vertex attributes (PA_SC_BINNER_CNTL_1.MAX_ALLOC_COUNT), attrs_per_vertex each. corners:
+    the draw-local vertex index of each primitive's three corners. Returns the batch CSR over
+    primitives, whether each batch is binned, and the breaks by reason (limit, state, budget)."""
     n_prims = prim_tri_off.shape[0] - 1
     starts = np.empty(n_prims + 1, np.int64)
     binned = np.empty(n_prims + 1, np.bool_)
+    seen = np.empty(3 * max_prims + 3, np.int64)       # (draw, vertex) keys the batch holds
     n_b = 0
     count = 0
-    breaks = np.zeros(2, np.int64)
+    n_seen = 0
+    breaks = np.zeros(3, np.int64)
     for p in range(n_prims):
         d = prim_draw[p]
+        raster = prim_tri_off[p + 1] > prim_tri_off[p]
         open_new = n_b == 0
         if not open_new and d != prim_draw[p - 1]:
             if draw_key[d] != draw_key[prim_draw[p - 1]] or draw_binned[d] != draw_binned[prim_draw[p - 1]]:
                 open_new = True
                 breaks[1] += 1
-        if not open_new and count == max_prims and prim_tri_off[p + 1] > prim_tri_off[p]:
+        if not open_new and count == max_prims and raster:
             open_new = True
             breaks[0] += 1
+        if open_new:
+            n_seen = 0
+        n_new = 0
+        if raster:
+            for k in range(3):
+                key = (np.int64(d) << 32) | corners[3 * p + k]
+                fresh = True
+                for j in range(n_seen + n_new):
+                    if seen[j] == key:
+                        fresh = False
+                        break
+                if fresh:
+                    seen[n_seen + n_new] = key
+                    n_new += 1
+            need = ((n_seen + n_new) * attrs_per_vertex + 15) // 16
+            if not open_new and count > 0 and need > max_alloc:
+                open_new = True
+                breaks[2] += 1
+                for k in range(n_new):             # the primitive's vertices open the new batch
+                    seen[k] = seen[n_seen + k]
+                n_seen = 0
         if open_new:
             starts[n_b] = p
             binned[n_b] = draw_binned[d]
             n_b += 1
             count = 0
-        if prim_tri_off[p + 1] > prim_tri_off[p]:
+            n_seen = 0
+        if raster:
             count += 1
+            n_seen += n_new
     starts[n_b] = n_prims
     return starts[:n_b + 1].copy(), binned[:n_b].copy(), breaks
 

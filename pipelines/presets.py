@@ -147,6 +147,14 @@ ARM_MALI = Preset(
 SEED0 = "seed 000 (seed-notes/000_partA.md, 000_partB.md)"
 
 
+# Parameter-cache lines per chip: not published; 1024 assumed. AMD's PAL driver sizes a batch's
+# parameter-cache allocations (PA_SC_BINNER_CNTL_1.MAX_ALLOC_COUNT, in groups of 16 vertex
+# attributes) from it: min(128, lines / (4 x shader engines)) on GFX9, lines / 3 on GFX10+
+# (PAL gfx9 SettingsLoader::ValidateSettings, binningMaxAllocCountLegacy).
+PC_LINES = 1024
+PAL_ALLOC = "PAL binningMaxAllocCountLegacy"
+
+
 def _amd(name: str, description: str, l2_mb: int, l2_source: str, gbps: float, gbps_source: str,
          rbs: int, rbs_source: str, channels: int, channels_source: str,
          llc: tuple[int, str] | None = None, **extra: Param) -> Preset:
@@ -163,6 +171,8 @@ def _amd(name: str, description: str, l2_mb: int, l2_source: str, gbps: float, g
         "binning": Param(True, f"DPBB allowed on GFX10+, {MESA_BINNING}", "spec"),
         "hiz": Param(True, f"HTILE hierarchical Z on every GCN/RDNA part, {SEED0} L503 and L311-315", "spec"),
         "fast_clear": Param(True, f"fast colour/Z clear through CMASK/HTILE, {SEED0} L315", "spec"),
+        "max_alloc_count": Param(PC_LINES // 3, f"{PAL_ALLOC} = parameter-cache lines / 3 on GFX10+, "
+                                               f"with {PC_LINES} lines assumed", "assumed"),
         **({} if llc is None else {
             "llc_bytes": Param(llc[0] * MB, llc[1], "spec"),
             "llc_ways": Param(16, "Infinity Cache associativity not published; 16-way chosen", "assumed"),
@@ -215,6 +225,8 @@ AMD_VEGA = _amd("amd-vega", "AMD Vega 10 (GCN 5): IMR + draw-stream binning with
                 16, "Vega 10: 64 ROPs in 16 RBs, 4 per shader engine (AMD Vega whitepaper)", 16,
                 "Vega 10: 16 L2 channels (AMD Vega whitepaper)",
                 bin_table=Param("gfx9", f"GFX9 bin sizes by table (4 RB/SE, 4 SE), {MESA_BINNING}", "spec"),
+                max_alloc_count=Param(min(128, PC_LINES // (4 * 4)), f"{PAL_ALLOC} = min(128, lines / "
+                                      f"(4 x 4 shader engines)) on GFX9, with {PC_LINES} lines assumed", "assumed"),
                 rb_l2_client=Param(True, f"Vega: the RB is a full L2 client, {SEED0} L721-725", "spec"))
 
 PRESETS: dict[str, Preset] = {p.name: p for p in (IMR_BASELINE, APPLE_A11, APPLE_M3, APPLE_M5, ARM_MALI, AMD_GCN,

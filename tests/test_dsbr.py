@@ -71,6 +71,19 @@ def test_batch_of_64_primitives_breaks_at_63():
     assert c["dsbr.batch_break.primitive_limit"] == 1
 
 
+def test_parameter_cache_budget_breaks_a_batch():
+    """Disjoint triangles bring 3 new vertices of 2 attributes each (normal, uv): 6 attribute
+    slots per primitive. A budget of 3 groups of 16 holds 8 primitives (48 slots); the ninth
+    opens a new batch. The presets' budgets (64 and 341 groups) never bind before 63 primitives:
+    63 x 6 = 378 slots = 24 groups."""
+    tight = dataclasses.replace(AMD_RDNA2, params={**AMD_RDNA2.params,
+                                                   "max_alloc_count": Param(3, "test", "assumed")})
+    c = render(_triangles(24, [Material("a", unlit=True)]), tight, W, H).counters
+    assert c["dsbr.batches"] == 3 and c["dsbr.batch_break.alloc_budget"] == 2
+    c = render(_triangles(64, [Material("a", unlit=True)]), AMD_RDNA2, W, H).counters
+    assert c["dsbr.batch_break.alloc_budget"] == 0
+
+
 def test_state_change_breaks_a_batch():
     scene = _triangles(20, [Material("a", unlit=True),
                             Material("b", (1, 1, 1, 0.5), alpha_mode=AlphaMode.BLEND, unlit=True)])
