@@ -99,6 +99,20 @@ def _rot_y(deg: float) -> np.ndarray:
     return np.array([[c, 0, s], [0, 1, 0], [-s, 0, c]])
 
 
+def rotated(scene: Scene, deg_y: float = 30.0, deg_x: float = 20.0) -> Scene:
+    """The scene turned about y, then x, camera and light with it: the same picture of geometry
+    that is no longer axis-aligned (what oriented bounding boxes are for)."""
+    r = np.eye(4)
+    r[:3, :3] = _rot_x(deg_x) @ _rot_y(deg_y)
+    turn = lambda v: tuple(float(x) for x in r[:3, :3] @ np.asarray(v, np.float64))  # noqa: E731
+    cam = scene.camera
+    return dataclasses.replace(
+        scene, name=f"{scene.name}-rotated",
+        draws=[dataclasses.replace(d, world_from_object=r @ d.world_from_object) for d in scene.draws],
+        camera=dataclasses.replace(cam, eye=turn(cam.eye), target=turn(cam.target), up=turn(cam.up)),
+        light=dataclasses.replace(scene.light, direction=turn(scene.light.direction)))
+
+
 def _hue(h: float, s: float = 0.65, v: float = 0.95) -> tuple[float, float, float, float]:
     return (*colorsys.hsv_to_rgb(h % 1.0, s, v), 1.0)
 
