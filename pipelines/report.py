@@ -298,7 +298,8 @@ def print_claims(claims, console: Console) -> None:
 
 def to_markdown(rows, settings: Settings, claims=None) -> str:
     out = [f"# tilesim report\n\n{settings.width}x{settings.height}, {settings.samples} sample(s) "
-           f"per pixel, GB/s at {settings.fps:g} fps; DRAM in MB (10^6 bytes) per frame.\n"]
+           f"per pixel, GB/s at {settings.fps:g} fps; DRAM in MB (10^6 bytes) per frame.\n"] if rows \
+        else ["# tilesim claims\n"]
     for scene_rows in by_scene(rows).values():
         streams = streams_used(scene_rows)
         header = summary_header(streams, settings.fps)
@@ -321,7 +322,7 @@ def to_markdown(rows, settings: Settings, claims=None) -> str:
                        for line in rt_lines(r, settings.rays))
             out.append("")
     if claims:
-        out += ["## Claims from the source documents, measured\n", "| " + " | ".join(CLAIM_HEADER) + " |",
+        out += ["## Claims from the source documents, measured (at --claims-res, default 1920x1080)\n", "| " + " | ".join(CLAIM_HEADER) + " |",
                 "|" + "---|" * len(CLAIM_HEADER)]
         out.extend("| " + " | ".join(x.replace("|", "\\|") for x in claim_cells(c)) + " |"
                    for c in claims)
