@@ -266,6 +266,8 @@ def test_bad_input_is_one_clear_error():
         Triangles.of_array(np.full((1, 3, 3), np.nan))
     with pytest.raises(ValueError):
         make_rays([[0, 0, 0]], [[np.nan, 0, 1]])
+    with pytest.raises(ValueError):
+        make_rays([[0, 0, 0]], [[0, 0, 0]])
     lay = all_layouts(Triangles.of_array(np.eye(3, dtype=np.float32)[None]))[2]
     with pytest.raises(ValueError):
         trace_rays(lay, make_rays([[0, 0, 0]], [[0, 0, 1]]), dual=True)

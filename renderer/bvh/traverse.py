@@ -38,10 +38,12 @@ def make_rays(origins, directions, tmin=0.0, tmax=np.inf) -> np.ndarray:
         raise ValueError(f"origins {o.shape} and directions {d.shape} differ")
     rays = np.empty((len(o), tk.R_N), np.float32)
     rays[:, 0:3], rays[:, 4:7] = o, d
-    rays[:, tk.R_TMIN] = np.broadcast_to(np.asarray(tmin, np.float32).reshape(-1), len(o)) if np.ndim(tmin) else tmin
-    rays[:, tk.R_TMAX] = np.broadcast_to(np.asarray(tmax, np.float32).reshape(-1), len(o)) if np.ndim(tmax) else tmax
+    rays[:, tk.R_TMIN] = np.asarray(tmin, np.float32)      # a scalar or one value per ray
+    rays[:, tk.R_TMAX] = np.asarray(tmax, np.float32)
     if not np.isfinite(rays[:, :7]).all():
         raise ValueError("ray origins, directions and tmin must be finite")
+    if (~d.any(axis=1)).any():
+        raise ValueError("a ray direction is zero")
     return rays
 
 
