@@ -43,7 +43,9 @@ def test_json_validates_against_its_schema(doc):
     assert doc["command"][:2] == ["tilesim", "report"] and "--claims" in doc["command"]
     assert [p["name"] for p in doc["presets"]] == PRESETS.split(",")
     assert all(v["source"] for p in doc["presets"] for v in p["params"].values())
-    assert {c["status"] for c in doc["claims"]} >= {"not yet measured"}
+    for c in doc["claims"]:
+        assert c["measured"] and (c["status"] == "agrees") == (c["expected"][0] <= c["value"] <= c["expected"][1])
+        assert c["status"] == "agrees" or c["note"]          # a disagreement says why
     broken = json.loads(json.dumps(doc))
     del broken["rows"][0]["dram_bytes"]
     with pytest.raises(jsonschema.ValidationError, match="dram_bytes"):
@@ -64,6 +66,14 @@ def test_json_totals_equal_the_sum_of_the_streams(doc):
         assert [r["preset"] for r in rows] == PRESETS.split(",")
         assert rows[0]["rel_first"] == 1.0
         assert rows[1]["rel_first"] == pytest.approx(rows[1]["dram_bytes"] / rows[0]["dram_bytes"])
+
+
+def test_a_claim_not_built_is_never_measured():
+    from pipelines.claims import Claim, evaluate
+    from pipelines.report import Settings
+    (r,) = evaluate(Settings(16, 16), [Claim("x", "a claim", "a source", "a scene", ("p",), (0.0, 1.0),
+                                             missing="the feature")])
+    assert (r.status, r.measured, r.note) == ("not yet measured", None, "needs the feature")
 
 
 def _markdown_tables(text: str) -> dict[str, list[dict]]:
