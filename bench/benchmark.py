@@ -37,7 +37,7 @@ SCENES = ["spheres", "overdraw:32:btf", "overdraw:32:ftb", "sponza"]
 PRESET = "imr-baseline"
 # What pipelines.imr calls per pass, in order; time not inside one of these is "other"
 # (framebuffer allocation, surfaces, flushes, per-tile maps, Python glue).
-STAGES = ["setup_pass", "bin_triangles", "build_tables", "clear_surface", "rasterize",
+STAGES = ["front_end", "bin_triangles", "build_tables", "clear_surface", "rasterize",
           "replay", "resolve_surface"]
 
 
