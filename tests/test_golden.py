@@ -1,5 +1,6 @@
 """Golden images of every built-in scene (tests/golden/manifest.json says the tolerances and why).
-On failure the rendered image and a diff image go to tests/golden/failures/."""
+A scene with a post chain is checked on the chain's final image. On failure the rendered image
+and a diff image go to tests/golden/failures/."""
 from __future__ import annotations
 
 import json
@@ -11,7 +12,8 @@ from PIL import Image
 
 from pipelines import render
 from pipelines.diff import Tolerance, compare
-from scenes.library import scene_names
+from pipelines.postchain import postchain
+from scenes.library import get_scene, scene_names
 
 GOLDEN = Path(__file__).parent / "golden"
 MANIFEST = json.loads((GOLDEN / "manifest.json").read_text())
@@ -29,18 +31,23 @@ def test_manifest_covers_every_scene():
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c['scene']}-{c['samples']}x")
 def test_golden(case, request):
-    r = render(case["scene"], "imr-baseline", MANIFEST["width"], MANIFEST["height"], case["samples"])
+    w, h = MANIFEST["width"], MANIFEST["height"]
+    scene = get_scene(case["scene"])
+    if scene.post_chain:
+        image = postchain(scene, "imr-baseline", w, h).surfaces["final"]
+    else:
+        image = render(scene, "imr-baseline", w, h, case["samples"]).color
     path = _file(case)
     if request.config.getoption("--update-golden"):
-        Image.fromarray(r.color).save(path)
+        Image.fromarray(image).save(path)
         pytest.skip(f"rewrote {path.name}")
     assert path.exists(), f"no golden image {path.name}: run pytest --update-golden on purpose"
     want = np.asarray(Image.open(path).convert("RGBA"))
     tol = Tolerance(case["max_abs"], case["max_fraction"])
-    d = compare(r.color, want, tol)
+    d = compare(image, want, tol)
     if not d.within:
         out = GOLDEN / "failures"
         out.mkdir(exist_ok=True)
-        Image.fromarray(r.color).save(out / f"{path.stem}_got.png")
+        Image.fromarray(image).save(out / f"{path.stem}_got.png")
         Image.fromarray(d.diff).save(out / f"{path.stem}_diff.png")
         pytest.fail(f"{path.name}: {d.summary(perceptual=True)}; wrote {out / (path.stem + '_got.png')} and _diff.png")

@@ -47,7 +47,7 @@ def test_every_scene_builds_with_a_tight_camera(name):
 
 def test_registry_lists_every_scene():
     assert set(scene_names()) == {"triangle", "quad", "overdraw", "spheres", "sponza", "dragon", "bunny",
-                                  "teapot", "spot", "foliage", "particles"}
+                                  "teapot", "spot", "foliage", "postchain", "particles"}
     assert all(e.description and "\n" not in e.description for e in SCENES.values())
 
 
