@@ -20,8 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pipelines.raytrace import camera_rays, trace  # noqa: E402
 from renderer.bvh import Triangles, build_bvh2, collapse, trace_rays, warm_up  # noqa: E402
 from renderer.bvh.layouts import bvh2_layout, bvh4_layout, bvh8_layout  # noqa: E402
-from scenes.library import get_scene  # noqa: E402
-from scenes.model import Draw, Scene  # noqa: E402
+from scenes.library import get_scene, rotated  # noqa: E402
 
 
 def race(fns: dict, n=5):
@@ -75,26 +74,6 @@ def layouts(tris):
     lo = bvh8_layout(w8, obb=True)
     t["bvh8-obb"] = t["bvh8"] + time.perf_counter() - t0
     return {"bvh2": l2, "bvh4": l4, "bvh8": l8, "bvh8-obb": lo}, t
-
-
-def rotated(scene: Scene, deg_y=30.0, deg_x=20.0) -> Scene:
-    """The scene's draws turned about y and x, the camera turned with them (the same view of
-    geometry that is no longer axis-aligned)."""
-    def rot(axis, deg):
-        c, s = np.cos(np.radians(deg)), np.sin(np.radians(deg))
-        m = np.eye(4)
-        i, j = [(1, 2), (0, 2), (0, 1)][axis]
-        m[i, i], m[i, j], m[j, i], m[j, j] = c, -s, s, c
-        return m
-    r = rot(0, deg_x) @ rot(1, deg_y)
-    draws = [Draw(d.mesh, d.material, r @ d.world_from_object, d.state) for d in scene.draws]
-    cam = scene.camera
-    tf = lambda p: tuple((r[:3, :3] @ np.asarray(p, np.float64)) + r[:3, 3])  # noqa: E731
-    from scenes.model import Camera, Light
-    camera = Camera(tf(cam.eye), tf(cam.target), tuple(r[:3, :3] @ np.asarray(cam.up)), cam.fovy_deg,
-                    cam.near, cam.far)
-    light = Light(tuple(r[:3, :3] @ np.asarray(scene.light.direction)), scene.light.color, scene.light.ambient)
-    return Scene(scene.name + "-rotated", scene.description, draws, camera, light, scene.background)
 
 
 def main(argv=None):
