@@ -107,10 +107,7 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
     n = len(s.idx)
     prim_off = np.zeros(len(draws) + 1, np.int64)
     np.cumsum(s.n_prims, out=prim_off[1:])
-    v_base = np.zeros(len(draws) + 1, np.int64)
-    np.cumsum(s.n_verts, out=v_base[1:])
     gidx = s.idx.reshape(-1)
-    lidx = gidx - np.repeat(v_base[:-1], 3 * s.n_prims)
 
     # Mesh draws: meshlet tables per distinct mesh; a draw whose meshlets overflow the export
     # budget cannot take the path.
@@ -128,7 +125,7 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
         draw_table[d] = table_of[id(mesh)]
     for k, name in enumerate(FRONTENDS):
         c.add(f"geom.draws.{name}", int((path == k).sum()))
-    prim_path = np.repeat(path, s.n_prims)
+    lidx, prim_path, legacy_c, ngg_c = _static_arrays(draws, s, path)
 
     verdict = s.outcome.copy()
     # Mesh: the amplification stage's verdict per (draw, meshlet).
@@ -160,8 +157,6 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
 
     # Legacy: the post-transform cache; NGG: subgroups.
     hit = ptc_hits_of_draws(draws, lidx, prim_off, path == LEGACY, int(params["ptc_entries"]))
-    legacy_c = np.repeat(prim_path == LEGACY, 3)
-    ngg_c = np.repeat(prim_path == NGG, 3)
     if (path == NGG).any():
         pos_first, attr_first, n_sub = subgroups(gidx, prim_off, path == NGG, keep,
                                                  int(params["ngg_max_verts"]), int(params["ngg_max_prims"]))
@@ -195,6 +190,29 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
     tris = s.tris if keep_tri.all() else SetupTriangles(*(a[keep_tri] for a in s.tris))
     c.add("geom.setup_triangles", tris.n)
     return FrontEnd(tris, plan, c, path, verdict)
+
+
+_STATIC: OrderedDict = OrderedDict()     # key -> (the meshes, kept alive; the arrays)
+
+
+def _static_arrays(draws, s, path):
+    """What depends only on the meshes and each draw's path, not on the camera: every corner's
+    draw-local vertex index, each primitive's path, and which corners take the legacy and NGG
+    paths. Remembered while the same meshes are drawn (the viewer, reports of many presets);
+    shared, so never written to."""
+    key = (tuple(id(d.mesh) for d in draws), path.tobytes())
+    if key in _STATIC:
+        _STATIC.move_to_end(key)
+        return _STATIC[key][1]
+    v_base = np.zeros(len(draws) + 1, np.int64)
+    np.cumsum(s.n_verts, out=v_base[1:])
+    lidx = s.idx.reshape(-1) - np.repeat(v_base[:-1], 3 * s.n_prims)
+    prim_path = np.repeat(path, s.n_prims)
+    arrays = (lidx, prim_path, np.repeat(prim_path == LEGACY, 3), np.repeat(prim_path == NGG, 3))
+    _STATIC[key] = ([d.mesh for d in draws], arrays)
+    if len(_STATIC) > 8:
+        _STATIC.popitem(last=False)
+    return arrays
 
 
 def _fetch_plan(draws, mm, params, prim_off, lidx, fetch_index, fetch_pos, fetch_attr, head,
