@@ -116,10 +116,29 @@ class SetupPass(NamedTuple):
     clip_from_world: np.ndarray   # float64 (4, 4)
 
 
+_SETUP: dict = {}
+_SETUP_KEEP = 2           # the last passes set up: the next preset on the same frame reuses them
+
+
 def setup_all(draws, camera, width: int, height: int) -> SetupPass:
     """All draws of a pass → SetupTriangles in submission order, with each input primitive's
     outcome. One kernel call for the whole pass: draws are concatenated, vertex indices made
-    global."""
+    global. Setup depends only on the draws, the camera and the size, never on the preset, so
+    the same frame through several presets (the viewer's panels, a report's rows) sets up once;
+    the result is shared and must not be written to."""
+    key = (tuple((id(d.mesh), d.world_from_object.tobytes(), int(d.state.cull)) for d in draws),
+           camera, width, height)
+    hit = _SETUP.get(key)
+    if hit is not None and all(a is b.mesh for a, b in zip(hit[0], draws)):
+        return hit[1]
+    result = _setup_all(draws, camera, width, height)
+    if len(_SETUP) >= _SETUP_KEEP:
+        _SETUP.pop(next(iter(_SETUP)))
+    _SETUP[key] = (tuple(d.mesh for d in draws), result)
+    return result
+
+
+def _setup_all(draws, camera, width: int, height: int) -> SetupPass:
     cfw = clip_from_world(camera, width, height)
     if draws:
         clip, world, nrm, uv, n_verts = transform_vertices(draws, cfw)
