@@ -8,7 +8,7 @@ from numba import njit
 from .imr_kernels import append_in_order
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def batches(prim_tri_off, prim_draw, draw_key, draw_binned, max_prims, corners, attrs_per_vertex,
             max_alloc):
     """Cut the primitives (in submission order) into batches. A batch closes when it holds
@@ -71,7 +71,7 @@ def batches(prim_tri_off, prim_draw, draw_key, draw_binned, max_prims, corners, 
     return starts[:n_b + 1].copy(), binned[:n_b].copy(), breaks
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def work_binned(prim_tri_off, tri_offsets, ref_slot, ref_bin, batch_starts, batch_binned):
     """The work list (as imr_kernels.replay reads it) of a binning rasterizer: a binned batch
     fetches all its primitives, then visits its bins in order, and in each bin its primitives

@@ -20,7 +20,7 @@ ALL = ~np.uint64(0)   # every pixel of a block
 HTILE_BYTES = 4     # hierarchical-Z word per 8x8 depth block (AMD HTILE: 32 bits per 8x8 tile)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def work_in_submission_order(prim_tri_off, tri_offsets, ref_slot):
     """The order an IMR's units issue work: each primitive's fetch (-(p + 1)), then its pixels,
     tile reference by tile reference (r >= 0)."""
@@ -30,7 +30,7 @@ def work_in_submission_order(prim_tri_off, tri_offsets, ref_slot):
     return work
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def append_in_order(work, k, p0, p1, prim_tri_off, tri_offsets, ref_slot):
     """Primitives p0..p1 into work from position k, each fetch followed by its tile
     references; returns the next position."""
@@ -44,7 +44,7 @@ def append_in_order(work, k, p0, p1, prim_tri_off, tri_offsets, ref_slot):
     return k
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def replay(cs, acc, tile_bytes, fetch, prim_need, tri_draw, bins, ref_tile, ev, mat, color, depth,
            blocks_x, tex_region, htile_region, cleared_color, cleared_depth, work):
     """Feed the caches an immediate-mode GPU's requests, in the order `work` gives: -(p + 1)

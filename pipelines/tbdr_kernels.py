@@ -23,7 +23,7 @@ S_PARAM, S_COLOR, S_DEPTH, S_TEXTURE = (
     STREAM[s] for s in ("param", "color", "depth", "texture"))
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def param_chunks(prim_off, indices, draw_vbase, prim_tri_off, tri_refs, sizes, capacity):
     """Partial renders: the chunk of each primitive. A primitive adds its setup triangles'
     records and tile-list entries, and each of its vertices not yet in the buffer; a new chunk
@@ -61,7 +61,7 @@ def param_chunks(prim_off, indices, draw_vbase, prim_tri_off, tri_refs, sizes, c
     return chunk, total
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _tile_blocks(rq, n, meta, lv, layout, op, i, tx0, ty0, bx1, by1, blocks_x):
     """Request every block of tile i (blocks [tx0, bx1) x [ty0, by1)) of one surface."""
     for by in range(ty0, by1):
@@ -70,7 +70,7 @@ def _tile_blocks(rq, n, meta, lv, layout, op, i, tx0, ty0, bx1, by1, blocks_x):
     return n
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _tile_transfer(rq, n, meta, write, spilled, spill, actions, i, tx0, ty0, bx1, by1, blocks_x):
     """Load (write False) or store one tile's colour and depth: from or to the spill around a
     partial render, else as the load and store actions say. Returns (n, spill bytes moved)."""
@@ -92,7 +92,7 @@ def _tile_transfer(rq, n, meta, write, spilled, spill, actions, i, tx0, ty0, bx1
     return n, moved
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def replay_tiler(cs, acc, tile_bytes, geo, fetch, fetch_need, draw_vbase, prim_tri_off, tri_prim,
                  bins, ref_tile, ev, param, tiles, spill, prim_chunk, blocks_x, blocks_y,
                  tex_region, extra, tile_spills):

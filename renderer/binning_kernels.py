@@ -9,7 +9,7 @@ from .geometry_kernels import SUBPIXEL_BITS
 BLOCK = 8     # ROP block edge, px: the unit the ROP asks the memory system for (see raster_kernels)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def pixel_bbox(x, y, t, width, height):
     """Conservative pixel bbox [x0, x1) x [y0, y1) of triangle t, clipped to the viewport: every
     pixel that may hold a covered sample."""
@@ -20,7 +20,7 @@ def pixel_bbox(x, y, t, width, height):
     return x0, y0, x1, y1
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _overlaps(x, y, t, rx0, ry0, rx1, ry1):
     """Exact triangle–rectangle overlap for a positive-area triangle: the rectangle (subpixels,
     inclusive) is out if all four corners are outside one edge (the triangle's bbox was already
@@ -37,7 +37,7 @@ def _overlaps(x, y, t, rx0, ry0, rx1, ry1):
     return True
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _tile_range(x, y, t, width, height, tile):
     x0, y0, x1, y1 = pixel_bbox(x, y, t, width, height)
     if x1 <= x0 or y1 <= y0:
@@ -45,7 +45,7 @@ def _tile_range(x, y, t, width, height, tile):
     return x0 // tile, y0 // tile, (x1 - 1) // tile, (y1 - 1) // tile
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def count_tiles(x, y, width, height, tile, exact):
     n = x.shape[0]
     counts = np.zeros(n, np.int64)
@@ -65,7 +65,7 @@ def count_tiles(x, y, width, height, tile, exact):
     return counts
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def fill_refs(x, y, width, height, tile, exact, tiles_x, tri_offsets, ref_tile):
     """Tile of every (triangle, tile) reference, triangle-major (the order geometry produced)."""
     for t in prange(x.shape[0]):
@@ -80,7 +80,7 @@ def fill_refs(x, y, width, height, tile, exact, tiles_x, tri_offsets, ref_tile):
                     o += 1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def sort_refs_by_tile(ref_tile, tri_offsets, n_tiles):
     """Counting sort, stable: within a tile, triangles stay in submission order.
     Returns tile_offsets (n_tiles+1), ref_tri (n_refs) and ref_slot: the tile-major position of
@@ -104,7 +104,7 @@ def sort_refs_by_tile(ref_tile, tri_offsets, n_tiles):
     return tile_offsets, ref_tri, ref_slot
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def event_capacity(x, y, width, height, tile, tiles_x, tile_offsets, ref_tri, textured):
     """Upper bounds on the memory events each reference can emit: ROP blocks of its bbox in the
     tile, and (textured draws) 2x2 quads of it."""

@@ -22,7 +22,7 @@ EMITTED, CULLED_BACKFACE, CULLED_ZERO_AREA, CULLED_FRUSTUM = 0, 1, 2, 3
 CULL_NONE, CULL_BACK, CULL_FRONT = 0, 1, 2
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _plane_dist(p, k, gx, gy):
     """Signed distance of clip-space point p to plane k; >= 0 inside.
     0: near (z >= -w, OpenGL), 1..4: guard band x, y; 5: far (z <= w), 6..9: viewport x, y."""
@@ -48,7 +48,7 @@ def _plane_dist(p, k, gx, gy):
     return w + y
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _clip_polygon(c0, c1, c2, gx, gy, bary, tmp, p, q, n_planes_mask):
     """Sutherland–Hodgman in homogeneous space on the planes set in n_planes_mask (bits 0..4).
     Polygon vertices are barycentric weights of the input triangle: bary (MAX_POLY, 3); tmp, p,
@@ -83,7 +83,7 @@ def _clip_polygon(c0, c1, c2, gx, gy, bary, tmp, p, q, n_planes_mask):
     return n
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _depth_plane(fx, fy, sx, sy, sz, a, b, c, out):
     """Window depth as a plane z = out[0] X + out[1] Y + out[2] over subpixel coordinates, fitted
     to the unsnapped positions as OpenGL implementations do (llvmpipe sets up its z plane from
@@ -103,12 +103,12 @@ def _depth_plane(fx, fy, sx, sy, sz, a, b, c, out):
     out[2] = sz[a] - out[0] * x0 - out[1] * y0
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _snap(v):
     return np.int64(np.floor(v * SUBPIXEL + 0.5))
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def transform_vertices(pos, nrm, v_draw, world_m, normal_m, clip_m):
     """world = world_m[d] @ (p, 1); clip = clip_m @ (world, 1); normal = normal_m[d] @ n,
     normalised (left zero when n is zero: faceted meshes)."""
@@ -139,7 +139,7 @@ CLIP_PLANES = 0b11111             # near + guard band: planes that clipping must
 REJECT_PLANES = 0b1111100001      # near, far, viewport: all three outside one → invisible
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def project_vertices(clip, width, height, sx, sy, fx, fy, z, inv_w, outcode):
     """Per vertex, once: window position (unsnapped and snapped), depth, 1/w, and the clip
     planes it is outside of (bit k for _plane_dist's plane k). Triangles with no vertex outside
@@ -164,7 +164,7 @@ def project_vertices(clip, width, height, sx, sy, fx, fy, z, inv_w, outcode):
         inv_w[v] = iw
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _setup_chunk(t0, t1, clip, world, normal, uv, idx, tri_draw, draw_flat, draw_cull, width, height,
                  vsx, vsy, vfx, vfy, vz, viw, voc, write, offsets, n_emit, outcome, clipped,
                  ox, oy, oz, oinv_w, onrm, ouv, oback, ozplane):
@@ -275,7 +275,7 @@ def _setup_chunk(t0, t1, clip, world, normal, uv, idx, tri_draw, draw_flat, draw
 CHUNK = 4096   # triangles per parallel work item
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def setup_triangles(clip, world, normal, uv, idx, tri_draw, draw_flat, draw_cull, width, height,
                     vert, write, offsets, out):
     """Pass 1 (write False): setup triangles per input triangle and each one's outcome.

@@ -56,7 +56,7 @@ OP_WRITE, OP_WRITE_BACK, OP_STREAM_SHIFT = 1, 2, 2
 REQUESTS = 1024      # rows of a producer's request buffer: 32 KiB, stays in the L1 data cache
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def serve(lines, shape, meta, acc, tile_bytes, rq, n):
     """Runs requests rq[:n] through the caches, in order."""
     lb = meta[M_LINE_BYTES]
@@ -123,7 +123,7 @@ def serve(lines, shape, meta, acc, tile_bytes, rq, n):
     meta[M_CLOCK] = clock
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def request(rq, n, lv, line, op, tile):
     """Appends one request; returns the new count."""
     rq[n, R_LEVEL] = lv
@@ -133,7 +133,7 @@ def request(rq, n, lv, line, op, tile):
     return n + 1
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def request_fetch(rq, n, meta, lv, index_base, vertex_base, local, v0, v1, v2, index_bytes,
                   vertex_bytes, index_op, vertex_op):
     """A front end fetching primitive `local` of a draw: its three indices and its three
@@ -155,12 +155,12 @@ def request_fetch(rq, n, meta, lv, index_base, vertex_base, local, v0, v1, v2, i
     return n
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def op_code(write, stream):
     return (OP_WRITE if write else 0) | (stream << OP_STREAM_SHIFT)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def block_layout(meta, region, bpp):
     """A block-linear surface (region, bpp = bytes per pixel with all its samples; the wrapper
     checks that bpp divides the line) as request_block walks it: (first byte, bytes per 8x8
@@ -169,7 +169,7 @@ def block_layout(meta, region, bpp):
     return region << REGION_SHIFT, BLOCK * BLOCK * bpp, ppl, (BLOCK * BLOCK + ppl - 1) // ppl
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def request_block(rq, n, meta, lv, layout, block, mask, op, tile):
     """The lines of one 8x8 block of a surface (layout from block_layout) that hold the pixels
     in mask (bit y*8+x). Returns the new count."""
@@ -185,12 +185,12 @@ def request_block(rq, n, meta, lv, layout, block, mask, op, tile):
     return n
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def block_tile(block, blocks_x, tile, tiles_x):
     return ((block // blocks_x) * BLOCK // tile) * tiles_x + ((block % blocks_x) * BLOCK) // tile
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def flush_region(cs, acc, tile_bytes, region, invalidate_only):
     """End of pass for one surface: STORE writes its dirty lines down to DRAM, level by level
     from the top; DONT_CARE (invalidate_only) drops them without a byte of traffic. A level's
@@ -220,7 +220,7 @@ def flush_region(cs, acc, tile_bytes, region, invalidate_only):
         serve(lines, shape, meta, acc, tile_bytes, rq, n)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def clear_surface(cs, acc, tile_bytes, lv, region, bpp, which, stream, blocks_x, tile, tiles_x):
     """Write every line of the blocks in `which` (bool per 8x8 block) once: a clear without
     fast-clear metadata (all blocks), or a fast-clear eliminate (the blocks still cleared)."""
@@ -241,7 +241,7 @@ def clear_surface(cs, acc, tile_bytes, lv, region, bpp, which, stream, blocks_x,
     serve(lines, shape, meta, acc, tile_bytes, rq, n)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def write_linear(cs, acc, tile_bytes, lv, region, n_bytes, stream):
     """Write n_bytes at the start of a region, line by line: metadata such as a fast clear's."""
     lines, shape, meta = cs
@@ -256,7 +256,7 @@ def write_linear(cs, acc, tile_bytes, lv, region, n_bytes, stream):
     serve(lines, shape, meta, acc, tile_bytes, rq, n)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def resolve_surface(cs, acc, tile_bytes, lv, src, dst, n_blocks, color_stream, resolve_stream,
                     blocks_x, tile, tiles_x):
     """MSAA resolve: read every sample line of src, write the single-sample dst.

@@ -60,7 +60,7 @@ COUNTER_NAMES = ["raster.fragments", "raster.samples_covered", "raster.quads",
                  "tile.hsr_flush.partial_render", "raster.hiz_rejected_blocks"]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _block_zmax(depth, x0, y0, width, height, n_samples):
     """Farthest stored depth over the samples of the 8x8 block at (x0, y0) inside the target."""
     z = np.float32(0.0)
@@ -71,7 +71,7 @@ def _block_zmax(depth, x0, y0, width, height, n_samples):
     return z
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr, hiz, chunk,
                    counters):
     # Unpack the structs once: an array taken out of a tuple inside the loop is ref-counted
@@ -543,7 +543,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     cnt[RC.HIZ_REJECTED] += k_hiz_rejected
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr, hiz, chunk,
                     tile_order, counters):
     # The sample count as a compile-time constant (one specialisation each for 1x and 4x): the
@@ -556,14 +556,14 @@ def rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr, h
 
 # Entry points with the sample count fixed, so that calls from Python find their compiled code
 # by argument types (a literal argument would send every call through numba's typing, ~20 ms).
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def rasterize_tiles_1x(tris, bins, mat, tex, light, fb, ev, view, hsr, hiz, chunk, tile_order,
                        counters):
     rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, 1, hsr, hiz, chunk, tile_order,
                     counters)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def rasterize_tiles_4x(tris, bins, mat, tex, light, fb, ev, view, hsr, hiz, chunk, tile_order,
                        counters):
     rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, 4, hsr, hiz, chunk, tile_order,

@@ -6,13 +6,13 @@ import numpy as np
 from numba import njit, prange
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def quantize(v):
     """[0, 1] float to RGBA8 unorm, round to nearest."""
     return np.uint8(min(max(v, 0.0), 1.0) * 255.0 + 0.5)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def depth_test(depth, ly, lx, mask, frag_z, lane, n_samples):
     """The samples of mask whose depth is LESS than the stored one (DESIGN.md §2)."""
     passed = mask
@@ -22,7 +22,7 @@ def depth_test(depth, ly, lx, mask, frag_z, lane, n_samples):
     return passed
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def write_samples(color, depth, ly, lx, mask, frag_z, lane, n_samples, r, g, b, a, depth_write,
                   blend):
     """Write one shaded fragment (r, g, b, a) to the samples of mask: depth if enabled, colour
@@ -47,7 +47,7 @@ def write_samples(color, depth, ly, lx, mask, frag_z, lane, n_samples, r, g, b, 
             color[ly, lx, s, 3] = 255
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def fill(target, value):
     """target[...] = value over the first axis in parallel: a fresh target is touched first by
     both cores, which halves the page-fault cost of a 1080p clear."""

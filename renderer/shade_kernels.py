@@ -13,7 +13,7 @@ L_OFFSET, L_WIDTH, L_HEIGHT, L_TILED = 0, 1, 2, 3
 TEX_BLOCK = 4        # textures are stored in 4x4-texel blocks (64 B of RGBA8): the texture L1 line
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def mip_level(levels, n_levels, ti, dudx, dvdx, dudy, dvdy):
     """Nearest mip for the UV footprint of one pixel (quad finite differences, as hardware)."""
     w = levels[ti, 0, L_WIDTH]
@@ -25,7 +25,7 @@ def mip_level(levels, n_levels, ti, dudx, dvdx, dudy, dvdy):
     return min(lod, n_levels[ti] - 1)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def texel_block_address(levels, base, ti, level, u, v):
     """Byte address of the 4x4 block holding the texel under (u, v): what the texture unit asks
     L2 for on an L1 miss."""
@@ -38,12 +38,12 @@ def texel_block_address(levels, base, ti, level, u, v):
         ((ty // TEX_BLOCK) * blocks_x + tx // TEX_BLOCK) * (TEX_BLOCK * TEX_BLOCK * 4)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _texel(data, off, w, x, y, c):
     return data[off + (y * w + x) * 4 + c]
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def sample_bilinear(data, levels, ti, level, u, v, out):
     """RGBA in [0, 1] into out[0:4]; texel centres at half-integers, wrap = repeat."""
     off = levels[ti, level, L_OFFSET]
@@ -69,7 +69,7 @@ def sample_bilinear(data, levels, ti, level, u, v, out):
         out[c] = (top + (bot - top) * ay) * (1.0 / 255.0)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def lambert(r, g, b, nx, ny, nz, back, light):
     """Directional light + ambient on colour (r, g, b) for normal n (not yet unit; flipped for
     back faces). light = the 9 scalars of shade.light_vector, as a tuple: no array goes into an
@@ -85,7 +85,7 @@ def lambert(r, g, b, nx, ny, nz, back, light):
             b * (light[8] + ndl * light[5]))
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def shade_fragment(base_color, texture, unlit, tex_data, tex_levels, light, d, nx, ny, nz, back,
                    u, v, level, out):
     """Colour of one fragment of draw d into out[0:4] (linear, alpha in [0, 1]): base colour x

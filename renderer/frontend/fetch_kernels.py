@@ -11,7 +11,7 @@ RECENT = 4   # lines a primitive's fetch remembers: requests to them are merged 
              # reads a primitive's indices three at a time and merges its vertex lines)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def build(prim_off, lidx, fetch_index, fetch_pos, fetch_attr, index_base, pos_base, attr_base,
           sizes, head, alive, desc_addr, vlist_addr, tri_addr, m_vert_off, m_verts, m_draw,
           line_shift, streams, write, off, addr, nbytes, stream, lines):
@@ -72,7 +72,7 @@ def build(prim_off, lidx, fetch_index, fetch_pos, fetch_attr, index_base, pos_ba
                 lines[p] = span
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def prim_off_meshlet_tris(head, p, p_end):
     """Triangles of the meshlet that starts at primitive p: up to the next head or the draw's end."""
     q = p + 1
@@ -81,7 +81,7 @@ def prim_off_meshlet_tris(head, p, p_end):
     return q - p
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def issue(rq, n, lv, shift, off, addr, nbytes, op, p):
     """Request primitive p's planned ranges at level lv, one request per line not among the
     last RECENT lines it requested. Returns the new count."""

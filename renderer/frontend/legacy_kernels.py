@@ -5,7 +5,7 @@ import numpy as np
 from numba import njit, prange
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def fifo_ptc(indices, prim_off, draw_on, size, hit):
     """Walk each selected draw's indices (draw-local, 3 per primitive, in order) through a FIFO
     of `size` vertex ids emptied at the draw's start: a hit reuses a shaded vertex, a miss

@@ -11,7 +11,7 @@ CONE_MARGIN = 2.0 * np.pi / 180.0   # rad; the cone test keeps 2 degrees of slac
 KEPT, CULLED_FRUSTUM, CULLED_CONE = 0, 1, 2
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def amplify(center, radius, axis, cutoff, m_first, m_draw, world_m, cone_ok, eye, planes, verdict):
     """Per (draw, meshlet) m: its object-space sphere and cone through the draw's world matrix
     (a similarity when cone_ok[d]: scale = the first column's length), then KEPT, CULLED_FRUSTUM

@@ -5,7 +5,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def build_greedy(indices, n_verts, max_verts, max_prims, prim_off, vert_off, verts, corner):
     """Cut the triangles (indices (n, 3), in order) into meshlets of at most max_verts distinct
     vertices and max_prims triangles, each a contiguous run of the index buffer, so that the
@@ -48,7 +48,7 @@ def build_greedy(indices, n_verts, max_verts, max_prims, prim_off, vert_off, ver
     return m
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def bounds(pos, indices, prim_off, vert_off, verts, center, radius, axis, cutoff):
     """Per meshlet: a bounding sphere (centre of the box, radius to the farthest vertex) and
     the cone of its triangles' unit face normals (counter-clockwise front faces): axis = the
@@ -100,7 +100,7 @@ def bounds(pos, indices, prim_off, vert_off, verts, center, radius, axis, cutoff
         cutoff[m] = c if c > 0.0 else -1.0
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _face_normal(pos, indices, t):
     i0, i1, i2 = indices[t, 0], indices[t, 1], indices[t, 2]
     ux, uy, uz = pos[i1, 0] - pos[i0, 0], pos[i1, 1] - pos[i0, 1], pos[i1, 2] - pos[i0, 2]
@@ -108,7 +108,7 @@ def _face_normal(pos, indices, t):
     return uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def build_cluster(indices, n_verts, max_verts, max_prims, order, prim_off, vert_off, verts, corner):
     """Meshlets grown by adjacency, as meshoptimizer's meshopt_buildMeshlets does in spirit:
     seed at the first unassigned triangle, then repeatedly add the unassigned triangle that

@@ -8,7 +8,7 @@ from numba import njit, prange
 from renderer.geometry_kernels import SUBPIXEL
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def subgroups(gidx, prim_off, draw_on, keep, max_verts, max_prims, pos_first, attr_first, n_sub):
     """NGG workgroups (subgroups) per selected draw, in primitive order: a subgroup closes when
     the next primitive would bring its distinct vertices over max_verts or its primitives over
@@ -76,7 +76,7 @@ def subgroups(gidx, prim_off, draw_on, keep, max_verts, max_prims, pos_first, at
         n_sub[d] = sg
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _covers_any(x, y, zp, width, height, sample_x, sample_y):
     """Whether the setup triangle (x, y int64 (3,) subpixels, positive area; zp its depth plane)
     covers any sample as the rasterizer decides it: edge functions with the top-left rule at
@@ -142,7 +142,7 @@ def _covers_any(x, y, zp, width, height, sample_x, sample_y):
     return False
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def covers_samples(x, y, zplane, width, height, sample_x, sample_y, out):
     """out[t] = setup triangle t covers at least one sample (see _covers_any)."""
     for t in prange(x.shape[0]):
