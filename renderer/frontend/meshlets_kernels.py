@@ -5,6 +5,21 @@ import numpy as np
 from numba import njit
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _new_vertices(indices, t, stamp, m) -> int:
+    """Distinct vertices of triangle t that meshlet m has not taken yet (stamp: the meshlet that
+    last took each vertex)."""
+    new = 0
+    for k in range(3):
+        v = indices[t, k]
+        dup = False
+        for j in range(k):
+            dup = dup or indices[t, j] == v
+        if stamp[v] != m and not dup:
+            new += 1
+    return new
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def build_greedy(indices, n_verts, max_verts, max_prims, prim_off, vert_off, verts, corner):
     """Cut the triangles (indices (n, 3), in order) into meshlets of at most max_verts distinct
@@ -19,14 +34,7 @@ def build_greedy(indices, n_verts, max_verts, max_prims, prim_off, vert_off, ver
     prim_off[0] = 0
     vert_off[0] = 0
     for t in range(indices.shape[0]):
-        new = 0
-        for k in range(3):
-            v = indices[t, k]
-            dup = False
-            for j in range(k):
-                dup = dup or indices[t, j] == v
-            if stamp[v] != m and not dup:
-                new += 1
+        new = _new_vertices(indices, t, stamp, m)
         if np_ > 0 and (nv + new > max_verts or np_ + 1 > max_prims):
             m += 1
             prim_off[m] = t
@@ -170,14 +178,7 @@ def build_cluster(indices, n_verts, max_verts, max_prims, order, prim_off, vert_
                     continue
                 cand[w] = c
                 w += 1
-                new = 0
-                for k in range(3):
-                    v = indices[c, k]
-                    dup = False
-                    for j in range(k):
-                        dup = dup or indices[c, j] == v
-                    if stamp[v] != m and not dup:
-                        new += 1
+                new = _new_vertices(indices, c, stamp, m)
                 if nv + new <= max_verts and (new < best_new or (new == best_new and c < t)):
                     best_new, t = new, c
             n_cand = w
