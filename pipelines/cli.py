@@ -167,7 +167,7 @@ def cmd_report(args) -> None:
     from rich.console import Console
     from scenes.library import get_scene, scene_names
 
-    from . import report
+    from . import report, report_text
     from .claims import evaluate
     from .presets import PRESETS, get_preset
     w, h = _parse_res(args.res)
@@ -205,9 +205,9 @@ def cmd_report(args) -> None:
     if fmt == "table":
         console = Console(width=None if sys.stdout.isatty() and not out else 240,
                           file=io.StringIO() if out else None)
-        report.print_table(rows, settings, console)
+        report_text.print_table(rows, settings, console)
         if claims:
-            report.print_claims(claims, console)
+            report_text.print_claims(claims, console)
         if out:
             text = console.file.getvalue()
             write_atomic(out, lambda tmp: Path(tmp).write_text(text))
@@ -220,7 +220,7 @@ def cmd_report(args) -> None:
     elif fmt == "csv":
         text = report.to_csv(rows)
     else:
-        text = report.to_markdown(rows, settings, claims)
+        text = report_text.to_markdown(rows, settings, claims)
     if out:
         write_atomic(out, lambda tmp: Path(tmp).write_text(text))
         print(f"wrote {out} ({len(text.encode()) / 1e6:.1f} MB): {len(scenes)} scene(s) x "

@@ -17,7 +17,8 @@ import numpy as np
 from PIL import Image
 
 from .heatmaps import MAPS, heatmap_rgba, resample
-from .report import FALLBACK_REASONS, FALLBACK_SHORT, by_scene, fallbacks_text, streams_used
+from .report import FALLBACK_REASONS, FALLBACK_SHORT
+from .report_text import by_scene, fallbacks_text, streams_used
 
 THUMB_WIDTH = 320        # px: a preset's image and three maps side by side fit a laptop screen
 STREAM_COLOURS = {"index": "#8c564b", "vertex": "#e377c2", "param": "#9467bd", "color": "#d62728",

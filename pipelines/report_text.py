@@ -1,0 +1,183 @@
+"""The bandwidth report for people reading text: per scene a terminal table (rich; colours only on
+a terminal) or Markdown with the same cells, the post chain's and the ray passes' own tables, and
+the claims. The rows come from pipelines.report."""
+from __future__ import annotations
+
+import sys
+
+from rich.console import Console
+from rich.table import Table
+
+from renderer.counters import STREAMS
+
+from .report import FALLBACK_REASONS, FALLBACK_SHORT, Settings
+
+def streams_used(rows) -> list[str]:
+    return [s for s in STREAMS if any(r[f"dram_bytes.{s}"] for r in rows)]
+
+
+def by_scene(rows) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for r in rows:
+        out.setdefault(r["scene"], []).append(r)
+    return out
+
+
+def fallbacks_text(row) -> str:
+    parts = [f"{FALLBACK_SHORT[r]} {row[f'fallbacks.{r}']}" for r in FALLBACK_REASONS
+             if row[f"fallbacks.{r}"]]
+    if row["partial_renders"]:
+        parts.append(f"partial renders {row['partial_renders']}")
+    return ", ".join(parts) or "-"
+
+
+def summary_cells(row, streams) -> list[str]:
+    """The cells of one preset's line in the terminal and Markdown tables (MB with 3 decimals:
+    1 kB resolution, enough to see a stream appear)."""
+    share = "-" if row["bw_share"] is None else f"{100 * row['bw_share']:.1f}"
+    return [row["preset"], row["architecture"],
+            *(f"{row[f'dram_bytes.{s}'] / 1e6:.3f}" for s in streams),
+            f"{row['dram_mb']:.3f}", f"{row['rel_first']:.3f}", f"{row['gbps']:.2f}", share,
+            f"{row['overdraw']:.3f}", f"{row['shaded']:,}", fallbacks_text(row)]
+
+
+def summary_header(streams, fps) -> list[str]:
+    return ["preset", "arch", *streams, "DRAM MB", "vs first", f"GB/s@{fps:g}", "% BW",
+            "overdraw", "shaded", "fallbacks"]
+
+
+def details(rows, settings: Settings) -> str:
+    r = rows[0]
+    ms = sum(x["ms"] for x in rows)
+    return (f"{r['triangles']:,} triangles, {settings.width}x{settings.height}, "
+            f"{settings.samples}x, DRAM MB per frame by stream ({ms / 1e3:.1f} s to render)")
+
+
+def print_table(rows, settings: Settings, console: Console | None = None) -> None:
+    # A pipe or a log gets the whole table, not one folded to 80 columns, and no colour codes.
+    console = console or Console(width=None if sys.stdout.isatty() else 240)
+    for scene_rows in by_scene(rows).values():
+        streams = streams_used(scene_rows)
+        header = summary_header(streams, settings.fps)
+        t = Table(title=f"{scene_rows[0]['scene']}: {details(scene_rows, settings)}",
+                  title_justify="left")
+        for col in header:
+            t.add_column(col, justify="left" if col in ("preset", "arch", "fallbacks") else "right")
+        for r in scene_rows:
+            cells = summary_cells(r, streams)
+            rel = header.index("vs first")
+            style = "green" if r["rel_first"] < 0.995 else "red" if r["rel_first"] > 1.005 else ""
+            cells[rel] = f"[{style}]{cells[rel]}[/]" if style else cells[rel]
+            t.add_row(*cells)
+        console.print(t)
+        if "post" in scene_rows[0]:
+            for title_, header, lines in post_tables(scene_rows, settings):
+                t = Table(title=f"{scene_rows[0]['scene']}: {title_}", title_justify="left")
+                for col in header:
+                    t.add_column(col, justify="left" if col == header[0] else "right")
+                for line in lines:
+                    t.add_row(*line)
+                console.print(t)
+        if settings.rays:
+            t = Table(title=f"{scene_rows[0]['scene']}: ray passes, per ray (bytes before the caches)",
+                      title_justify="left")
+            for col in RT_HEADER:
+                t.add_column(col, justify="left" if col in ("preset", "layout", "pass") else "right")
+            for r in scene_rows:
+                for line in rt_lines(r, settings.rays):
+                    t.add_row(*line)
+            console.print(t)
+
+
+def post_tables(rows, settings: Settings):
+    """(title, header, lines) of a post-chain scene: a summary per preset, then each surface's
+    compressed MB and ratio and each pass's DRAM MB and tax, one column per preset."""
+    fps = f"{settings.fps:g}"
+    yield ("post chain compression per preset (DRAM MB; tax = bytes a compression-keeping design "
+           "would not move)",
+           ["preset", "codec", "ratio", "decompress events", "decompress MB", "rmw MB", "tax MB",
+            f"tax GB/s@{fps}", "% of BW"],
+           [[r["preset"], r["comp.codec"], f"{r['comp.ratio']:.2f}:1", f"{r['comp.decompress_events']:,}",
+             f"{r['comp.decompress_bytes'] / 1e6:.3f}", f"{r['comp.rmw_bytes'] / 1e6:.3f}",
+             f"{r['comp.tax_bytes'] / 1e6:.3f}", f"{r['comp.tax_gbps']:.3f}",
+             f"{100 * r['comp.tax_bw_share']:.2f}"] for r in rows])
+    presets = [r["preset"] for r in rows]
+    surfaces = [s["surface"] for s in rows[0]["post"]["surfaces"]]
+    yield ("post chain surfaces: compressed MB (ratio) as last written", ["surface", *presets],
+           [[name, *(f"{s['compressed_bytes'] / 1e6:.3f} ({s['ratio']:.2f}:1)" for r in rows
+                     for s in r["post"]["surfaces"] if s["surface"] == name)] for name in surfaces])
+    passes = [(p["pass"], p["stage"]) for p in rows[0]["post"]["passes"]]
+    yield ("post chain passes: DRAM MB read + written (of which tax)", ["pass", *presets],
+           [[f"{name} ({stage})", *(f"{(p['read_bytes'] + p['write_bytes']) / 1e6:.3f} ({p['tax_bytes'] / 1e6:.3f})"
+                                    for r in rows for p in r["post"]["passes"] if p["pass"] == name)]
+            for name, stage in passes])
+
+
+RT_HEADER = ["preset", "layout", "pass", "rays", "steps/ray", "nodes/ray", "box tests/ray",
+             "tri tests/ray", "B/ray", "overflows", "restarts"]
+
+
+def rt_lines(row, passes) -> list[list[str]]:
+    """One line per ray pass of a row."""
+    return [[row["preset"], row["rt.layout"], p, f"{row[f'rt.{p}.rays']:,}",
+             *(f"{row[f'rt.{p}.{m}']:.2f}" for m in ("steps_per_ray", "nodes_per_ray",
+                                                     "box_tests_per_ray", "tri_tests_per_ray")),
+             f"{row[f'rt.{p}.bytes_per_ray']:,.0f}", f"{row[f'rt.{p}.stack_overflows']:,}",
+             f"{row[f'rt.{p}.restarts']:,}"] for p in passes]
+
+
+CLAIM_HEADER = ["claim", "source", "scene", "status", "measured", "note"]
+CLAIM_STYLE = {"agrees": "green", "disagrees": "red", "not yet measured": "dim"}
+
+
+def claim_cells(c) -> list[str]:
+    """One claims.ClaimResult as table cells."""
+    return [c.claim.claim, c.claim.source, f"{c.claim.scene} ({', '.join(c.claim.presets)})",
+            c.status, c.measured.text if c.measured else "-", c.note]
+
+
+def print_claims(claims, console: Console) -> None:
+    t = Table(title="Claims from the source documents, measured", title_justify="left")
+    for col in CLAIM_HEADER:
+        t.add_column(col, ratio=2 if col in ("claim", "measured", "note") else 1)
+    for c in claims:
+        cells = claim_cells(c)
+        cells[3] = f"[{CLAIM_STYLE[c.status]}]{cells[3]}[/]"
+        t.add_row(*cells)
+    console.print(t)
+
+
+def to_markdown(rows, settings: Settings, claims=None) -> str:
+    out = [f"# tilesim report\n\n{settings.width}x{settings.height}, {settings.samples} sample(s) "
+           f"per pixel, GB/s at {settings.fps:g} fps; DRAM in MB (10^6 bytes) per frame.\n"] if rows \
+        else ["# tilesim claims\n"]
+    for scene_rows in by_scene(rows).values():
+        streams = streams_used(scene_rows)
+        header = summary_header(streams, settings.fps)
+        out.append(f"## {scene_rows[0]['scene']}\n\n{details(scene_rows, settings)}\n")
+        out.append("| " + " | ".join(header) + " |")
+        out.append("|" + "|".join("---" if h in ("preset", "arch", "fallbacks") else "---:"
+                                  for h in header) + "|")
+        out.extend("| " + " | ".join(summary_cells(r, streams)) + " |" for r in scene_rows)
+        out.append("")
+        if "post" in scene_rows[0]:
+            for title_, header, lines in post_tables(scene_rows, settings):
+                out += [f"{title_[0].upper()}{title_[1:]}:\n", "| " + " | ".join(header) + " |",
+                        "|---|" + "---:|" * (len(header) - 1)]
+                out.extend("| " + " | ".join(line) + " |" for line in lines)
+                out.append("")
+        if settings.rays:
+            out += ["Ray passes, per ray (bytes before the caches):\n", "| " + " | ".join(RT_HEADER) + " |",
+                    "|---|---|---|" + "---:|" * (len(RT_HEADER) - 3)]
+            out.extend("| " + " | ".join(line) + " |" for r in scene_rows
+                       for line in rt_lines(r, settings.rays))
+            out.append("")
+    if claims:
+        out += ["## Claims from the source documents, measured (at --claims-res, default 1920x1080)\n", "| " + " | ".join(CLAIM_HEADER) + " |",
+                "|" + "---|" * len(CLAIM_HEADER)]
+        out.extend("| " + " | ".join(x.replace("|", "\\|") for x in claim_cells(c)) + " |"
+                   for c in claims)
+        out.append("")
+    return "\n".join(out)
+
+
