@@ -8,7 +8,9 @@ fragment shader (tests/gl_oracle.py: Lambert + ambient, base colour × texture, 
 host memory). Both are warmed first (tilesim's first call compiles its numba kernels). Prints
 median ms per frame, the ratio, and where tilesim's time goes by stage (wall time measured by
 wrapping the stage functions the IMR pipeline calls during the timed frames; the engine itself is
-not changed).
+not changed). Every timed frame sets up its geometry afresh, as if the camera had moved
+(renderer.geometry.forget_setups); what does not depend on the camera (resident buffers, the
+post-transform cache's hits, fetch plans) stays, as it would while the camera moves.
 """
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ from rich.table import Table  # noqa: E402
 import pipelines.imr as imr  # noqa: E402
 from gl_oracle import gl_frame_ms, gl_renderer  # noqa: E402
 from pipelines import render  # noqa: E402
+from renderer.geometry import forget_setups  # noqa: E402
 from scenes.library import get_scene  # noqa: E402
 
 SCENES = ["spheres", "overdraw:32:btf", "overdraw:32:ftb", "sponza"]
@@ -64,6 +67,7 @@ def tilesim_frames(scene, width, height, repeats) -> tuple[float, dict[str, floa
             setattr(imr, name, timed(name, fn))
         for _ in range(max(1, repeats)):
             spent.clear()
+            forget_setups()
             t0 = time.perf_counter()
             render(scene, PRESET, width, height)
             total = time.perf_counter() - t0
@@ -82,6 +86,7 @@ def frame_ms(scene, preset, width, height, repeats) -> float:
     """Median ms per frame of any preset (no stage breakdown)."""
     times = []
     for _ in range(max(1, repeats)):
+        forget_setups()
         t0 = time.perf_counter()
         render(scene, preset, width, height)
         times.append(time.perf_counter() - t0)

@@ -138,6 +138,11 @@ def setup_all(draws, camera, width: int, height: int) -> SetupPass:
     return result
 
 
+def forget_setups() -> None:
+    """Empty setup_all's memory: the next frame sets up as if the camera had moved (benchmarks)."""
+    _SETUP.clear()
+
+
 def _setup_all(draws, camera, width: int, height: int) -> SetupPass:
     cfw = clip_from_world(camera, width, height)
     if draws:
