@@ -191,6 +191,7 @@ def cmd_report(args) -> None:
         if bad := [p for p in rays if p not in PASSES]:
             raise UserError(f"--rt: unknown ray pass {bad[0]!r} (try: {', '.join(PASSES)})")
     settings = report.Settings(w, h, args.samples, args.fps, args.frontend, rays)
+    geometry = args.geometry or args.frontend is not None
     command = ["tilesim", *(sys.argv[1:] if args.argv is None else args.argv)]
 
     gallery = None
@@ -205,7 +206,7 @@ def cmd_report(args) -> None:
     if fmt == "table":
         console = Console(width=None if sys.stdout.isatty() and not out else 240,
                           file=io.StringIO() if out else None)
-        report_text.print_table(rows, settings, console)
+        report_text.print_table(rows, settings, console, geometry)
         if claims:
             report_text.print_claims(claims, console)
         if out:
@@ -220,7 +221,7 @@ def cmd_report(args) -> None:
     elif fmt == "csv":
         text = report.to_csv(rows)
     else:
-        text = report_text.to_markdown(rows, settings, claims)
+        text = report_text.to_markdown(rows, settings, claims, geometry)
     if out:
         write_atomic(out, lambda tmp: Path(tmp).write_text(text))
         print(f"wrote {out} ({len(text.encode()) / 1e6:.1f} MB): {len(scenes)} scene(s) x "
@@ -306,7 +307,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--res", default="1280x720")
     p.add_argument("--samples", type=int, default=1, choices=(1, 4))
     p.add_argument("--fps", type=float, default=60.0, help="frame rate for GB/s (default 60)")
-    p.add_argument("--frontend", choices=FRONTENDS, help="geometry front end (default: each preset's)")
+    p.add_argument("--frontend", choices=FRONTENDS, help="geometry front end (default: each preset's); "
+                   "shows the front-end table")
+    p.add_argument("--geometry", action="store_true", help="per scene, what each front end did: vertices "
+                   "shaded, ACMR, primitives on to the rasterizer, index/vertex bytes, shader ALU ops")
     p.add_argument("--rt", nargs="?", const="primary,shadow,ao", metavar="PASSES",
                    help="trace ray passes too (default primary,shadow,ao): per ray steps, nodes, "
                         "tests, bytes, stack overflows; their BVH bytes join the DRAM total")

@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from renderer.counters import STREAMS
+from renderer.frontend import FRONTENDS
 
 from .api import render
 from .presets import Preset
@@ -110,7 +111,20 @@ def make_row(scene, preset: Preset, result: Result, settings: Settings, c=None) 
         "pixels_covered": covered,
         **{f"fallbacks.{r}": c[f"tile.fallback.{r}"] for r in FALLBACK_REASONS},
         "partial_renders": c["tile.partial_renders"],
+        **geometry_fields(c),
     }
+
+
+def geometry_fields(c) -> dict:
+    """What the front end did (renderer.frontend): its path per draw, vertices shaded and ACMR,
+    primitives in and on to the rasterizer, and the shader ALU ops of vertex work and culling."""
+    prims = c["geom.prims_in"]
+    culled = sum(v for k, v in c.items() if k.startswith("geom.prims_culled."))
+    paths = [name for name in FRONTENDS if c[f"geom.draws.{name}"]]
+    return {"geom.frontend": "+".join(paths) or "-", "geom.vertices_shaded": c["geom.vertices_shaded"],
+            "geom.acmr": c["geom.vertices_shaded"] / prims if prims else 0.0, "geom.prims_in": prims,
+            "geom.prims_to_raster": prims - culled,
+            "geom.alu_ops": c["geom.vs_alu_ops"] + c["geom.cull_alu_ops"]}
 
 
 def run_report(scenes, presets, settings: Settings, progress: bool = True,

@@ -53,7 +53,8 @@ def details(rows, settings: Settings) -> str:
             f"{settings.samples}x, DRAM MB per frame by stream ({ms / 1e3:.1f} s to render)")
 
 
-def print_table(rows, settings: Settings, console: Console | None = None) -> None:
+def print_table(rows, settings: Settings, console: Console | None = None,
+                geometry: bool = False) -> None:
     # A pipe or a log gets the whole table, not one folded to 80 columns, and no colour codes.
     console = console or Console(width=None if sys.stdout.isatty() else 240)
     for scene_rows in by_scene(rows).values():
@@ -70,6 +71,13 @@ def print_table(rows, settings: Settings, console: Console | None = None) -> Non
             cells[rel] = f"[{style}]{cells[rel]}[/]" if style else cells[rel]
             t.add_row(*cells)
         console.print(t)
+        if geometry:
+            t = Table(title=f"{scene_rows[0]['scene']}: geometry front end", title_justify="left")
+            for col in GEOMETRY_HEADER:
+                t.add_column(col, justify="left" if col in ("preset", "front end") else "right")
+            for r in scene_rows:
+                t.add_row(*geometry_cells(r))
+            console.print(t)
         if "post" in scene_rows[0]:
             for title_, header, lines in post_tables(scene_rows, settings):
                 t = Table(title=f"{scene_rows[0]['scene']}: {title_}", title_justify="left")
@@ -113,6 +121,18 @@ def post_tables(rows, settings: Settings):
             for name, stage in passes])
 
 
+GEOMETRY_HEADER = ["preset", "front end", "vertices shaded", "ACMR", "primitives in",
+                   "to raster", "culled", "index + vertex MB", "shader ALU Mops"]
+
+
+def geometry_cells(r) -> list[str]:
+    prims = r["geom.prims_in"]
+    culled = 1 - r["geom.prims_to_raster"] / prims if prims else 0.0
+    return [r["preset"], r["geom.frontend"], f"{r['geom.vertices_shaded']:,}", f"{r['geom.acmr']:.3f}",
+            f"{prims:,}", f"{r['geom.prims_to_raster']:,}", f"{100 * culled:.1f}%",
+            f"{(r['dram_bytes.index'] + r['dram_bytes.vertex']) / 1e6:.3f}", f"{r['geom.alu_ops'] / 1e6:.2f}"]
+
+
 RT_HEADER = ["preset", "layout", "pass", "rays", "steps/ray", "nodes/ray", "box tests/ray",
              "tri tests/ray", "B/ray", "overflows", "restarts"]
 
@@ -147,7 +167,7 @@ def print_claims(claims, console: Console) -> None:
     console.print(t)
 
 
-def to_markdown(rows, settings: Settings, claims=None) -> str:
+def to_markdown(rows, settings: Settings, claims=None, geometry: bool = False) -> str:
     out = [f"# tilesim report\n\n{settings.width}x{settings.height}, {settings.samples} sample(s) "
            f"per pixel, GB/s at {settings.fps:g} fps; DRAM in MB (10^6 bytes) per frame.\n"] if rows \
         else ["# tilesim claims\n"]
@@ -160,6 +180,11 @@ def to_markdown(rows, settings: Settings, claims=None) -> str:
                                   for h in header) + "|")
         out.extend("| " + " | ".join(summary_cells(r, streams)) + " |" for r in scene_rows)
         out.append("")
+        if geometry:
+            out += ["Geometry front end:\n", "| " + " | ".join(GEOMETRY_HEADER) + " |",
+                    "|---|---|" + "---:|" * (len(GEOMETRY_HEADER) - 2)]
+            out.extend("| " + " | ".join(geometry_cells(r)) + " |" for r in scene_rows)
+            out.append("")
         if "post" in scene_rows[0]:
             for title_, header, lines in post_tables(scene_rows, settings):
                 out += [f"{title_[0].upper()}{title_[1:]}:\n", "| " + " | ".join(header) + " |",

@@ -205,3 +205,17 @@ def test_post_chain_scene_reports_compression_per_surface_and_pass(capsys):
         assert row["comp.tax_gbps"] == pytest.approx(row["comp.tax_bytes"] * 60 / 1e9)
     text = report(capsys, "postchain", "--preset", "amd-gcn,apple-m5", "--res", "96x64")
     assert "post chain surfaces" in text and "tonemap (cs)" in text
+
+
+def test_geometry_table_says_what_each_front_end_did(capsys):
+    rows = list(csv.DictReader(io.StringIO(report(
+        capsys, "bunny", "--preset", "amd-gcn,amd-rdna2", "--res", "96x64", "--format", "csv"))))
+    gcn, rdna2 = rows
+    assert (gcn["geom.frontend"], rdna2["geom.frontend"]) == ("legacy", "ngg")
+    for r in rows:
+        assert float(r["geom.acmr"]) == pytest.approx(int(r["geom.vertices_shaded"]) / int(r["geom.prims_in"]))
+        assert 0 < int(r["geom.prims_to_raster"]) < int(r["geom.prims_in"])
+    # NGG also drops the primitives that cover no sample: fewer reach the rasterizer
+    assert int(rdna2["geom.prims_to_raster"]) < int(gcn["geom.prims_to_raster"])
+    text = report(capsys, "bunny", "--preset", "amd-rdna2", "--res", "96x64", "--frontend", "mesh")
+    assert "geometry front end" in text and "mesh" in text
