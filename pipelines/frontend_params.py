@@ -66,6 +66,8 @@ PARAMS: dict[str, dict[str, Param]] = {
 }
 PARAMS["arm-mali"] = _legacy(32, "Mali's fixed vertex path with index-driven vertex shading; no NGG-style "
                                  "culling shader, and mesh shading is not modelled for Mali")
+PARAMS["qcom-adreno"] = _legacy(32, "Adreno's fixed vertex path (VFD, post-transform reuse); no "
+                                    "NGG-style culling shader, mesh shading not modelled")
 PARAMS["apple-m5"] = {**PARAMS["apple-m3"], "frontend": Param(
     "legacy", "Apple has no NGG path; mesh shading where a draw asks for it (M5/M6 geometry "
     "front end: seed 004 L1137-1176, seed-notes/004_partB.md l.201-212)", "spec")}

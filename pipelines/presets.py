@@ -132,15 +132,34 @@ ARM_MALI = Preset(
     "deferred HSR), AFBC and transaction elimination, 51.2 GB/s LPDDR5",
     {
         **TILER_ASSUMED,
-        "tile_px": Param(16, f"Mali renders 16x16 tiles ({SEED4} L63 reviewer note; Arm Mali GPU best "
+        "tile_px": Param(16, f"Mali renders 16x16 tiles ({SEED4} L65 and its reviewer note; Arm Mali GPU best "
                              "practices guide)", "spec"),
-        "hsr": Param(False, f"Mali culls with early Z in draw order, not a deferred HSR ({SEED4} L194-210); "
+        "hsr": Param(False, f"Mali culls with early Z in draw order, not a deferred HSR ({SEED4} L730-760); "
                             "Arm's forward pixel kill is not modelled, so shading is an upper bound", "assumed"),
         "tile_memory_bytes": Param(16 * 16 * 32, "16x16 px x 256 bits of tile storage per pixel "
                                                   "(Valhall; Arm Mali best practices: 128 bits/px "
                                                   "colour at full rate); not in the seeds", "assumed"),
         "l2_bytes": Param(2 * MB, "Mali-G710 L2 is configurable up to 2 MB (Arm product brief); not in "
                                   "the seeds", "assumed"),
+        "dram_gbps": Param(51.2, f"64-bit LPDDR5-6400 = 51.2 GB/s, {SEED4} L869", "derived"),
+    })
+
+QCOM_ADRENO = Preset(
+    "qcom-adreno", "tbdr",
+    "Qualcomm Adreno (6xx-class): GMEM binning in 256x256 bins, LRZ and early Z in draw order (no "
+    "deferred HSR), UBWC, 51.2 GB/s LPDDR5",
+    {
+        **TILER_ASSUMED,
+        "tile_memory_bytes": Param(1 * MB, "GMEM 1 MiB (Adreno 6xx class; Mesa freedreno reads it from "
+                                           "the kernel as FD_GMEM_SIZE); not in the seeds", "assumed"),
+        "tile_px": Param(256, "the largest square bin whose RGBA8 + D32F (8 B/px) fits the 1 MiB GMEM; "
+                              "freedreno's calculate_tiles sizes bins to fill GMEM, not always square",
+                         "derived"),
+        "hsr": Param(False, f"Adreno culls with LRZ and early Z, not a deferred HSR ({SEED4} L744-754); "
+                            "LRZ's whole-primitive rejects are early-Z rejects here (the same shading)",
+                     "spec"),
+        "l2_bytes": Param(1 * MB, "Adreno's UCHE/L2 plus system cache, not in the seeds; 1 MB chosen",
+                          "assumed"),
         "dram_gbps": Param(51.2, f"64-bit LPDDR5-6400 = 51.2 GB/s, {SEED4} L869", "derived"),
     })
 
@@ -229,7 +248,7 @@ AMD_VEGA = _amd("amd-vega", "AMD Vega 10 (GCN 5): IMR + draw-stream binning with
                                       f"(4 x 4 shader engines)) on GFX9, with {PC_LINES} lines assumed", "assumed"),
                 rb_l2_client=Param(True, f"Vega: the RB is a full L2 client, {SEED0} L721-725", "spec"))
 
-PRESETS: dict[str, Preset] = {p.name: p for p in (IMR_BASELINE, APPLE_A11, APPLE_M3, APPLE_M5, ARM_MALI, AMD_GCN,
+PRESETS: dict[str, Preset] = {p.name: p for p in (IMR_BASELINE, APPLE_A11, APPLE_M3, APPLE_M5, ARM_MALI, QCOM_ADRENO, AMD_GCN,
                                                   AMD_VEGA, AMD_RDNA1, AMD_RDNA2, AMD_RDNA3,
                                                   AMD_RDNA4)}
 

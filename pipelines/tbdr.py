@@ -38,7 +38,9 @@ from .frontend_params import frontend_params
 from .result import Result
 from .tbdr_kernels import param_chunks, replay_tiler
 
-TILE_SIZES = (64, 32, 16)  # square tiles; Apple's valid ones are 32x32 and 16x16 (seed 004 L698), 64 for sweeps
+# Square tiles, largest first: a tile that does not fit shrinks to the next. Apple's valid ones
+# are 32x32 and 16x16 (seed 004 L698); 64 and up for sweeps and for GMEM-sized bins (Adreno).
+TILE_SIZES = (256, 128, 64, 32, 16)
 
 
 def tile_memory_bytes(tile: int, rp) -> int:
