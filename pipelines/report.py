@@ -158,7 +158,10 @@ def run_report(scenes, presets, settings: Settings, progress: bool = True,
                     c = c + post.counters
                 row = make_row(scene, preset, r, settings, c)
                 if settings.rays:
-                    row.update(rt_fields(c, settings.rays, rt.mode))
+                    from .rt_params import rt_params
+                    borrowed = rt_params(preset).get("rt_params_from")   # no RT unit of its own
+                    row.update(rt_fields(c, settings.rays, rt.mode if borrowed is None
+                                         else f"{rt.mode} (as {borrowed.value})"))
                 if post is not None:
                     row.update(post_fields(post, preset, settings))
                 first = first or row

@@ -1,8 +1,9 @@
 """The HTML report: one self-contained file (charts as inline SVG, images as data: URIs, no
 script or style from the network), for people.
 
-Per scene: DRAM bytes by stream as stacked bars per preset, overdraw and tile fallbacks; each
-preset's image beside its heat maps (overdraw, DRAM bytes per tile, fallbacks per tile), the maps
+Per scene: DRAM bytes by stream as stacked bars per preset, overdraw and tile fallbacks; what the
+geometry front ends did, the post chain's compression and the ray passes where the report has
+them; each preset's image beside its heat maps (overdraw, DRAM bytes per tile, fallbacks per tile), the maps
 of one kind on one colour scale across presets so that they compare. Then the claims and the
 presets with the source of every parameter.
 """
@@ -18,7 +19,8 @@ from PIL import Image
 
 from .heatmaps import MAPS, heatmap_rgba, resample
 from .report import FALLBACK_REASONS, FALLBACK_SHORT
-from .report_text import by_scene, fallbacks_text, streams_used
+from .report_text import (GEOMETRY_HEADER, RT_HEADER, by_scene, fallbacks_text, geometry_cells,
+                          post_tables, rt_lines, streams_used)
 
 THUMB_WIDTH = 320        # px: a preset's image and three maps side by side fit a laptop screen
 STREAM_COLOURS = {"index": "#8c564b", "vertex": "#e377c2", "param": "#9467bd", "color": "#d62728",
@@ -158,9 +160,16 @@ def _scene_section(rows, gallery: Gallery, settings) -> str:
                          f'height="{h}" alt="{kind}"><figcaption>{kind}: black 0, yellow '
                          f'{tops[kind]:,.4g} {MAP_UNITS[kind]}</figcaption></figure>')
         figures.append(f'<h4>{html.escape(r["preset"])}</h4><div class="strip">{"".join(cells)}</div>')
+    extra = [("geometry front end", GEOMETRY_HEADER, [geometry_cells(r) for r in rows])]
+    if "post" in rows[0]:
+        extra += list(post_tables(rows, settings))
+    if settings.rays:
+        extra.append(("ray passes, per ray (bytes before the caches)", RT_HEADER,
+                      [line for r in rows for line in rt_lines(r, settings.rays)]))
+    tables = "".join(f"<h4>{html.escape(t)}</h4>" + _table(h, lines, "num") for t, h, lines in extra)
     return (f'<section id="scene-{html.escape(scene)}"><h2>{html.escape(scene)}</h2>'
             f'<p>{rows[0]["triangles"]:,} triangles</p>{table}<div class="chart">{_charts(rows)}</div>'
-            f'{"".join(figures)}</section>')
+            f'{tables}{"".join(figures)}</section>')
 
 
 def _claims_section(claims) -> str:
