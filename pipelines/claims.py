@@ -274,6 +274,10 @@ CLAIMS: tuple[Claim, ...] = (
           dsbr_saving("overdraw:32:btf"),
           why_not="binning keeps each bin's colour and depth in the ROP caches only when a batch "
                   "holds several layers; here batches break too often"),
+    Claim("dsbr-low-overdraw", "DSBR can lose where overdraw is low",
+          f"{SEED0A} L412, L735-739", "teapot", ("amd-rdna2",), (-1.0, -0.001), dsbr_saving("teapot"),
+          why_not="with one layer of fragments there is nothing for a bin to keep on chip, and the "
+                  "bins' order costs the caches no more than submission order here"),
     Claim("hsr-opaque", "HSR skips 85-95% of invisible fragment shading (opaque, 32x32 tiles)",
           f"{SEED4A} L233, L778 (the author's inference)", "foliage made opaque",
           ("imr-baseline", "apple-m3"), (0.85, 0.95), hsr_skip(opaque=True),
