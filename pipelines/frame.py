@@ -7,10 +7,12 @@ from typing import NamedTuple
 import numpy as np
 
 from renderer.binning_kernels import BLOCK
+from renderer.memory import STREAM
+from renderer.memory_kernels import write_linear
 from renderer.rop import Framebuffer, rgba8
 from renderer.raster_kernels import RC
 from renderer.rop_kernels import fill
-from scenes.model import LoadAction
+from scenes.model import LoadAction, SceneError
 
 
 class GeometryStreams(NamedTuple):
@@ -68,3 +70,24 @@ def tile_maps(per_tile, tile_bytes, tiles_x, tiles_y) -> dict[str, np.ndarray]:
     covered = per_tile[:, RC.PIXELS_COVERED].reshape(shape)
     return {"overdraw": np.where(covered > 0, shaded / np.maximum(covered, 1), 0.0),
             "shaded": shaded, "dram_bytes": tile_bytes.reshape(shape).copy()}
+
+
+def read_inputs(rp, mm, attachments: dict, images: dict, fb, width: int, height: int) -> None:
+    """A pass that samples earlier attachments (rp.inputs) reads each once per pixel, through the
+    caches from L2 down (stream texture): what the caches still hold of a surface its own pass
+    stored is read on chip, the rest from DRAM. With rp.shows, the pass's colour is that
+    attachment's image (see scenes.model.RenderPass)."""
+    level = [c.name for c in mm.config.levels].index("l2")
+    for name in rp.inputs:
+        if name not in attachments:
+            raise SceneError(f"pass {rp.name!r} reads {name!r}, which no earlier pass wrote")
+        att, samples = attachments[name]
+        surf = mm.surface(name, att.format, samples)
+        write_linear(mm.state, mm.acc, mm.tile_bytes, level, surf.region,
+                     width * height * surf.bytes_per_pixel, STREAM["texture"], False)
+    if rp.shows is not None:
+        src = images[rp.shows]
+        if src.shape != fb.color.shape:
+            raise SceneError(f"pass {rp.name!r} shows {rp.shows!r}, whose size or samples differ")
+        fb.color[...] = src
+

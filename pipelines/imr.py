@@ -19,7 +19,7 @@ from renderer.raster_kernels import RC
 from renderer.shade import build_tables, light_vector
 from scenes.model import LoadAction, StoreAction
 
-from .frame import GeometryStreams, blocks, framebuffer, prim_offsets, tile_maps
+from .frame import GeometryStreams, blocks, framebuffer, prim_offsets, read_inputs, tile_maps
 from .frontend_params import frontend_params
 from .imr_kernels import replay, work_in_submission_order
 from .result import Result
@@ -50,6 +50,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
     images: dict[str, np.ndarray] = {}
     shaded = np.zeros((height, width), np.uint32)
     fb = None
+    attachments: dict = {}           # name -> (attachment, samples) of the passes so far
     for rp in scene.frame(samples):
         view = RasterView.make(width, height, rp.samples)
         fb = framebuffer(rp, images, view, shaded)
@@ -92,6 +93,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
                mat, color, depth, blocks_x, mm.region("textures"),
                mm.region(rp.depth.name + ".htile") if hiz else 0, cleared["color"],
                cleared["depth"], work)
+        read_inputs(rp, mm, attachments, images, fb, width, height)
         if rp.samples > 1:
             resolved = mm.surface(rp.color.name + ".resolved", rp.color.format, 1)
             resolve_surface(mm.state, mm.acc, mm.tile_bytes, ROP_COLOR, color, resolved, n_blocks,
@@ -112,6 +114,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
                 mm.flush(surf, store=att.store == StoreAction.STORE and not att.memoryless)
         counters = counters + geom_counters + raster_counters
         per_tile += tile_rows
+        attachments.update({a.name: (a, rp.samples) for a in (rp.color, rp.depth) if a is not None})
     counters = counters + mm.counters()
     counters["tile.tiles"] = tiles_x * tiles_y
     return Result(scene.name, preset.name, width, height, samples, fb.resolve(), fb.nearest_depth(),

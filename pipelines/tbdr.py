@@ -33,7 +33,7 @@ from renderer.raster_kernels import RC
 from renderer.shade import build_tables, light_vector
 from scenes.model import LoadAction, StoreAction
 
-from .frame import GeometryStreams, blocks, framebuffer, prim_offsets, tile_maps
+from .frame import GeometryStreams, blocks, framebuffer, prim_offsets, read_inputs, tile_maps
 from .frontend_params import frontend_params
 from .result import Result
 from .tbdr_kernels import param_chunks, replay_tiler
@@ -80,6 +80,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
     max_tiles = -(-width // TILE_SIZES[-1]) * -(-height // TILE_SIZES[-1])
     tile_spills = np.zeros(tiles_y * tiles_x, np.int64)
     fb = None
+    attachments: dict = {}           # name -> (attachment, samples) of the passes so far
     for rp in passes:
         view = RasterView.make(width, height, rp.samples)
         fb = framebuffer(rp, images, view, shaded)
@@ -126,6 +127,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
                          prim_tri_off, tris.prim,
                          bins, ref_tile, ev, param, actions, spill, prim_chunk, blocks_x, blocks_y,
                          mm.region("textures"), extra, spills)
+        read_inputs(rp, mm, attachments, images, fb, width, height)
         _fold(spills, bins.tiles_x, tile0 // tile, tile_spills, tiles_x)
         for region, bpp in spill:                   # a spill is dead once reloaded
             if bpp:
@@ -144,6 +146,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
             flush_region(mm.state, mm.acc, pass_bytes, region, True)
         counters.add("tile.param_bytes", param_bytes)
         counters = counters + geom_counters + raster_counters
+        attachments.update({a.name: (a, rp.samples) for a in (rp.color, rp.depth) if a is not None})
     counters = counters + mm.counters()
     counters["tile.tiles"] = tiles_x * tiles_y
     maps = tile_maps(per_tile, mm.tile_bytes, tiles_x, tiles_y)

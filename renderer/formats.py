@@ -21,6 +21,9 @@ FORMATS = {
     "rgba8": Format.of("rgba8", (np.uint8, 4)),    # colour, unorm
     "rgba16f": Format.of("rgba16f", (np.uint16, 4)),  # G-buffer / HDR: half floats as their bits
     "d32f": Format.of("d32f", np.float32),         # depth
+    # A deferred renderer's G-buffer: four RGBA8 targets (albedo, normal, material, emissive) as
+    # one interleaved 16-byte surface: the bytes of the MRTs, not their planar cache layout.
+    "gbuffer": Format.of("gbuffer", (np.uint8, 16)),
 }
 
 # Geometry streams as an IMR front end fetches them.

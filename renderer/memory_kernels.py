@@ -242,8 +242,9 @@ def clear_surface(cs, acc, tile_bytes, lv, region, bpp, which, stream, blocks_x,
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def write_linear(cs, acc, tile_bytes, lv, region, n_bytes, stream):
-    """Write n_bytes at the start of a region, line by line: metadata such as a fast clear's."""
+def write_linear(cs, acc, tile_bytes, lv, region, n_bytes, stream, write=True):
+    """Write (or read) n_bytes at the start of a region, line by line: metadata such as a fast
+    clear's, or a whole surface a full-screen pass samples once per pixel."""
     lines, shape, meta = cs
     rq = np.empty((REQUESTS, R_N), np.int64)
     n = 0
@@ -252,7 +253,7 @@ def write_linear(cs, acc, tile_bytes, lv, region, n_bytes, stream):
         if n == REQUESTS:
             serve(lines, shape, meta, acc, tile_bytes, rq, n)
             n = 0
-        n = request(rq, n, lv, line, op_code(True, stream), -1)
+        n = request(rq, n, lv, line, op_code(write, stream), -1)
     serve(lines, shape, meta, acc, tile_bytes, rq, n)
 
 

@@ -25,7 +25,10 @@ from PIL import Image
 from renderer.transforms import look_at
 
 from .loaders import frame_bounds, load_mesh_file, world_bounds
-from .model import AlphaMode, Camera, Draw, Material, Mesh, Scene, SceneError, Texture
+from renderer.formats import FORMATS
+
+from .model import (AlphaMode, Attachment, Camera, Draw, LoadAction, Material, Mesh, RenderPass, Scene,
+                    SceneError, StoreAction, Texture)
 from .procedural import leaf_mask_texture, particle_texture, quad, uv_sphere
 
 # A plane at distance d in front of a camera with fovy 60 spans ±d·tan 30° = ±0.577·d vertically and
@@ -219,6 +222,46 @@ def sponza() -> Scene:
     return _model("sponza_lod4.glb", "sponza", SCENES["sponza"].description, material, camera)
 
 
+def _screen_quad(camera: Camera) -> Draw:
+    """A full-screen quad for `camera`: a lighting pass's one draw (unlit, no depth)."""
+    d = 2.0 * camera.near                       # inside the frustum; side 4d covers fovy <= 90
+    view_from_object = _transform((0.0, 0.0, -d), 4.0 * d)
+    world = np.linalg.inv(look_at(camera.eye, camera.target, camera.up)) @ view_from_object
+    return Draw(quad(1.0, 1.0, "screen"),
+                Material("lighting", (1.0, 1.0, 1.0, 1.0), unlit=True, double_sided=True), world)
+
+
+def _deferred_passes(scene: Scene, samples: int) -> list[RenderPass]:
+    """A G-buffer pass (four RGBA8 targets and depth, stored), then a full-screen lighting pass
+    that reads them once per pixel and stores the final colour."""
+    gbuffer = Attachment("gbuffer", "gbuffer", LoadAction.CLEAR, StoreAction.STORE, scene.background)
+    depth = Attachment("depth", "d32f", LoadAction.CLEAR, StoreAction.STORE, (1.0,))
+    final = Attachment("final", "rgba8", LoadAction.DONT_CARE, StoreAction.STORE, scene.background)
+    return [RenderPass("gbuffer", gbuffer, depth, list(scene.draws), samples),
+            RenderPass("lighting", final, None, [_screen_quad(scene.camera)], samples,
+                       inputs=("gbuffer", "depth"), shows="gbuffer")]
+
+
+def _tiled_deferred_passes(scene: Scene, samples: int) -> list[RenderPass]:
+    """The same done the tiler's way: the G-buffer in the imageblock (16 B per pixel on chip),
+    lit in the same pass; depth memoryless; only the final colour is stored."""
+    final = Attachment("final", "rgba8", LoadAction.CLEAR, StoreAction.STORE, scene.background)
+    depth = Attachment("depth", "d32f", LoadAction.CLEAR, StoreAction.DONT_CARE, (1.0,), memoryless=True)
+    return [RenderPass("deferred", final, depth, list(scene.draws), samples,
+                       imageblock_bytes=FORMATS["gbuffer"].bytes_per_sample)]
+
+
+def deferred() -> Scene:
+    return dataclasses.replace(spheres(), name="deferred", description=SCENES["deferred"].description,
+                               passes=_deferred_passes)
+
+
+def deferred_tiled() -> Scene:
+    return dataclasses.replace(spheres(), name="deferred-tiled",
+                               description=SCENES["deferred-tiled"].description,
+                               passes=_tiled_deferred_passes)
+
+
 def postchain() -> Scene:
     return dataclasses.replace(sponza(), name="postchain", description=SCENES["postchain"].description,
                                post_chain=True)
@@ -330,6 +373,11 @@ SCENES: dict[str, SceneEntry] = {e.name: e for e in [
     SceneEntry("teapot", "Utah teapot, 6.3k triangles", teapot),
     SceneEntry("spot", "Keenan Crane's Spot cow with its texture, 5.9k triangles", spot),
     SceneEntry("foliage", "3,360 alpha-tested leaf quads (MASK) in 24 plants over a ground plane", foliage),
+    SceneEntry("deferred", "spheres, deferred: a G-buffer pass (4 RGBA8 targets + depth, stored), "
+               "then a full-screen lighting pass that reads them", deferred),
+    SceneEntry("deferred-tiled", "spheres, deferred the tiler's way: G-buffer in the imageblock, lit "
+               "in the same pass, only the final colour stored (an IMR has no imageblock: it pays "
+               "forward shading's bytes)", deferred_tiled),
     SceneEntry("postchain", "sponza, then a G-buffer and compute passes (light, SSAO, tone map, "
                "separable blur, present): per-surface compression and its tax", postchain),
     SceneEntry("particles", "1,000 blended soft particles in 3 emitters over opaque objects, back to front", particles),

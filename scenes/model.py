@@ -213,6 +213,11 @@ class RenderPass:
     samples: int = 1            # 1 or 4 (DESIGN.md §2)
     imageblock_bytes: int = 0   # per pixel, explicit imageblock data a tiler keeps on chip (Metal)
     threadgroup_bytes: int = 0  # per tile, threadgroup memory of tile shaders (Metal)
+    inputs: tuple[str, ...] = ()  # attachments of earlier passes read once per pixel (a full-screen
+                                  # lighting pass sampling the G-buffer)
+    shows: str | None = None    # the pass's colour is this earlier attachment's image: a lighting
+                                # pass's result, which the G-buffer pass computed with the same
+                                # Lambert on the same visible surfaces (G-buffer texels are not kept)
 
     def __post_init__(self):
         if self.samples not in (1, 4):

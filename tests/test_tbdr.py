@@ -172,3 +172,28 @@ def test_imageblock_and_threadgroup_memory_count_against_the_budget():
     assert tile_memory_bytes(32, rp) == 32 * 32 * (8 + 16) + 4096
     budget = dataclasses.replace(APPLE_M3, params={**APPLE_M3.params, "tile_memory_bytes": Param(32 * 32 * 24, "test", "assumed")})
     assert choose_tile(budget, rp) == (16, 1)          # the threadgroup bytes tip it over
+
+
+def test_deferred_two_passes_against_the_tilers_way():
+    """Two passes store the G-buffer (16 B) and depth (4 B) and the lighting pass's colour (4 B);
+    the tiler's way keeps the G-buffer in the imageblock and depth memoryless and stores only
+    the colour. Stores cover whole 8x8 blocks (108 rows -> 112). Both show the forward image."""
+    w, h8 = W, -(-H // 8) * 8
+    two = render("deferred", "apple-m3", W, H).counters
+    one = render("deferred-tiled", "apple-m3", W, H).counters
+    assert two["mem.dram.write.color"] == w * h8 * (16 + 4)
+    assert two["mem.dram.write.depth"] == w * h8 * 4
+    assert one["mem.dram.write.color"] == w * h8 * 4 and one["mem.dram.write.depth"] == 0
+    assert one["tile.fallback.tile_shrink"] == 0          # 32 x 32 x (4 + 4 + 16) B fits 64 KiB
+    # the lighting pass shades every pixel once more; its reads of the G-buffer and depth go
+    # through the caches (the texture stream) where the SLC does not hold them
+    assert two["raster.shaded"] == one["raster.shaded"] + W * H
+    forward = render("spheres", "apple-m3", W, H).color
+    assert np.array_equal(render("deferred", "apple-m3", W, H).color, forward)
+
+
+def test_deferred_reads_the_gbuffer_from_dram_when_it_does_not_fit():
+    """At 1280x720 the G-buffer and depth (18.4 MB) outgrow the 8 MB SLC: the lighting pass
+    reads most of them from DRAM."""
+    c = render("deferred", "apple-m3", 1280, 720).counters
+    assert c["mem.dram.read.texture"] > 0.5 * 1280 * 720 * (16 + 4)
