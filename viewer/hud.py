@@ -38,7 +38,10 @@ def font(size: int):
 
 
 def title(preset) -> str:
-    return f"{preset.name}  ·  {ARCH_NAMES.get(preset.architecture, preset.architecture)}"
+    arch = ARCH_NAMES.get(preset.architecture, preset.architecture)
+    if preset.architecture == "tbdr" and not preset.get("hsr", True):   # Mali, Adreno: no HSR
+        arch = "tiler: early Z in draw order"
+    return f"{preset.name}  ·  {arch}"
 
 
 def figures(result) -> dict[str, float]:
