@@ -1,0 +1,164 @@
+"""The viewer's render worker without a window (issue 9): the latest request wins, refinements
+yield to moves, errors are reported, full resolution after the settle time, ray passes traced on
+full frames only."""
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+
+import numpy as np
+
+from pipelines.api import render
+from pipelines.presets import get_preset
+from scenes.library import get_scene
+from viewer import camera as cam_ops
+from viewer import hud
+from viewer.modes import PIXEL, RAY, extra_modes, mode_title, ray_rgba
+from viewer.schedule import Refiner, Request, Worker
+
+
+# ---- scheduling --------------------------------------------------------------------------------
+
+class SlowRender:
+    """A stand-in for pipelines.api.render that takes `seconds` and records what it was asked."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+        self.calls = []
+        self.started = threading.Event()
+
+    def __call__(self, scene, preset, w, h, samples):
+        self.calls.append((scene, preset))
+        self.started.set()
+        time.sleep(self.seconds)
+        return (scene, preset, w, h)
+
+
+def _wait(worker, timeout=5.0):
+    end = time.perf_counter() + timeout
+    while not worker.idle():
+        assert time.perf_counter() < end
+        time.sleep(0.005)
+
+
+def test_worker_latest_request_wins():
+    fake = SlowRender(0.05)
+    w = Worker(fake)
+    try:
+        w.submit(Request(1, "a", ("p",), 8, 8, 1, False))
+        assert fake.started.wait(2)
+        for seq in range(2, 7):                  # arrive while 1 renders: only the last survives
+            w.submit(Request(seq, "a", ("p",), 8, 8, 1, False))
+        _wait(w)
+        assert w.rendered == [1, 6]
+        frame = w.poll()
+        assert frame.request.seq == 6 and w.poll() is None
+    finally:
+        w.close()
+
+
+def test_worker_abandons_a_request_between_panels():
+    fake = SlowRender(0.05)
+    w = Worker(fake)
+    try:
+        w.submit(Request(1, "old", ("p", "q", "r"), 8, 8, 1, True))
+        assert fake.started.wait(2)
+        w.submit(Request(2, "new", ("p", "q", "r"), 8, 8, 1, True))
+        _wait(w)
+        assert w.rendered == [2]
+        assert [c[0] for c in fake.calls].count("old") == 1       # stopped after its first panel
+        assert [r[0] for r in w.poll().results] == ["new"] * 3
+    finally:
+        w.close()
+
+
+def test_worker_finishes_moving_frames_under_a_stream_of_requests():
+    fake = SlowRender(0.02)
+    w = Worker(fake)
+    try:
+        for seq in range(1, 40):                 # a new move every 5 ms, faster than a frame
+            w.submit(Request(seq, "s", ("p", "q"), 8, 8, 1, False))
+            time.sleep(0.005)
+        _wait(w)
+        assert len(w.rendered) >= 3 and w.rendered[-1] == 39
+        assert w.rendered == sorted(w.rendered)
+    finally:
+        w.close()
+
+
+def test_worker_reports_errors_and_keeps_going():
+    def broken(scene, *a):
+        if scene == "bad":
+            raise ValueError("boom")
+        return scene
+    w = Worker(broken)
+    try:
+        w.submit(Request(1, "bad", ("p",), 8, 8, 1, True))
+        _wait(w)
+        assert w.error() == "ValueError: boom"
+        w.submit(Request(2, "good", ("p",), 8, 8, 1, True))
+        _wait(w)
+        assert w.poll().results == ["good"]
+    finally:
+        w.close()
+
+
+def test_refiner_goes_full_after_the_settle_time():
+    r = Refiner(settle_s=0.2)
+    assert r.want_full(0.0)
+    r.changed(10.0)
+    assert not r.want_full(10.1) and r.want_full(10.25)
+
+
+# ---- ray passes ----------------------------------------------------------------------------------
+
+def test_bvh_layouts_are_built_once_per_scene_and_kept_across_camera_moves():
+    from viewer import rays
+    s = get_scene("spheres")
+    moved = dataclasses.replace(s, camera=cam_ops.orbit(s.camera, 50, 0))
+    p = get_preset("amd-rdna4")
+    assert rays.layout_for(s, p) is rays.layout_for(moved, p)
+    assert rays.layout_for(get_scene("quad"), p) is not rays.layout_for(s, p)
+    assert rays.layout_name(p) == rays.layout_for(s, p).name
+
+
+def test_worker_traces_ray_passes_on_full_frames_only():
+    from pipelines.raytrace import trace
+    s = get_scene("spheres")
+    w = Worker()
+    try:
+        w.submit(Request(1, s, (get_preset("imr-baseline"), get_preset("amd-rdna4")), 48, 32, 1, True,
+                         ("primary", "shadow")))
+        _wait(w, 60)
+        f = w.poll()
+        for preset, r, imgs in zip(("imr-baseline", "amd-rdna4"), f.results, f.rays):
+            own = render(s, preset, 48, 32)
+            rt = trace(s, preset, 48, 32, rays=("primary", "shadow"), depth=own.depth)
+            assert set(imgs) == {"primary", "shadow"}
+            np.testing.assert_array_equal(imgs["primary"], rt.images["primary"])
+            np.testing.assert_array_equal(imgs["shadow"], rt.images["shadow"])
+            np.testing.assert_array_equal(r.pixel_maps["rt.shadow.steps"], rt.pixel_maps["rt.shadow.steps"])
+            assert r.counters == own.counters + rt.counters          # as `tilesim render --rays`
+            fig = hud.figures(r)
+            assert fig["rt_steps_per_ray"] == rt.counters["rt.steps"] / rt.counters["rt.rays"]
+            assert "steps" in "".join(t for line in hud.strip_lines(fig, None, "") for t, _ in line)
+            np.testing.assert_array_equal(r.color, own.color)
+        assert extra_modes(f.results, f.rays) == (RAY + "primary", RAY + "shadow",
+                                                  PIXEL + "rt.primary.steps", PIXEL + "rt.shadow.steps")
+        assert mode_title(PIXEL + "rt.shadow.steps") == "BVH traversal steps per pixel, shadow rays"
+        w.submit(Request(2, s, (get_preset("imr-baseline"),), 48, 32, 1, False, ("primary",)))
+        _wait(w, 60)
+        f = w.poll()
+        assert f.rays == [{}] and "rt.primary.steps" not in f.results[0].pixel_maps
+        assert "rt_steps_per_ray" not in hud.figures(f.results[0])
+    finally:
+        w.close()
+
+
+def test_ray_images_as_rgba():
+    g = ray_rgba(np.array([[0.0, 0.5, 1.0]], np.float32))
+    np.testing.assert_array_equal(g[0, :, 0], [0, 128, 255])
+    assert (g[..., 3] == 255).all() and (g[..., 0] == g[..., 2]).all()
+    c = np.zeros((2, 2, 4), np.uint8)
+    assert ray_rgba(c) is not None and np.array_equal(ray_rgba(c), c)
