@@ -155,12 +155,15 @@ def _grey(values):
 REPORT_FORMATS = ("table", "json", "csv", "md", "html")
 
 
+FORMAT_OF_SUFFIX = {".json": "json", ".csv": "csv", ".md": "md", ".markdown": "md",
+                    ".html": "html", ".htm": "html"}
+
+
 def _report_format(args) -> str:
+    """--format, else the one -o's suffix names, else the terminal table."""
     if args.format:
         return args.format
-    suffix = Path(args.output).suffix.lower().lstrip(".") if args.output else ""
-    return {"markdown": "md", "htm": "html"}.get(suffix, suffix) if suffix in (
-        *REPORT_FORMATS, "markdown", "htm") else "table"
+    return FORMAT_OF_SUFFIX.get(Path(args.output or "").suffix.lower(), "table")
 
 
 def cmd_report(args) -> None:

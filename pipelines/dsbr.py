@@ -22,7 +22,6 @@ from scenes.model import AlphaMode
 
 from . import imr
 from .dsbr_kernels import batches, work_binned
-from .frame import GeometryStreams
 
 FPOVS_PER_BATCH = 63          # primitives per batch, Mesa radeonsi si_emit_dpbb_state
 # Vertex attributes a vertex exports to the parameter cache: renderer.formats.VERTEX's fields
@@ -103,7 +102,8 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
     """`frontend`: the geometry front end (renderer.frontend), None for the preset's."""
     stats = Counters()
 
-    def order(prim_tri_off, prim_draw, bins, ref_tile, tris, rp, mat, preset):
+    def order(prim_tri_off, geo, bins, ref_tile, tris, rp, mat, preset):
+        prim_draw = geo.prim_draw()
         n_rbs, n_pipes = int(preset["num_rbs"]), int(preset["num_l2_channels"])
         bpe = FORMATS[rp.color.format].bytes_per_sample
         if preset.get("bin_table") == "gfx9":
@@ -123,9 +123,8 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         binned = ~off if preset["binning"] and not bin_off else np.zeros(len(rp.draws), np.bool_)
         key = (mat.depth_test.astype(np.int64) | mat.depth_write.astype(np.int64) << 1
                | mat.blend.astype(np.int64) << 2 | mat.alpha_mode.astype(np.int64) << 3)
-        corners = GeometryStreams.of(rp.draws).indices
         starts, batch_binned, breaks = batches(prim_tri_off, prim_draw, key, binned, FPOVS_PER_BATCH,
-                                               corners, ATTRIBUTES_PER_VERTEX,
+                                               geo.indices, ATTRIBUTES_PER_VERTEX,
                                                int(preset.get("max_alloc_count", 1 << 30)))
         # Every raster tile (64 px) lies in one bin: bins are multiples of 64 px.
         tiles_per_bin_x, tiles_per_bin_y = size[0] // RASTER_TILE, size[1] // RASTER_TILE

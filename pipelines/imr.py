@@ -29,7 +29,7 @@ CMASK_BITS = 4     # fast-clear metadata per 8x8 colour block (AMD CMASK)
 HTILE_BITS = 32    # per 8x8 depth block (AMD HTILE)
 
 
-def submission_order(prim_tri_off, prim_draw, bins, ref_tile, tris, rp, mat, preset):
+def submission_order(prim_tri_off, geo, bins, ref_tile, tris, rp, mat, preset):
     """IMR: each primitive's fetch, then its pixels, in submission order; no deferred shading
     (the second value would give each triangle's deferral group, as rasterize's `chunk`)."""
     return work_in_submission_order(prim_tri_off, bins.tri_offsets, bins.ref_slot), None
@@ -85,8 +85,8 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         hiz = bool(preset.get("hiz", False)) and rp.depth is not None
         geo = GeometryStreams.of(rp.draws)
         prim_tri_off = prim_offsets(tris.prim, len(geo.indices) // 3)
-        prim_draw, ref_tile = geo.prim_draw(), bins.ref_tiles()
-        work, deferred = work_order(prim_tri_off, prim_draw, bins, ref_tile, tris, rp, mat, preset)
+        ref_tile = bins.ref_tiles()
+        work, deferred = work_order(prim_tri_off, geo, bins, ref_tile, tris, rp, mat, preset)
         raster_counters, tile_rows, ev = rasterize(tris, bins, mat, tex, light, fb, view,
                                                    hsr=deferred is not None, chunk=deferred, hiz=hiz)
         replay(mm.state, mm.acc, mm.tile_bytes, fe.fetch[:4], fe.fetch.need, tris.draw, bins, ref_tile, ev,

@@ -127,6 +127,30 @@ def geometry_fields(c) -> dict:
             "geom.alu_ops": c["geom.vs_alu_ops"] + c["geom.cull_alu_ops"]}
 
 
+def frame_row(scene, preset: Preset, settings: Settings) -> tuple[dict, Result]:
+    """Render one scene through one preset, with the ray passes and the post chain that belong
+    to its frame (their bytes count in its DRAM), and make its row."""
+    r = render(scene, preset, settings.width, settings.height, settings.samples,
+               frontend=settings.frontend)
+    c, extra = r.counters, {}
+    if settings.rays:
+        from .raytrace import trace
+        from .rt_params import rt_params
+        rt = trace(scene, preset, settings.width, settings.height, rays=settings.rays, depth=r.depth)
+        c = c + rt.counters
+        borrowed = rt_params(preset).get("rt_params_from")          # no RT unit of its own
+        extra.update(rt_fields(c, settings.rays, rt.mode if borrowed is None
+                               else f"{rt.mode} (as {borrowed.value})"))
+    if scene.post_chain:
+        from .postchain import postchain
+        post = postchain(scene, preset.name, settings.width, settings.height, raster_preset=preset.name)
+        c = c + post.counters
+        extra.update(post_fields(post, preset, settings))
+    row = {**make_row(scene, preset, r, settings, c), **extra,
+           "counters": c.as_json(), "derived": c.derived(preset.dram_gbps, settings.fps)}
+    return row, r
+
+
 def run_report(scenes, presets, settings: Settings, progress: bool = True,
                on_result: Callable[[object, Preset, Result], None] | None = None) -> list[dict]:
     """Render every scene through every preset; rows carry counters and derived figures too.
@@ -142,32 +166,9 @@ def run_report(scenes, presets, settings: Settings, progress: bool = True,
             first = None
             for preset in presets:
                 bar.update(task, description=f"{scene.name} / {preset.name}")
-                r = render(scene, preset, settings.width, settings.height, settings.samples,
-                           frontend=settings.frontend)
-                c = r.counters
-                if settings.rays:          # the ray passes belong to the frame: their bytes count
-                    from .raytrace import trace
-                    rt = trace(scene, preset, settings.width, settings.height, rays=settings.rays,
-                               depth=r.depth)
-                    c = c + rt.counters
-                post = None
-                if scene.post_chain:       # the compute passes that follow the frame
-                    from .postchain import postchain
-                    post = postchain(scene, preset.name, settings.width, settings.height,
-                                     raster_preset=preset.name)
-                    c = c + post.counters
-                row = make_row(scene, preset, r, settings, c)
-                if settings.rays:
-                    from .rt_params import rt_params
-                    borrowed = rt_params(preset).get("rt_params_from")   # no RT unit of its own
-                    row.update(rt_fields(c, settings.rays, rt.mode if borrowed is None
-                                         else f"{rt.mode} (as {borrowed.value})"))
-                if post is not None:
-                    row.update(post_fields(post, preset, settings))
+                row, r = frame_row(scene, preset, settings)
                 first = first or row
                 row["rel_first"] = row["dram_bytes"] / first["dram_bytes"] if first["dram_bytes"] else 1.0
-                row["counters"] = c.as_json()
-                row["derived"] = c.derived(preset.dram_gbps, settings.fps)
                 if on_result:
                     on_result(scene, preset, r)
                 rows.append(row)

@@ -13,6 +13,7 @@ import numpy as np
 
 from . import geometry_kernels as gk
 from .counters import Counters
+from .memo import MeshMemo, mesh_ids
 from .transforms import clip_from_world
 
 
@@ -59,22 +60,20 @@ class StaticGeometry(NamedTuple):
     idx: np.ndarray       # int64 (n_prims, 3) pass-global vertex indices
     n_prims: np.ndarray   # int64 (n_draws,)
     flat: np.ndarray      # bool (n_draws,) mesh has no normals
-    meshes: tuple         # the meshes themselves: keeps the ids in the cache key alive
 
 
-_STATIC: dict = {}
-_STATIC_KEEP = 4          # passes whose buffers stay resident (a viewer alternates a few)
+_STATIC = MeshMemo(4)     # passes whose buffers stay resident (a viewer alternates a few)
 
 
 def static_geometry(draws) -> StaticGeometry:
-    key = tuple(id(d.mesh) for d in draws)
-    hit = _STATIC.get(key)
-    if hit is not None:
-        return hit
+    return _STATIC.get(mesh_ids(draws), (d.mesh for d in draws), lambda: _static_geometry(draws))
+
+
+def _static_geometry(draws) -> StaticGeometry:
     meshes = tuple(d.mesh for d in draws)
     n_verts = np.array([len(m.positions) for m in meshes], np.int64)
     v_base = np.concatenate([[0], np.cumsum(n_verts)[:-1]]).astype(np.int64)
-    geo = StaticGeometry(
+    return StaticGeometry(
         np.concatenate([m.positions for m in meshes]).astype(np.float64),
         np.concatenate([m.normals if m.normals is not None else np.zeros((len(m.positions), 3), np.float32)
                         for m in meshes]).astype(np.float64),
@@ -83,12 +82,7 @@ def static_geometry(draws) -> StaticGeometry:
         n_verts,
         np.concatenate([m.indices.astype(np.int64) + b for m, b in zip(meshes, v_base)]),
         np.array([m.n_triangles for m in meshes], np.int64),
-        np.array([m.normals is None for m in meshes], np.bool_),
-        meshes)
-    if len(_STATIC) >= _STATIC_KEEP:
-        _STATIC.pop(next(iter(_STATIC)))
-    _STATIC[key] = geo
-    return geo
+        np.array([m.normals is None for m in meshes], np.bool_))
 
 
 def transform_vertices(draws, clip_from_world_m: np.ndarray):
@@ -116,8 +110,7 @@ class SetupPass(NamedTuple):
     clip_from_world: np.ndarray   # float64 (4, 4)
 
 
-_SETUP: dict = {}
-_SETUP_KEEP = 2           # the last passes set up: the next preset on the same frame reuses them
+_SETUP = MeshMemo(2)      # the last passes set up: the next preset on the same frame reuses them
 
 
 def setup_all(draws, camera, width: int, height: int) -> SetupPass:
@@ -128,14 +121,7 @@ def setup_all(draws, camera, width: int, height: int) -> SetupPass:
     the result is shared and must not be written to."""
     key = (tuple((id(d.mesh), d.world_from_object.tobytes(), int(d.state.cull)) for d in draws),
            camera, width, height)
-    hit = _SETUP.get(key)
-    if hit is not None and all(a is b.mesh for a, b in zip(hit[0], draws)):
-        return hit[1]
-    result = _setup_all(draws, camera, width, height)
-    if len(_SETUP) >= _SETUP_KEEP:
-        _SETUP.pop(next(iter(_SETUP)))
-    _SETUP[key] = (tuple(d.mesh for d in draws), result)
-    return result
+    return _SETUP.get(key, (d.mesh for d in draws), lambda: _setup_all(draws, camera, width, height))
 
 
 def forget_setups() -> None:

@@ -23,7 +23,6 @@ not covers no sample, so images are identical and only the costs differ.
 from __future__ import annotations
 
 import hashlib
-from collections import OrderedDict
 from typing import NamedTuple
 
 import numpy as np
@@ -33,6 +32,7 @@ from renderer.counters import Counters
 from renderer.formats import INDEX, VERTEX
 from renderer.geometry import SetupTriangles, setup_all
 from renderer.memory import STREAM
+from renderer.memo import MeshMemo, mesh_ids
 from renderer.memory_kernels import OP_STREAM_SHIFT
 from renderer.raster import RasterView
 
@@ -192,7 +192,7 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
     return FrontEnd(tris, plan, c, path, verdict)
 
 
-_STATIC: OrderedDict = OrderedDict()     # key -> (the meshes, kept alive; the arrays)
+_STATIC = MeshMemo(8)
 
 
 def _static_arrays(draws, s, path):
@@ -200,19 +200,13 @@ def _static_arrays(draws, s, path):
     draw-local vertex index, each primitive's path, and which corners take the legacy and NGG
     paths. Remembered while the same meshes are drawn (the viewer, reports of many presets);
     shared, so never written to."""
-    key = (tuple(id(d.mesh) for d in draws), path.tobytes())
-    if key in _STATIC:
-        _STATIC.move_to_end(key)
-        return _STATIC[key][1]
-    v_base = np.zeros(len(draws) + 1, np.int64)
-    np.cumsum(s.n_verts, out=v_base[1:])
-    lidx = s.idx.reshape(-1) - np.repeat(v_base[:-1], 3 * s.n_prims)
-    prim_path = np.repeat(path, s.n_prims)
-    arrays = (lidx, prim_path, np.repeat(prim_path == LEGACY, 3), np.repeat(prim_path == NGG, 3))
-    _STATIC[key] = ([d.mesh for d in draws], arrays)
-    if len(_STATIC) > 8:
-        _STATIC.popitem(last=False)
-    return arrays
+    def compute():
+        v_base = np.zeros(len(draws) + 1, np.int64)
+        np.cumsum(s.n_verts, out=v_base[1:])
+        lidx = s.idx.reshape(-1) - np.repeat(v_base[:-1], 3 * s.n_prims)
+        prim_path = np.repeat(path, s.n_prims)
+        return lidx, prim_path, np.repeat(prim_path == LEGACY, 3), np.repeat(prim_path == NGG, 3)
+    return _STATIC.get((mesh_ids(draws), path.tobytes()), (d.mesh for d in draws), compute)
 
 
 def _fetch_plan(draws, mm, params, prim_off, lidx, fetch_index, fetch_pos, fetch_attr, head,
@@ -237,34 +231,32 @@ def _fetch_plan(draws, mm, params, prim_off, lidx, fetch_index, fetch_pos, fetch
     tri_addr = base("meshlet.triangles", mkey)[rows.draw] + (rows.first - prim_off[rows.draw]) * tri_b
     sizes = (INDEX.itemsize, POSITION_BYTES, ATTRIBUTE_BYTES, desc_b, VERTEX_REF.itemsize, tri_b)
     streams = (STREAM["index"], STREAM["vertex"])
-    key = None
-    if len(rows.first) == 0:       # no meshlets: the plan is a function of these arrays alone
-        digest = hashlib.blake2b(digest_size=16)
-        for a in (prim_off, fetch_index, fetch_pos, fetch_attr, index_base, pos_base, attr_base):
-            digest.update(np.ascontiguousarray(a).tobytes())
-        key = (tuple(id(d.mesh) for d in draws), line_shift, digest.digest())
-        if key in _PLANS:
-            _PLANS.move_to_end(key)
-            return _PLANS[key][1]
-    off = np.zeros(n + 1, np.int64)
-    lines = np.zeros(n, np.int64)
     args = (prim_off, lidx, fetch_index, fetch_pos, fetch_attr, index_base, pos_base, attr_base,
             sizes, head, rows.alive, desc_addr, vlist_addr, tri_addr, rows.vert_off, rows.verts,
             rows.draw, line_shift, streams)
+    if len(rows.first):
+        return _build_plan(n, args)
+    # No meshlets: the plan is a function of these arrays alone, and the viewer and reports
+    # draw the same pass again and again.
+    digest = hashlib.blake2b(digest_size=16)
+    for a in (prim_off, fetch_index, fetch_pos, fetch_attr, index_base, pos_base, attr_base):
+        digest.update(np.ascontiguousarray(a).tobytes())
+    return _PLANS.get((mesh_ids(draws), line_shift, digest.digest()), (d.mesh for d in draws),
+                      lambda: _build_plan(n, args))
+
+
+def _build_plan(n: int, args) -> FetchPlan:
+    off = np.zeros(n + 1, np.int64)
+    lines = np.zeros(n, np.int64)
     empty = np.zeros(0, np.int64)
     fk.build(*args, False, off, empty, empty, empty, lines)        # count per primitive
     np.cumsum(off[1:].copy(), out=off[1:])
     addr, nbytes, stream = (np.empty(int(off[-1]), np.int64) for _ in range(3))
     fk.build(*args, True, off, addr, nbytes, stream, lines)        # write at the offsets
-    plan = FetchPlan(off, addr, nbytes, stream << OP_STREAM_SHIFT, int(lines.max()) if n else 0)
-    if key is not None:            # the viewer and reports draw the same pass again and again
-        _PLANS[key] = ([d.mesh for d in draws], plan)
-        if len(_PLANS) > 8:
-            _PLANS.popitem(last=False)
-    return plan
+    return FetchPlan(off, addr, nbytes, stream << OP_STREAM_SHIFT, int(lines.max()) if n else 0)
 
 
-_PLANS: OrderedDict = OrderedDict()      # key -> (the meshes, kept alive; the plan)
+_PLANS = MeshMemo(8)
 
 
 class _Addresses:

@@ -3,17 +3,15 @@ after primitive assembly (seed 000 L988, L1265, L1273). Consumes a draw's index 
 produces which corners hit the cache: vertices shaded = misses."""
 from __future__ import annotations
 
-from collections import OrderedDict
-
 import numpy as np
+
+from renderer.memo import MeshMemo, mesh_ids
 
 from . import legacy_kernels as lk
 
 # The cache's hits depend only on the index order and the cache size, never on the camera: a
-# pass drawn again (the viewer, a report of several presets) reuses them. Keyed by the meshes'
-# identities, which the entry keeps alive so that an id cannot be reused while it is cached.
-_MEMO: OrderedDict = OrderedDict()
-_MEMO_ENTRIES = 8
+# pass drawn again (the viewer, a report of several presets) reuses them.
+_HITS = MeshMemo(8)
 
 
 def ptc_hits(indices: np.ndarray, prim_off: np.ndarray, draw_on: np.ndarray, size: int) -> np.ndarray:
@@ -31,13 +29,8 @@ def ptc_hits_of_draws(draws, indices: np.ndarray, prim_off: np.ndarray, draw_on:
                       size: int) -> np.ndarray:
     """ptc_hits for a pass's draws, remembered per (meshes, draws on the path, size). The
     result is shared: callers must not write to it."""
-    key = (tuple(id(d.mesh) for d in draws), draw_on.tobytes(), int(size))
-    if key in _MEMO:
-        _MEMO.move_to_end(key)
-        return _MEMO[key][1]
-    hit = ptc_hits(indices, prim_off, draw_on, size)
-    hit.flags.writeable = False
-    _MEMO[key] = ([d.mesh for d in draws], hit)
-    if len(_MEMO) > _MEMO_ENTRIES:
-        _MEMO.popitem(last=False)
-    return hit
+    def compute():
+        hit = ptc_hits(indices, prim_off, draw_on, size)
+        hit.flags.writeable = False
+        return hit
+    return _HITS.get((mesh_ids(draws), draw_on.tobytes(), int(size)), (d.mesh for d in draws), compute)

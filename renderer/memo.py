@@ -1,0 +1,33 @@
+"""Results computed from meshes, remembered while the same meshes are drawn again: the viewer
+redraws one scene every frame, a report draws one frame through every preset. Keys hold the
+meshes' id()s; each entry keeps its meshes alive, so an id cannot be reused while it is cached."""
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+
+
+class MeshMemo:
+    """A small least-recently-used table. Values are shared: callers must not write to them."""
+
+    def __init__(self, entries: int):
+        self.entries = entries
+        self._table: OrderedDict = OrderedDict()
+
+    def get(self, key, meshes: Iterable, compute: Callable):
+        """The value for key, computed by compute() the first time (meshes: what key's ids name)."""
+        if key in self._table:
+            self._table.move_to_end(key)
+            return self._table[key][1]
+        value = compute()
+        self._table[key] = (tuple(meshes), value)
+        if len(self._table) > self.entries:
+            self._table.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        self._table.clear()
+
+
+def mesh_ids(draws) -> tuple:
+    return tuple(id(d.mesh) for d in draws)
