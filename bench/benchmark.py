@@ -34,14 +34,18 @@ import pipelines.imr as imr  # noqa: E402
 from gl_oracle import gl_frame_ms, gl_renderer  # noqa: E402
 from pipelines import render  # noqa: E402
 from renderer.geometry import forget_setups  # noqa: E402
+from renderer.memory import MemoryModel  # noqa: E402
 from scenes.library import get_scene  # noqa: E402
 
 SCENES = ["spheres", "overdraw:32:btf", "overdraw:32:ftb", "sponza"]
 PRESET = "imr-baseline"
 # What pipelines.imr calls per pass, in order; time not inside one of these is "other"
 # (framebuffer allocation, surfaces, flushes, per-tile maps, Python glue).
-STAGES = ["front_end", "bin_triangles", "build_tables", "clear_surface", "rasterize",
-          "replay", "resolve_surface"]
+# "replay" is the whole memory replay of the raster's requests: both of its threads.
+STAGES = {name: (imr, name) for name in ("front_end", "bin_triangles", "build_tables",
+                                         "clear_surface", "rasterize")}
+STAGES["replay"] = (MemoryModel, "serve_pipelined")
+STAGES["resolve_surface"] = (imr, "resolve_surface")
 
 
 def tilesim_frames(scene, width, height, repeats) -> tuple[float, dict[str, float]]:
@@ -49,7 +53,7 @@ def tilesim_frames(scene, width, height, repeats) -> tuple[float, dict[str, floa
 
     Stages are timed by wrapping the stage functions pipelines.imr calls (a few Python calls per
     pass, so the wrappers cost nothing measurable); "other" is the frame minus the stages."""
-    originals = {name: getattr(imr, name) for name in STAGES if hasattr(imr, name)}
+    originals = {name: getattr(*where) for name, where in STAGES.items()}
     spent: dict[str, float] = defaultdict(float)
 
     def timed(name, fn):
@@ -64,7 +68,7 @@ def tilesim_frames(scene, width, height, repeats) -> tuple[float, dict[str, floa
     frames, stages = [], defaultdict(list)
     try:
         for name, fn in originals.items():
-            setattr(imr, name, timed(name, fn))
+            setattr(*STAGES[name], timed(name, fn))
         for _ in range(max(1, repeats)):
             spent.clear()
             forget_setups()
@@ -77,7 +81,7 @@ def tilesim_frames(scene, width, height, repeats) -> tuple[float, dict[str, floa
             stages["other"].append(total - sum(spent[name] for name in originals))
     finally:
         for name, fn in originals.items():
-            setattr(imr, name, fn)
+            setattr(*STAGES[name], fn)
     return (1000.0 * statistics.median(frames),
             {name: 1000.0 * statistics.median(v) for name, v in stages.items()})
 

@@ -27,6 +27,9 @@ from .result import Result
 
 CMASK_BITS = 4     # fast-clear metadata per 8x8 colour block (AMD CMASK)
 HTILE_BITS = 32    # per 8x8 depth block (AMD HTILE)
+# The caches the replay's own thread serves while a second serves L2 and below (MemoryModel.
+# serve_pipelined): the ROP caches, which nothing but the ROP feeds.
+UPPER_LEVELS = (ROP_COLOR, ROP_DEPTH)
 
 
 def submission_order(prim_tri_off, geo, bins, ref_tile, tris, rp, mat, preset):
@@ -89,10 +92,15 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         work, deferred = work_order(prim_tri_off, geo, bins, ref_tile, tris, rp, mat, preset)
         raster_counters, tile_rows, ev = rasterize(tris, bins, mat, tex, light, fb, view,
                                                    hsr=deferred is not None, chunk=deferred, hiz=hiz)
-        replay(mm.state, mm.acc, mm.tile_bytes, fe.fetch[:4], fe.fetch.need, tris.draw, bins, ref_tile, ev,
-               mat, color, depth, blocks_x, mm.region("textures"),
-               mm.region(rp.depth.name + ".htile") if hiz else 0, cleared["color"],
-               cleared["depth"], work)
+        args = (mm.state, mm.acc, mm.tile_bytes, fe.fetch[:4], fe.fetch.need, tris.draw, bins,
+                ref_tile, ev, mat, color, depth, blocks_x, mm.region("textures"),
+                mm.region(rp.depth.name + ".htile") if hiz else 0, cleared["color"],
+                cleared["depth"], work)
+
+        def produce(start, own, out, args=args, end=len(work)):
+            start, n = replay(*args, start, own, out)
+            return (None if start == end else start), n
+        mm.serve_pipelined(produce, UPPER_LEVELS)
         read_inputs(rp, mm, attachments, images, fb, width, height)
         if rp.samples > 1:
             resolved = mm.surface(rp.color.name + ".resolved", rp.color.format, 1)

@@ -12,7 +12,8 @@ from numba import njit
 from renderer.memory import L2, ROP_COLOR, ROP_DEPTH, STREAM
 from renderer.frontend.fetch_kernels import issue
 from renderer.memory_kernels import (M_LINE_SHIFT, R_N, REGION_SHIFT, REQUESTS, block_layout,
-                                     block_tile, op_code, request, request_block, serve)
+                                     block_tile, op_code, request, request_block,
+                                     serve_levels)
 
 S_COLOR, S_DEPTH, S_TEXTURE, S_META = (
     STREAM[s] for s in ("color", "depth", "texture", "meta"))
@@ -46,7 +47,7 @@ def append_in_order(work, k, p0, p1, prim_tri_off, tri_offsets, ref_slot):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def replay(cs, acc, tile_bytes, fetch, prim_need, tri_draw, bins, ref_tile, ev, mat, color, depth,
-           blocks_x, tex_region, htile_region, cleared_color, cleared_depth, work):
+           blocks_x, tex_region, htile_region, cleared_color, cleared_depth, work, start, own, out):
     """Feed the caches an immediate-mode GPU's requests, in the order `work` gives: -(p + 1)
     issues primitive p's front-end fetches (renderer.frontend.FetchPlan: its indices,
     vertices, meshlet tables; prim_need = the most lines one primitive spans); r >= 0 runs tile reference r's ROP block
@@ -54,7 +55,11 @@ def replay(cs, acc, tile_bytes, fetch, prim_need, tri_draw, bins, ref_tile, ev, 
     hierarchical Z (htile_region > 0) every tested block also reads its HTILE word, every
     depth-written block writes it, and a block HiZ rejected reads it and nothing else. After a
     fast clear (cleared_* true per block, empty without one) a block still in the cleared state
-    is read from its metadata, not memory; the first write takes it out of that state."""
+    is read from its metadata, not memory; the first write takes it out of that state.
+
+    Serves the levels in `own` (memory_kernels.serve_levels) and appends what reaches the others
+    to `out`, from work item `start` until the work is done or out might not hold the next item.
+    Returns (the next item, the rows of out used)."""
     # Unpack the structs once: an array taken out of a tuple inside the loop is ref-counted
     # every time, which costs more than the cache lookup itself.
     lines, shape, meta = cs
@@ -76,11 +81,20 @@ def replay(cs, acc, tile_bytes, fetch, prim_need, tri_draw, bins, ref_tile, ev, 
     cap = max(REQUESTS, prim_need, block_need)
     rq = np.empty((cap, R_N), np.int64)
     n = 0
-    for item in work:
+    n_out = 0
+    fanout = shape.shape[0] + 1     # most requests one request can hand on: see serve_levels
+    for k in range(start, work.shape[0]):
+        item = work[k]
+        # Whatever serves it, the item's requests and those pending hand on at most this many.
+        most = (n + (prim_need if item < 0 else n_block[item] * block_need + n_tex[item])) * fanout
+        if n_out + most > out.shape[0]:
+            if n_out == 0:
+                raise ValueError("replay: the hand-on buffer cannot hold one work item")
+            return k, serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out)
         if item < 0:
             p = -item - 1
             if n > cap - prim_need:
-                serve(lines, shape, meta, acc, tile_bytes, rq, n)
+                n_out = serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out)
                 n = 0
             n = issue(rq, n, L2, shift, f_off, f_addr, f_nbytes, f_op, p)
             continue
@@ -89,7 +103,7 @@ def replay(cs, acc, tile_bytes, fetch, prim_need, tri_draw, bins, ref_tile, ev, 
         test_z, write_z, read_color = depth_test[d], depth_write[d], blend[d]
         for e in range(block_off[r], block_off[r] + n_block[r]):
             if n > cap - block_need:
-                serve(lines, shape, meta, acc, tile_bytes, rq, n)
+                n_out = serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out)
                 n = 0
             blk = block[e]
             if blk < 0:                              # rejected by hierarchical Z
@@ -124,8 +138,8 @@ def replay(cs, acc, tile_bytes, fetch, prim_need, tri_draw, bins, ref_tile, ev, 
                     cleared_color[blk] = False
         for e in range(tex_off[r], tex_off[r] + n_tex[r]):
             if n == cap:
-                serve(lines, shape, meta, acc, tile_bytes, rq, n)
+                n_out = serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out)
                 n = 0
             line = ((tex_region << REGION_SHIFT) + tex_addr[e]) >> shift
             n = request(rq, n, L2, line, texture_op, ref_tile[r])
-    serve(lines, shape, meta, acc, tile_bytes, rq, n)
+    return work.shape[0], serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out)

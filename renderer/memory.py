@@ -13,8 +13,9 @@ address region so lines never alias.
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -77,6 +78,11 @@ class Surface(NamedTuple):
     bytes_per_pixel: int      # all samples of one pixel
 
 
+# The second thread of a pipelined replay (MemoryModel.serve_pipelined); its kernels drop the GIL.
+_LOWER_LEVELS = ThreadPoolExecutor(1, thread_name_prefix="tilesim-memory")
+HAND_ON_ROWS = 1 << 15     # requests per hand-on buffer: 1 MiB
+
+
 class MemoryModel:
     def __init__(self, config: MemoryConfig, n_tiles: int):
         lb = config.line_bytes
@@ -98,6 +104,7 @@ class MemoryModel:
         shape[:, mk.SH_WALLOC] = [c.write_allocate for c in levels]
         shape[:, mk.SH_NEXT] = config.below     # always a later level or DRAM: a flush relies on it
         shape[:, mk.SH_MASK] = [n - 1 if n & (n - 1) == 0 else -1 for n in sets]
+        shape[:, mk.SH_CLOCK] = 0
         meta = np.zeros(mk.M_N, np.int64)
         meta[mk.M_LINE_BYTES], meta[mk.M_LINE_SHIFT] = lb, lb.bit_length() - 1
         self.config = config
@@ -121,6 +128,35 @@ class MemoryModel:
 
     def flush(self, surface: Surface, store: bool) -> None:
         mk.flush_region(self.state, self.acc, self.tile_bytes, surface.region, not store)
+
+    def serve_pipelined(self, produce: Callable, upper: tuple[int, ...]) -> None:
+        """Serve a producer's requests on two threads at once: `produce(start, own, out)` (a kernel
+        that issues requests from work item `start`, serves the levels in the bit mask `own`
+        itself with memory_kernels.serve_levels, hands what reaches the other levels on to
+        `out` and returns (next item or None when done, rows of out)) runs on this thread while
+        the other serves what the previous call handed on. The `upper` levels must be fed by
+        nothing but the producer (no level misses into them), so that they and the rest see the
+        order they would see if one thread served all; the counters are the same either way."""
+        if any(b in upper for b in self.config.below):
+            raise ValueError(f"levels {upper} are fed by other levels: they cannot be served first")
+        own = sum(1 << lv for lv in upper)
+        lines, shape, meta = self.state
+        # The lower thread counts into its own totals and keeps its own clocks: sharing a cache
+        # line of counters with the upper thread would cost more than the lookups.
+        lower_shape, lower_acc = shape.copy(), np.zeros_like(self.acc)
+        buffers = [np.empty((HAND_ON_ROWS, mk.R_N), np.int64) for _ in range(2)]
+        start, lower, which = 0, None, 0
+        while start is not None:
+            start, n = produce(start, own, buffers[which])
+            if lower is not None:
+                lower.result()
+            lower = _LOWER_LEVELS.submit(mk.serve, lines, lower_shape, meta, lower_acc,
+                                         self.tile_bytes, buffers[which], n)
+            which ^= 1
+        lower.result()
+        self.acc += lower_acc
+        below = [lv for lv in range(len(shape)) if lv not in upper]
+        shape[below, mk.SH_CLOCK] = lower_shape[below, mk.SH_CLOCK]
 
     def counters(self) -> Counters:
         c = Counters()

@@ -22,17 +22,19 @@ reference-counted too):
                                             level), set mask (sets - 1, or -1 if sets is not a
                                             power of two), first set, write-allocate (0: a
                                             write miss passes down, as a read-allocate
-                                            last-level cache does)
-    meta   int64 (M_N,)                     LRU clock, line bytes, log2 line bytes
+                                            last-level cache does), LRU clock (one per
+                                            level, so two threads can serve two levels)
+    meta   int64 (M_N,)                     line bytes, log2 line bytes
     acc    int64 (A_N, width)               byte and event totals (rows below)
     tile_bytes int64 (n_tiles,)             DRAM bytes charged to each screen tile
 A way is invalid iff its tag is -1, and then its stamp is 0; a valid way's stamp is the clock of
-its last use (>= 1, unique), so the first way of least stamp is the first invalid way if there is
+its last use (>= 1, unique in its level), so the first way of least stamp is the first invalid way if there is
 one, else the least recently used.
 
 Requests: int64 (capacity, R_N), one row per line: level it enters at, line, op, tile (-1: none).
-op = write | write-back << 1 | stream << 2. A write-back is a dirty line leaving the level above
-(a flush): it counts no on-chip bytes, hits or misses.
+op = write | write-back << 1 | stream << 2 | fill << 9. A write-back is a dirty line leaving the
+level above (a flush): it counts no on-chip bytes, hits or misses. A fill is a request a level above
+has passed on (serve_levels): it counts hits and misses but not its on-chip bytes again.
 """
 from __future__ import annotations
 
@@ -45,32 +47,50 @@ REGION_SHIFT = 40    # byte address = region << 40 | offset: one region per surf
 
 F_TAG, F_STAMP, F_INFO, F_N = range(4)   # fields of a way
 I_DIRTY, I_STREAM_SHIFT, I_STREAM_MASK, I_TILE_SHIFT = 1, 1, 127, 8   # bits of F_INFO
-SH_SETS, SH_WAYS, SH_NEXT, SH_MASK, SH_BASE, SH_WALLOC, SH_N = range(7)
-M_CLOCK, M_LINE_BYTES, M_LINE_SHIFT, M_N = range(4)
+SH_SETS, SH_WAYS, SH_NEXT, SH_MASK, SH_BASE, SH_WALLOC, SH_CLOCK, SH_N = range(8)
+M_LINE_BYTES, M_LINE_SHIFT, M_N = range(3)
 # Rows of acc: bytes by stream (columns) for the first four, events by level for the last two.
 A_DRAM_READ, A_DRAM_WRITE, A_ONCHIP_READ, A_ONCHIP_WRITE, A_HITS, A_MISSES, A_N = range(7)
 R_LEVEL, R_LINE, R_OP, R_TILE, R_N = range(5)
 WAY_BITS = 6
 MAX_WAYS = 1 << WAY_BITS   # a way's index fits the low bits of an LRU key (stamp << WAY_BITS | way)
 OP_WRITE, OP_WRITE_BACK, OP_STREAM_SHIFT = 1, 2, 2
+OP_FILL = 1 << 9       # above the stream's 7 bits: see serve_levels
+DRAM_BIT = 62          # serve_levels' `own` bit for DRAM
+ALL_LEVELS = -1        # every level and DRAM
 REQUESTS = 1024      # rows of a producer's request buffer: 32 KiB, stays in the L1 data cache
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def serve(lines, shape, meta, acc, tile_bytes, rq, n):
     """Runs requests rq[:n] through the caches, in order."""
+    serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, ALL_LEVELS, rq, 0)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
+    """Runs requests rq[:n] through the levels in `own` (bit per level, OWN_DRAM for DRAM) and
+    appends, in order, what reaches any other level to out[n_out:] as requests flagged OP_FILL
+    (a fill or write-through from above: it counts hits and misses, not on-chip bytes again) or
+    OP_WRITE_BACK. Serving out afterwards gives the counters and states that serving everything
+    at once gives: a level's behaviour depends only on the order of what reaches it, and the
+    stamps are per level. Returns the new length of out."""
     lb = meta[M_LINE_BYTES]
-    clock = meta[M_CLOCK]
     for i in range(n):
         lv, line, op, tile = rq[i, R_LEVEL], rq[i, R_LINE], rq[i, R_OP], rq[i, R_TILE]
-        stream = op >> OP_STREAM_SHIFT
+        stream = (op >> OP_STREAM_SHIFT) & I_STREAM_MASK
         write = (op & OP_WRITE) != 0
         counted = (op & OP_WRITE_BACK) == 0
-        if counted:
+        if counted and (op & OP_FILL) == 0:
             acc[A_ONCHIP_WRITE if write else A_ONCHIP_READ, stream] += lb
         below = -2           # a read miss goes on to this level once its victim is written back
         while True:
-            if lv < 0:
+            if (own >> (lv if lv >= 0 else DRAM_BIT)) & 1 == 0:     # someone else's: hand on
+                out[n_out, R_LEVEL], out[n_out, R_LINE], out[n_out, R_TILE] = lv, line, tile
+                out[n_out, R_OP] = ((OP_WRITE if write else 0) | (stream << OP_STREAM_SHIFT)
+                                    | (OP_FILL if counted else OP_WRITE_BACK))
+                n_out += 1
+            elif lv < 0:
                 acc[A_DRAM_WRITE if write else A_DRAM_READ, stream] += lb
                 if tile >= 0:
                     tile_bytes[tile] += lb
@@ -84,7 +104,8 @@ def serve(lines, shape, meta, acc, tile_bytes, rq, n):
                 for k in range(ways):
                     if lines[s, F_TAG, k] == line:
                         w = k
-                clock += 1
+                clock = shape[lv, SH_CLOCK] + 1
+                shape[lv, SH_CLOCK] = clock
                 if w >= 0:                                   # hit
                     lines[s, F_STAMP, w] = clock
                     if counted:
@@ -118,9 +139,9 @@ def serve(lines, shape, meta, acc, tile_bytes, rq, n):
             if below == -2:
                 break
             lv, line, tile = below, rq[i, R_LINE], rq[i, R_TILE]
-            stream, write, counted = op >> OP_STREAM_SHIFT, False, True
+            stream, write, counted = (op >> OP_STREAM_SHIFT) & I_STREAM_MASK, False, True
             below = -2
-    meta[M_CLOCK] = clock
+    return n_out
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")

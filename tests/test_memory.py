@@ -56,3 +56,48 @@ def test_serve_matches_naive_caches(name, seed):
     levels = len(cfg.caches)
     assert list(acc[mk.A_HITS, :levels]) == naive.hits and list(acc[mk.A_MISSES, :levels]) == naive.misses
     assert list(mm.tile_bytes) == naive.tile_bytes
+
+
+def _random_requests(mm, n_tiles, seed, n=20000):
+    rng = np.random.default_rng(seed)
+    regions = rng.integers(1, 3, n)
+    lines = (regions << (mk.REGION_SHIFT - mm.state.meta[mk.M_LINE_SHIFT])) + rng.integers(0, 400, n)
+    levels = rng.integers(0, len(mm.config.caches), n)
+    rq = np.empty((n, mk.R_N), np.int64)
+    for i in range(n):
+        mk.request(rq, i, levels[i], lines[i], mk.op_code(bool(rng.random() < 0.4),
+                                                          int(rng.integers(0, len(STREAMS)))),
+                   int(rng.integers(-1, n_tiles)))
+    return rq
+
+
+@pytest.mark.parametrize("upper", [(0, 1), (1,), (0,)])
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_pipelined_serve_matches_one_thread(name, upper):
+    """Serving the upper levels on one thread and handing the rest to another (in chunks, as
+    the IMR's replay does) leaves every counter, tile byte and cache line as serving it all."""
+    cfg = CONFIGS[name]
+    one, two = MemoryModel(cfg, 5), MemoryModel(cfg, 5)
+    rq = _random_requests(one, 5, seed=len(upper))
+    mk.serve(*one.state, one.acc, one.tile_bytes, rq, len(rq))
+    chunk = 1000
+    calls = []
+
+    def produce(start, own, out):
+        calls.append(start)
+        end = min(start + chunk, len(rq))
+        n = mk.serve_levels(*two.state, two.acc, two.tile_bytes, rq[start:end], end - start,
+                            own, out, 0)
+        return (None if end == len(rq) else end), n
+
+    two.serve_pipelined(produce, upper)
+    assert len(calls) == len(rq) // chunk
+    assert np.array_equal(one.acc, two.acc) and np.array_equal(one.tile_bytes, two.tile_bytes)
+    for a, b in zip(one.state, two.state):
+        assert np.array_equal(a, b)
+
+
+def test_pipelined_serve_refuses_levels_fed_by_others():
+    mm = MemoryModel(CONFIGS["with-llc"], 1)
+    with pytest.raises(ValueError, match="fed by other levels"):
+        mm.serve_pipelined(lambda start, own, out: (None, 0), (2,))
