@@ -72,8 +72,8 @@ def _block_zmax(depth, x0, y0, width, height, n_samples):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr, hiz, chunk,
-                   counters):
+def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr, hiz, zskip,
+                   chunk, counters):
     # Unpack the structs once: an array taken out of a tuple inside the loop is ref-counted
     # every time, which costs more than the edge tests.
     vx, vy, _, v_inv_w, v_normal, v_uv, back, zplane, draw, _ = tris
@@ -99,6 +99,16 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
         for b in range(nbx * nbx):
             zmax[b] = _block_zmax(fb_depth, tx0 + (b % nbx) * BLOCK, ty0 + (b // nbx) * BLOCK,
                                   width, height, n_samples)
+    # The simulator's own depth bound per 8x8 block (not a modelled unit: it changes no counter,
+    # event or pixel; raster.Z_SKIP): no sample of the block holds a depth above it. A block
+    # a triangle covers whole and cannot come nearer than the bound fails the depth test at
+    # every sample, so its outcome is known without visiting the pixels. LESS only lowers
+    # depths, so the bound stays true; a covering, depth-writing triangle tightens it.
+    zbound = np.ones(nbx * nbx, np.float32)
+    if zskip:
+        for b in range(nbx * nbx):
+            zbound[b] = _block_zmax(fb_depth, tx0 + (b % nbx) * BLOCK, ty0 + (b // nbx) * BLOCK,
+                                    width, height, n_samples)
     tested = np.zeros(nbx * nbx, np.uint64)
     written = np.zeros(nbx * nbx, np.uint64)
     recent = np.empty(TEX_RECENT, np.int64)
@@ -180,6 +190,8 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                           float(base_color[d, 3]))
         lit = not unlit[d]
         is_back = back[t]
+        if depth_write and not test_depth:      # depths may rise: no bound holds any more
+            zbound[:] = 1.0
         # A fragment shader whose inputs are the same at every fragment (no texture, and unlit
         # or one normal at all three vertices: faceted meshes, the analytic layers) has one
         # output per triangle; evaluate it once, as a compiler hoists uniform work.
@@ -241,8 +253,8 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                     full = full and lo >= 0
                 if outside:
                     continue
+                bl = ((by0 - ty0) >> BLOCK_BITS) * nbx + ((bx0 - tx0) >> BLOCK_BITS)
                 if hiz and test_depth:
-                    bl = ((by0 - ty0) >> BLOCK_BITS) * nbx + ((bx0 - tx0) >> BLOCK_BITS)
                     # nearest the triangle's plane comes within the block; LESS fails when that
                     # is not nearer than the block's farthest stored depth (float32 rounding is
                     # monotone, so the per-sample test would fail too)
@@ -251,6 +263,27 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                         k_hiz_rejected += 1
                         rejected[bl] = True
                         continue
+                # The triangle covers every sample of the block, none clipped by near or far,
+                # and the depth test runs before shading: the block's outcome depends only on
+                # depth (zskip's bound above). 1e-12 covers float64 rounding between the plane
+                # at the corners and at the samples; float32 rounding is monotone.
+                tight = False
+                if zskip and full and test_depth and not late and phase != PH_SHADE \
+                        and bx0 >= x0 and bx0 + BLOCK <= x1 and by0 >= y0 and by0 + BLOCK <= y1:
+                    zlo = dzdx * (rx0 if dzdx > 0 else rx1) + dzdy * (ry0 if dzdy > 0 else ry1) + zc
+                    zhi = dzdx * (rx1 if dzdx > 0 else rx0) + dzdy * (ry1 if dzdy > 0 else ry0) + zc
+                    if zlo > 1e-12 and zhi < 1.0 - 1e-12:
+                        if zlo - 1e-12 >= zbound[bl]:    # every sample fails: count as visited
+                            tested[bl] = ~np.uint64(0)
+                            touched[by0 - ty0:by0 - ty0 + BLOCK, bx0 - tx0:bx0 - tx0 + BLOCK] = True
+                            k_fragments += BLOCK * BLOCK
+                            k_samples += BLOCK * BLOCK * n_samples
+                            k_early_z_killed += BLOCK * BLOCK
+                            if phase == PH_IMR:
+                                k_quads += BLOCK * BLOCK // 4
+                            continue
+                        # every sample ends at or below the plane's farthest point in the block
+                        tight = depth_write
                 if fill_fast:
                     # The common case of opaque triangles with one colour (flat or unlit) at one
                     # sample, written out plainly: no lane arrays, no shading per fragment, and
@@ -332,6 +365,8 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                                 k_written += n_pass
                                 if phase == PH_SHADE:
                                     k_hsr_shaded += n_pass
+                    if tight:
+                        zbound[bl] = min(zbound[bl], np.float32(zhi + 1e-6))
                     continue
                 for qy in range(max(by0, y0 & ~1), min(by0 + BLOCK, y1), 2):
                     for qx in range(max(bx0, x0 & ~1), min(bx0 + BLOCK, x1), 2):
@@ -490,6 +525,8 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                                 k_blended += 1
                             write_samples(fb_color, fb_depth, ly, lx, passed, lane_z, lane, n_samples,
                                           rgba[0], rgba[1], rgba[2], rgba[3], depth_write, blend)
+                if tight:
+                    zbound[bl] = min(zbound[bl], np.float32(zhi + 1e-6))
         if phase == PH_SHADE:
             n_tex_out[r] = n_tex
             k_tex_blocks += n_tex
@@ -544,27 +581,27 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr, hiz, chunk,
+def rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr, hiz, zskip, chunk,
                     tile_order, counters):
     # The sample count as a compile-time constant (one specialisation each for 1x and 4x): the
     # per-sample loops then unroll, which is worth a fifth of the raster time at 1x.
     literally(n_samples)
     for k in prange(tile_order.shape[0]):
         rasterize_tile(tile_order[k], tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
-                       hiz, chunk, counters)
+                       hiz, zskip, chunk, counters)
 
 
 # Entry points with the sample count fixed, so that calls from Python find their compiled code
 # by argument types (a literal argument would send every call through numba's typing, ~20 ms).
 @njit(cache=True, nogil=True, error_model="numpy")
-def rasterize_tiles_1x(tris, bins, mat, tex, light, fb, ev, view, hsr, hiz, chunk, tile_order,
-                       counters):
-    rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, 1, hsr, hiz, chunk, tile_order,
-                    counters)
+def rasterize_tiles_1x(tris, bins, mat, tex, light, fb, ev, view, hsr, hiz, zskip, chunk,
+                       tile_order, counters):
+    rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, 1, hsr, hiz, zskip, chunk,
+                    tile_order, counters)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def rasterize_tiles_4x(tris, bins, mat, tex, light, fb, ev, view, hsr, hiz, chunk, tile_order,
-                       counters):
-    rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, 4, hsr, hiz, chunk, tile_order,
-                    counters)
+def rasterize_tiles_4x(tris, bins, mat, tex, light, fb, ev, view, hsr, hiz, zskip, chunk,
+                       tile_order, counters):
+    rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, 4, hsr, hiz, zskip, chunk,
+                    tile_order, counters)

@@ -133,3 +133,24 @@ def test_identical_with_one_and_two_threads():
         numba.set_num_threads(n)
     assert (a.color == b.color).all() and (a.depth == b.depth).all()
     assert a.counters == b.counters
+
+
+@pytest.mark.parametrize("samples", [1, 4])
+@pytest.mark.parametrize("preset", ["imr-baseline", "amd-rdna2", "apple-m3"])
+@pytest.mark.parametrize("scene", ["overdraw:8:ftb", "overdraw:8:shuffled", "sponza", "foliage",
+                                   "particles", "deferred"])
+def test_depth_bound_skip_changes_nothing(monkeypatch, scene, preset, samples):
+    """raster.Z_SKIP (whole 8x8 blocks known to fail the depth test are not visited) is a
+    speed-up only: every counter, per-tile map and pixel is what visiting them gives."""
+    import renderer.raster as raster
+    from pipelines import render
+
+    results = []
+    for skip in (False, True):
+        monkeypatch.setattr(raster, "Z_SKIP", skip)
+        results.append(render(scene, preset, 192, 108, samples))
+    off, on = results
+    assert dict(on.counters) == dict(off.counters)
+    assert np.array_equal(on.color, off.color) and np.array_equal(on.depth, off.depth)
+    for name in off.tile_maps:
+        assert np.array_equal(on.tile_maps[name], off.tile_maps[name]), name
