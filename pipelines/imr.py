@@ -21,7 +21,7 @@ from scenes.model import LoadAction, StoreAction
 
 from .frame import GeometryStreams, blocks, framebuffer, prim_offsets, read_inputs, tile_maps
 from .frontend_params import frontend_params
-from .imr_kernels import replay, work_in_submission_order
+from .imr_kernels import replay, serve_handed, work_in_submission_order
 from .result import Result
 
 
@@ -92,15 +92,19 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         work, deferred = work_order(prim_tri_off, geo, bins, ref_tile, tris, rp, mat, preset)
         raster_counters, tile_rows, ev = rasterize(tris, bins, mat, tex, light, fb, view,
                                                    hsr=deferred is not None, chunk=deferred, hiz=hiz)
+        tex_region = mm.region("textures")
         args = (mm.state, mm.acc, mm.tile_bytes, fe.fetch[:4], fe.fetch.need, tris.draw, bins,
-                ref_tile, ev, mat, color, depth, blocks_x, mm.region("textures"),
+                ref_tile, ev, mat, color, depth, blocks_x, tex_region,
                 mm.region(rp.depth.name + ".htile") if hiz else 0, cleared["color"],
                 cleared["depth"], work)
 
         def produce(start, own, out, args=args, end=len(work)):
             start, n = replay(*args, start, own, out)
             return (None if start == end else start), n
-        mm.serve_pipelined(produce, UPPER_LEVELS)
+
+        def consume(*served, handed=(fe.fetch[:4], fe.fetch.need, ev, tex_region, ref_tile)):
+            serve_handed(*served, *handed)
+        mm.serve_pipelined(produce, UPPER_LEVELS, consume)
         read_inputs(rp, mm, attachments, images, fb, width, height)
         if rp.samples > 1:
             resolved = mm.surface(rp.color.name + ".resolved", rp.color.format, 1)

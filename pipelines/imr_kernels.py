@@ -11,13 +11,17 @@ from numba import njit
 
 from renderer.memory import L2, ROP_COLOR, ROP_DEPTH, STREAM
 from renderer.frontend.fetch_kernels import issue
-from renderer.memory_kernels import (M_LINE_SHIFT, R_N, REGION_SHIFT, REQUESTS, block_layout,
+from renderer.memory_kernels import (ALL_LEVELS, M_LINE_SHIFT, OP_WRITE_BACK, R_LEVEL, R_LINE, R_N, R_OP,
+                                     R_TILE, REGION_SHIFT, REQUESTS, block_layout, serve,
                                      block_tile, op_code, request, request_block,
                                      serve_levels)
 
 S_COLOR, S_DEPTH, S_TEXTURE, S_META = (
     STREAM[s] for s in ("color", "depth", "texture", "meta"))
 ALL = ~np.uint64(0)   # every pixel of a block
+# Rows a pipelined replay hands on in place of the L2 requests they stand for (serve_handed):
+# line = the primitive whose fetches, or the tile reference whose texel blocks, to issue.
+FETCH_MARK, TEXTURE_MARK = -2, -3
 HTILE_BYTES = 4     # hierarchical-Z word per 8x8 depth block (AMD HTILE: 32 bits per 8x8 tile)
 
 
@@ -58,8 +62,8 @@ def replay(cs, acc, tile_bytes, fetch, prim_need, tri_draw, bins, ref_tile, ev, 
     is read from its metadata, not memory; the first write takes it out of that state.
 
     Serves the levels in `own` (memory_kernels.serve_levels) and appends what reaches the others
-    to `out`, from work item `start` until the work is done or out might not hold the next item.
-    Returns (the next item, the rows of out used)."""
+    to `out` (for serve_handed), from work item `start` until the work is done or out might not
+    hold the next item. Returns (the next item, the rows of out used)."""
     # Unpack the structs once: an array taken out of a tuple inside the loop is ref-counted
     # every time, which costs more than the cache lookup itself.
     lines, shape, meta = cs
@@ -82,7 +86,12 @@ def replay(cs, acc, tile_bytes, fetch, prim_need, tri_draw, bins, ref_tile, ev, 
     rq = np.empty((cap, R_N), np.int64)
     n = 0
     n_out = 0
-    fanout = shape.shape[0] + 1     # most requests one request can hand on: see serve_levels
+    # most requests one request can hand on (see serve_levels); none when all levels are ours
+    fanout = 0 if own == ALL_LEVELS else shape.shape[0] + 1
+    # When another thread serves L2, the requests that enter there (a primitive's fetches, a
+    # reference's texel blocks) are handed on as one row each, and serve_handed issues them:
+    # that thread has the lighter load.
+    hand_on = (own >> L2) & 1 == 0
     for k in range(start, work.shape[0]):
         item = work[k]
         # Whatever serves it, the item's requests and those pending hand on at most this many.
@@ -96,7 +105,10 @@ def replay(cs, acc, tile_bytes, fetch, prim_need, tri_draw, bins, ref_tile, ev, 
             if n > cap - prim_need:
                 n_out = serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out)
                 n = 0
-            n = issue(rq, n, L2, shift, f_off, f_addr, f_nbytes, f_op, p)
+            if hand_on:
+                n = request(rq, n, FETCH_MARK, p, OP_WRITE_BACK, -1)
+            else:
+                n = issue(rq, n, L2, shift, f_off, f_addr, f_nbytes, f_op, p)
             continue
         r = item
         d = tri_draw[ref_tri[r]]
@@ -136,6 +148,12 @@ def replay(cs, acc, tile_bytes, fetch, prim_need, tri_draw, bins, ref_tile, ev, 
                                   ALL if c_clear else written, color_written, tl)
                 if c_clear:
                     cleared_color[blk] = False
+        if hand_on and n_tex[r] > 0:
+            if n == cap:
+                n_out = serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out)
+                n = 0
+            n = request(rq, n, TEXTURE_MARK, r, OP_WRITE_BACK, -1)
+            continue
         for e in range(tex_off[r], tex_off[r] + n_tex[r]):
             if n == cap:
                 n_out = serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out)
@@ -143,3 +161,40 @@ def replay(cs, acc, tile_bytes, fetch, prim_need, tri_draw, bins, ref_tile, ev, 
             line = ((tex_region << REGION_SHIFT) + tex_addr[e]) >> shift
             n = request(rq, n, L2, line, texture_op, ref_tile[r])
     return work.shape[0], serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def serve_handed(lines, shape, meta, acc, tile_bytes, rows, n, fetch, prim_need, ev, tex_region,
+                 ref_tile):
+    """The lower thread of a pipelined replay: serves rows[:n] as replay handed them on, in
+    order, issuing the fetches and texel blocks a FETCH_MARK or TEXTURE_MARK row stands for."""
+    f_off, f_addr, f_nbytes, f_op = fetch
+    tex_off, n_tex, tex_addr = ev.tex_off, ev.n_tex, ev.tex_addr
+    shift = meta[M_LINE_SHIFT]
+    texture_op = op_code(False, S_TEXTURE)
+    cap = max(REQUESTS, prim_need)
+    rq = np.empty((cap, R_N), np.int64)
+    m = 0
+    for i in range(n):
+        lv = rows[i, R_LEVEL]
+        if lv >= -1:                      # a plain request
+            if m == cap:
+                serve(lines, shape, meta, acc, tile_bytes, rq, m)
+                m = 0
+            rq[m, R_LEVEL], rq[m, R_LINE] = lv, rows[i, R_LINE]
+            rq[m, R_OP], rq[m, R_TILE] = rows[i, R_OP], rows[i, R_TILE]
+            m += 1
+        elif lv == FETCH_MARK:
+            if m > cap - prim_need:
+                serve(lines, shape, meta, acc, tile_bytes, rq, m)
+                m = 0
+            m = issue(rq, m, L2, shift, f_off, f_addr, f_nbytes, f_op, rows[i, R_LINE])
+        else:
+            r = rows[i, R_LINE]
+            for e in range(tex_off[r], tex_off[r] + n_tex[r]):
+                if m == cap:
+                    serve(lines, shape, meta, acc, tile_bytes, rq, m)
+                    m = 0
+                m = request(rq, m, L2, ((tex_region << REGION_SHIFT) + tex_addr[e]) >> shift,
+                            texture_op, ref_tile[r])
+    serve(lines, shape, meta, acc, tile_bytes, rq, m)

@@ -129,12 +129,14 @@ class MemoryModel:
     def flush(self, surface: Surface, store: bool) -> None:
         mk.flush_region(self.state, self.acc, self.tile_bytes, surface.region, not store)
 
-    def serve_pipelined(self, produce: Callable, upper: tuple[int, ...]) -> None:
+    def serve_pipelined(self, produce: Callable, upper: tuple[int, ...],
+                        consume: Callable = mk.serve) -> None:
         """Serve a producer's requests on two threads at once: `produce(start, own, out)` (a kernel
         that issues requests from work item `start`, serves the levels in the bit mask `own`
         itself with memory_kernels.serve_levels, hands what reaches the other levels on to
         `out` and returns (next item or None when done, rows of out)) runs on this thread while
-        the other serves what the previous call handed on. The `upper` levels must be fed by
+        the other serves what the previous call handed on, with `consume` (serve's arguments:
+        the state, counters, tile bytes, rows and their count). The `upper` levels must be fed by
         nothing but the producer (no level misses into them), so that they and the rest see the
         order they would see if one thread served all; the counters are the same either way."""
         if any(b in upper for b in self.config.below):
@@ -150,7 +152,7 @@ class MemoryModel:
             start, n = produce(start, own, buffers[which])
             if lower is not None:
                 lower.result()
-            lower = _LOWER_LEVELS.submit(mk.serve, lines, lower_shape, meta, lower_acc,
+            lower = _LOWER_LEVELS.submit(consume, lines, lower_shape, meta, lower_acc,
                                          self.tile_bytes, buffers[which], n)
             which ^= 1
         lower.result()

@@ -72,7 +72,8 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
     """Runs requests rq[:n] through the levels in `own` (bit per level, OWN_DRAM for DRAM) and
     appends, in order, what reaches any other level to out[n_out:] as requests flagged OP_FILL
     (a fill or write-through from above: it counts hits and misses, not on-chip bytes again) or
-    OP_WRITE_BACK. Serving out afterwards gives the counters and states that serving everything
+    OP_WRITE_BACK (a row whose level is below -1 is a producer's mark for whoever serves out:
+    handed on as it is). Serving out afterwards gives the counters and states that serving everything
     at once gives: a level's behaviour depends only on the order of what reaches it, and the
     stamps are per level. Returns the new length of out."""
     lb = meta[M_LINE_BYTES]
@@ -85,7 +86,7 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
             acc[A_ONCHIP_WRITE if write else A_ONCHIP_READ, stream] += lb
         below = -2           # a read miss goes on to this level once its victim is written back
         while True:
-            if (own >> (lv if lv >= 0 else DRAM_BIT)) & 1 == 0:     # someone else's: hand on
+            if lv < -1 or (own >> (lv if lv >= 0 else DRAM_BIT)) & 1 == 0:   # not ours: hand on
                 out[n_out, R_LEVEL], out[n_out, R_LINE], out[n_out, R_TILE] = lv, line, tile
                 out[n_out, R_OP] = ((OP_WRITE if write else 0) | (stream << OP_STREAM_SHIFT)
                                     | (OP_FILL if counted else OP_WRITE_BACK))

@@ -101,3 +101,25 @@ def test_pipelined_serve_refuses_levels_fed_by_others():
     mm = MemoryModel(CONFIGS["with-llc"], 1)
     with pytest.raises(ValueError, match="fed by other levels"):
         mm.serve_pipelined(lambda start, own, out: (None, 0), (2,))
+
+
+@pytest.mark.parametrize("scene,preset,samples", [("sponza", "imr-baseline", 1),
+                                                  ("spot", "amd-rdna2", 4),
+                                                  ("particles", "amd-gcn", 1)])
+def test_pipelined_replay_matches_one_thread(monkeypatch, scene, preset, samples):
+    """The IMR's replay on two threads (ROP caches here, L2 and below there, fetches and texel
+    blocks handed on as marks) gives every counter and DRAM tile byte of one thread serving all."""
+    from pipelines import render
+
+    def one_thread(self, produce, upper, consume=None):
+        start = 0
+        while start is not None:
+            start, n = produce(start, mk.ALL_LEVELS, np.empty((0, mk.R_N), np.int64))
+            assert n == 0
+
+    piped = render(scene, preset, 320, 180, samples)
+    monkeypatch.setattr(MemoryModel, "serve_pipelined", one_thread)
+    single = render(scene, preset, 320, 180, samples)
+    assert dict(piped.counters) == dict(single.counters)
+    for name in single.tile_maps:
+        assert np.array_equal(piped.tile_maps[name], single.tile_maps[name]), name

@@ -184,8 +184,11 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
           + ATTRIBUTE_OPS * c["geom.vertices_attr_shaded"])
     c.add("geom.cull_alu_ops", int(params["cull_alu_ops"]) * int(shader_cull.sum()))
 
+    # Without NGG subgroups (formed from this camera's survivors) what is fetched depends only
+    # on the meshes, their paths and the post-transform cache's size.
+    static = None if (path == NGG).any() else (path.tobytes(), int(params["ptc_entries"]))
     plan = _fetch_plan(draws, mm, params, prim_off, lidx, fetch_index, fetch_pos, fetch_attr,
-                       head, rows, tables)
+                       head, rows, tables, static)
     keep_tri = keep[s.tris.prim]
     tris = s.tris if keep_tri.all() else SetupTriangles(*(a[keep_tri] for a in s.tris))
     c.add("geom.setup_triangles", tris.n)
@@ -210,11 +213,12 @@ def _static_arrays(draws, s, path):
 
 
 def _fetch_plan(draws, mm, params, prim_off, lidx, fetch_index, fetch_pos, fetch_attr, head,
-                rows, tables) -> FetchPlan:
+                rows, tables, static=None) -> FetchPlan:
     """The byte ranges each primitive reads, at its draw's buffers' addresses in mm: indices
     (fetch_index), positions and attributes per corner (fetch_pos, fetch_attr), and at a
     meshlet's first primitive (head) its descriptor and bounds, then, when kept, its lists and
-    all its vertices."""
+    all its vertices. `static`: a key that determines the fetch_* arrays, if the caller has
+    one (else their bytes are hashed)."""
     n = len(head)
     if mm is None:
         mm = _Addresses()
@@ -239,10 +243,11 @@ def _fetch_plan(draws, mm, params, prim_off, lidx, fetch_index, fetch_pos, fetch
     # No meshlets: the plan is a function of these arrays alone, and the viewer and reports
     # draw the same pass again and again.
     digest = hashlib.blake2b(digest_size=16)
-    for a in (prim_off, fetch_index, fetch_pos, fetch_attr, index_base, pos_base, attr_base):
+    for a in (index_base, pos_base, attr_base) + ((prim_off, fetch_index, fetch_pos, fetch_attr)
+                                                  if static is None else ()):
         digest.update(np.ascontiguousarray(a).tobytes())
-    return _PLANS.get((mesh_ids(draws), line_shift, digest.digest()), (d.mesh for d in draws),
-                      lambda: _build_plan(n, args))
+    return _PLANS.get((mesh_ids(draws), line_shift, static, digest.digest()),
+                      (d.mesh for d in draws), lambda: _build_plan(n, args))
 
 
 def _build_plan(n: int, args) -> FetchPlan:
