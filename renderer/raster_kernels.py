@@ -112,6 +112,11 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     tested = np.zeros(nbx * nbx, np.uint64)
     written = np.zeros(nbx * nbx, np.uint64)
     recent = np.empty(TEX_RECENT, np.int64)
+    sh_x = np.empty(BLOCK * BLOCK, np.int64)       # pixels a block shades (fill_fast), and
+    sh_y = np.empty(BLOCK * BLOCK, np.int64)       # their colours
+    sh_r = np.empty(BLOCK * BLOCK, np.uint8)
+    sh_g = np.empty(BLOCK * BLOCK, np.uint8)
+    sh_b = np.empty(BLOCK * BLOCK, np.uint8)
     A = np.empty(3, np.int64)
     B = np.empty(3, np.int64)
     C = np.empty(3, np.int64)
@@ -289,6 +294,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                     # sample, written out plainly: no lane arrays, no shading per fragment, and
                     # no edge tests at all in a block the triangle covers. Counts as the general
                     # path does.
+                    n_sh = 0
                     for qy in range(max(by0, y0 & ~1), min(by0 + BLOCK, y1), 2):
                         for qx in range(max(bx0, x0 & ~1), min(bx0 + BLOCK, x1), 2):
                             n_cov = 0
@@ -338,21 +344,10 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                                     fb_color[ly, lx, 0, 0] = u0
                                     fb_color[ly, lx, 0, 1] = u1
                                     fb_color[ly, lx, 0, 2] = u2
-                                else:
-                                    l2 = float(A0 * X + B0 * Y + C0)
-                                    l0 = float(A1 * X + B1 * Y + C1)
-                                    l1 = float(A2 * X + B2 * Y + C2)
-                                    p0, p1, p2 = l0 * w0, l1 * w1, l2 * w2
-                                    ps = 1.0 / (p0 + p1 + p2)
-                                    p0, p1, p2 = p0 * ps, p1 * ps, p2 * ps
-                                    sr, sg, sb = br, bg, bb
-                                    if lit:
-                                        sr, sg, sb = lambert(sr, sg, sb, p0 * n00 + p1 * n10 + p2 * n20,
-                                                             p0 * n01 + p1 * n11 + p2 * n21,
-                                                             p0 * n02 + p1 * n12 + p2 * n22, is_back, light_s)
-                                    fb_color[ly, lx, 0, 0] = quantize(sr)
-                                    fb_color[ly, lx, 0, 1] = quantize(sg)
-                                    fb_color[ly, lx, 0, 2] = quantize(sb)
+                                else:                # shaded below, the block's pixels at once
+                                    sh_x[n_sh] = lx
+                                    sh_y[n_sh] = ly
+                                    n_sh += 1
                                 fb_color[ly, lx, 0, 3] = 255
                             if n_cov > 0 and phase != PH_SHADE:
                                 k_fragments += n_cov
@@ -365,6 +360,30 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                                 k_written += n_pass
                                 if phase == PH_SHADE:
                                     k_hsr_shaded += n_pass
+                    # Lambert on the interpolated normal for every pixel the block shades, in a
+                    # loop with no branch in its body, which LLVM runs four or eight pixels per
+                    # instruction: square roots and divisions are most of a fragment's cost.
+                    for j in range(n_sh):
+                        X = sh_x[j] * SUBPIXEL + SUBPIXEL // 2
+                        Y = sh_y[j] * SUBPIXEL + SUBPIXEL // 2
+                        l2 = float(A0 * X + B0 * Y + C0)
+                        l0 = float(A1 * X + B1 * Y + C1)
+                        l1 = float(A2 * X + B2 * Y + C2)
+                        p0, p1, p2 = l0 * w0, l1 * w1, l2 * w2
+                        ps = 1.0 / (p0 + p1 + p2)
+                        p0, p1, p2 = p0 * ps, p1 * ps, p2 * ps
+                        sr, sg, sb = br, bg, bb
+                        if lit:
+                            sr, sg, sb = lambert(sr, sg, sb, p0 * n00 + p1 * n10 + p2 * n20,
+                                                 p0 * n01 + p1 * n11 + p2 * n21,
+                                                 p0 * n02 + p1 * n12 + p2 * n22, is_back, light_s)
+                        sh_r[j] = quantize(sr)
+                        sh_g[j] = quantize(sg)
+                        sh_b[j] = quantize(sb)
+                    for j in range(n_sh):
+                        fb_color[sh_y[j], sh_x[j], 0, 0] = sh_r[j]
+                        fb_color[sh_y[j], sh_x[j], 0, 1] = sh_g[j]
+                        fb_color[sh_y[j], sh_x[j], 0, 2] = sh_b[j]
                     if tight:
                         zbound[bl] = min(zbound[bl], np.float32(zhi + 1e-6))
                     continue
