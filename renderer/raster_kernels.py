@@ -60,6 +60,24 @@ COUNTER_NAMES = ["raster.fragments", "raster.samples_covered", "raster.quads",
                  "tile.hsr_flush.partial_render", "raster.hiz_rejected_blocks"]
 
 
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def popcount(m):
+    """Set bits of a uint64 (the SWAR count, which LLVM compiles to one popcnt)."""
+    m = m - ((m >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    m = (m & np.uint64(0x3333333333333333)) + ((m >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    m = (m + (m >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return np.int64((m * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def quads_of(m):
+    """2x2 quads with a pixel in an 8x8 block's mask (bit y*8+x): fold each quad onto its
+    top-left pixel, keep those."""
+    f = m | (m >> np.uint64(1))
+    f |= f >> np.uint64(BLOCK)
+    return popcount(f & np.uint64(0x0055005500550055))
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def _block_zmax(depth, x0, y0, width, height, n_samples):
     """Farthest stored depth over the samples of the 8x8 block at (x0, y0) inside the target."""
@@ -117,6 +135,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     sh_r = np.empty(BLOCK * BLOCK, np.uint8)
     sh_g = np.empty(BLOCK * BLOCK, np.uint8)
     sh_b = np.empty(BLOCK * BLOCK, np.uint8)
+    blk_z = np.empty(BLOCK * BLOCK, np.float32)    # fill_fast: each pixel's depth
     A = np.empty(3, np.int64)
     B = np.empty(3, np.int64)
     C = np.empty(3, np.int64)
@@ -231,6 +250,10 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
         # since it cannot prove the stores to the lane arrays do not alias them).
         A0, A1, A2, B0, B1, B2 = A[0], A[1], A[2], B[0], B[1], B[2]
         C0, C1, C2, T0, T1, T2 = C[0], C[1], C[2], bias[0], bias[1], bias[2]
+        # the same, as float64 with the fill rule's bias in C: every product and sum is a whole
+        # number below 2^53 (|A|, |B| < 2^23 subpixels, |X|, |Y| < 2^23), so float64 is exact
+        fA0, fA1, fA2, fB0, fB1, fB2 = float(A0), float(A1), float(A2), float(B0), float(B1), float(B2)
+        fC0, fC1, fC2 = float(C0 + T0), float(C1 + T1), float(C2 + T2)
         dzdx, dzdy, zc = zplane[t, 0], zplane[t, 1], zplane[t, 2]
         w0, w1, w2 = v_inv_w[t, 0], v_inv_w[t, 1], v_inv_w[t, 2]
         x0 = max(tx0, min(vx[t, 0], vx[t, 1], vx[t, 2]) >> SUBPIXEL_BITS)
@@ -290,76 +313,81 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                         # every sample ends at or below the plane's farthest point in the block
                         tight = depth_write
                 if fill_fast:
-                    # The common case of opaque triangles with one colour (flat or unlit) at one
-                    # sample, written out plainly: no lane arrays, no shading per fragment, and
-                    # no edge tests at all in a block the triangle covers. Counts as the general
-                    # path does.
+                    # The common case of opaque triangles with one colour (flat or unlit) or
+                    # Lambert on the interpolated normal, at one sample. Coverage and depth of the
+                    # block's rows in the bounding box come first, in a loop with no branch in its
+                    # body (vectorised); then the covered pixels one by one, in any order (a
+                    # triangle's pixels are independent); quads, helper lanes and fragments are
+                    # counted from the block's masks, as the general path counts them.
+                    p0_, p1_ = (max(by0, y0) - by0) * BLOCK, (min(by0 + BLOCK, y1) - by0) * BLOCK
+                    cov_m = np.uint64(0)
+                    for p in range(p0_, p1_):
+                        lx = bx0 + (p & (BLOCK - 1))
+                        X = lx * SUBPIXEL + SUBPIXEL // 2
+                        Y = (by0 + (p >> BLOCK_BITS)) * SUBPIXEL + SUBPIXEL // 2
+                        z = dzdx * X + dzdy * Y + zc
+                        blk_z[p] = np.float32(z)
+                        # edge functions in float64: whole numbers below 2^53, so exact
+                        inside = ((x0 <= lx) & (lx < x1) & (fA0 * X + fB0 * Y + fC0 >= 0.0)
+                                  & (fA1 * X + fB1 * Y + fC1 >= 0.0)
+                                  & (fA2 * X + fB2 * Y + fC2 >= 0.0) & (0.0 <= z) & (z <= 1.0))
+                        cov_m |= np.uint64(inside) << np.uint64(p)
                     n_sh = 0
-                    for qy in range(max(by0, y0 & ~1), min(by0 + BLOCK, y1), 2):
-                        for qx in range(max(bx0, x0 & ~1), min(bx0 + BLOCK, x1), 2):
-                            n_cov = 0
-                            n_pass = 0
-                            for lane in range(4):
-                                lx = qx + (lane & 1)
-                                ly = qy + (lane >> 1)
-                                if not (x0 <= lx < x1 and y0 <= ly < y1):
+                    n_c = popcount(cov_m)
+                    pass_m = np.uint64(0)
+                    left = cov_m
+                    while left:
+                        p = popcount((left & (~left + np.uint64(1))) - np.uint64(1))  # lowest bit
+                        left &= left - np.uint64(1)
+                        lx = bx0 + (p & (BLOCK - 1))
+                        ly = by0 + (p >> BLOCK_BITS)
+                        zf = blk_z[p]
+                        bit = np.uint64(1) << np.uint64(p)
+                        if phase == PH_SHADE:
+                            if winner[ly - ty0, lx - tx0, 0] != t:
+                                continue
+                        else:
+                            touched[ly - ty0, lx - tx0] = True
+                            if test_depth:
+                                tested[bl] |= bit
+                                if not zf < fb_depth[ly, lx, 0]:
+                                    k_early_z_killed += 1
                                     continue
-                                X = lx * SUBPIXEL + SUBPIXEL // 2
-                                Y = ly * SUBPIXEL + SUBPIXEL // 2
-                                if not full and not (A0 * X + B0 * Y + C0 + T0 >= 0
-                                                     and A1 * X + B1 * Y + C1 + T1 >= 0
-                                                     and A2 * X + B2 * Y + C2 + T2 >= 0):
-                                    continue
-                                z = dzdx * X + dzdy * Y + zc
-                                if not 0.0 <= z <= 1.0:
-                                    continue
-                                zf = np.float32(z)
-                                n_cov += 1
-                                b = ((ly - ty0) >> BLOCK_BITS) * nbx + ((lx - tx0) >> BLOCK_BITS)
-                                bit = np.uint64(1) << np.uint64(((ly & (BLOCK - 1)) << BLOCK_BITS) + (lx & (BLOCK - 1)))
-                                if phase == PH_SHADE:
-                                    if winner[ly - ty0, lx - tx0, 0] != t:
-                                        continue
-                                else:
-                                    touched[ly - ty0, lx - tx0] = True
-                                    if test_depth:
-                                        tested[b] |= bit
-                                        if not zf < fb_depth[ly, lx, 0]:
-                                            k_early_z_killed += 1
-                                            continue
-                                if phase == PH_VIS:
-                                    k_hsr_candidates += 1
-                                    winner[ly - ty0, lx - tx0, 0] = t
-                                    written[b] |= bit
-                                    if depth_write:
-                                        fb_depth[ly, lx, 0] = zf
-                                    continue
-                                n_pass += 1
-                                fb_shaded[ly, lx] += 1
-                                if phase == PH_IMR:
-                                    written[b] |= bit
-                                if depth_write:
-                                    fb_depth[ly, lx, 0] = zf
-                                if uniform:
-                                    fb_color[ly, lx, 0, 0] = u0
-                                    fb_color[ly, lx, 0, 1] = u1
-                                    fb_color[ly, lx, 0, 2] = u2
-                                else:                # shaded below, the block's pixels at once
-                                    sh_x[n_sh] = lx
-                                    sh_y[n_sh] = ly
-                                    n_sh += 1
-                                fb_color[ly, lx, 0, 3] = 255
-                            if n_cov > 0 and phase != PH_SHADE:
-                                k_fragments += n_cov
-                                k_samples += n_cov
-                            if (n_cov > 0 and phase == PH_IMR) or (n_pass > 0 and phase == PH_SHADE):
-                                k_quads += 1
-                            if n_pass > 0:
-                                k_helper_lanes += 4 - n_pass
-                                k_shaded += n_pass
-                                k_written += n_pass
-                                if phase == PH_SHADE:
-                                    k_hsr_shaded += n_pass
+                        if phase == PH_VIS:
+                            k_hsr_candidates += 1
+                            winner[ly - ty0, lx - tx0, 0] = t
+                            written[bl] |= bit
+                            if depth_write:
+                                fb_depth[ly, lx, 0] = zf
+                            continue
+                        pass_m |= bit
+                        fb_shaded[ly, lx] += 1
+                        if phase == PH_IMR:
+                            written[bl] |= bit
+                        if depth_write:
+                            fb_depth[ly, lx, 0] = zf
+                        if uniform:
+                            fb_color[ly, lx, 0, 0] = u0
+                            fb_color[ly, lx, 0, 1] = u1
+                            fb_color[ly, lx, 0, 2] = u2
+                        else:                # shaded below, the block's pixels at once
+                            sh_x[n_sh] = lx
+                            sh_y[n_sh] = ly
+                            n_sh += 1
+                        fb_color[ly, lx, 0, 3] = 255
+                    n_pass = popcount(pass_m)
+                    if phase != PH_SHADE:
+                        k_fragments += n_c
+                        k_samples += n_c
+                    if phase == PH_IMR:
+                        k_quads += quads_of(cov_m)
+                    elif phase == PH_SHADE:
+                        k_quads += quads_of(pass_m)
+                    k_helper_lanes += 4 * quads_of(pass_m) - n_pass
+                    k_shaded += n_pass
+                    k_written += n_pass
+                    if phase == PH_SHADE:
+                        k_hsr_shaded += n_pass
                     # Lambert on the interpolated normal for every pixel the block shades, in a
                     # loop with no branch in its body, which LLVM runs four or eight pixels per
                     # instruction: square roots and divisions are most of a fragment's cost.
