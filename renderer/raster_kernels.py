@@ -312,15 +312,11 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                             continue
                         # every sample ends at or below the plane's farthest point in the block
                         tight = depth_write
-                if fill_fast:
-                    # The common case of opaque triangles with one colour (flat or unlit) or
-                    # Lambert on the interpolated normal, at one sample. Coverage and depth of the
-                    # block's rows in the bounding box come first, in a loop with no branch in its
-                    # body (vectorised); then the covered pixels one by one, in any order (a
-                    # triangle's pixels are independent); quads, helper lanes and fragments are
-                    # counted from the block's masks, as the general path counts them.
+                # One sample: coverage and depth of the block's rows in the bounding box first,
+                # in a loop with no branch in its body (vectorised), into a 64-bit mask.
+                cov_m = np.uint64(0)
+                if n_samples == 1:
                     p0_, p1_ = (max(by0, y0) - by0) * BLOCK, (min(by0 + BLOCK, y1) - by0) * BLOCK
-                    cov_m = np.uint64(0)
                     for p in range(p0_, p1_):
                         lx = bx0 + (p & (BLOCK - 1))
                         X = lx * SUBPIXEL + SUBPIXEL // 2
@@ -332,6 +328,13 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                                   & (fA1 * X + fB1 * Y + fC1 >= 0.0)
                                   & (fA2 * X + fB2 * Y + fC2 >= 0.0) & (0.0 <= z) & (z <= 1.0))
                         cov_m |= np.uint64(inside) << np.uint64(p)
+                    if cov_m == 0:
+                        continue
+                if fill_fast:
+                    # The common case of opaque triangles with one colour (flat or unlit) or
+                    # Lambert on the interpolated normal, at one sample: the covered pixels one by
+                    # one, in any order (a triangle's pixels are independent); quads, helper lanes
+                    # and fragments counted from the block's masks, as the general path counts.
                     n_sh = 0
                     n_c = popcount(cov_m)
                     pass_m = np.uint64(0)
@@ -418,7 +421,16 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                 for qy in range(max(by0, y0 & ~1), min(by0 + BLOCK, y1), 2):
                     for qx in range(max(bx0, x0 & ~1), min(bx0 + BLOCK, x1), 2):
                         any_cov = False
-                        for lane in range(4):
+                        if n_samples == 1:           # from the block's mask
+                            q = (qy - by0) * BLOCK + qx - bx0
+                            if (cov_m >> np.uint64(q)) & np.uint64(0x303) == 0:
+                                continue
+                            for lane in range(4):
+                                k = q + (lane >> 1) * BLOCK + (lane & 1)
+                                lane_cov[lane] = (cov_m >> np.uint64(k)) & np.uint64(1)
+                                lane_z[lane, 0] = blk_z[k]
+                            any_cov = True
+                        for lane in range(4 if n_samples > 1 else 0):
                             lx = qx + (lane & 1)
                             ly = qy + (lane >> 1)
                             cov = 0
