@@ -34,6 +34,15 @@ class SetupTriangles(NamedTuple):
     def n(self) -> int:
         return len(self.draw)
 
+    def take(self, rows: np.ndarray) -> "SetupTriangles":
+        """These rows (int64 indices), in that order; copies gathered in parallel."""
+        out = []
+        for a in self:
+            o = np.empty((len(rows),) + a.shape[1:], a.dtype)
+            gk.take_rows(a.reshape(len(a), -1), rows, o.reshape(len(rows), -1))
+            out.append(o)
+        return SetupTriangles(*out)
+
 
 def _empty(n: int) -> tuple:
     return (np.empty((n, 3), np.int64), np.empty((n, 3), np.int64), np.empty((n, 3)),

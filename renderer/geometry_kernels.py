@@ -291,3 +291,10 @@ def setup_triangles(clip, world, normal, uv, idx, tri_draw, draw_flat, draw_cull
                      draw_flat, draw_cull, width, height, vsx, vsy, vfx, vfy, vz, viw, voc, write,
                      offsets, n_emit, outcome, clipped, ox, oy, oz, oinv_w, onrm, ouv, oback, ozplane)
     return n_emit, outcome, clipped
+
+
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
+def take_rows(src, rows, out):
+    """out[i] = src[rows[i]] for 2-D arrays (a struct-of-arrays field viewed as rows)."""
+    for i in prange(rows.shape[0]):
+        out[i] = src[rows[i]]

@@ -209,3 +209,19 @@ class NaiveCaches:
                         s[line][0] = False
                     else:
                         del s[line]
+
+
+def bbox_misses_samples(x, y, sample_x, sample_y):
+    """Slow twin of renderer.frontend.ngg.bbox_misses_samples: every sample position of the
+    pixels the box could hold, checked one by one. x, y: int64 (n, 3) subpixels."""
+    from renderer.geometry_kernels import SUBPIXEL
+    out = np.ones(len(x), np.bool_)
+    for t in range(len(x)):
+        x0, x1, y0, y1 = int(x[t].min()), int(x[t].max()), int(y[t].min()), int(y[t].max())
+        for ox, oy in zip(sample_x, sample_y):
+            for px in range(x0 // SUBPIXEL - 1, x1 // SUBPIXEL + 2):
+                for py in range(y0 // SUBPIXEL - 1, y1 // SUBPIXEL + 2):
+                    sx, sy = px * SUBPIXEL + SUBPIXEL // 2 + ox, py * SUBPIXEL + SUBPIXEL // 2 + oy
+                    if x0 <= sx <= x1 and y0 <= sy <= y1:
+                        out[t] = False
+    return out

@@ -378,3 +378,26 @@ def test_mesh_primitives_culled_before_export_where_the_preset_says():
     assert c["geom.cull_alu_ops"] == rdna2["cull_alu_ops"] * (c["geom.prims_in"] - c["geom.prims_culled.meshlet"])
     c = front_end(scene.draws, scene.camera, W, H, 1, BASE, "mesh").counters
     assert c["geom.prims_culled.small"] == 0 and c["geom.cull_alu_ops"] == 0
+
+
+@pytest.mark.parametrize("samples", [1, 4])
+def test_bbox_filter_matches_naive(samples):
+    """The NGG small-primitive box filter (a kernel) against its slow twin, which looks for a
+    sample position inside each box one pixel at a time; boxes small and large, negative too."""
+    from renderer.frontend.ngg import bbox_misses_samples
+    from renderer.geometry import SetupTriangles, _empty
+    from tests.naive import bbox_misses_samples as naive
+
+    rng = np.random.default_rng(samples)
+    n = 3000
+    base = rng.integers(-2000, 6000, (n, 1))
+    x = base + rng.integers(0, 700, (n, 3)) * rng.integers(0, 2, (n, 1))
+    y = base[::-1] + rng.integers(0, 700, (n, 3)) * rng.integers(0, 2, (n, 1))
+    tris = SetupTriangles(*_empty(n), draw=np.zeros(n, np.int64), prim=np.arange(n))._replace(
+        x=x.astype(np.int64), y=y.astype(np.int64))
+    view = RasterView.make(64, 64, samples)
+    sel = np.arange(n)[::2]
+    got = bbox_misses_samples(tris, sel, view)
+    want = naive(tris.x[sel], tris.y[sel], view.sample_x, view.sample_y)
+    assert 0 < want.sum() < len(sel)
+    assert np.array_equal(got, want)

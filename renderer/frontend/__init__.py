@@ -190,7 +190,7 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
     plan = _fetch_plan(draws, mm, params, prim_off, lidx, fetch_index, fetch_pos, fetch_attr,
                        head, rows, tables, static)
     keep_tri = keep[s.tris.prim]
-    tris = s.tris if keep_tri.all() else SetupTriangles(*(a[keep_tri] for a in s.tris))
+    tris = s.tris if keep_tri.all() else s.tris.take(np.flatnonzero(keep_tri))
     c.add("geom.setup_triangles", tris.n)
     return FrontEnd(tris, plan, c, path, verdict)
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 
 from renderer.geometry import SetupTriangles
-from renderer.geometry_kernels import SUBPIXEL
 
 from . import ngg_kernels as nk
 
@@ -17,7 +16,7 @@ def covers_samples(tris: SetupTriangles, sel: np.ndarray, view) -> np.ndarray:
     decided exactly as the rasterizer decides coverage (edges, top-left rule, target, depth
     in [0, 1])."""
     out = np.zeros(len(sel), np.bool_)
-    nk.covers_samples(tris.x[sel], tris.y[sel], tris.zplane[sel], view.width, view.height,
+    nk.covers_samples(tris.x, tris.y, tris.zplane, sel, view.width, view.height,
                       view.sample_x, view.sample_y, out)
     return out
 
@@ -42,13 +41,6 @@ def bbox_misses_samples(tris: SetupTriangles, sel: np.ndarray, view) -> np.ndarr
     any of the view's sample patterns: the small-primitive filter a primitive shader runs
     (rounding its screen-space box to the sample grid, Mesa ac_nir_cull's small-primitive
     test), which finds a subset of what covers_samples finds."""
-    x, y = tris.x[sel], tris.y[sel]
-    x0, x1, y0, y1 = x.min(axis=1), x.max(axis=1), y.min(axis=1), y.max(axis=1)
-    half = SUBPIXEL // 2
-    empty = np.ones(len(sel), np.bool_)
-    for ox, oy in zip(view.sample_x, view.sample_y):
-        # a sample at k * SUBPIXEL + half + ox lies in [x0, x1] when the least such k <= the most
-        in_x = -((-(x0 - half - ox)) // SUBPIXEL) <= (x1 - half - ox) // SUBPIXEL
-        in_y = -((-(y0 - half - oy)) // SUBPIXEL) <= (y1 - half - oy) // SUBPIXEL
-        empty &= ~(in_x & in_y)
-    return empty
+    out = np.zeros(len(sel), np.bool_)
+    nk.bbox_misses_samples(tris.x, tris.y, sel, view.sample_x, view.sample_y, out)
+    return out

@@ -143,7 +143,27 @@ def _covers_any(x, y, zp, width, height, sample_x, sample_y):
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def covers_samples(x, y, zplane, width, height, sample_x, sample_y, out):
-    """out[t] = setup triangle t covers at least one sample (see _covers_any)."""
-    for t in prange(x.shape[0]):
-        out[t] = _covers_any(x[t], y[t], zplane[t], width, height, sample_x, sample_y)
+def covers_samples(x, y, zplane, sel, width, height, sample_x, sample_y, out):
+    """out[i] = setup triangle sel[i] covers at least one sample (see _covers_any)."""
+    for i in prange(sel.shape[0]):
+        t = sel[i]
+        out[i] = _covers_any(x[t], y[t], zplane[t], width, height, sample_x, sample_y)
+
+
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
+def bbox_misses_samples(x, y, sel, sample_x, sample_y, out):
+    """out[i] = the bounding box of setup triangle sel[i] (subpixels) holds no sample position
+    of any pattern: per axis, a sample at k * SUBPIXEL + SUBPIXEL / 2 + offset lies in [lo, hi]
+    when the least such k is at most the greatest."""
+    half = SUBPIXEL // 2
+    for i in prange(sel.shape[0]):
+        t = sel[i]
+        x0, x1 = min(x[t, 0], x[t, 1], x[t, 2]), max(x[t, 0], x[t, 1], x[t, 2])
+        y0, y1 = min(y[t, 0], y[t, 1], y[t, 2]), max(y[t, 0], y[t, 1], y[t, 2])
+        empty = True
+        for s in range(sample_x.shape[0]):
+            ox, oy = half + sample_x[s], half + sample_y[s]
+            in_x = -((ox - x0) // SUBPIXEL) <= (x1 - ox) // SUBPIXEL
+            in_y = -((oy - y0) // SUBPIXEL) <= (y1 - oy) // SUBPIXEL
+            empty = empty and not (in_x and in_y)
+        out[i] = empty
