@@ -95,9 +95,9 @@ class MemoryModel:
             if not 1 <= c.ways <= mk.MAX_WAYS:
                 raise ValueError(f"cache {c.name}: {c.ways} ways; the model handles 1 to "
                                  f"{mk.MAX_WAYS}")
+        # All zero is all invalid (tag 0 is no line's: regions start at 1), and zeros come
+        # from the allocator's fresh pages, which an Infinity Cache's 26 MB of state needs.
         lines = np.zeros((sum(sets), mk.F_N, max(ways)), np.int64)
-        lines[:, mk.F_TAG] = -1
-        lines[:, mk.F_INFO] = -1 << mk.I_TILE_SHIFT       # no tile, stream 0, clean
         shape = np.zeros((len(levels), mk.SH_N), np.int64)
         shape[:, mk.SH_SETS], shape[:, mk.SH_WAYS] = sets, ways
         shape[:, mk.SH_BASE] = np.concatenate([[0], np.cumsum(sets)[:-1]])

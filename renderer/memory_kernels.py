@@ -27,7 +27,7 @@ reference-counted too):
     meta   int64 (M_N,)                     line bytes, log2 line bytes
     acc    int64 (A_N, width)               byte and event totals (rows below)
     tile_bytes int64 (n_tiles,)             DRAM bytes charged to each screen tile
-A way is invalid iff its tag is -1, and then its stamp is 0; a valid way's stamp is the clock of
+A way is invalid iff its tag is 0 (no line's: regions start at 1), and then its stamp is 0; a valid way's stamp is the clock of
 its last use (>= 1, unique in its level), so the first way of least stamp is the first invalid way if there is
 one, else the least recently used.
 
@@ -132,7 +132,7 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
                     nxt = shape[lv, SH_NEXT]
                     if not write:
                         below = nxt
-                    if v_line >= 0 and v_info & I_DIRTY:     # the victim goes down first
+                    if v_line > 0 and v_info & I_DIRTY:      # the victim goes down first
                         lv, line, tile = nxt, v_line, v_info >> I_TILE_SHIFT
                         stream = (v_info >> I_STREAM_SHIFT) & I_STREAM_MASK
                         write, counted = True, False
@@ -228,7 +228,7 @@ def flush_region(cs, acc, tile_bytes, region, invalidate_only):
                 n = 0
             for w in range(shape[lv, SH_WAYS]):
                 line, info = lines[s, F_TAG, w], lines[s, F_INFO, w]
-                if line < 0 or (line >> shift) != region:
+                if line == 0 or (line >> shift) != region:
                     continue
                 if info & I_DIRTY and not invalidate_only:
                     stream = (info >> I_STREAM_SHIFT) & I_STREAM_MASK
@@ -237,7 +237,7 @@ def flush_region(cs, acc, tile_bytes, region, invalidate_only):
                                 info >> I_TILE_SHIFT)
                 lines[s, F_INFO, w] = info & ~I_DIRTY
                 if invalidate_only:
-                    lines[s, F_TAG, w] = -1
+                    lines[s, F_TAG, w] = 0
                     lines[s, F_STAMP, w] = 0     # invalid ways are the oldest
         serve(lines, shape, meta, acc, tile_bytes, rq, n)
 
