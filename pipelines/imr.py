@@ -38,6 +38,28 @@ def submission_order(prim_tri_off, geo, bins, ref_tile, tris, rp, mat, preset):
     return work_in_submission_order(prim_tri_off, bins.tri_offsets, bins.ref_slot), None
 
 
+def clear_attachments(mm, rp, color, depth, meta_regions, fast, blocks_x, n_blocks, tiles_x):
+    """A CLEAR writes every line of the surface, or, with fast clear, only its metadata: CMASK
+    (4 bits per colour block) and HTILE (32 bits per depth block), and the blocks start in the
+    cleared state (seed 000 L315: O(resolution) becomes O(tiles)). Returns, per stream, which
+    blocks are in that state (empty without fast clear)."""
+    cleared = {}
+    for att, surf, level, stream, meta_bits in ((rp.color, color, ROP_COLOR, "color", CMASK_BITS),
+                                                (rp.depth, depth, ROP_DEPTH, "depth", HTILE_BITS)):
+        cleared[stream] = np.zeros(0, np.bool_)
+        if att is None or att.load != LoadAction.CLEAR:
+            continue
+        if fast:
+            cleared[stream] = np.ones(n_blocks, np.bool_)
+            write_linear(mm.state, mm.acc, mm.tile_bytes, level, meta_regions[att.name],
+                         -(-n_blocks * meta_bits // 8), STREAM["meta"])
+        else:
+            clear_surface(mm.state, mm.acc, mm.tile_bytes, level, surf.region,
+                          surf.bytes_per_pixel, np.ones(n_blocks, np.bool_), STREAM[stream],
+                          blocks_x, RASTER_TILE, tiles_x)
+    return cleared
+
+
 def render(scene, preset, width: int, height: int, samples: int = 1,
            work_order=submission_order, frontend: str | None = None) -> Result:
     """`work_order` plans the pass: the order of work for the caches, and optionally groups of
@@ -56,28 +78,19 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
     attachments: dict = {}           # name -> (attachment, samples) of the passes so far
     for rp in scene.frame(samples):
         view = RasterView.make(width, height, rp.samples)
-        fb = framebuffer(rp, images, view, shaded)
+        # The attachments' clear values and the clears' traffic are made on the memory model's
+        # second thread while this one sets up geometry (which reads no cache or pixel).
+        fb_job = mm.background(framebuffer, rp, images, view, shaded)
         color = mm.surface(rp.color.name, rp.color.format, rp.samples)
         depth = mm.surface(rp.depth.name, rp.depth.format, rp.samples) if rp.depth else Surface(0, 4)
-        # A CLEAR writes every line of the surface, or, with fast clear, only its metadata:
-        # CMASK (4 bits per colour block) and HTILE (32 bits per depth block), and the blocks
-        # start in the cleared state (seed 000 L315: O(resolution) becomes O(tiles)).
+        # Regions are numbered here, on this thread: their order decides addresses, so it must
+        # not depend on the threads' timing.
         fast = bool(preset.get("fast_clear", False))
-        cleared = {}
-        for att, surf, level, stream, meta_bytes in ((rp.color, color, ROP_COLOR, "color", CMASK_BITS),
-                                                     (rp.depth, depth, ROP_DEPTH, "depth", HTILE_BITS)):
-            cleared[stream] = np.zeros(0, np.bool_)
-            if att is None or att.load != LoadAction.CLEAR:
-                continue
-            if fast:
-                cleared[stream] = np.ones(n_blocks, np.bool_)
-                write_linear(mm.state, mm.acc, mm.tile_bytes, level,
-                             mm.region(att.name + (".cmask" if stream == "color" else ".htile")),
-                             -(-n_blocks * meta_bytes // 8), STREAM["meta"])
-            else:
-                clear_surface(mm.state, mm.acc, mm.tile_bytes, level, surf.region,
-                              surf.bytes_per_pixel, np.ones(n_blocks, np.bool_), STREAM[stream],
-                              blocks_x, RASTER_TILE, tiles_x)
+        meta_regions = {att.name: mm.region(att.name + suffix)
+                        for att, suffix in ((rp.color, ".cmask"), (rp.depth, ".htile"))
+                        if fast and att is not None and att.load == LoadAction.CLEAR}
+        clears = mm.background(clear_attachments, mm, rp, color, depth, meta_regions, fast,
+                               blocks_x, n_blocks, tiles_x)
         fe = front_end(rp.draws, scene.camera, width, height, rp.samples, fe_params, frontend, mm)
         tris, geom_counters = fe.tris, fe.counters
         bins = bin_triangles(tris, width, height)
@@ -90,9 +103,11 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         prim_tri_off = prim_offsets(tris.prim, len(geo.indices) // 3)
         ref_tile = bins.ref_tiles()
         work, deferred = work_order(prim_tri_off, geo, bins, ref_tile, tris, rp, mat, preset)
+        fb = fb_job.result()
         raster_counters, tile_rows, ev = rasterize(tris, bins, mat, tex, light, fb, view,
                                                    hsr=deferred is not None, chunk=deferred, hiz=hiz)
         tex_region = mm.region("textures")
+        cleared = clears.result()
         args = (mm.state, mm.acc, mm.tile_bytes, fe.fetch[:4], fe.fetch.need, tris.draw, bins,
                 ref_tile, ev, mat, color, depth, blocks_x, tex_region,
                 mm.region(rp.depth.name + ".htile") if hiz else 0, cleared["color"],

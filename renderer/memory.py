@@ -129,6 +129,12 @@ class MemoryModel:
     def flush(self, surface: Surface, store: bool) -> None:
         mk.flush_region(self.state, self.acc, self.tile_bytes, surface.region, not store)
 
+    def background(self, fn: Callable, *args):
+        """Run fn(*args) on the model's second thread (the one serve_pipelined's lower levels
+        use, so it finishes before they start); returns its Future. The caller waits for it
+        before touching the caches itself."""
+        return _LOWER_LEVELS.submit(fn, *args)
+
     def serve_pipelined(self, produce: Callable, upper: tuple[int, ...],
                         consume: Callable = mk.serve) -> None:
         """Serve a producer's requests on two threads at once: `produce(start, own, out)` (a kernel
