@@ -43,11 +43,9 @@ def batches(prim_tri_off, prim_draw, draw_key, draw_binned, max_prims, corners, 
         if raster:
             for k in range(3):
                 key = (np.int64(d) << 32) | corners[3 * p + k]
-                fresh = True
+                fresh = True                     # a whole scan, no early exit: vectorised
                 for j in range(n_seen + n_new):
-                    if seen[j] == key:
-                        fresh = False
-                        break
+                    fresh &= seen[j] != key
                 if fresh:
                     seen[n_seen + n_new] = key
                     n_new += 1

@@ -7,6 +7,7 @@ from typing import NamedTuple
 import numpy as np
 
 from renderer.binning_kernels import BLOCK
+from renderer.memo import MeshMemo, mesh_ids
 from renderer.memory import STREAM
 from renderer.memory_kernels import write_linear
 from renderer.rop import Framebuffer, rgba8
@@ -23,16 +24,22 @@ class GeometryStreams(NamedTuple):
 
     @staticmethod
     def of(draws) -> "GeometryStreams":
-        counts = [d.mesh.n_triangles for d in draws]
-        prim_off = np.zeros(len(draws) + 1, np.int64)
-        np.cumsum(counts, out=prim_off[1:])
-        idx = np.concatenate([d.mesh.indices.reshape(-1) for d in draws]).astype(np.int64) \
-            if draws else np.zeros(0, np.int64)
-        return GeometryStreams(prim_off, idx)
+        """Remembered while the same meshes are drawn (shared: never written to)."""
+        def compute():
+            counts = [d.mesh.n_triangles for d in draws]
+            prim_off = np.zeros(len(draws) + 1, np.int64)
+            np.cumsum(counts, out=prim_off[1:])
+            idx = np.concatenate([d.mesh.indices.reshape(-1) for d in draws]).astype(np.int64) \
+                if draws else np.zeros(0, np.int64)
+            return GeometryStreams(prim_off, idx)
+        return _STREAMS.get(mesh_ids(draws), (d.mesh for d in draws), compute)
 
     def prim_draw(self) -> np.ndarray:
         """int64 (n_prims,): the draw of every primitive."""
         return np.repeat(np.arange(len(self.prim_off) - 1, dtype=np.int64), np.diff(self.prim_off))
+
+
+_STREAMS = MeshMemo(8)
 
 
 def prim_offsets(tri_prim: np.ndarray, n_prims: int) -> np.ndarray:

@@ -226,9 +226,15 @@ def flush_region(cs, acc, tile_bytes, region, invalidate_only):
             if n > REQUESTS - MAX_WAYS:       # serving early is safe: write-backs go below
                 serve(lines, shape, meta, acc, tile_bytes, rq, n)
                 n = 0
-            for w in range(shape[lv, SH_WAYS]):
+            ways = shape[lv, SH_WAYS]
+            hit = False                     # a vectorised look first: most sets hold none
+            for w in range(ways):
+                hit |= (lines[s, F_TAG, w] >> shift) == region
+            if not hit:
+                continue
+            for w in range(ways):
                 line, info = lines[s, F_TAG, w], lines[s, F_INFO, w]
-                if line == 0 or (line >> shift) != region:
+                if (line >> shift) != region:     # (an invalid way's tag, 0, is region 0)
                     continue
                 if info & I_DIRTY and not invalidate_only:
                     stream = (info >> I_STREAM_SHIFT) & I_STREAM_MASK
