@@ -122,11 +122,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     # a triangle covers whole and cannot come nearer than the bound fails the depth test at
     # every sample, so its outcome is known without visiting the pixels. LESS only lowers
     # depths, so the bound stays true; a covering, depth-writing triangle tightens it.
-    zbound = np.ones(nbx * nbx, np.float32)
-    if zskip:
-        for b in range(nbx * nbx):
-            zbound[b] = _block_zmax(fb_depth, tx0 + (b % nbx) * BLOCK, ty0 + (b // nbx) * BLOCK,
-                                    width, height, n_samples)
+    zbound = np.full(nbx * nbx, -1.0, np.float32)   # -1: not read from the target yet
     tested = np.zeros(nbx * nbx, np.uint64)
     written = np.zeros(nbx * nbx, np.uint64)
     recent = np.empty(TEX_RECENT, np.int64)
@@ -301,6 +297,8 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                     zlo = dzdx * (rx0 if dzdx > 0 else rx1) + dzdy * (ry0 if dzdy > 0 else ry1) + zc
                     zhi = dzdx * (rx1 if dzdx > 0 else rx0) + dzdy * (ry1 if dzdy > 0 else ry0) + zc
                     if zlo > 1e-12 and zhi < 1.0 - 1e-12:
+                        if zbound[bl] < 0.0:
+                            zbound[bl] = _block_zmax(fb_depth, bx0, by0, width, height, n_samples)
                         if zlo - 1e-12 >= zbound[bl]:    # every sample fails: count as visited
                             tested[bl] = ~np.uint64(0)
                             touched[by0 - ty0:by0 - ty0 + BLOCK, bx0 - tx0:bx0 - tx0 + BLOCK] = True

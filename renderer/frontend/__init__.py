@@ -155,27 +155,37 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
         c.add("geom.ngg.small_bbox", int((small & ~in_box).sum()))
     keep = verdict == gk.EMITTED
 
-    # Legacy: the post-transform cache; NGG: subgroups.
-    hit = ptc_hits_of_draws(draws, lidx, prim_off, path == LEGACY, int(params["ptc_entries"]))
-    if (path == NGG).any():
-        pos_first, attr_first, n_sub = subgroups(gidx, prim_off, path == NGG, keep,
-                                                 int(params["ngg_max_verts"]), int(params["ngg_max_prims"]))
-    else:                     # no NGG draw: no subgroups to form
-        pos_first = attr_first = np.zeros(len(gidx), np.bool_)
-        n_sub = np.zeros(len(draws), np.int64)
-    fetch_pos = (legacy_c & ~hit) | (ngg_c & pos_first)
-    fetch_attr = (legacy_c & ~hit) | (ngg_c & attr_first)
-    fetch_index = prim_path != MESH
+    # Legacy: the post-transform cache; NGG: subgroups. Without NGG subgroups (formed from
+    # this camera's survivors) what is fetched depends only on the meshes, their paths and the
+    # post-transform cache's size: remembered, with its counts.
+    static = None if (path == NGG).any() else (path.tobytes(), int(params["ptc_entries"]))
 
-    n_legacy = int(legacy_c.sum())
-    misses = int((legacy_c & ~hit).sum())
+    def fetches():
+        hit = ptc_hits_of_draws(draws, lidx, prim_off, path == LEGACY, int(params["ptc_entries"]))
+        if static is None:
+            pos_first, attr_first, n_sub = subgroups(gidx, prim_off, path == NGG, keep,
+                                                     int(params["ngg_max_verts"]),
+                                                     int(params["ngg_max_prims"]))
+        else:                 # no NGG draw: no subgroups to form
+            pos_first = attr_first = np.zeros(len(gidx), np.bool_)
+            n_sub = np.zeros(len(draws), np.int64)
+        missed = legacy_c & ~hit
+        fetch_pos, fetch_attr = missed | (ngg_c & pos_first), missed | (ngg_c & attr_first)
+        fetch_index = prim_path != MESH
+        counts = (int(fetch_index.sum()), int(legacy_c.sum()), int(missed.sum()), int(n_sub.sum()),
+                  int((ngg_c & pos_first).sum()), int((ngg_c & attr_first).sum()))
+        return fetch_index, fetch_pos, fetch_attr, counts
+    fetch_index, fetch_pos, fetch_attr, (n_index, n_legacy, misses, n_subgroups, ngg_pos, ngg_attr) = \
+        fetches() if static is None else _STATIC.get((mesh_ids(draws), "fetches", static),
+                                                     (d.mesh for d in draws), fetches)
+
     c.add("geom.prims_in", n)
-    c.add("geom.indices", int(fetch_index.sum()) * 3)
+    c.add("geom.indices", n_index * 3)
     c.add("geom.cache_hits", n_legacy - misses)
-    c.add("geom.ngg.subgroups", int(n_sub.sum()))
+    c.add("geom.ngg.subgroups", n_subgroups)
     mesh_shaded = c["geom.mesh.vertices_shaded"]      # counted by mesh.run
-    c.add("geom.vertices_shaded", misses + int((ngg_c & pos_first).sum()) + mesh_shaded)
-    c.add("geom.vertices_attr_shaded", misses + int((ngg_c & attr_first).sum()) + mesh_shaded)
+    c.add("geom.vertices_shaded", misses + ngg_pos + mesh_shaded)
+    c.add("geom.vertices_attr_shaded", misses + ngg_attr + mesh_shaded)
     hist = np.bincount(verdict, minlength=6)
     for k, name in REASONS.items():
         c.add(f"geom.prims_culled.{name}", int(hist[k]))
@@ -184,9 +194,6 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
           + ATTRIBUTE_OPS * c["geom.vertices_attr_shaded"])
     c.add("geom.cull_alu_ops", int(params["cull_alu_ops"]) * int(shader_cull.sum()))
 
-    # Without NGG subgroups (formed from this camera's survivors) what is fetched depends only
-    # on the meshes, their paths and the post-transform cache's size.
-    static = None if (path == NGG).any() else (path.tobytes(), int(params["ptc_entries"]))
     plan = _fetch_plan(draws, mm, params, prim_off, lidx, fetch_index, fetch_pos, fetch_attr,
                        head, rows, tables, static)
     keep_tri = keep[s.tris.prim]
