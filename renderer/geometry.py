@@ -97,14 +97,22 @@ def _static_geometry(draws) -> StaticGeometry:
 def transform_vertices(draws, clip_from_world_m: np.ndarray):
     """Vertex shading for the whole pass, once per vertex of every draw: clip positions, world
     positions, world normals (inverse transpose; zeros for faceted meshes, whose face normal
-    the setup kernel takes) and UVs, concatenated in draw order."""
+    the setup kernel takes) and UVs, concatenated in draw order. World positions and normals
+    do not depend on the camera: they are remembered while the draws and their transforms
+    stay (shared, never written to); only clip positions are computed per camera."""
     geo = static_geometry(draws)
     world_m = np.stack([d.world_from_object[:3] for d in draws])                 # (n, 3, 4)
-    normal_m = inverse_transpose(world_m[:, :, :3])
-    v_draw = np.repeat(np.arange(len(draws), dtype=np.int64), geo.n_verts)
-    clip, world, nrm_out = gk.transform_vertices(geo.pos, geo.nrm, v_draw, world_m, normal_m,
-                                                 clip_from_world_m)
-    return clip, world, nrm_out, geo.uv, geo.n_verts
+
+    def world_space():
+        normal_m = inverse_transpose(world_m[:, :, :3])
+        v_draw = np.repeat(np.arange(len(draws), dtype=np.int64), geo.n_verts)
+        return gk.world_vertices(geo.pos, geo.nrm, v_draw, world_m, normal_m)
+    world, nrm_out = _WORLD.get((mesh_ids(draws), world_m.tobytes()), (d.mesh for d in draws),
+                                world_space)
+    return gk.clip_vertices(world, clip_from_world_m), world, nrm_out, geo.uv, geo.n_verts
+
+
+_WORLD = MeshMemo(4)
 
 
 class SetupPass(NamedTuple):

@@ -109,21 +109,17 @@ def _snap(v):
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def transform_vertices(pos, nrm, v_draw, world_m, normal_m, clip_m):
-    """world = world_m[d] @ (p, 1); clip = clip_m @ (world, 1); normal = normal_m[d] @ n,
-    normalised (left zero when n is zero: faceted meshes)."""
+def world_vertices(pos, nrm, v_draw, world_m, normal_m):
+    """world = world_m[d] @ (p, 1); normal = normal_m[d] @ n, normalised (left zero when n is
+    zero: faceted meshes)."""
     n = pos.shape[0]
     world = np.empty((n, 3))
-    clip = np.empty((n, 4))
     out_n = np.empty((n, 3))
     for v in prange(n):
         d = v_draw[v]
         for i in range(3):
             world[v, i] = (world_m[d, i, 0] * pos[v, 0] + world_m[d, i, 1] * pos[v, 1]
                            + world_m[d, i, 2] * pos[v, 2] + world_m[d, i, 3])
-        for i in range(4):
-            clip[v, i] = (clip_m[i, 0] * world[v, 0] + clip_m[i, 1] * world[v, 1]
-                          + clip_m[i, 2] * world[v, 2] + clip_m[i, 3])
         ln = 0.0
         for i in range(3):
             out_n[v, i] = normal_m[d, i, 0] * nrm[v, 0] + normal_m[d, i, 1] * nrm[v, 1] + normal_m[d, i, 2] * nrm[v, 2]
@@ -132,7 +128,18 @@ def transform_vertices(pos, nrm, v_draw, world_m, normal_m, clip_m):
             ln = np.sqrt(ln)
             for i in range(3):
                 out_n[v, i] /= ln
-    return clip, world, out_n
+    return world, out_n
+
+
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
+def clip_vertices(world, clip_m):
+    """clip = clip_m @ (world, 1)."""
+    clip = np.empty((world.shape[0], 4))
+    for v in prange(world.shape[0]):
+        for i in range(4):
+            clip[v, i] = (clip_m[i, 0] * world[v, 0] + clip_m[i, 1] * world[v, 1]
+                          + clip_m[i, 2] * world[v, 2] + clip_m[i, 3])
+    return clip
 
 
 CLIP_PLANES = 0b11111             # near + guard band: planes that clipping must cut against

@@ -57,9 +57,11 @@ REASONS = {gk.CULLED_BACKFACE: "backface", gk.CULLED_ZERO_AREA: "zero_area",
 # survived the culling", peers.md §2.8). Byte counts from renderer.formats.VERTEX.
 POSITION_BYTES = VERTEX.fields["position"][0].itemsize                 # 12 B
 ATTRIBUTE_BYTES = VERTEX.itemsize - POSITION_BYTES                      # 20 B
-# Vertex shader ALU ops, counted from geometry_kernels.transform_vertices (one op per multiply-
-# add): the position part is world (3 x 4) and clip (4 x 4) transforms = 28; the attribute
-# part is the normal's 3 x 3 transform (9), its length (3), rsqrt (1) and scale (3) = 16.
+# Vertex shader ALU ops, counted from geometry_kernels.world_vertices and clip_vertices (one op
+# per multiply-add): the position part is world (3 x 4) and clip (4 x 4) transforms = 28; the
+# attribute part is the normal's 3 x 3 transform (9), its length (3), rsqrt (1) and scale
+# (3) = 16. (The simulator remembers world-space results across cameras; the count is of
+# what the GPU's vertex shader runs every frame.)
 POSITION_OPS, ATTRIBUTE_OPS = 28, 16
 
 
