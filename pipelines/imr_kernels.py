@@ -96,9 +96,7 @@ def replay(cs, acc, tile_bytes, fetch, prim_need, tri_draw, bins, ref_tile, ev, 
         item = work[k]
         # Whatever serves it, the item's requests and those pending hand on at most this many.
         most = (n + (prim_need if item < 0 else n_block[item] * block_need + n_tex[item])) * fanout
-        if n_out + most > out.shape[0]:
-            if n_out == 0:
-                raise ValueError("replay: the hand-on buffer cannot hold one work item")
+        if n_out + most > out.shape[0]:       # (none handed on: out must grow, see serve_pipelined)
             return k, serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out)
         if item < 0:
             p = -item - 1

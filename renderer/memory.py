@@ -142,9 +142,11 @@ class MemoryModel:
         itself with memory_kernels.serve_levels, hands what reaches the other levels on to
         `out` and returns (next item or None when done, rows of out)) runs on this thread while
         the other serves what the previous call handed on, with `consume` (serve's arguments:
-        the state, counters, tile bytes, rows and their count). The `upper` levels must be fed by
-        nothing but the producer (no level misses into them), so that they and the rest see the
-        order they would see if one thread served all; the counters are the same either way."""
+        the state, counters, tile bytes, rows and their count). A call that hands nothing on
+        and is not done says the next item does not fit: it gets buffers twice the size. The
+        `upper` levels must be fed by nothing but the producer (no level misses into them), so
+        that they and the rest see the order they would see if one thread served all; the
+        counters are the same either way."""
         if any(b in upper for b in self.config.below):
             raise ValueError(f"levels {upper} are fed by other levels: they cannot be served first")
         own = sum(1 << lv for lv in upper)
@@ -156,12 +158,16 @@ class MemoryModel:
         start, lower, which = 0, None, 0
         while start is not None:
             start, n = produce(start, own, buffers[which])
+            if n == 0 and start is not None:     # the next item does not fit: larger buffers
+                buffers = [np.empty((2 * len(buffers[0]), mk.R_N), np.int64) for _ in range(2)]
+                continue
             if lower is not None:
                 lower.result()
             lower = _LOWER_LEVELS.submit(consume, lines, lower_shape, meta, lower_acc,
                                          self.tile_bytes, buffers[which], n)
             which ^= 1
-        lower.result()
+        if lower is not None:
+            lower.result()
         self.acc += lower_acc
         below = [lv for lv in range(len(shape)) if lv not in upper]
         shape[below, mk.SH_CLOCK] = lower_shape[below, mk.SH_CLOCK]

@@ -103,13 +103,19 @@ def test_pipelined_serve_refuses_levels_fed_by_others():
         mm.serve_pipelined(lambda start, own, out: (None, 0), (2,))
 
 
-@pytest.mark.parametrize("scene,preset,samples", [("sponza", "imr-baseline", 1),
-                                                  ("spot", "amd-rdna2", 4),
-                                                  ("particles", "amd-gcn", 1)])
-def test_pipelined_replay_matches_one_thread(monkeypatch, scene, preset, samples):
+@pytest.mark.parametrize("scene,preset,samples,rows", [("sponza", "imr-baseline", 1, None),
+                                                       ("spot", "amd-rdna2", 4, None),
+                                                       ("particles", "amd-gcn", 1, None),
+                                                       ("sponza", "amd-rdna2", 1, 8)])
+def test_pipelined_replay_matches_one_thread(monkeypatch, scene, preset, samples, rows):
     """The IMR's replay on two threads (ROP caches here, L2 and below there, fetches and texel
-    blocks handed on as marks) gives every counter and DRAM tile byte of one thread serving all."""
+    blocks handed on as marks) gives every counter and DRAM tile byte of one thread serving all;
+    also when the hand-on buffers start too small for one item and must grow."""
+    import renderer.memory as memory
     from pipelines import render
+
+    if rows:
+        monkeypatch.setattr(memory, "HAND_ON_ROWS", rows)
 
     def one_thread(self, produce, upper, consume=None):
         start = 0
