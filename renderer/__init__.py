@@ -25,3 +25,7 @@ An architecture (pipelines/) composes them; for instance, a frame by hand:
                                            light_vector(scene.light), fb, RasterView.make(640, 480, 1))
     image = fb.resolve()          # uint8 (480, 640, 4)
 """
+
+from .allocator import keep_freed_memory
+
+keep_freed_memory()
