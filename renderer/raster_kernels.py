@@ -337,6 +337,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                     n_c = popcount(cov_m)
                     pass_m = np.uint64(0)
                     left = cov_m
+                    vis_m = np.uint64(0)
                     while left:
                         p = popcount((left & (~left + np.uint64(1))) - np.uint64(1))  # lowest bit
                         left &= left - np.uint64(1)
@@ -349,22 +350,16 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                                 continue
                         else:
                             touched[ly - ty0, lx - tx0] = True
-                            if test_depth:
-                                tested[bl] |= bit
-                                if not zf < fb_depth[ly, lx, 0]:
-                                    k_early_z_killed += 1
-                                    continue
+                            if test_depth and not zf < fb_depth[ly, lx, 0]:
+                                continue
                         if phase == PH_VIS:
-                            k_hsr_candidates += 1
                             winner[ly - ty0, lx - tx0, 0] = t
-                            written[bl] |= bit
+                            vis_m |= bit
                             if depth_write:
                                 fb_depth[ly, lx, 0] = zf
                             continue
                         pass_m |= bit
                         fb_shaded[ly, lx] += 1
-                        if phase == PH_IMR:
-                            written[bl] |= bit
                         if depth_write:
                             fb_depth[ly, lx, 0] = zf
                         if uniform:
@@ -377,9 +372,14 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                             n_sh += 1
                         fb_color[ly, lx, 0, 3] = 255
                     n_pass = popcount(pass_m)
-                    if phase != PH_SHADE:
+                    if phase != PH_SHADE:          # the masks the loop gathered, applied once
                         k_fragments += n_c
                         k_samples += n_c
+                        if test_depth:
+                            tested[bl] |= cov_m
+                            k_early_z_killed += n_c - popcount(pass_m | vis_m)
+                        written[bl] |= pass_m | vis_m
+                        k_hsr_candidates += popcount(vis_m)
                     if phase == PH_IMR:
                         k_quads += quads_of(cov_m)
                     elif phase == PH_SHADE:
