@@ -304,4 +304,6 @@ def setup_triangles(clip, world, normal, uv, idx, tri_draw, draw_flat, draw_cull
 def take_rows(src, rows, out):
     """out[i] = src[rows[i]] for 2-D arrays (a struct-of-arrays field viewed as rows)."""
     for i in prange(rows.shape[0]):
-        out[i] = src[rows[i]]
+        r = rows[i]
+        for j in range(src.shape[1]):       # element by element: a row view per row costs more
+            out[i, j] = src[r, j]
