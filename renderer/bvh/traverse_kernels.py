@@ -45,17 +45,20 @@ COUNTER_NAMES = ("steps", "nodes.box", "nodes.leaf", "tests.box", "tests.tri", "
 # isect_clocks: intersection-unit clocks at the preset's rates, ceil(tests / rate) per step (a
 # node's box tests, a leaf node's triangle tests): 4 box or 1 triangle test per clock on RDNA 2/3,
 # 8 or 2 on RDNA 4 (seed-notes 000_partA l.188, 000_partB l.84)
+# 2^(e - 127) for a biased 8-bit exponent e, as the node stores its scale (no ldexp call per
+# child box decoded: a table the kernel reads as a constant)
+POW2 = np.ldexp(1.0, np.arange(256) - 127)
 # Ray columns
 R_OX, R_OY, R_OZ, R_TMIN, R_DX, R_DY, R_DZ, R_TMAX, R_N = range(9)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _inv(d):
     """1/d, or 0 for d == 0: the flag _axis reads as "parallel to this slab"."""
     return 1.0 / d if d != 0.0 else 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _axis(l, h, o, i, tn, tf):
     """Clip [tn, tf] by one slab. i = 0 means the ray is parallel to it: inside or out."""
     if i == 0.0:
@@ -66,7 +69,7 @@ def _axis(l, h, o, i, tn, tf):
     return max(tn, min(a, b)), min(tf, max(a, b))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _slab(lx, ly, lz, hx, hy, hz, ox, oy, oz, ix, iy, iz, tmin, tmax):
     """Entry distance of the ray into the box, or inf if it misses within [tmin, tmax]."""
     tn, tf = _axis(lx, hx, ox, ix, tmin, np.inf)
@@ -77,7 +80,7 @@ def _slab(lx, ly, lz, hx, hy, hz, ox, oy, oz, ix, iy, iz, tmin, tmax):
     return np.inf
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, ax, ay, az, bx, by, bz, cx, cy, cz, tflags, flags):
     """Moeller-Trumbore in float64 on one triangle (scalars only: no array reaches a helper in
     the hot loop). Returns t in [tmin, tmax], or inf."""
@@ -105,7 +108,7 @@ def _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, ax, ay, az, bx, by, bz, cx, cy, cz,
     return t
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, rays, r0, r1, flags,
                 stack, dual, box_rate, tri_rate, out_prim, out_t, cnt, rec, rec0, rec_cap):
     """Traces rays r0..r1-1; records fetches into rec[rec0:rec0 + rec_cap] when rec_cap > 0.
@@ -274,9 +277,9 @@ def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, rays, r0
                         jy = _inv(table[rot, 1, 0] * dx + table[rot, 1, 1] * dy + table[rot, 1, 2] * dz)
                         jz = _inv(table[rot, 2, 0] * dx + table[rot, 2, 1] * dy + table[rot, 2, 2] * dz)
                     gx, gy, gz = np.float64(nf[i, 0]), np.float64(nf[i, 1]), np.float64(nf[i, 2])
-                    sx = np.ldexp(1.0, np.int64(w6 & 0xFF) - 127)
-                    sy = np.ldexp(1.0, np.int64((w6 >> 8) & 0xFF) - 127)
-                    sz = np.ldexp(1.0, np.int64((w6 >> 16) & 0xFF) - 127)
+                    sx = POW2[w6 & 0xFF]
+                    sy = POW2[(w6 >> 8) & 0xFF]
+                    sz = POW2[(w6 >> 16) & 0xFF]
                     n_int, n = np.int64(w7 & 0xFF), np.int64((w7 >> 8) & 0xFF)
                     ib, lb = np.int64(nu[i, 3]), np.int64(nu[i, 4])
                     for j in range(n):
@@ -371,7 +374,7 @@ def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, rays, r0
     return nrec
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def trace(layout, nf, nu, tf, tu, node_parent, tri_parent, table, rays, chunk, flags, stack,
           dual, box_rate, tri_rate, out_prim, out_t, cnt, rec, rec_cap, rec_n):
     """All rays, parallel over chunks of `chunk` rays; chunk c records into rec[c * rec_cap:]."""
