@@ -228,7 +228,8 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
             u0, u1, u2 = quantize(rgba[0]), quantize(rgba[1]), quantize(rgba[2])
         # The plain path: opaque, untextured, one sample; one colour, or Lambert on the
         # interpolated normal computed right there (the same arithmetic as the general path).
-        fill_fast = not textured and not late and not blend and n_samples == 1
+        # (Visibility alone, PH_VIS, reads no texture: textured triangles take it there too.)
+        fill_fast = (not textured or phase == PH_VIS) and not late and not blend and n_samples == 1
         n00, n01, n02 = v_normal[t, 0, 0], v_normal[t, 0, 1], v_normal[t, 0, 2]
         n10, n11, n12 = v_normal[t, 1, 0], v_normal[t, 1, 1], v_normal[t, 1, 2]
         n20, n21, n22 = v_normal[t, 2, 0], v_normal[t, 2, 1], v_normal[t, 2, 2]
@@ -259,6 +260,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
         n_recent = 0
         n_tex = 0
         tex_first = tex_off[r]
+        ev_cur, ev_end = block_off[r], block_off[r] + n_block[r]   # PH_VIS's events (PH_SHADE)
         # Hierarchical: each 8x8 block of the bbox is first tested against the three edges over a
         # rectangle that holds all its samples; blocks outside an edge are skipped, blocks inside
         # all three skip the per-sample edge tests (llvmpipe's do_block_16 / do_block_4 idea).
@@ -313,7 +315,19 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                 # One sample: coverage and depth of the block's rows in the bounding box first,
                 # in a loop with no branch in its body (vectorised), into a 64-bit mask.
                 cov_m = np.uint64(0)
-                if n_samples == 1:
+                if phase == PH_SHADE and n_samples == 1:
+                    # Shading after HSR: the pixels it can have won are those it passed in
+                    # PH_VIS, which that phase left in its events, block by block in this
+                    # same order; no coverage to compute again.
+                    while ev_cur < ev_end and ev_block[ev_cur] < 0:   # HiZ rejected: none
+                        ev_cur += 1
+                    if ev_cur < ev_end and ev_block[ev_cur] == (by0 >> BLOCK_BITS) * blocks_x \
+                            + (bx0 >> BLOCK_BITS):
+                        cov_m = ev_written[ev_cur]
+                        ev_cur += 1
+                    if cov_m == 0:
+                        continue
+                elif n_samples == 1:
                     p0_, p1_ = (max(by0, y0) - by0) * BLOCK, (min(by0 + BLOCK, y1) - by0) * BLOCK
                     for p in range(p0_, p1_):
                         lx = bx0 + (p & (BLOCK - 1))
