@@ -69,7 +69,7 @@ def serve(lines, shape, meta, acc, tile_bytes, rq, n):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
-    """Runs requests rq[:n] through the levels in `own` (bit per level, OWN_DRAM for DRAM) and
+    """Runs requests rq[:n] through the levels in `own` (bit per level; bit DRAM_BIT for DRAM) and
     appends, in order, what reaches any other level to out[n_out:] as requests flagged OP_FILL
     (a fill or write-through from above: it counts hits and misses, not on-chip bytes again) or
     OP_WRITE_BACK (a row whose level is below -1 is a producer's mark for whoever serves out:
