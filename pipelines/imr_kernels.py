@@ -11,9 +11,9 @@ from numba import njit
 
 from renderer.memory import L2, ROP_COLOR, ROP_DEPTH, STREAM
 from renderer.frontend.fetch_kernels import issue
-from renderer.memory_kernels import (ALL_LEVELS, M_LINE_SHIFT, OP_WRITE_BACK, R_LEVEL, R_LINE, R_N, R_OP,
-                                     R_TILE, REGION_SHIFT, REQUESTS, block_layout, serve,
-                                     block_tile, op_code, request, request_block,
+from renderer.memory_kernels import (ALL_LEVELS, M_LINE_SHIFT, OP_WRITE_BACK, R_LEVEL, R_LINE,
+                                     R_N, R_OP, R_TILE, REGION_SHIFT, REQUESTS, block_layout,
+                                     block_tile, op_code, request, request_block, serve,
                                      serve_levels)
 
 S_COLOR, S_DEPTH, S_TEXTURE, S_META = (

@@ -160,8 +160,8 @@ def _setup_all(draws, camera, width: int, height: int) -> SetupPass:
     draw_cull = np.array([int(d.state.cull) for d in draws], np.int64)
     nv = len(clip)
     # Left unwritten for vertices outside a clip plane: only the clipper uses those, from clip.
-    vert = (np.empty(nv, np.int64), np.empty(nv, np.int64), np.empty(nv), np.empty(nv), np.empty(nv),
-            np.empty(nv), np.empty(nv, np.int32))
+    vert = (np.empty(nv, np.int64), np.empty(nv, np.int64), np.empty(nv), np.empty(nv),
+            np.empty(nv), np.empty(nv), np.empty(nv, np.int32))
     gk.project_vertices(clip, width, height, *vert)
     args = (clip, world, nrm, uv, idx, tri_draw, draw_flat, draw_cull, width, height, vert)
     n_emit, outcome, clipped = gk.setup_triangles(*args, False, np.zeros(1, np.int64), _empty(0))

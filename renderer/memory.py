@@ -104,7 +104,6 @@ class MemoryModel:
         shape[:, mk.SH_WALLOC] = [c.write_allocate for c in levels]
         shape[:, mk.SH_NEXT] = config.below     # always a later level or DRAM: a flush relies on it
         shape[:, mk.SH_MASK] = [n - 1 if n & (n - 1) == 0 else -1 for n in sets]
-        shape[:, mk.SH_CLOCK] = 0
         meta = np.zeros(mk.M_N, np.int64)
         meta[mk.M_LINE_BYTES], meta[mk.M_LINE_SHIFT] = lb, lb.bit_length() - 1
         self.config = config

@@ -27,9 +27,9 @@ reference-counted too):
     meta   int64 (M_N,)                     line bytes, log2 line bytes
     acc    int64 (A_N, width)               byte and event totals (rows below)
     tile_bytes int64 (n_tiles,)             DRAM bytes charged to each screen tile
-A way is invalid iff its tag is 0 (no line's: regions start at 1), and then its stamp is 0; a valid way's stamp is the clock of
-its last use (>= 1, unique in its level), so the first way of least stamp is the first invalid way if there is
-one, else the least recently used.
+A way is invalid iff its tag is 0 (no line's: regions start at 1), and then its stamp is 0; a
+valid way's stamp is the clock of its last use (>= 1, unique in its level), so the first way of
+least stamp is the first invalid way if there is one, else the least recently used.
 
 Requests: int64 (capacity, R_N), one row per line: level it enters at, line, op, tile (-1: none).
 op = write | write-back << 1 | stream << 2 | fill << 9. A write-back is a dirty line leaving the
@@ -73,9 +73,9 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
     appends, in order, what reaches any other level to out[n_out:] as requests flagged OP_FILL
     (a fill or write-through from above: it counts hits and misses, not on-chip bytes again) or
     OP_WRITE_BACK (a row whose level is below -1 is a producer's mark for whoever serves out:
-    handed on as it is). Serving out afterwards gives the counters and states that serving everything
-    at once gives: a level's behaviour depends only on the order of what reaches it, and the
-    stamps are per level. Returns the new length of out."""
+    handed on as it is). Serving out afterwards gives the counters and states that serving
+    everything at once gives: a level's behaviour depends only on the order of what reaches it,
+    and the stamps are per level. Returns the new length of out."""
     lb = meta[M_LINE_BYTES]
     for i in range(n):
         lv, line, op, tile = rq[i, R_LEVEL], rq[i, R_LINE], rq[i, R_OP], rq[i, R_TILE]

@@ -249,7 +249,8 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
         C0, C1, C2, T0, T1, T2 = C[0], C[1], C[2], bias[0], bias[1], bias[2]
         # the same, as float64 with the fill rule's bias in C: every product and sum is a whole
         # number below 2^53 (|A|, |B| < 2^23 subpixels, |X|, |Y| < 2^23), so float64 is exact
-        fA0, fA1, fA2, fB0, fB1, fB2 = float(A0), float(A1), float(A2), float(B0), float(B1), float(B2)
+        fA0, fA1, fA2 = float(A0), float(A1), float(A2)
+        fB0, fB1, fB2 = float(B0), float(B1), float(B2)
         fC0, fC1, fC2 = float(C0 + T0), float(C1 + T1), float(C2 + T2)
         dzdx, dzdy, zc = zplane[t, 0], zplane[t, 1], zplane[t, 2]
         w0, w1, w2 = v_inv_w[t, 0], v_inv_w[t, 1], v_inv_w[t, 2]
@@ -280,11 +281,11 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                 if outside:
                     continue
                 bl = ((by0 - ty0) >> BLOCK_BITS) * nbx + ((bx0 - tx0) >> BLOCK_BITS)
+                # nearest the triangle's plane comes within the block
+                zlo = dzdx * (rx0 if dzdx > 0 else rx1) + dzdy * (ry0 if dzdy > 0 else ry1) + zc
                 if hiz and test_depth:
-                    # nearest the triangle's plane comes within the block; LESS fails when that
-                    # is not nearer than the block's farthest stored depth (float32 rounding is
-                    # monotone, so the per-sample test would fail too)
-                    zlo = dzdx * (rx0 if dzdx > 0 else rx1) + dzdy * (ry0 if dzdy > 0 else ry1) + zc
+                    # LESS fails when zlo is not nearer than the block's farthest stored depth
+                    # (float32 rounding is monotone, so the per-sample test would fail too)
                     if zlo >= zmax[bl]:
                         k_hiz_rejected += 1
                         rejected[bl] = True
@@ -296,7 +297,6 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                 tight = False
                 if zskip and full and test_depth and not late and phase != PH_SHADE \
                         and bx0 >= x0 and bx0 + BLOCK <= x1 and by0 >= y0 and by0 + BLOCK <= y1:
-                    zlo = dzdx * (rx0 if dzdx > 0 else rx1) + dzdy * (ry0 if dzdy > 0 else ry1) + zc
                     zhi = dzdx * (rx1 if dzdx > 0 else rx0) + dzdy * (ry1 if dzdy > 0 else ry0) + zc
                     if zlo > 1e-12 and zhi < 1.0 - 1e-12:
                         if zbound[bl] < 0.0:
@@ -312,8 +312,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                             continue
                         # every sample ends at or below the plane's farthest point in the block
                         tight = depth_write
-                # One sample: coverage and depth of the block's rows in the bounding box first,
-                # in a loop with no branch in its body (vectorised), into a 64-bit mask.
+                # One sample: the block's coverage as a 64-bit mask (bit y*8+x) before any pixel.
                 cov_m = np.uint64(0)
                 if phase == PH_SHADE and n_samples == 1:
                     # Shading after HSR: the pixels it can have won are those it passed in
@@ -328,6 +327,8 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                     if cov_m == 0:
                         continue
                 elif n_samples == 1:
+                    # coverage and depth of the block's rows in the bounding box, in a loop with
+                    # no branch in its body (vectorised)
                     p0_, p1_ = (max(by0, y0) - by0) * BLOCK, (min(by0 + BLOCK, y1) - by0) * BLOCK
                     for p in range(p0_, p1_):
                         lx = bx0 + (p & (BLOCK - 1))
@@ -357,7 +358,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                         left &= left - np.uint64(1)
                         lx = bx0 + (p & (BLOCK - 1))
                         ly = by0 + (p >> BLOCK_BITS)
-                        zf = blk_z[p]
+                        zf = blk_z[p]                # (not read in PH_SHADE: no depth there)
                         bit = np.uint64(1) << np.uint64(p)
                         if phase == PH_SHADE:
                             if winner[ly - ty0, lx - tx0, 0] != t:

@@ -23,15 +23,10 @@ CONFIGS = {
 }
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-@pytest.mark.parametrize("name", sorted(CONFIGS))
-def test_serve_matches_naive_caches(name, seed):
-    cfg = CONFIGS[name]
-    n_tiles = 5
-    mm = MemoryModel(cfg, n_tiles)
-    naive = NaiveCaches(cfg, len(STREAMS), n_tiles)
+def _random_requests(mm, n_tiles, seed, n=20000):
+    """n requests at levels 0-2 to lines of two regions, 40% writes, every stream, tiles -1 to
+    n_tiles - 1."""
     rng = np.random.default_rng(seed)
-    n = 20000
     regions = rng.integers(1, 3, n)
     lines = (regions << (mk.REGION_SHIFT - mm.state.meta[mk.M_LINE_SHIFT])) + rng.integers(0, 400, n)
     levels = rng.integers(0, 3, n)
@@ -41,8 +36,21 @@ def test_serve_matches_naive_caches(name, seed):
     rq = np.empty((n, mk.R_N), np.int64)
     for i in range(n):
         mk.request(rq, i, levels[i], lines[i], mk.op_code(bool(writes[i]), streams[i]), tiles[i])
-        naive.access(int(levels[i]), int(lines[i]), bool(writes[i]), int(streams[i]), int(tiles[i]))
-    mk.serve(*mm.state, mm.acc, mm.tile_bytes, rq, n)
+    return rq
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_serve_matches_naive_caches(name, seed):
+    cfg = CONFIGS[name]
+    n_tiles = 5
+    mm = MemoryModel(cfg, n_tiles)
+    naive = NaiveCaches(cfg, len(STREAMS), n_tiles)
+    rq = _random_requests(mm, n_tiles, seed)
+    for level, line, op, tile in rq:
+        naive.access(int(level), int(line), bool(op & mk.OP_WRITE), int(op >> mk.OP_STREAM_SHIFT),
+                     int(tile))
+    mk.serve(*mm.state, mm.acc, mm.tile_bytes, rq, len(rq))
     shift = mk.REGION_SHIFT - int(mm.state.meta[mk.M_LINE_SHIFT])
     mm.flush(mm.surface("a", "rgba8", 1)._replace(region=1), store=True)
     naive.flush(lambda line: line >> shift, 1, store=True)
@@ -56,19 +64,6 @@ def test_serve_matches_naive_caches(name, seed):
     levels = len(cfg.caches)
     assert list(acc[mk.A_HITS, :levels]) == naive.hits and list(acc[mk.A_MISSES, :levels]) == naive.misses
     assert list(mm.tile_bytes) == naive.tile_bytes
-
-
-def _random_requests(mm, n_tiles, seed, n=20000):
-    rng = np.random.default_rng(seed)
-    regions = rng.integers(1, 3, n)
-    lines = (regions << (mk.REGION_SHIFT - mm.state.meta[mk.M_LINE_SHIFT])) + rng.integers(0, 400, n)
-    levels = rng.integers(0, len(mm.config.caches), n)
-    rq = np.empty((n, mk.R_N), np.int64)
-    for i in range(n):
-        mk.request(rq, i, levels[i], lines[i], mk.op_code(bool(rng.random() < 0.4),
-                                                          int(rng.integers(0, len(STREAMS)))),
-                   int(rng.integers(-1, n_tiles)))
-    return rq
 
 
 @pytest.mark.parametrize("upper", [(0, 1), (1,), (0,)])

@@ -177,9 +177,10 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
         counts = (int(fetch_index.sum()), int(legacy_c.sum()), int(missed.sum()), int(n_sub.sum()),
                   int((ngg_c & pos_first).sum()), int((ngg_c & attr_first).sum()))
         return fetch_index, fetch_pos, fetch_attr, counts
-    fetch_index, fetch_pos, fetch_attr, (n_index, n_legacy, misses, n_subgroups, ngg_pos, ngg_attr) = \
-        fetches() if static is None else _STATIC.get((mesh_ids(draws), "fetches", static),
-                                                     (d.mesh for d in draws), fetches)
+    fetched = fetches() if static is None else _STATIC.get(
+        (mesh_ids(draws), "fetches", static), (d.mesh for d in draws), fetches)
+    fetch_index, fetch_pos, fetch_attr, counts = fetched
+    n_index, n_legacy, misses, n_subgroups, ngg_pos, ngg_attr = counts
 
     c.add("geom.prims_in", n)
     c.add("geom.indices", n_index * 3)
