@@ -125,6 +125,11 @@ def test_bvh8_quantized_boxes_are_conservative():
         step = np.ldexp(1.0, lay.nodes["exponents"][node].astype(np.int64) - 127)
         assert (clo - lo[node, j] <= step).all() and (hi[node, j] - chi <= step).all()
     assert valid.sum() == len(bvh8_children(lay, w, tris))
+    # traversal reads the layout's decoded copy: the nodes' own planes, bit for bit
+    b = lay.child_boxes.transpose(0, 2, 1)
+    assert b.shape == (len(lay.nodes), 8, 6)
+    assert np.array_equal(b[valid].view(np.int64), np.concatenate([lo, hi], axis=2)[valid].view(np.int64))
+    assert np.isinf(b[~valid]).all()
 
 
 def test_obb_boxes_hold_their_triangles_in_the_rotated_frame():

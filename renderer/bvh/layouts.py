@@ -61,6 +61,10 @@ class Layout(NamedTuple):
     tri_parent: np.ndarray    # int32 per leaf node: the box node (bvh2: leaf node) referencing it
     fetch_bytes: int          # bytes a box step fetches: the node (bvh2: its two children)
     seconds: float            # conversion time (builds excluded)
+    # bvh8: float64 (n_nodes, 6, 8) each child's box as decode_bvh8 gives it, planes lo xyz, hi
+    # xyz by slot, empty slots +inf: the simulator's decoded copy of the 128 B nodes, so that
+    # traversal reads a plane instead of decoding it per test; fetches and bytes stay the node's
+    child_boxes: np.ndarray = np.zeros((1, 6, 8))
 
     @property
     def bytes(self) -> int:
@@ -197,8 +201,10 @@ def bvh8_layout(w: Wide, obb: bool = False) -> Layout:
     prims["geometry_id"] = np.where(live, w.tris.geometry[tri], 0)
     prims["index"], prims["v"] = p_idx, p_v
     tri_parent = np.repeat(np.arange(k), node_n).astype(np.int32)
+    lo, hi = decode_bvh8(nodes)
+    boxes = np.where(valid[..., None], np.concatenate([lo, hi], axis=2), np.inf).transpose(0, 2, 1).copy()
     return Layout("bvh8-obb" if obb else "bvh8", lk.L_BVH8, nodes, prims, w.parent.astype(np.int32),
-                  tri_parent, BOX8_NODE.itemsize, time.perf_counter() - t0)
+                  tri_parent, BOX8_NODE.itemsize, time.perf_counter() - t0, boxes)
 
 
 def decode_bvh8(nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -75,7 +75,8 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
     cap = CHUNK * REC_PER_RAY if record else 0
     rec = np.empty(n_chunks * cap if record else 1, np.int64)
     rec_n = np.zeros(n_chunks, np.int64)
-    args = (layout.kind, nf, nu, tf, tu, layout.node_parent, layout.tri_parent, OBB_TABLE)
+    args = (layout.kind, nf, nu, tf, tu, layout.node_parent, layout.tri_parent, OBB_TABLE,
+            layout.child_boxes)
     tk.trace(*args, rays, CHUNK, _flags(any_hit, cull_back), stack, dual, box_rate, tri_rate, prim, t,
              cnt, rec, cap, rec_n)
     hits = Hits(prim, t, cnt)

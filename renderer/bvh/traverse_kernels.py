@@ -11,8 +11,10 @@ the same each time a node is re-tested, and the restart resumes exactly where th
 entries would have.
 
 Closest hit: the least t, ties by the least triangle id, so every layout and the brute-force
-loop agree exactly. Box tests run in float64 on the float32 (or decoded quantized) planes, with
-the far distance widened by BOX_EPS so that a triangle inside a box is never culled by rounding.
+loop agree exactly. Box tests run in float64 on the float32 planes, or for bvh8 on the layout's
+decoded copy of the quantized planes (Layout.child_boxes, decoded once when the layout is built,
+the same values a per-test decode gives), with the far distance widened by BOX_EPS so that a
+triangle inside a box is never culled by rounding.
 
 Every node and triangle fetch can be recorded (chunk by chunk, in ray order) for the memory
 model: a record is kind << 30 | index (REC_*).
@@ -45,9 +47,6 @@ COUNTER_NAMES = ("steps", "nodes.box", "nodes.leaf", "tests.box", "tests.tri", "
 # isect_clocks: intersection-unit clocks at the preset's rates, ceil(tests / rate) per step (a
 # node's box tests, a leaf node's triangle tests): 4 box or 1 triangle test per clock on RDNA 2/3,
 # 8 or 2 on RDNA 4 (seed-notes 000_partA l.188, 000_partB l.84)
-# 2^(e - 127) for a biased 8-bit exponent e, as the node stores its scale (no ldexp call per
-# child box decoded: a table the kernel reads as a constant)
-POW2 = np.ldexp(1.0, np.arange(256) - 127)
 # Ray columns
 R_OX, R_OY, R_OZ, R_TMIN, R_DX, R_DY, R_DZ, R_TMAX, R_N = range(9)
 
@@ -109,7 +108,7 @@ def _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, ax, ay, az, bx, by, bz, cx, cy, cz,
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, rays, r0, r1, flags,
+def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0, r1, flags,
                 stack, dual, box_rate, tri_rate, out_prim, out_t, cnt, rec, rec0, rec_cap):
     """Traces rays r0..r1-1; records fetches into rec[rec0:rec0 + rec_cap] when rec_cap > 0.
     Returns the number of records the chunk needed.
@@ -276,18 +275,11 @@ def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, rays, r0
                         jx = _inv(table[rot, 0, 0] * dx + table[rot, 0, 1] * dy + table[rot, 0, 2] * dz)
                         jy = _inv(table[rot, 1, 0] * dx + table[rot, 1, 1] * dy + table[rot, 1, 2] * dz)
                         jz = _inv(table[rot, 2, 0] * dx + table[rot, 2, 1] * dy + table[rot, 2, 2] * dz)
-                    gx, gy, gz = np.float64(nf[i, 0]), np.float64(nf[i, 1]), np.float64(nf[i, 2])
-                    sx = POW2[w6 & 0xFF]
-                    sy = POW2[(w6 >> 8) & 0xFF]
-                    sz = POW2[(w6 >> 16) & 0xFF]
                     n_int, n = np.int64(w7 & 0xFF), np.int64((w7 >> 8) & 0xFF)
                     ib, lb = np.int64(nu[i, 3]), np.int64(nu[i, 4])
                     for j in range(n):
-                        q0, q1, q2 = nu[i, 8 + 3 * j], nu[i, 9 + 3 * j], nu[i, 10 + 3 * j]
-                        at[b + j] = _slab(gx + np.float64(q0 & 0xFFFF) * sx, gy + np.float64(q0 >> 16) * sy,
-                                          gz + np.float64(q1 & 0xFFFF) * sz, gx + np.float64(q1 >> 16) * sx,
-                                          gy + np.float64(q2 & 0xFFFF) * sy, gz + np.float64(q2 >> 16) * sz,
-                                          px, py, pz, jx, jy, jz, tmin, tmax)
+                        at[b + j] = _slab(boxes[i, 0, j], boxes[i, 1, j], boxes[i, 2, j], boxes[i, 3, j],
+                                          boxes[i, 4, j], boxes[i, 5, j], px, py, pz, jx, jy, jz, tmin, tmax)
                         ar[b + j] = ((ib + j) << 2) | REF_BOX if j < n_int else ((lb + j - n_int) << 2) | REF_TRI
                 box_tests += n
                 na[q] = n
@@ -375,14 +367,14 @@ def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, rays, r0
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def trace(layout, nf, nu, tf, tu, node_parent, tri_parent, table, rays, chunk, flags, stack,
+def trace(layout, nf, nu, tf, tu, node_parent, tri_parent, table, boxes, rays, chunk, flags, stack,
           dual, box_rate, tri_rate, out_prim, out_t, cnt, rec, rec_cap, rec_n):
     """All rays, parallel over chunks of `chunk` rays; chunk c records into rec[c * rec_cap:]."""
     n_chunks = (rays.shape[0] + chunk - 1) // chunk
     for c in prange(n_chunks):
         r0 = c * chunk
         r1 = min(rays.shape[0], r0 + chunk)
-        rec_n[c] = trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, rays, r0,
+        rec_n[c] = trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0,
                                r1, flags, stack, dual, box_rate, tri_rate, out_prim, out_t, cnt,
                                rec, c * rec_cap, rec_cap)
 
