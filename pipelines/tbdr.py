@@ -20,6 +20,8 @@ Not yet modelled (issue 3): imageblocks and threadgroup memory, the G-buffer sce
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from renderer.binning import bin_triangles
@@ -28,7 +30,7 @@ from renderer.formats import FORMATS, PARAM_PRIMITIVE, PARAM_VERTEX, TILE_LIST_E
 from renderer.frontend import front_end
 from renderer.memory import MemoryModel
 from renderer.memory_kernels import flush_region
-from renderer.raster import RasterView, rasterize
+from renderer.raster import Raster, RasterView
 from renderer.raster_kernels import RC
 from renderer.shade import build_tables, light_vector
 from scenes.model import LoadAction, StoreAction
@@ -36,11 +38,14 @@ from scenes.model import LoadAction, StoreAction
 from .frame import GeometryStreams, blocks, framebuffer, prim_offsets, read_inputs, tile_maps
 from .frontend_params import frontend_params
 from .result import Result
-from .tbdr_kernels import param_chunks, replay_tiler
+from .tbdr_kernels import param_chunks, tiler_geometry, tiler_state, tiler_tiles
 
 # Square tiles, largest first: a tile that does not fit shrinks to the next. Apple's valid ones
 # are 32x32 and 16x16 (seed 004 L698); 64 and up for sweeps and for GMEM-sized bins (Adreno).
 TILE_SIZES = (256, 128, 64, 32, 16)
+# Tile rows the raster draws between hand-offs to the replay: the replay's share of the last band
+# is what remains after the raster ends (1/9 of phase 2 at 1080p with 32-px tiles).
+BAND_ROWS = 4
 
 
 def tile_memory_bytes(tile: int, rp) -> int:
@@ -109,8 +114,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
                                                np.diff(bins.tri_offsets), sizes,
                                                int(preset["param_buffer_bytes"]))
         tri_chunk = prim_chunk[tris.prim] if tris.n else np.zeros(0, np.int64)
-        raster_counters, tile_rows, ev = rasterize(tris, bins, mat, tex, light, fb, view, hsr=hsr,
-                                                   chunk=tri_chunk)
+        job = Raster(tris, bins, mat, tex, light, fb, view, hsr=hsr, chunk=tri_chunk)
         ref_tile = bins.ref_tiles()
         param = tuple((mm.region((part, rp.name)), size) for part, size in
                       zip(("param vertices", "param primitives", "tile lists"), sizes))
@@ -122,11 +126,20 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
                        else (0, 0)) for a in (rp.color, rp.depth))
         extra = np.zeros(2, np.int64)
         spills = np.zeros(bins.n_tiles, np.int64)
-        for actions in _split(stores) if split else (stores,):
-            replay_tiler(mm.state, mm.acc, pass_bytes, geo, fe.fetch[:4], fe.fetch.need, draw_vbase,
-                         prim_tri_off, tris.prim,
-                         bins, ref_tile, ev, param, actions, spill, prim_chunk, blocks_x, blocks_y,
-                         mm.region("textures"), extra, spills)
+        # The replay follows the raster down the screen on the memory model's second thread:
+        # phase 1 needs only the bins, phase 2 a band's events once the band is drawn.
+        drawn = _Progress()
+        replay = mm.background(
+            _replay, mm, pass_bytes, geo, fe.fetch, draw_vbase, prim_tri_off, tris.prim, bins,
+            ref_tile, job.ev, param, _split(stores) if split else (stores,), spill, prim_chunk,
+            blocks_x, blocks_y, mm.region("textures"), extra, spills, drawn)
+        try:
+            for done in job.bands(BAND_ROWS):
+                drawn.reach(done)
+        finally:
+            drawn.reach(bins.n_tiles)          # never leave the replay waiting
+        replay.result()
+        raster_counters, tile_rows, ev = job.result()
         read_inputs(rp, mm, attachments, images, fb, width, height)
         _fold(spills, bins.tiles_x, tile0 // tile, tile_spills, tiles_x)
         for region, bpp in spill:                   # a spill is dead once reloaded
@@ -159,6 +172,47 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
     maps["fallbacks"] = sum(maps[f"fallback.{r}"] for r in reasons)
     return Result(scene.name, preset.name, width, height, samples, fb.resolve(), fb.nearest_depth(),
                   counters, maps, {"overdraw": shaded}, tile0, preset.dram_gbps)
+
+
+class _Progress:
+    """How many tiles (in tile order) the raster has finished, for a thread that waits on it."""
+
+    def __init__(self):
+        self._done = 0
+        self._cond = threading.Condition()
+
+    def reach(self, done: int) -> None:
+        with self._cond:
+            self._done = max(self._done, done)
+            self._cond.notify_all()
+
+    def beyond(self, lo: int) -> int:
+        """Wait until more than `lo` tiles are finished; returns how many are."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._done > lo)
+            return self._done
+
+
+def _replay(mm: MemoryModel, pass_bytes, geo, fetch, draw_vbase, prim_tri_off, tri_prim, bins,
+            ref_tile, ev, param, runs, spill, prim_chunk, blocks_x, blocks_y, tex_region, extra,
+            spills, drawn: _Progress) -> None:
+    """The tiler's memory replay (tbdr_kernels) for each run of the pass's actions (two when the
+    pass is split): chunk by chunk, phase 1, then phase 2 over the tiles as the raster finishes
+    them."""
+    n_chunks = int(prim_chunk[-1]) + 1 if len(prim_chunk) else 1
+    for actions in runs:
+        st = tiler_state(geo.prim_off, draw_vbase, tri_prim, bins, prim_chunk, fetch.need, param,
+                         mm.config.line_bytes)
+        for c in range(n_chunks):
+            tiler_geometry(mm.state, mm.acc, pass_bytes, geo, fetch[:4], fetch.need, draw_vbase,
+                           prim_tri_off, bins, ref_tile, param, prim_chunk, st, c)
+            lo = 0
+            while lo < bins.n_tiles:
+                hi = drawn.beyond(lo)
+                tiler_tiles(mm.state, mm.acc, pass_bytes, geo, draw_vbase, tri_prim, bins, ev,
+                            param, actions, spill, prim_chunk, blocks_x, blocks_y, tex_region,
+                            extra, spills, st, c, lo, hi)
+                lo = hi
 
 
 def _split(actions: tuple) -> tuple:

@@ -9,6 +9,8 @@ the tile out. Colour and depth in between live in tile memory and never leave th
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -92,131 +94,170 @@ def _tile_transfer(rq, n, meta, write, spilled, spill, actions, i, tx0, ty0, bx1
     return n, moved
 
 
+class TilerState(NamedTuple):
+    """Where the tiler's replay stands between calls: it runs chunk by chunk, phase 1 then
+    phase 2, and phase 2 band by band as the raster finishes tiles (tiler_tiles)."""
+    rq: np.ndarray           # request buffer, served before each call returns
+    stamp: np.ndarray        # chunk that last wrote each transformed vertex to the buffer
+    draw_of: np.ndarray      # draw of each primitive
+    last_chunk: np.ndarray   # the chunk in which each tile is rendered last
+    cursor: np.ndarray       # next reference of each tile not yet rendered
+    spilled: np.ndarray      # tile parked by the last partial render
+    prim: np.ndarray         # (1,) next primitive of phase 1
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
-def replay_tiler(cs, acc, tile_bytes, geo, fetch, fetch_need, draw_vbase, prim_tri_off, tri_prim,
-                 bins, ref_tile, ev, param, tiles, spill, prim_chunk, blocks_x, blocks_y,
-                 tex_region, extra, tile_spills):
-    """fetch: the front end's per-primitive fetch plan (renderer.frontend.FetchPlan's off,
-    addr, nbytes, op; fetch_need = the most lines one primitive spans). param = (region, bytes) of the vertices, the primitive records and the tile lists; a
-    vertex is written the first time a chunk uses it and read with every listed primitive. tiles = (colour load, colour store, depth load, depth store) as
-    (region, bytes per pixel, on) each: what the load and store actions move per tile.
-    spill = (colour, depth) as (region, bytes per pixel): where a partial render parks a tile's
-    full working set (every sample; bpp 0 = no such attachment) until the next chunk reloads
-    it. prim_chunk: param_chunks.
-    extra[0], extra[1] += bytes stored and reloaded by partial renders; tile_spills[i] += 1 for
-    each partial render that parks tile i."""
-    lines, shape, meta = cs
-    prim_off, indices = geo.prim_off, geo.indices
-    f_off, f_addr, f_nbytes, f_op = fetch
-    tri_offsets, ref_slot, tile, tiles_x = bins.tri_offsets, bins.ref_slot, bins.tile, bins.tiles_x
-    tile_offsets, ref_tri = bins.tile_offsets, bins.ref_tri
-    tex_off, n_tex, tex_addr = ev.tex_off, ev.n_tex, ev.tex_addr
-    (vertex_region, vertex_b), (record_region, record_b), (list_region, entry_bytes) = param
-    lb, shift = meta[M_LINE_BYTES], meta[M_LINE_SHIFT]
-    param_write, param_read = op_code(True, S_PARAM), op_code(False, S_PARAM)
-    texture_op = op_code(False, S_TEXTURE)
+def tiler_state(prim_off, draw_vbase, tri_prim, bins, prim_chunk, fetch_need, param, line_bytes):
+    """A fresh TilerState for one replay. Tiles nothing touches are rendered (cleared and
+    stored) with the first chunk."""
+    tile, tile_offsets, ref_tri = bins.tile, bins.tile_offsets, bins.ref_tri
+    (_, vertex_b), (_, record_b), _ = param
     n_tiles = tile_offsets.shape[0] - 1
     tile_blocks = (tile // BLOCK) * (tile // BLOCK)
-    need = fetch_need + 4 * (record_b + 3 * vertex_b) // lb + 64
-    cap = max(REQUESTS, 4 * need, 2 * tile_blocks * (4 * BLOCK * BLOCK * 16 // lb + 1))
-    rq = np.empty((cap, R_N), np.int64)
-    n = 0
-    vertex_base_p = vertex_region << REGION_SHIFT
-    record_base = record_region << REGION_SHIFT
-    list_base = list_region << REGION_SHIFT
-    stamp = np.full(draw_vbase[-1], -1, np.int64)   # chunk that last wrote each vertex
+    need = fetch_need + 4 * (record_b + 3 * vertex_b) // line_bytes + 64
+    cap = max(REQUESTS, 4 * need, 2 * tile_blocks * (4 * BLOCK * BLOCK * 16 // line_bytes + 1))
     n_prims = prim_off[-1]
-    n_chunks = prim_chunk[-1] + 1 if n_prims > 0 else 1
     draw_of = np.empty(n_prims, np.int64)
     for d in range(prim_off.shape[0] - 1):
         draw_of[prim_off[d]:prim_off[d + 1]] = d
-    # The chunk in which each tile is rendered last; tiles nothing touches are rendered (cleared
-    # and stored) with the first.
     last_chunk = np.zeros(n_tiles, np.int64)
     for i in range(n_tiles):
         if tile_offsets[i + 1] > tile_offsets[i]:
             last_chunk[i] = prim_chunk[tri_prim[ref_tri[tile_offsets[i + 1] - 1]]]
-    cursor = tile_offsets[:-1].copy()         # next reference of each tile not yet rendered
-    spilled = np.zeros(n_tiles, np.bool_)
-    p = 0
-    for c in range(n_chunks):
-        # Phase 1: geometry and tiling of this chunk's primitives, in submission order.
-        while p < n_prims and prim_chunk[p] == c:
+    return TilerState(np.empty((cap, R_N), np.int64), np.full(draw_vbase[-1], -1, np.int64),
+                      draw_of, last_chunk, tile_offsets[:-1].copy(), np.zeros(n_tiles, np.bool_),
+                      np.zeros(1, np.int64))
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def tiler_geometry(cs, acc, tile_bytes, geo, fetch, fetch_need, draw_vbase, prim_tri_off, bins,
+                   ref_tile, param, prim_chunk, st, c):
+    """Phase 1 of chunk c: geometry and tiling of its primitives, in submission order.
+    fetch: the front end's per-primitive fetch plan (renderer.frontend.FetchPlan's off, addr,
+    nbytes, op; fetch_need = the most lines one primitive spans). param = (region, bytes) of
+    the vertices, the primitive records and the tile lists; a vertex is written the first time
+    a chunk uses it (and read in phase 2 with every listed primitive)."""
+    lines, shape, meta = cs
+    prim_off, indices = geo.prim_off, geo.indices
+    f_off, f_addr, f_nbytes, f_op = fetch
+    tri_offsets, ref_slot = bins.tri_offsets, bins.ref_slot
+    (vertex_region, vertex_b), (record_region, record_b), (list_region, entry_bytes) = param
+    lb, shift = meta[M_LINE_BYTES], meta[M_LINE_SHIFT]
+    param_write = op_code(True, S_PARAM)
+    rq, stamp, draw_of = st.rq, st.stamp, st.draw_of
+    cap = rq.shape[0]
+    need = fetch_need + 4 * (record_b + 3 * vertex_b) // lb + 64
+    vertex_base = vertex_region << REGION_SHIFT
+    record_base = record_region << REGION_SHIFT
+    list_base = list_region << REGION_SHIFT
+    n_prims = prim_off[-1]
+    n = 0
+    p = st.prim[0]
+    while p < n_prims and prim_chunk[p] == c:
+        if n > cap - need:
+            serve(lines, shape, meta, acc, tile_bytes, rq, n)
+            n = 0
+        d = draw_of[p]
+        n = issue(rq, n, SLC, shift, f_off, f_addr, f_nbytes, f_op, p)
+        if prim_tri_off[p + 1] > prim_tri_off[p]:
+            for k in range(3):             # vertices this chunk has not written yet
+                v = draw_vbase[d] + indices[p * 3 + k]
+                if stamp[v] != c:
+                    stamp[v] = c
+                    first = vertex_base + v * vertex_b
+                    for line in range(first >> shift, ((first + vertex_b - 1) >> shift) + 1):
+                        n = request(rq, n, SLC, line, param_write, -1)
+        for t in range(prim_tri_off[p], prim_tri_off[p + 1]):
+            first = record_base + t * record_b
+            for line in range(first >> shift, ((first + record_b - 1) >> shift) + 1):
+                n = request(rq, n, SLC, line, param_write, -1)
+            for q in range(tri_offsets[t], tri_offsets[t + 1]):
+                if n == cap:
+                    serve(lines, shape, meta, acc, tile_bytes, rq, n)
+                    n = 0
+                r = ref_slot[q]        # tile lists are laid out tile-major: entry r
+                n = request(rq, n, SLC, (list_base + r * entry_bytes) >> shift, param_write,
+                            ref_tile[r])
+        p += 1
+    st.prim[0] = p
+    serve(lines, shape, meta, acc, tile_bytes, rq, n)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def tiler_tiles(cs, acc, tile_bytes, geo, draw_vbase, tri_prim, bins, ev, param, tiles, spill,
+                prim_chunk, blocks_x, blocks_y, tex_region, extra, tile_spills, st, c, lo, hi):
+    """Phase 2 of chunk c over tiles lo..hi-1: every tile the chunk touches (or, in the first,
+    that nothing touches). tiles = (colour load, colour store, depth load, depth store) as
+    (region, bytes per pixel, on) each: what the load and store actions move per tile.
+    spill = (colour, depth) as (region, bytes per pixel): where a partial render parks a tile's
+    full working set (every sample; bpp 0 = no such attachment) until the next chunk reloads
+    it. extra[0], extra[1] += bytes stored and reloaded by partial renders; tile_spills[i] += 1
+    for each partial render that parks tile i."""
+    lines, shape, meta = cs
+    indices = geo.indices
+    tile, tiles_x = bins.tile, bins.tiles_x
+    tile_offsets, ref_tri = bins.tile_offsets, bins.ref_tri
+    tex_off, n_tex, tex_addr = ev.tex_off, ev.n_tex, ev.tex_addr
+    (vertex_region, vertex_b), (record_region, record_b), (list_region, entry_bytes) = param
+    lb, shift = meta[M_LINE_BYTES], meta[M_LINE_SHIFT]
+    param_read = op_code(False, S_PARAM)
+    texture_op = op_code(False, S_TEXTURE)
+    rq, draw_of, cursor, spilled, last_chunk = st.rq, st.draw_of, st.cursor, st.spilled, st.last_chunk
+    cap = rq.shape[0]
+    need = 4 * (record_b + 3 * vertex_b) // lb + 64
+    vertex_base = vertex_region << REGION_SHIFT
+    record_base = record_region << REGION_SHIFT
+    list_base = list_region << REGION_SHIFT
+    n = 0
+    for i in range(lo, hi):
+        end = cursor[i]
+        while end < tile_offsets[i + 1] and \
+                prim_chunk[tri_prim[ref_tri[end]]] == c:
+            end += 1
+        if end == cursor[i] and not (c == 0 and tile_offsets[i + 1] == tile_offsets[i]):
+            continue
+        tx0 = (i % tiles_x) * tile // BLOCK
+        ty0 = (i // tiles_x) * tile // BLOCK
+        bx1 = min(tx0 + tile // BLOCK, blocks_x)
+        by1 = min(ty0 + tile // BLOCK, blocks_y)
+        if n > cap // 2:
+            serve(lines, shape, meta, acc, tile_bytes, rq, n)
+            n = 0
+        n, moved = _tile_transfer(rq, n, meta, False, spilled[i], spill, tiles, i, tx0, ty0,
+                                  bx1, by1, blocks_x)
+        extra[1] += moved
+        last = -1
+        for r in range(cursor[i], end):
             if n > cap - need:
                 serve(lines, shape, meta, acc, tile_bytes, rq, n)
                 n = 0
-            d = draw_of[p]
-            n = issue(rq, n, SLC, shift, f_off, f_addr, f_nbytes, f_op, p)
-            if prim_tri_off[p + 1] > prim_tri_off[p]:
-                for k in range(3):             # vertices this chunk has not written yet
-                    v = draw_vbase[d] + indices[p * 3 + k]
-                    if stamp[v] != c:
-                        stamp[v] = c
-                        first = vertex_base_p + v * vertex_b
-                        for line in range(first >> shift, ((first + vertex_b - 1) >> shift) + 1):
-                            n = request(rq, n, SLC, line, param_write, -1)
-            for t in range(prim_tri_off[p], prim_tri_off[p + 1]):
-                first = record_base + t * record_b
-                for line in range(first >> shift, ((first + record_b - 1) >> shift) + 1):
-                    n = request(rq, n, SLC, line, param_write, -1)
-                for q in range(tri_offsets[t], tri_offsets[t + 1]):
-                    if n == cap:
-                        serve(lines, shape, meta, acc, tile_bytes, rq, n)
-                        n = 0
-                    r = ref_slot[q]        # tile lists are laid out tile-major: entry r
-                    n = request(rq, n, SLC, (list_base + r * entry_bytes) >> shift, param_write,
-                                ref_tile[r])
-            p += 1
-        # Phase 2: every tile this chunk touches (or, in the first, that nothing touches).
-        for i in range(n_tiles):
-            end = cursor[i]
-            while end < tile_offsets[i + 1] and \
-                    prim_chunk[tri_prim[ref_tri[end]]] == c:
-                end += 1
-            if end == cursor[i] and not (c == 0 and tile_offsets[i + 1] == tile_offsets[i]):
-                continue
-            tx0 = (i % tiles_x) * tile // BLOCK
-            ty0 = (i // tiles_x) * tile // BLOCK
-            bx1 = min(tx0 + tile // BLOCK, blocks_x)
-            by1 = min(ty0 + tile // BLOCK, blocks_y)
-            if n > cap // 2:
-                serve(lines, shape, meta, acc, tile_bytes, rq, n)
-                n = 0
-            n, moved = _tile_transfer(rq, n, meta, False, spilled[i], spill, tiles, i, tx0, ty0,
-                                      bx1, by1, blocks_x)
-            extra[1] += moved
-            last = -1
-            for r in range(cursor[i], end):
-                if n > cap - need:
+            line = (list_base + r * entry_bytes) >> shift
+            if line != last:
+                n = request(rq, n, PARAM_CACHE, line, param_read, i)
+                last = line
+            t = ref_tri[r]
+            first = record_base + t * record_b
+            for line in range(first >> shift, ((first + record_b - 1) >> shift) + 1):
+                n = request(rq, n, PARAM_CACHE, line, param_read, i)
+            tp = tri_prim[t]
+            for k in range(3):
+                first = vertex_base + (draw_vbase[draw_of[tp]] + indices[tp * 3 + k]) * vertex_b
+                for line in range(first >> shift, ((first + vertex_b - 1) >> shift) + 1):
+                    n = request(rq, n, PARAM_CACHE, line, param_read, i)
+            for e in range(tex_off[r], tex_off[r] + n_tex[r]):
+                if n == cap:
                     serve(lines, shape, meta, acc, tile_bytes, rq, n)
                     n = 0
-                line = (list_base + r * entry_bytes) >> shift
-                if line != last:
-                    n = request(rq, n, PARAM_CACHE, line, param_read, i)
-                    last = line
-                t = ref_tri[r]
-                first = record_base + t * record_b
-                for line in range(first >> shift, ((first + record_b - 1) >> shift) + 1):
-                    n = request(rq, n, PARAM_CACHE, line, param_read, i)
-                tp = tri_prim[t]
-                for k in range(3):
-                    first = vertex_base_p + (draw_vbase[draw_of[tp]] + indices[tp * 3 + k]) * vertex_b
-                    for line in range(first >> shift, ((first + vertex_b - 1) >> shift) + 1):
-                        n = request(rq, n, PARAM_CACHE, line, param_read, i)
-                for e in range(tex_off[r], tex_off[r] + n_tex[r]):
-                    if n == cap:
-                        serve(lines, shape, meta, acc, tile_bytes, rq, n)
-                        n = 0
-                    n = request(rq, n, SLC, ((tex_region << REGION_SHIFT) + tex_addr[e]) >> shift,
-                                texture_op, i)
-            cursor[i] = end
-            if n > cap // 2:
-                serve(lines, shape, meta, acc, tile_bytes, rq, n)
-                n = 0
-            partial = c < last_chunk[i]
-            n, moved = _tile_transfer(rq, n, meta, True, partial, spill, tiles, i, tx0, ty0, bx1,
-                                      by1, blocks_x)
-            extra[0] += moved
-            spilled[i] = partial
-            tile_spills[i] += partial
+                n = request(rq, n, SLC, ((tex_region << REGION_SHIFT) + tex_addr[e]) >> shift,
+                            texture_op, i)
+        cursor[i] = end
+        if n > cap // 2:
+            serve(lines, shape, meta, acc, tile_bytes, rq, n)
+            n = 0
+        partial = c < last_chunk[i]
+        n, moved = _tile_transfer(rq, n, meta, True, partial, spill, tiles, i, tx0, ty0, bx1,
+                                  by1, blocks_x)
+        extra[0] += moved
+        spilled[i] = partial
+        tile_spills[i] += partial
     serve(lines, shape, meta, acc, tile_bytes, rq, n)

@@ -27,5 +27,7 @@ An architecture (pipelines/) composes them; for instance, a frame by hand:
 """
 
 from .allocator import keep_freed_memory
+from .workers import wait_passively
 
 keep_freed_memory()
+wait_passively()

@@ -67,28 +67,57 @@ def interleaved_rows(tiles_x: int, tiles_y: int) -> np.ndarray:
     return (rows[:, None] * tiles_x + np.arange(tiles_x)[None, :]).reshape(-1).astype(np.int64)
 
 
+class Raster:
+    """One frame's raster work, run whole (rasterize) or in bands of tile rows, so that a consumer
+    of the events (the tiler's replay, on another thread) can start on the top of the screen
+    while the rest is still being drawn. The events exist, empty, from the start.
+
+    With `hsr`, each tile resolves visibility of its opaque runs before shading them (a TBDR
+    tile); the image is the same either way. `chunk` (int64 per triangle, non-decreasing) marks
+    partial renders: a deferred run ends where the chunk changes, as a tiler must shade what it
+    has when its parameter buffer fills. `hiz` keeps the farthest depth per 8x8 block and
+    rejects blocks a triangle cannot come nearer than (an IMR's hierarchical Z); rejected blocks
+    leave an event with block -(b + 1)."""
+
+    def __init__(self, tris: SetupTriangles, bins: TileBins, mat, tex, light: np.ndarray,
+                 fb: Framebuffer, view: RasterView, hsr: bool = False,
+                 chunk: np.ndarray | None = None, hiz: bool = False):
+        textured = mat.texture[tris.draw] >= 0 if tris.n else np.zeros(0, np.bool_)
+        blocks, quads = event_capacity(tris.x, tris.y, view.width, view.height, bins.tile,
+                                       bins.tiles_x, bins.tile_offsets, bins.ref_tri, textured)
+        block_off, tex_off = _csr(blocks), _csr(quads)
+        self.ev = RopEvents(block_off, np.zeros(bins.n_refs, np.int64),
+                            np.empty(block_off[-1], np.int64), np.empty(block_off[-1], np.uint64),
+                            np.empty(block_off[-1], np.uint64), tex_off,
+                            np.zeros(bins.n_refs, np.int64), np.empty(tex_off[-1], np.int64))
+        self.per_tile = np.zeros((bins.n_tiles, rk.RC.N), np.int64)
+        if chunk is None:
+            chunk = np.zeros(tris.n, np.int64)
+        self.bins = bins
+        self._entry = rk.rasterize_tiles_1x if view.samples == 1 else rk.rasterize_tiles_4x
+        self._args = (tris, bins, mat, tex, light, fb, self.ev, view, hsr, hiz, Z_SKIP, chunk)
+
+    def bands(self, rows: int):
+        """Render `rows` tile rows at a time, top to bottom; after each band, yield how many tiles
+        (in tile order) are finished: their pixels, counter rows and events."""
+        tiles_x, tiles_y = self.bins.tiles_x, self.bins.tiles_y
+        for y0 in range(0, tiles_y, rows):
+            y1 = min(tiles_y, y0 + rows)
+            self._entry(*self._args, interleaved_rows(tiles_x, y1 - y0) + y0 * tiles_x,
+                        self.per_tile)
+            yield y1 * tiles_x
+
+    def result(self) -> tuple[Counters, np.ndarray, RopEvents]:
+        """The counters, the per-tile counter rows (n_tiles, RC.N) for heat maps, and the events
+        for the memory model."""
+        return from_array(rk.COUNTER_NAMES, self.per_tile.sum(axis=0)), self.per_tile, self.ev
+
+
 def rasterize(tris: SetupTriangles, bins: TileBins, mat, tex, light: np.ndarray, fb: Framebuffer,
               view: RasterView, hsr: bool = False, chunk: np.ndarray | None = None,
               hiz: bool = False) -> tuple[Counters, np.ndarray, RopEvents]:
-    """Render all tiles into fb (in place). With `hsr`, each tile resolves visibility of its
-    opaque runs before shading them (a TBDR tile); the image is the same either way. `chunk`
-    (int64 per triangle, non-decreasing) marks partial renders: a deferred run ends where the
-    chunk changes, as a tiler must shade what it has when its parameter buffer fills. `hiz`
-    keeps the farthest depth per 8x8 block and rejects blocks a triangle cannot come nearer
-    than (an IMR's hierarchical Z); rejected blocks leave an event with block -(b + 1).
-    Returns the counters, the per-tile counter rows (n_tiles, RC.N) for heat maps, and the
-    events for the memory model."""
-    textured = mat.texture[tris.draw] >= 0 if tris.n else np.zeros(0, np.bool_)
-    blocks, quads = event_capacity(tris.x, tris.y, view.width, view.height, bins.tile, bins.tiles_x,
-                                   bins.tile_offsets, bins.ref_tri, textured)
-    block_off, tex_off = _csr(blocks), _csr(quads)
-    ev = RopEvents(block_off, np.zeros(bins.n_refs, np.int64), np.empty(block_off[-1], np.int64),
-                   np.empty(block_off[-1], np.uint64), np.empty(block_off[-1], np.uint64),
-                   tex_off, np.zeros(bins.n_refs, np.int64), np.empty(tex_off[-1], np.int64))
-    per_tile = np.zeros((bins.n_tiles, rk.RC.N), np.int64)
-    if chunk is None:
-        chunk = np.zeros(tris.n, np.int64)
-    entry = rk.rasterize_tiles_1x if view.samples == 1 else rk.rasterize_tiles_4x
-    entry(tris, bins, mat, tex, light, fb, ev, view, hsr, hiz, Z_SKIP, chunk,
-          interleaved_rows(bins.tiles_x, bins.tiles_y), per_tile)
-    return from_array(rk.COUNTER_NAMES, per_tile.sum(axis=0)), per_tile, ev
+    """Render all tiles into fb (in place), in one parallel pass; see Raster."""
+    job = Raster(tris, bins, mat, tex, light, fb, view, hsr, chunk, hiz)
+    for _ in job.bands(bins.tiles_y):
+        pass
+    return job.result()

@@ -198,6 +198,18 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     winner = np.full((tile, tile, n_samples) if hsr else (0, 0, 0), -1, np.int64)
     for j in range(n_sched):
         r, phase = sched[j, 0], sched[j, 1]
+        ev_cur, ev_end = block_off[r], block_off[r] + n_block[r]   # PH_VIS's events (PH_SHADE)
+        # Shading after HSR at one sample visits just the blocks where PH_VIS left the triangle
+        # pixels (its events, in block order), and nothing at all for a triangle that won none.
+        # (With HiZ the shading pass still walks the bounding box: its HiZ test counts there.)
+        ev_walk = phase == PH_SHADE and n_samples == 1 and not hiz
+        if ev_walk:
+            won = False
+            for e in range(ev_cur, ev_end):
+                won = won or (ev_block[e] >= 0 and ev_written[e] != 0)
+            if not won:
+                n_tex_out[r] = 0
+                continue
         t = ref_tri[r]
         d = draw[t]
         late = alpha_mode[d] == MASK_MODE
@@ -261,12 +273,25 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
         n_recent = 0
         n_tex = 0
         tex_first = tex_off[r]
-        ev_cur, ev_end = block_off[r], block_off[r] + n_block[r]   # PH_VIS's events (PH_SHADE)
         # Hierarchical: each 8x8 block of the bbox is first tested against the three edges over a
         # rectangle that holds all its samples; blocks outside an edge are skipped, blocks inside
         # all three skip the per-sample edge tests (llvmpipe's do_block_16 / do_block_4 idea).
-        for by0 in range(y0 & ~(BLOCK - 1), y1, BLOCK):
-            for bx0 in range(x0 & ~(BLOCK - 1), x1, BLOCK):
+        bby0, bbx0 = y0 & ~(BLOCK - 1), x0 & ~(BLOCK - 1)
+        n_rows = 1 if ev_walk else max(0, (y1 - bby0 + BLOCK - 1) >> BLOCK_BITS)
+        n_cols = ev_end - ev_cur if ev_walk else max(0, (x1 - bbx0 + BLOCK - 1) >> BLOCK_BITS)
+        for row in range(n_rows):
+            for col in range(n_cols):
+                ev_m = np.uint64(0)
+                if ev_walk:
+                    gb = ev_block[ev_cur + col]
+                    ev_m = ev_written[ev_cur + col]
+                    if gb < 0 or ev_m == 0:
+                        continue
+                    by0 = (gb // blocks_x) << BLOCK_BITS
+                    bx0 = (gb % blocks_x) << BLOCK_BITS
+                else:
+                    by0 = bby0 + (row << BLOCK_BITS)
+                    bx0 = bbx0 + (col << BLOCK_BITS)
                 rx0 = bx0 * SUBPIXEL + SUBPIXEL // 2 - reach
                 rx1 = (bx0 + BLOCK - 1) * SUBPIXEL + SUBPIXEL // 2 + reach
                 ry0 = by0 * SUBPIXEL + SUBPIXEL // 2 - reach
@@ -314,7 +339,9 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                         tight = depth_write
                 # One sample: the block's coverage as a 64-bit mask (bit y*8+x) before any pixel.
                 cov_m = np.uint64(0)
-                if phase == PH_SHADE and n_samples == 1:
+                if ev_walk:
+                    cov_m = ev_m
+                elif phase == PH_SHADE and n_samples == 1:
                     # Shading after HSR: the pixels it can have won are those it passed in
                     # PH_VIS, which that phase left in its events, block by block in this
                     # same order; no coverage to compute again.
