@@ -89,8 +89,8 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
         else:                    # a chunk of very long rays: run it again with room enough
             big = np.empty(rec_n[c], np.int64)
             r0, r1 = c * CHUNK, min(n, (c + 1) * CHUNK)
-            tk.trace_chunk(*args, rays, r0, r1, _flags(any_hit, cull_back), stack, dual, box_rate,
-                           tri_rate, prim, t, cnt, big, 0, len(big))
+            tk.trace(*args, rays[r0:r1], CHUNK, _flags(any_hit, cull_back), stack, dual, box_rate,
+                     tri_rate, prim[r0:r1], t[r0:r1], cnt[r0:r1], big, len(big), rec_n[c:c + 1])
             parts.append(big)
     return hits, np.concatenate(parts) if parts else np.zeros(0, np.int64)
 

@@ -1,6 +1,8 @@
-"""Numba kernels of BVH traversal, parallel over chunks of rays; one kernel reads every layout
-(bvh2 / bvh4 / bvh8, with or without OBB) through the layout's own node words, choosing the
-decoder by a small layout code (layouts_kernels.L_*), as hardware picks the node type.
+"""Numba kernels of BVH traversal, parallel over chunks of rays, each reading a layout through its
+own node words: trace_chunk reads bvh2 and bvh4 (BVH4x2 steps included), choosing the decoder by
+a small layout code (layouts_kernels.L_*) as hardware picks the node type; trace_chunk8 reads
+bvh8 (with or without OBB), a kernel of its own so that its 8-wide box test compiles to vector
+code. Both make the same decisions in the same order, described here once.
 
 Per ray: a short stack of `stack` entries (RDNA's LDS ring: overwritten when full, seed-notes
 000_partB L99); when it runs dry after an overflow, traversal restarts stacklessly through parent
@@ -26,7 +28,7 @@ from numba import njit, prange
 
 from renderer import memory_kernels as mk
 
-from .layouts_kernels import L_BVH2, L_BVH4, L_BVH8, N_OBB
+from .layouts_kernels import L_BVH2, L_BVH8, N_OBB
 
 REF_BOX, REF_TRI, REF_LEAF = 0, 1, 2          # ref = index << 2 | kind; REF_LEAF: a bvh2 leaf
 FLAG_ANY_HIT = 1      # DXR RAY_FLAG_ACCEPT_FIRST_HIT_AND_END_SEARCH
@@ -108,10 +110,10 @@ def _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, ax, ay, az, bx, by, bz, cx, cy, cz,
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0, r1, flags,
-                stack, dual, box_rate, tri_rate, out_prim, out_t, cnt, rec, rec0, rec_cap):
-    """Traces rays r0..r1-1; records fetches into rec[rec0:rec0 + rec_cap] when rec_cap > 0.
-    Returns the number of records the chunk needed.
+def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, rays, r0, r1, flags, stack, dual,
+                box_rate, out_prim, out_t, cnt, rec, rec0, rec_cap):
+    """Traces rays r0..r1-1 through a bvh2 or bvh4 layout; records fetches into
+    rec[rec0:rec0 + rec_cap] when rec_cap > 0. Returns the number of records the chunk needed.
 
     One loop per ray; each pass through it either tests a triangle node (or a bvh2 leaf), or
     opens one box node (two in BVH4x2 steps) -- descending from the stack, or re-testing a
@@ -136,7 +138,7 @@ def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, boxes, r
         cur, last = np.int64(root), np.int64(-1)
         size, top, over = 0, 0, False      # entries, ring position of the next push, lost any
         steps = box_nodes = leaf_nodes = box_tests = tri_tests = 0
-        overflows = restarts = refetch = parent_reads = duals = obbs = clocks = 0
+        overflows = restarts = refetch = parent_reads = duals = clocks = 0
         done = False
         while not done:
             lim = best_t * (1.0 + BOX_EPS)
@@ -147,48 +149,26 @@ def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, boxes, r
                 if (cur & 3) == REF_LEAF:
                     s0 = np.int64(nu[i, 3])
                     s1 = s0 + np.int64(nu[i, 7])
-                for s in range(s0, s1):
+                for s in range(s0, s1):          # one triangle per 64 B triangle node
                     steps += 1
                     leaf_nodes += 1
+                    tri_tests += 1
+                    clocks += 1                   # one test: one clock at any rate
                     if rec_cap > 0:
                         if nrec < rec_cap:
                             rec[rec0 + nrec] = (REC_TRI << REC_SHIFT) | s
                         nrec += 1
-                    # a triangle node holds one triangle; a bvh8 primitive node up to 4, their
-                    # corners stored once: word 0 count, 1-4 ids, 5 flags, 6-8 corner indices
-                    # (a byte each), 9-29 corners
-                    nt = 1 if layout != L_BVH8 else np.int64(tu[s, 0] & 0xFF)
-                    tested = 0
-                    for q in range(nt):
-                        tri_tests += 1
-                        tested += 1
-                        if layout != L_BVH8:
-                            t = _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, np.float64(tf[s, 0]),
-                                     np.float64(tf[s, 1]), np.float64(tf[s, 2]), np.float64(tf[s, 3]),
-                                     np.float64(tf[s, 4]), np.float64(tf[s, 5]), np.float64(tf[s, 6]),
-                                     np.float64(tf[s, 7]), np.float64(tf[s, 8]), tu[s, 13] >> 24, flags)
-                            p = np.int64(tu[s, 12])
-                        else:
-                            b0, b1, b2 = 3 * q, 3 * q + 1, 3 * q + 2
-                            v0 = 9 + 3 * np.int64((tu[s, 6 + (b0 >> 2)] >> (8 * (b0 & 3))) & 0xFF)
-                            v1 = 9 + 3 * np.int64((tu[s, 6 + (b1 >> 2)] >> (8 * (b1 & 3))) & 0xFF)
-                            v2 = 9 + 3 * np.int64((tu[s, 6 + (b2 >> 2)] >> (8 * (b2 & 3))) & 0xFF)
-                            t = _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, np.float64(tf[s, v0]),
-                                     np.float64(tf[s, v0 + 1]), np.float64(tf[s, v0 + 2]),
-                                     np.float64(tf[s, v1]), np.float64(tf[s, v1 + 1]),
-                                     np.float64(tf[s, v1 + 2]), np.float64(tf[s, v2]),
-                                     np.float64(tf[s, v2 + 1]), np.float64(tf[s, v2 + 2]),
-                                     (tu[s, 5] >> (8 * q)) & 0xFF, flags)
-                            p = np.int64(tu[s, 1 + q])
-                        if t < np.inf:
-                            if t < best_t or (t == best_t and p < best_p):
-                                best_t, best_p = t, p
-                                if flags & FLAG_ANY_HIT:
-                                    done = True
-                                    break
-                    clocks += (tested + tri_rate - 1) // tri_rate
-                    if done:
-                        break
+                    t = _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, np.float64(tf[s, 0]), np.float64(tf[s, 1]),
+                             np.float64(tf[s, 2]), np.float64(tf[s, 3]), np.float64(tf[s, 4]),
+                             np.float64(tf[s, 5]), np.float64(tf[s, 6]), np.float64(tf[s, 7]),
+                             np.float64(tf[s, 8]), tu[s, 13] >> 24, flags)
+                    p = np.int64(tu[s, 12])
+                    if t < np.inf:
+                        if t < best_t or (t == best_t and p < best_p):
+                            best_t, best_p = t, p
+                            if flags & FLAG_ANY_HIT:
+                                done = True
+                                break
                 last = cur
                 cur = -1
                 continue
@@ -249,7 +229,7 @@ def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, boxes, r
                                           ox, oy, oz, ix, iy, iz, tmin, tmax)
                         ar[b + j] = (c << 2) | (REF_LEAF if nu[c, 7] > 0 else REF_BOX)
                     n = 2
-                elif layout == L_BVH4:        # radv box32: 4 child ids, 4 AABBs
+                else:                         # bvh4, radv box32: 4 child ids, 4 AABBs
                     n = 0
                     for j in range(4):
                         w = nu[i, j]
@@ -260,27 +240,6 @@ def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, boxes, r
                                           nf[i, k + 4], nf[i, k + 5], ox, oy, oz, ix, iy, iz, tmin, tmax)
                         ar[b + n] = (np.int64(w >> 3) << 2) | (REF_BOX if (w & 7) == 5 else REF_TRI)
                         n += 1
-                else:
-                    # bvh8: words 0-2 origin, 3 internal base, 4 leaf base, 5 parent,
-                    # 6 exponents (3 bytes) | obb << 24, 7 n_internal | n_children << 8,
-                    # 8-31 qbox: 6 u16 per child, lo xyz then hi xyz
-                    w6, w7 = nu[i, 6], nu[i, 7]
-                    rot = np.int64(w6 >> 24)
-                    px, py, pz, jx, jy, jz = ox, oy, oz, ix, iy, iz
-                    if rot < N_OBB:               # the ray in the node's rotated frame
-                        obbs += 1
-                        px = table[rot, 0, 0] * ox + table[rot, 0, 1] * oy + table[rot, 0, 2] * oz
-                        py = table[rot, 1, 0] * ox + table[rot, 1, 1] * oy + table[rot, 1, 2] * oz
-                        pz = table[rot, 2, 0] * ox + table[rot, 2, 1] * oy + table[rot, 2, 2] * oz
-                        jx = _inv(table[rot, 0, 0] * dx + table[rot, 0, 1] * dy + table[rot, 0, 2] * dz)
-                        jy = _inv(table[rot, 1, 0] * dx + table[rot, 1, 1] * dy + table[rot, 1, 2] * dz)
-                        jz = _inv(table[rot, 2, 0] * dx + table[rot, 2, 1] * dy + table[rot, 2, 2] * dz)
-                    n_int, n = np.int64(w7 & 0xFF), np.int64((w7 >> 8) & 0xFF)
-                    ib, lb = np.int64(nu[i, 3]), np.int64(nu[i, 4])
-                    for j in range(n):
-                        at[b + j] = _slab(boxes[i, 0, j], boxes[i, 1, j], boxes[i, 2, j], boxes[i, 3, j],
-                                          boxes[i, 4, j], boxes[i, 5, j], px, py, pz, jx, jy, jz, tmin, tmax)
-                        ar[b + j] = ((ib + j) << 2) | REF_BOX if j < n_int else ((lb + j - n_int) << 2) | REF_TRI
                 box_tests += n
                 na[q] = n
             clocks += (na[0] + (na[1] if second >= 0 else 0) + box_rate - 1) // box_rate
@@ -361,6 +320,202 @@ def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, boxes, r
         cnt[r, C_REFETCH] = refetch
         cnt[r, C_PARENT_READS] = parent_reads
         cnt[r, C_DUAL] = duals
+        cnt[r, C_OBB] = 0
+        cnt[r, C_CLOCKS] = clocks
+    return nrec
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def trace_chunk8(nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0, r1, flags, stack,
+                 box_rate, tri_rate, out_prim, out_t, cnt, rec, rec0, rec_cap):
+    """trace_chunk for the bvh8 layout: the same traversal, hits, counters and records. Its own
+    kernel so that the box test runs over all 8 slots of a node's decoded planes at once (a
+    loop LLVM vectorises; empty slots are +inf boxes), and a node's children are kept, sorted
+    and pushed by slot, each ref made only for the children kept."""
+    st_ref = np.empty(stack, np.int64)
+    st_t = np.empty(stack)
+    at = np.empty(boxes.shape[2])        # entry distances of the opened node's slots
+    sl = np.empty(boxes.shape[2], np.int64)   # slots kept, nearest first
+    nrec = 0
+    for r in range(r0, r1):
+        ox, oy, oz = np.float64(rays[r, R_OX]), np.float64(rays[r, R_OY]), np.float64(rays[r, R_OZ])
+        dx, dy, dz = np.float64(rays[r, R_DX]), np.float64(rays[r, R_DY]), np.float64(rays[r, R_DZ])
+        tmin, tmax = np.float64(rays[r, R_TMIN]), np.float64(rays[r, R_TMAX])
+        ix, iy, iz = _inv(dx), _inv(dy), _inv(dz)
+        best_t = tmax
+        best_p = np.int64(-1)
+        cur, last = np.int64(REF_BOX), np.int64(-1)
+        size, top, over = 0, 0, False      # entries, ring position of the next push, lost any
+        steps = box_nodes = leaf_nodes = box_tests = tri_tests = 0
+        overflows = restarts = refetch = parent_reads = obbs = clocks = 0
+        done = False
+        while not done:
+            lim = best_t * (1.0 + BOX_EPS)
+            climbing = False
+            if cur >= 0 and (cur & 3) == REF_TRI:
+                # a primitive node of up to 4 triangles, their corners stored once: word 0
+                # count, 1-4 ids, 5 flags, 6-8 corner indices (a byte each), 9-29 corners
+                s = cur >> 2
+                steps += 1
+                leaf_nodes += 1
+                if rec_cap > 0:
+                    if nrec < rec_cap:
+                        rec[rec0 + nrec] = (REC_TRI << REC_SHIFT) | s
+                    nrec += 1
+                tested = 0
+                for q in range(np.int64(tu[s, 0] & 0xFF)):
+                    tri_tests += 1
+                    tested += 1
+                    b0, b1, b2 = 3 * q, 3 * q + 1, 3 * q + 2
+                    v0 = 9 + 3 * np.int64((tu[s, 6 + (b0 >> 2)] >> (8 * (b0 & 3))) & 0xFF)
+                    v1 = 9 + 3 * np.int64((tu[s, 6 + (b1 >> 2)] >> (8 * (b1 & 3))) & 0xFF)
+                    v2 = 9 + 3 * np.int64((tu[s, 6 + (b2 >> 2)] >> (8 * (b2 & 3))) & 0xFF)
+                    t = _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, np.float64(tf[s, v0]),
+                             np.float64(tf[s, v0 + 1]), np.float64(tf[s, v0 + 2]),
+                             np.float64(tf[s, v1]), np.float64(tf[s, v1 + 1]),
+                             np.float64(tf[s, v1 + 2]), np.float64(tf[s, v2]),
+                             np.float64(tf[s, v2 + 1]), np.float64(tf[s, v2 + 2]),
+                             (tu[s, 5] >> (8 * q)) & 0xFF, flags)
+                    p = np.int64(tu[s, 1 + q])
+                    if t < np.inf:
+                        if t < best_t or (t == best_t and p < best_p):
+                            best_t, best_p = t, p
+                            if flags & FLAG_ANY_HIT:
+                                done = True
+                                break
+                clocks += (tested + tri_rate - 1) // tri_rate
+                last = cur
+                cur = -1
+                continue
+            if cur >= 0:
+                node = cur >> 2
+            else:
+                # pop the nearest entry still in front of the closest hit
+                while size > 0:
+                    top = top - 1 if top > 0 else stack - 1
+                    size -= 1
+                    e = st_ref[top]
+                    if st_t[top] <= lim:
+                        cur = e
+                        break
+                    last = e
+                if cur >= 0:
+                    continue
+                if not over:
+                    break
+                # stack dry after an overflow: climb from the last node visited
+                kind = last & 3
+                node = np.int64(tri_parent[last >> 2] if kind == REF_TRI else node_parent[last >> 2])
+                parent_reads += 1
+                if rec_cap > 0:
+                    if nrec < rec_cap:
+                        rec[rec0 + nrec] = (REC_PARENT << REC_SHIFT) | (
+                            (last >> 2) * 2 + (1 if kind == REF_TRI else 0))
+                    nrec += 1
+                if node < 0:
+                    break
+                climbing = True
+                refetch += 1
+            steps += 1
+            if not climbing:
+                box_nodes += 1
+            if rec_cap > 0:
+                if nrec < rec_cap:
+                    rec[rec0 + nrec] = (REC_NODE << REC_SHIFT) | node
+                nrec += 1
+            # words 0-2 origin, 3 internal base, 4 leaf base, 5 parent, 6 exponents (3 bytes) |
+            # obb << 24, 7 n_internal | n_children << 8, 8-31 qbox (decoded: boxes[node])
+            w6, w7 = nu[node, 6], nu[node, 7]
+            rot = np.int64(w6 >> 24)
+            px, py, pz, jx, jy, jz = ox, oy, oz, ix, iy, iz
+            if rot < N_OBB:               # the ray in the node's rotated frame
+                obbs += 1
+                px = table[rot, 0, 0] * ox + table[rot, 0, 1] * oy + table[rot, 0, 2] * oz
+                py = table[rot, 1, 0] * ox + table[rot, 1, 1] * oy + table[rot, 1, 2] * oz
+                pz = table[rot, 2, 0] * ox + table[rot, 2, 1] * oy + table[rot, 2, 2] * oz
+                jx = _inv(table[rot, 0, 0] * dx + table[rot, 0, 1] * dy + table[rot, 0, 2] * dz)
+                jy = _inv(table[rot, 1, 0] * dx + table[rot, 1, 1] * dy + table[rot, 1, 2] * dz)
+                jz = _inv(table[rot, 2, 0] * dx + table[rot, 2, 1] * dy + table[rot, 2, 2] * dz)
+            n_int, n = np.int64(w7 & 0xFF), np.int64((w7 >> 8) & 0xFF)
+            ib, lb = np.int64(nu[node, 3]), np.int64(nu[node, 4]) - n_int
+            if jx != 0.0 and jy != 0.0 and jz != 0.0:
+                # _slab on every slot, with no parallel-slab case: straight-line, vectorised
+                for j in range(boxes.shape[2]):
+                    ax, bx = (boxes[node, 0, j] - px) * jx, (boxes[node, 3, j] - px) * jx
+                    ay, by = (boxes[node, 1, j] - py) * jy, (boxes[node, 4, j] - py) * jy
+                    az, bz = (boxes[node, 2, j] - pz) * jz, (boxes[node, 5, j] - pz) * jz
+                    tn = max(max(max(tmin, min(ax, bx)), min(ay, by)), min(az, bz))
+                    tf_ = min(min(min(np.inf, max(ax, bx)), max(ay, by)), max(az, bz))
+                    at[j] = tn if tn <= min(tf_ + abs(tf_) * BOX_EPS + 1e-300, tmax) else np.inf
+            else:
+                for j in range(n):
+                    at[j] = _slab(boxes[node, 0, j], boxes[node, 1, j], boxes[node, 2, j],
+                                  boxes[node, 3, j], boxes[node, 4, j], boxes[node, 5, j],
+                                  px, py, pz, jx, jy, jz, tmin, tmax)
+            box_tests += n
+            clocks += (n + box_rate - 1) // box_rate
+            if climbing:
+                # continue with the first child after `last` in (distance, slot) order
+                kt, ks = np.inf, -1
+                for j in range(n):
+                    if (((ib + j) << 2) | REF_BOX if j < n_int else ((lb + j) << 2) | REF_TRI) == last:
+                        kt, ks = at[j], j
+                nxt, nt, nsl = -1, np.inf, n
+                for j in range(n):
+                    t = at[j]
+                    if t <= lim and t < np.inf and (t > kt or (t == kt and j > ks)) and (
+                            t < nt or (t == nt and j < nsl)):
+                        nt, nsl = t, j
+                        nxt = j
+                if nxt >= 0:
+                    cur = ((ib + nxt) << 2) | REF_BOX if nxt < n_int else ((lb + nxt) << 2) | REF_TRI
+                    restarts += 1
+                else:
+                    last = (node << 2) | REF_BOX
+                continue
+            # keep the children in front of the closest hit (no branch per child), nearest
+            # first, ties by slot
+            m = 0
+            for j in range(n):
+                t = at[j]
+                at[m], sl[m] = t, j
+                m += (t <= lim) & (t < np.inf)
+            for x in range(1, m):     # insertion sort, stable
+                t, k = at[x], sl[x]
+                y = x - 1
+                while y >= 0 and at[y] > t:
+                    at[y + 1], sl[y + 1] = at[y], sl[y]
+                    y -= 1
+                at[y + 1], sl[y + 1] = t, k
+            # push all but the nearest, far first
+            for x in range(m - 1, 0, -1):
+                j = sl[x]
+                st_ref[top] = ((ib + j) << 2) | REF_BOX if j < n_int else ((lb + j) << 2) | REF_TRI
+                st_t[top] = at[x]
+                top = top + 1 if top + 1 < stack else 0
+                if size == stack:
+                    overflows += 1
+                    over = True
+                else:
+                    size += 1
+            if m > 0:
+                j = sl[0]
+                cur = ((ib + j) << 2) | REF_BOX if j < n_int else ((lb + j) << 2) | REF_TRI
+            else:
+                last = (node << 2) | REF_BOX
+                cur = -1
+        out_prim[r] = best_p
+        out_t[r] = best_t if best_p >= 0 else np.inf
+        cnt[r, C_STEPS] = steps
+        cnt[r, C_BOX_NODES] = box_nodes
+        cnt[r, C_LEAF_NODES] = leaf_nodes
+        cnt[r, C_BOX_TESTS] = box_tests
+        cnt[r, C_TRI_TESTS] = tri_tests
+        cnt[r, C_OVERFLOWS] = overflows
+        cnt[r, C_RESTARTS] = restarts
+        cnt[r, C_REFETCH] = refetch
+        cnt[r, C_PARENT_READS] = parent_reads
+        cnt[r, C_DUAL] = 0
         cnt[r, C_OBB] = obbs
         cnt[r, C_CLOCKS] = clocks
     return nrec
@@ -374,9 +529,14 @@ def trace(layout, nf, nu, tf, tu, node_parent, tri_parent, table, boxes, rays, c
     for c in prange(n_chunks):
         r0 = c * chunk
         r1 = min(rays.shape[0], r0 + chunk)
-        rec_n[c] = trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0,
-                               r1, flags, stack, dual, box_rate, tri_rate, out_prim, out_t, cnt,
-                               rec, c * rec_cap, rec_cap)
+        if layout == L_BVH8:
+            rec_n[c] = trace_chunk8(nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0, r1,
+                                    flags, stack, box_rate, tri_rate, out_prim, out_t, cnt, rec,
+                                    c * rec_cap, rec_cap)
+        else:
+            rec_n[c] = trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, rays, r0, r1,
+                                   flags, stack, dual, box_rate, out_prim, out_t, cnt, rec,
+                                   c * rec_cap, rec_cap)
 
 
 @njit(cache=True)
