@@ -211,6 +211,16 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                 n_tex_out[r] = 0
                 continue
         t = ref_tri[r]
+        if not hiz:
+            # No sample inside the triangle's bounding box: it covers nothing, and without HiZ
+            # (whose block test comes before coverage) nothing about it is counted. Most
+            # triangles of a dense mesh at a viewer's reduced resolution are such.
+            h = SUBPIXEL // 2
+            if ((max(vx[t, 0], vx[t, 1], vx[t, 2]) + reach - h) >> SUBPIXEL_BITS
+                    < (min(vx[t, 0], vx[t, 1], vx[t, 2]) - reach - h + SUBPIXEL - 1) >> SUBPIXEL_BITS
+                    or (max(vy[t, 0], vy[t, 1], vy[t, 2]) + reach - h) >> SUBPIXEL_BITS
+                    < (min(vy[t, 0], vy[t, 1], vy[t, 2]) - reach - h + SUBPIXEL - 1) >> SUBPIXEL_BITS):
+                continue
         d = draw[t]
         late = alpha_mode[d] == MASK_MODE
         test_depth = depth_test_d[d]
