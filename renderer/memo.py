@@ -1,8 +1,11 @@
 """Results computed from meshes, remembered while the same meshes are drawn again: the viewer
 redraws one scene every frame, a report draws one frame through every preset. Keys hold the
-meshes' id()s; each entry keeps its meshes alive, so an id cannot be reused while it is cached."""
+meshes' id()s; each entry keeps its meshes alive, so an id cannot be reused while it is cached.
+Thread-safe: the viewer renders its panels on several threads at once, and the first of them to
+ask for a value computes it while the others wait for it (one setup for every panel)."""
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 
@@ -13,20 +16,23 @@ class MeshMemo:
     def __init__(self, entries: int):
         self.entries = entries
         self._table: OrderedDict = OrderedDict()
+        self._lock = threading.RLock()     # held while computing: compute() may ask again
 
     def get(self, key, meshes: Iterable, compute: Callable):
         """The value for key, computed by compute() the first time (meshes: what key's ids name)."""
-        if key in self._table:
-            self._table.move_to_end(key)
-            return self._table[key][1]
-        value = compute()
-        self._table[key] = (tuple(meshes), value)
-        if len(self._table) > self.entries:
-            self._table.popitem(last=False)
-        return value
+        with self._lock:
+            if key in self._table:
+                self._table.move_to_end(key)
+                return self._table[key][1]
+            value = compute()
+            self._table[key] = (tuple(meshes), value)
+            if len(self._table) > self.entries:
+                self._table.popitem(last=False)
+            return value
 
     def clear(self) -> None:
-        self._table.clear()
+        with self._lock:
+            self._table.clear()
 
 
 def mesh_ids(draws) -> tuple:

@@ -13,6 +13,7 @@ address region so lines never alias.
 """
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable, NamedTuple
@@ -79,7 +80,18 @@ class Surface(NamedTuple):
 
 
 # The second thread of a pipelined replay (MemoryModel.serve_pipelined); its kernels drop the GIL.
-_LOWER_LEVELS = ThreadPoolExecutor(1, thread_name_prefix="tilesim-memory")
+# One per rendering thread: the viewer renders its panels at once, and each panel's memory work
+# must not queue behind another's.
+_SECOND = threading.local()
+
+
+def _second_thread() -> ThreadPoolExecutor:
+    ex = getattr(_SECOND, "executor", None)
+    if ex is None:
+        ex = _SECOND.executor = ThreadPoolExecutor(1, thread_name_prefix="tilesim-memory")
+    return ex
+
+
 HAND_ON_ROWS = 1 << 15     # requests per hand-on buffer: 1 MiB
 
 
@@ -111,6 +123,7 @@ class MemoryModel:
         self.acc = np.zeros((mk.A_N, max(len(STREAMS), len(levels))), np.int64)
         self.tile_bytes = np.zeros(n_tiles, np.int64)
         self._regions: dict = {}
+        self._second = _second_thread()
 
     def region(self, key) -> int:
         """A stable region id for a surface name or buffer object."""
@@ -132,7 +145,7 @@ class MemoryModel:
         """Run fn(*args) on the model's second thread (the one serve_pipelined's lower levels
         use, so it finishes before they start); returns its Future. The caller waits for it
         before touching the caches itself."""
-        return _LOWER_LEVELS.submit(fn, *args)
+        return self._second.submit(fn, *args)
 
     def serve_pipelined(self, produce: Callable, upper: tuple[int, ...],
                         consume: Callable = mk.serve) -> None:
@@ -162,7 +175,7 @@ class MemoryModel:
                 continue
             if lower is not None:
                 lower.result()
-            lower = _LOWER_LEVELS.submit(consume, lines, lower_shape, meta, lower_acc,
+            lower = self._second.submit(consume, lines, lower_shape, meta, lower_acc,
                                          self.tile_bytes, buffers[which], n)
             which ^= 1
         if lower is not None:

@@ -124,3 +124,27 @@ def test_pipelined_replay_matches_one_thread(monkeypatch, scene, preset, samples
     assert dict(piped.counters) == dict(single.counters)
     for name in single.tile_maps:
         assert np.array_equal(piped.tile_maps[name], single.tile_maps[name]), name
+
+
+def test_mesh_memo_computes_once_for_threads_asking_at_once():
+    """The viewer's panels ask for the same setup at the same moment: one computes, the rest
+    wait for its value rather than computing their own."""
+    import threading
+    import time
+
+    from renderer.memo import MeshMemo
+    memo, calls = MeshMemo(2), []
+
+    def compute():
+        calls.append(1)
+        time.sleep(0.05)
+        return object()
+
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(memo.get("k", (), compute)))
+               for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and len(got) == 4 and all(g is got[0] for g in got)

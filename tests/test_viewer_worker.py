@@ -42,6 +42,53 @@ def _wait(worker, timeout=5.0):
         time.sleep(0.005)
 
 
+def test_worker_moving_panels_render_at_once_in_order():
+    """A moving frame's panels render on several threads at once (their waits on the memory
+    model overlap) and come back in preset order; a refinement renders them one after another."""
+    active, most, threads = [0], [0], set()
+    lock = threading.Lock()
+
+    def render_panel(scene, preset, w, h, samples):
+        with lock:
+            active[0] += 1
+            most[0] = max(most[0], active[0])
+            threads.add(threading.current_thread().name)
+        time.sleep(0.05)
+        with lock:
+            active[0] -= 1
+        return preset
+
+    w = Worker(render_panel)
+    try:
+        w.submit(Request(1, "a", ("p0", "p1", "p2"), 8, 8, 1, False))
+        _wait(w)
+        frame = w.poll()
+        assert frame.results == ["p0", "p1", "p2"]
+        assert most[0] == 3 and len(threads) == 3
+        most[0] = 0
+        w.submit(Request(2, "a", ("p0", "p1"), 8, 8, 1, True))
+        _wait(w)
+        assert w.poll().results == ["p0", "p1"] and most[0] == 1
+    finally:
+        w.close()
+
+
+def test_worker_moving_panels_match_one_at_a_time():
+    """Two real presets rendered at once give the images and counters each gives alone."""
+    scene = get_scene("quad")
+    presets = (get_preset("imr-baseline"), get_preset("apple-m3"))
+    w = Worker()
+    try:
+        w.submit(Request(1, scene, presets, 96, 64, 1, False))
+        _wait(w, 60)
+        frame = w.poll()
+    finally:
+        w.close()
+    for preset, got in zip(presets, frame.results):
+        alone = render(scene, preset, 96, 64)
+        assert np.array_equal(got.color, alone.color)
+        assert got.counters == alone.counters
+
 def test_worker_latest_request_wins():
     fake = SlowRender(0.05)
     w = Worker(fake)

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+
+from .layout import MAX_PANELS
 
 MOVING_SCALE = 0.5      # while the camera moves, render at half the panel's resolution per side
 SETTLE_S = 0.15         # the camera counts as stopped this long after its last change
@@ -60,8 +63,15 @@ class Worker:
         self._closed = False
         self.busy = False
         self.rendered: list[int] = []     # seqs fully rendered, for tests and the benchmark
+        self._panels = ThreadPoolExecutor(MAX_PANELS - 1, thread_name_prefix="tilesim-panel")
         self._thread = threading.Thread(target=self._run, name="tilesim-render", daemon=True)
         self._thread.start()
+
+    def _render_panel(self, scene, preset, width, height, samples, kw):
+        if self._threads:      # numba's thread count is per calling thread
+            import numba
+            numba.set_num_threads(min(self._threads, numba.config.NUMBA_NUM_THREADS))
+        return self._render(scene, preset, width, height, samples, **kw)
 
     def submit(self, request: Request) -> None:
         with self._cv:
@@ -88,6 +98,7 @@ class Worker:
             self._closed = True
             self._cv.notify()
         self._thread.join(timeout=5.0)
+        self._panels.shutdown(wait=False)
 
     def _newer(self) -> bool:
         with self._cv:
@@ -113,9 +124,19 @@ class Worker:
             t0 = time.perf_counter()
             results, rays = [], []
             try:
-                for preset in req.presets:
-                    kw = {"frontend": req.frontend} if req.frontend else {}
-                    r = self._render(req.scene, preset, req.width, req.height, req.samples, **kw)
+                kw = {"frontend": req.frontend} if req.frontend else {}
+                # A moving frame renders its panels at once: at reduced resolution each panel
+                # spends much of its time waiting on its memory model's thread, which the other
+                # panels' work fills. A refinement goes panel by panel, to yield between them.
+                ahead = [] if req.full else [
+                    self._panels.submit(self._render_panel, req.scene, preset, req.width,
+                                        req.height, req.samples, kw)
+                    for preset in req.presets[1:]]
+                for k, preset in enumerate(req.presets):
+                    if k == 0 or req.full:
+                        r = self._render(req.scene, preset, req.width, req.height, req.samples, **kw)
+                    else:
+                        r = ahead[k - 1].result()
                     images = {}
                     if req.full and req.rays:
                         r, images = self._with_rays(req, preset, r)
