@@ -108,7 +108,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
         reach = max(reach, abs(sample_x[s]), abs(sample_y[s]))
     nbx = tile // BLOCK
     blocks_x = (width + BLOCK - 1) // BLOCK
-    touched = np.zeros((tile, tile), np.bool_)
+    touched = np.zeros(nbx * nbx, np.uint64)     # pixels a fragment reached, per 8x8 block
     # Hierarchical Z (HTILE-like): the farthest depth in each 8x8 block of the tile. A block a
     # triangle cannot come nearer than is rejected before any per-pixel work.
     zmax = np.ones(nbx * nbx, np.float32)
@@ -308,7 +308,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                 ry1 = (by0 + BLOCK - 1) * SUBPIXEL + SUBPIXEL // 2 + reach
                 outside = False
                 full = True
-                for k in range(3):
+                for k in range(3 if not ev_walk else 0):   # (an event's block is inside)
                     hi = A[k] * (rx1 if A[k] > 0 else rx0) + B[k] * (ry1 if B[k] > 0 else ry0) + C[k] + bias[k]
                     lo = A[k] * (rx0 if A[k] > 0 else rx1) + B[k] * (ry0 if B[k] > 0 else ry1) + C[k] + bias[k]
                     outside = outside or hi < 0
@@ -338,7 +338,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                             zbound[bl] = _block_zmax(fb_depth, bx0, by0, width, height, n_samples)
                         if zlo - 1e-12 >= zbound[bl]:    # every sample fails: count as visited
                             tested[bl] = ~np.uint64(0)
-                            touched[by0 - ty0:by0 - ty0 + BLOCK, bx0 - tx0:bx0 - tx0 + BLOCK] = True
+                            touched[bl] = ~np.uint64(0)
                             k_fragments += BLOCK * BLOCK
                             k_samples += BLOCK * BLOCK * n_samples
                             k_early_z_killed += BLOCK * BLOCK
@@ -400,10 +400,8 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                         if phase == PH_SHADE:
                             if winner[ly - ty0, lx - tx0, 0] != t:
                                 continue
-                        else:
-                            touched[ly - ty0, lx - tx0] = True
-                            if test_depth and not zf < fb_depth[ly, lx, 0]:
-                                continue
+                        elif test_depth and not zf < fb_depth[ly, lx, 0]:
+                            continue
                         if phase == PH_VIS:
                             winner[ly - ty0, lx - tx0, 0] = t
                             vis_m |= bit
@@ -425,6 +423,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                         fb_color[ly, lx, 0, 3] = 255
                     n_pass = popcount(pass_m)
                     if phase != PH_SHADE:          # the masks the loop gathered, applied once
+                        touched[bl] |= cov_m
                         k_fragments += n_c
                         k_samples += n_c
                         if test_depth:
@@ -523,7 +522,8 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                                     n_shade += 1
                                 continue
                             k_fragments += 1
-                            touched[ly - ty0, lx - tx0] = True
+                            touched[((ly - ty0) >> BLOCK_BITS) * nbx + ((lx - tx0) >> BLOCK_BITS)] |= \
+                                np.uint64(1) << np.uint64(((ly & (BLOCK - 1)) << BLOCK_BITS) + (lx & (BLOCK - 1)))
                             for s in range(n_samples):
                                 k_samples += (cov >> s) & 1
                             if late and not hsr:     # IMR: alpha test first, then late Z
@@ -681,7 +681,10 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     cnt[RC.BLENDED] += k_blended
     cnt[RC.WRITTEN] += k_written
     cnt[RC.TEX_BLOCKS] += k_tex_blocks
-    cnt[RC.PIXELS_COVERED] += touched.sum()
+    covered = 0
+    for b in range(nbx * nbx):
+        covered += popcount(touched[b])
+    cnt[RC.PIXELS_COVERED] += covered
     cnt[RC.HSR_KILLED] += k_hsr_candidates - k_hsr_shaded
     cnt[RC.HSR_FLUSH_MASK] += k_hsr_flush_mask
     cnt[RC.HSR_FLUSH_BLEND] += k_hsr_flush_blend
