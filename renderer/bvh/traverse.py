@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numba
 import numpy as np
 
 from renderer.counters import Counters
@@ -78,7 +79,7 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
     args = (layout.kind, nf, nu, tf, tu, layout.node_parent, layout.tri_parent, OBB_TABLE,
             layout.child_boxes)
     tk.trace(*args, rays, CHUNK, _flags(any_hit, cull_back), stack, dual, box_rate, tri_rate, prim, t,
-             cnt, rec, cap, rec_n)
+             cnt, rec, cap, rec_n, numba.get_num_threads())
     hits = Hits(prim, t, cnt)
     if not record:
         return hits, None
@@ -90,7 +91,7 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
             big = np.empty(rec_n[c], np.int64)
             r0, r1 = c * CHUNK, min(n, (c + 1) * CHUNK)
             tk.trace(*args, rays[r0:r1], CHUNK, _flags(any_hit, cull_back), stack, dual, box_rate,
-                     tri_rate, prim[r0:r1], t[r0:r1], cnt[r0:r1], big, len(big), rec_n[c:c + 1])
+                     tri_rate, prim[r0:r1], t[r0:r1], cnt[r0:r1], big, len(big), rec_n[c:c + 1], 1)
             parts.append(big)
     return hits, np.concatenate(parts) if parts else np.zeros(0, np.int64)
 

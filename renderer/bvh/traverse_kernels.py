@@ -36,6 +36,7 @@ FLAG_CULL_BACK = 2    # DXR RAY_FLAG_CULL_BACK_FACING_TRIANGLES
 TRI_CULL_DISABLE, TRI_FRONT_CW = 1, 2         # builder.TRI_*, kept in the triangle node's top byte
 REC_NODE, REC_TRI, REC_PARENT = 0, 1, 2
 REC_SHIFT = 30
+BANDS = 32            # trace gives each thread a run of chunks in each of this many bands
 BOX_EPS = 1e-9        # relative; float64 box and triangle distances agree to ~1e-15
 # Per-ray counters (columns of cnt)
 (C_STEPS, C_BOX_NODES, C_LEAF_NODES, C_BOX_TESTS, C_TRI_TESTS, C_OVERFLOWS, C_RESTARTS,
@@ -523,20 +524,29 @@ def trace_chunk8(nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def trace(layout, nf, nu, tf, tu, node_parent, tri_parent, table, boxes, rays, chunk, flags, stack,
-          dual, box_rate, tri_rate, out_prim, out_t, cnt, rec, rec_cap, rec_n):
-    """All rays, parallel over chunks of `chunk` rays; chunk c records into rec[c * rec_cap:]."""
+          dual, box_rate, tri_rate, out_prim, out_t, cnt, rec, rec_cap, rec_n, n_threads):
+    """All rays, parallel over chunks of `chunk` rays; chunk c records into rec[c * rec_cap:].
+
+    The cost of rays varies across an image (sky, then geometry), and a prange hands each of
+    its n_threads threads one fixed share, so a thread's share is a run of chunks from each of
+    BANDS bands of the rays: every thread gets about the same work, in consecutive chunks."""
     n_chunks = (rays.shape[0] + chunk - 1) // chunk
-    for c in prange(n_chunks):
-        r0 = c * chunk
-        r1 = min(rays.shape[0], r0 + chunk)
-        if layout == L_BVH8:
-            rec_n[c] = trace_chunk8(nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0, r1,
-                                    flags, stack, box_rate, tri_rate, out_prim, out_t, cnt, rec,
-                                    c * rec_cap, rec_cap)
-        else:
-            rec_n[c] = trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, rays, r0, r1,
-                                   flags, stack, dual, box_rate, out_prim, out_t, cnt, rec,
-                                   c * rec_cap, rec_cap)
+    per_band = (n_chunks + BANDS - 1) // BANDS
+    per_run = (per_band + n_threads - 1) // n_threads
+    for w in prange(n_threads):
+        for band in range(BANDS):
+            c0 = band * per_band + w * per_run
+            for c in range(c0, min(c0 + per_run, (band + 1) * per_band, n_chunks)):
+                r0 = c * chunk
+                r1 = min(rays.shape[0], r0 + chunk)
+                if layout == L_BVH8:
+                    rec_n[c] = trace_chunk8(nu, tf, tu, node_parent, tri_parent, table, boxes, rays,
+                                            r0, r1, flags, stack, box_rate, tri_rate, out_prim, out_t,
+                                            cnt, rec, c * rec_cap, rec_cap)
+                else:
+                    rec_n[c] = trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, rays, r0,
+                                           r1, flags, stack, dual, box_rate, out_prim, out_t, cnt,
+                                           rec, c * rec_cap, rec_cap)
 
 
 @njit(cache=True)
