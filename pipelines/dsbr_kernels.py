@@ -85,11 +85,16 @@ def work_binned(prim_tri_off, tri_offsets, ref_slot, ref_bin, batch_starts, batc
         for p in range(p0, p1):
             work[k] = -(p + 1)
             k += 1
+        # bin-major, submission order within a bin: a stable insertion sort by bin, which
+        # neighbouring triangles make nearly sorted already (a batch holds a few hundred refs)
         q0, q1 = tri_offsets[prim_tri_off[p0]], tri_offsets[prim_tri_off[p1]]
-        keys = np.empty(q1 - q0, np.int64)
-        for q in range(q0, q1):              # bin-major, submission order within a bin
-            keys[q - q0] = ref_bin[ref_slot[q]] * (q1 - q0) + (q - q0)
-        for j in np.argsort(keys):
-            work[k] = ref_slot[q0 + j]
-            k += 1
+        for q in range(q0, q1):
+            r = ref_slot[q]
+            key = ref_bin[r]
+            j = k + q - q0
+            while j > k and ref_bin[work[j - 1]] > key:
+                work[j] = work[j - 1]
+                j -= 1
+            work[j] = r
+        k += q1 - q0
     return work

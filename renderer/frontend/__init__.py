@@ -255,7 +255,9 @@ def _fetch_plan(draws, mm, params, prim_off, lidx, fetch_index, fetch_pos, fetch
     digest = hashlib.blake2b(digest_size=16)
     for a in (index_base, pos_base, attr_base) + ((prim_off, fetch_index, fetch_pos, fetch_attr)
                                                   if static is None else ()):
-        digest.update(np.ascontiguousarray(a).tobytes())
+        # masks as bits (an eighth of the bytes to hash), their length beside them
+        digest.update(np.packbits(a).tobytes() + bytes(str(a.shape), "ascii")
+                      if a.dtype == np.bool_ else np.ascontiguousarray(a).tobytes())
     return _PLANS.get((mesh_ids(draws), line_shift, static, digest.digest()),
                       (d.mesh for d in draws), lambda: _build_plan(n, args))
 
