@@ -201,10 +201,11 @@ def bvh8_layout(w: Wide, obb: bool = False) -> Layout:
     prims["geometry_id"] = np.where(live, w.tris.geometry[tri], 0)
     prims["index"], prims["v"] = p_idx, p_v
     tri_parent = np.repeat(np.arange(k), node_n).astype(np.int32)
-    lo, hi = decode_bvh8(nodes)
-    boxes = np.where(valid[..., None], np.concatenate([lo, hi], axis=2), np.inf).transpose(0, 2, 1).copy()
+    # the planes as decode_bvh8 gives them: lo_dec, hi_dec are that decode of the stored qbox
+    planes = np.where(valid[..., None], np.concatenate([lo_dec, hi_dec], axis=2), np.inf)
+    child_boxes = np.ascontiguousarray(planes.transpose(0, 2, 1))
     return Layout("bvh8-obb" if obb else "bvh8", lk.L_BVH8, nodes, prims, w.parent.astype(np.int32),
-                  tri_parent, BOX8_NODE.itemsize, time.perf_counter() - t0, boxes)
+                  tri_parent, BOX8_NODE.itemsize, time.perf_counter() - t0, child_boxes)
 
 
 def decode_bvh8(nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
