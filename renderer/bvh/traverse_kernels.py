@@ -326,6 +326,13 @@ def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, rays, r0, r1, f
     return nrec
 
 
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _ref8(j, n_int, ib, lb):
+    """The ref of a bvh8 node's slot j: its n_int box children are nodes ib.., the rest primitive
+    nodes lb + n_int.. (lb is the node's leaf base less n_int)."""
+    return ((ib + j) << 2) | REF_BOX if j < n_int else ((lb + j) << 2) | REF_TRI
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def trace_chunk8(nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0, r1, flags, stack,
                  box_rate, tri_rate, out_prim, out_t, cnt, rec, rec0, rec_cap):
@@ -438,16 +445,16 @@ def trace_chunk8(nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
                 jy = _inv(table[rot, 1, 0] * dx + table[rot, 1, 1] * dy + table[rot, 1, 2] * dz)
                 jz = _inv(table[rot, 2, 0] * dx + table[rot, 2, 1] * dy + table[rot, 2, 2] * dz)
             n_int, n = np.int64(w7 & 0xFF), np.int64((w7 >> 8) & 0xFF)
-            ib, lb = np.int64(nu[node, 3]), np.int64(nu[node, 4]) - n_int
+            ib, lb = np.int64(nu[node, 3]), np.int64(nu[node, 4]) - n_int     # as _ref8 takes them
             if jx != 0.0 and jy != 0.0 and jz != 0.0:
                 # _slab on every slot, with no parallel-slab case: straight-line, vectorised
                 for j in range(boxes.shape[2]):
                     ax, bx = (boxes[node, 0, j] - px) * jx, (boxes[node, 3, j] - px) * jx
                     ay, by = (boxes[node, 1, j] - py) * jy, (boxes[node, 4, j] - py) * jy
                     az, bz = (boxes[node, 2, j] - pz) * jz, (boxes[node, 5, j] - pz) * jz
-                    tn = max(max(max(tmin, min(ax, bx)), min(ay, by)), min(az, bz))
-                    tf_ = min(min(min(np.inf, max(ax, bx)), max(ay, by)), max(az, bz))
-                    at[j] = tn if tn <= min(tf_ + abs(tf_) * BOX_EPS + 1e-300, tmax) else np.inf
+                    tnear = max(max(max(tmin, min(ax, bx)), min(ay, by)), min(az, bz))
+                    tfar = min(min(min(np.inf, max(ax, bx)), max(ay, by)), max(az, bz))
+                    at[j] = tnear if tnear <= min(tfar + abs(tfar) * BOX_EPS + 1e-300, tmax) else np.inf
             else:
                 for j in range(n):
                     at[j] = _slab(boxes[node, 0, j], boxes[node, 1, j], boxes[node, 2, j],
@@ -459,17 +466,16 @@ def trace_chunk8(nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
                 # continue with the first child after `last` in (distance, slot) order
                 kt, ks = np.inf, -1
                 for j in range(n):
-                    if (((ib + j) << 2) | REF_BOX if j < n_int else ((lb + j) << 2) | REF_TRI) == last:
+                    if _ref8(j, n_int, ib, lb) == last:
                         kt, ks = at[j], j
-                nxt, nt, nsl = -1, np.inf, n
+                nt, nsl = np.inf, n
                 for j in range(n):
                     t = at[j]
                     if t <= lim and t < np.inf and (t > kt or (t == kt and j > ks)) and (
                             t < nt or (t == nt and j < nsl)):
                         nt, nsl = t, j
-                        nxt = j
-                if nxt >= 0:
-                    cur = ((ib + nxt) << 2) | REF_BOX if nxt < n_int else ((lb + nxt) << 2) | REF_TRI
+                if nsl < n:
+                    cur = _ref8(nsl, n_int, ib, lb)
                     restarts += 1
                 else:
                     last = (node << 2) | REF_BOX
@@ -490,9 +496,7 @@ def trace_chunk8(nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
                 at[y + 1], sl[y + 1] = t, k
             # push all but the nearest, far first
             for x in range(m - 1, 0, -1):
-                j = sl[x]
-                st_ref[top] = ((ib + j) << 2) | REF_BOX if j < n_int else ((lb + j) << 2) | REF_TRI
-                st_t[top] = at[x]
+                st_ref[top], st_t[top] = _ref8(sl[x], n_int, ib, lb), at[x]
                 top = top + 1 if top + 1 < stack else 0
                 if size == stack:
                     overflows += 1
@@ -500,8 +504,7 @@ def trace_chunk8(nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
                 else:
                     size += 1
             if m > 0:
-                j = sl[0]
-                cur = ((ib + j) << 2) | REF_BOX if j < n_int else ((lb + j) << 2) | REF_TRI
+                cur = _ref8(sl[0], n_int, ib, lb)
             else:
                 last = (node << 2) | REF_BOX
                 cur = -1
