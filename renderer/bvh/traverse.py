@@ -19,6 +19,7 @@ from renderer.memory import STREAM, MemoryModel
 
 from . import traverse_kernels as tk
 from .layouts import OBB_TABLE, TRI_NODE, Layout
+from .layouts_kernels import L_BVH8
 
 CHUNK = 128          # rays per parallel work item: each records its fetches into its own slab
 REC_PER_RAY = 96     # record capacity per ray; a chunk that needs more is re-run alone
@@ -67,6 +68,8 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
         raise ValueError(f"stack must hold at least one entry, got {stack}")
     if dual and layout.name != "bvh4":
         raise ValueError("BVH4x2 (dual) traversal runs on the bvh4 layout")
+    if layout.kind == L_BVH8 and layout.child_boxes.shape[0] != len(layout.nodes):
+        raise ValueError("a bvh8 layout needs its decoded child boxes (made by bvh8_layout)")
     n = len(rays)
     nf, nu, tf, tu = layout.views()
     prim = np.empty(n, np.int64)
