@@ -76,29 +76,31 @@ def subgroups(gidx, prim_off, draw_on, keep, max_verts, max_prims, pos_first, at
         n_sub[d] = sg
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def _covers_any(x, y, zp, width, height, sample_x, sample_y):
-    """Whether the setup triangle (x, y int64 (3,) subpixels, positive area; zp its depth plane)
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _covers_any(x, y, zplane, t, width, height, sample_x, sample_y):
+    """Whether setup triangle t (x, y int64 (n, 3) subpixels, positive area; zplane its depth
+    plane; read in place, as a row view per triangle costs more than the test)
     covers any sample as the rasterizer decides it: edge functions with the top-left rule at
     pixel centre + sample offset, inside the target and the pixel bounding box, and window
     depth in [0, 1] there (the far plane clips per sample). Per sample row the x range that
     passes the three edges is solved exactly in integers; depth is monotone along a row, so a
     binary search finds whether some pixel of the range has depth in [0, 1]."""
-    A0, B0 = -(y[1] - y[0]), x[1] - x[0]
-    A1, B1 = -(y[2] - y[1]), x[2] - x[1]
-    A2, B2 = -(y[0] - y[2]), x[0] - x[2]
-    C0 = (y[1] - y[0]) * x[0] - (x[1] - x[0]) * y[0]
-    C1 = (y[2] - y[1]) * x[1] - (x[2] - x[1]) * y[1]
-    C2 = (y[0] - y[2]) * x[2] - (x[0] - x[2]) * y[2]
+    x0, x1, x2, y0, y1, y2 = x[t, 0], x[t, 1], x[t, 2], y[t, 0], y[t, 1], y[t, 2]
+    A0, B0 = -(y1 - y0), x1 - x0
+    A1, B1 = -(y2 - y1), x2 - x1
+    A2, B2 = -(y0 - y2), x0 - x2
+    C0 = (y1 - y0) * x0 - (x1 - x0) * y0
+    C1 = (y2 - y1) * x1 - (x2 - x1) * y1
+    C2 = (y0 - y2) * x2 - (x0 - x2) * y2
     T0 = 0 if (-A0 < 0 or (-A0 == 0 and B0 > 0)) else -1
     T1 = 0 if (-A1 < 0 or (-A1 == 0 and B1 > 0)) else -1
     T2 = 0 if (-A2 < 0 or (-A2 == 0 and B2 > 0)) else -1
     half = SUBPIXEL // 2
-    px0 = max(0, min(x[0], x[1], x[2]) // SUBPIXEL)
-    py0 = max(0, min(y[0], y[1], y[2]) // SUBPIXEL)
-    px1 = min(width, max(x[0], x[1], x[2]) // SUBPIXEL + 1)
-    py1 = min(height, max(y[0], y[1], y[2]) // SUBPIXEL + 1)
-    dzdx, dzdy, zc = zp[0], zp[1], zp[2]
+    px0 = max(0, min(x0, x1, x2) // SUBPIXEL)
+    py0 = max(0, min(y0, y1, y2) // SUBPIXEL)
+    px1 = min(width, max(x0, x1, x2) // SUBPIXEL + 1)
+    py1 = min(height, max(y0, y1, y2) // SUBPIXEL + 1)
+    dzdx, dzdy, zc = zplane[t, 0], zplane[t, 1], zplane[t, 2]
     for s in range(sample_x.shape[0]):
         ox, oy = half + sample_x[s], half + sample_y[s]
         for py in range(py0, py1):
@@ -146,8 +148,7 @@ def _covers_any(x, y, zp, width, height, sample_x, sample_y):
 def covers_samples(x, y, zplane, sel, width, height, sample_x, sample_y, out):
     """out[i] = setup triangle sel[i] covers at least one sample (see _covers_any)."""
     for i in prange(sel.shape[0]):
-        t = sel[i]
-        out[i] = _covers_any(x[t], y[t], zplane[t], width, height, sample_x, sample_y)
+        out[i] = _covers_any(x, y, zplane, sel[i], width, height, sample_x, sample_y)
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
