@@ -76,6 +76,10 @@ def work_binned(prim_tri_off, tri_offsets, ref_slot, ref_bin, batch_starts, batc
     in submission order; an unbinned batch runs as immediate mode."""
     n_prims = prim_tri_off.shape[0] - 1
     work = np.empty(n_prims + ref_slot.shape[0], np.int64)
+    n_bins = 0
+    for r in range(ref_bin.shape[0]):
+        n_bins = max(n_bins, ref_bin[r] + 1)
+    start = np.empty(n_bins + 1, np.int64)     # a batch's first work slot per bin
     k = 0
     for b in range(batch_starts.shape[0] - 1):
         p0, p1 = batch_starts[b], batch_starts[b + 1]
@@ -85,16 +89,17 @@ def work_binned(prim_tri_off, tri_offsets, ref_slot, ref_bin, batch_starts, batc
         for p in range(p0, p1):
             work[k] = -(p + 1)
             k += 1
-        # bin-major, submission order within a bin: a stable insertion sort by bin, which
-        # neighbouring triangles make nearly sorted already (a batch holds a few hundred refs)
+        # bin-major, submission order within a bin: a counting sort by bin (stable)
         q0, q1 = tri_offsets[prim_tri_off[p0]], tri_offsets[prim_tri_off[p1]]
+        start[:] = 0
+        for q in range(q0, q1):
+            start[ref_bin[ref_slot[q]] + 1] += 1
+        start[0] = k
+        for i in range(n_bins):
+            start[i + 1] += start[i]
         for q in range(q0, q1):
             r = ref_slot[q]
-            key = ref_bin[r]
-            j = k + q - q0
-            while j > k and ref_bin[work[j - 1]] > key:
-                work[j] = work[j - 1]
-                j -= 1
-            work[j] = r
+            work[start[ref_bin[r]]] = r
+            start[ref_bin[r]] += 1
         k += q1 - q0
     return work
