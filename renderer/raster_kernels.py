@@ -308,11 +308,14 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                 ry1 = (by0 + BLOCK - 1) * SUBPIXEL + SUBPIXEL // 2 + reach
                 outside = False
                 full = True
-                for k in range(3 if not ev_walk else 0):   # (an event's block is inside)
-                    hi = A[k] * (rx1 if A[k] > 0 else rx0) + B[k] * (ry1 if B[k] > 0 else ry0) + C[k] + bias[k]
-                    lo = A[k] * (rx0 if A[k] > 0 else rx1) + B[k] * (ry0 if B[k] > 0 else ry1) + C[k] + bias[k]
-                    outside = outside or hi < 0
-                    full = full and lo >= 0
+                if not ev_walk:                   # (an event's block is inside)
+                    for k in range(3):
+                        hi = (A[k] * (rx1 if A[k] > 0 else rx0) + B[k] * (ry1 if B[k] > 0 else ry0)
+                              + C[k] + bias[k])
+                        lo = (A[k] * (rx0 if A[k] > 0 else rx1) + B[k] * (ry0 if B[k] > 0 else ry1)
+                              + C[k] + bias[k])
+                        outside = outside or hi < 0
+                        full = full and lo >= 0
                 if outside:
                     continue
                 bl = ((by0 - ty0) >> BLOCK_BITS) * nbx + ((bx0 - tx0) >> BLOCK_BITS)
