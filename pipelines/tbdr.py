@@ -16,6 +16,9 @@ next chunk reaches it; deferred runs end there too (tile.hsr_flush.partial_rende
 A pass whose tile does not fit even at 16x16 is split: depth first, parked in memory, then
 colour with the depth reloaded; the geometry is binned twice (tile.fallback.pass_split).
 
+The cache model's replay runs on the memory model's second thread beside the raster: phase 1
+as soon as the bins exist, phase 2 a band of tile rows behind the raster (tbdr_kernels).
+
 Not yet modelled (issue 3): imageblocks and threadgroup memory, the G-buffer scene.
 """
 from __future__ import annotations

@@ -1,11 +1,17 @@
-"""Numba kernel of the tiler's memory replay (TBDR): what crosses to the system cache and DRAM.
+"""Numba kernels of the tiler's memory replay (TBDR): what crosses to the system cache and DRAM.
 
-Phase 1 walks primitives in submission order: the front end's fetches (its FetchPlan: indices,
-vertices, meshlet tables), then the parameter buffer:
-each transformed vertex once (per chunk), a record per setup triangle, and a list entry per tile
-it touches. A clipped triangle's pieces are charged as its original vertices (clipping makes few). Phase 2 walks tiles: load actions read the tile's pixels, the tile list and every listed
+Phase 1 (tiler_geometry) walks primitives in submission order: the front end's fetches (its
+FetchPlan: indices, vertices, meshlet tables), then the parameter buffer: each transformed
+vertex once (per chunk), a record per setup triangle, and a list entry per tile it touches. A
+clipped triangle's pieces are charged as its original vertices (clipping makes few). Phase 2
+(tiler_tiles) walks tiles: load actions read the tile's pixels, the tile list and every listed
 triangle are read back through the parameter cache, texels are fetched, and store actions write
 the tile out. Colour and depth in between live in tile memory and never leave the chip.
+
+The replay runs chunk by chunk (partial renders), phase 1 then phase 2, and phase 2 over any
+run of tiles at a time, its place kept in a TilerState: pipelines.tbdr starts it while the raster
+is still drawing and hands it each band of tiles as the band is finished. Requests are served in
+the order one call over everything would serve them, so the counters do not depend on the bands.
 """
 from __future__ import annotations
 

@@ -2,10 +2,10 @@
 policy that picks reduced or full resolution.
 
 The UI submits a `Request` whenever what it wants to see changes (every frame while the camera
-moves); the worker renders the newest request it holds, panel after panel, so the screen follows the
-camera rather than a backlog; a full-resolution refinement is also dropped between panels as soon
-as a newer request arrives. The numba
-kernels hold the GIL only inside one kernel call, so the UI thread keeps running between them.
+moves); the worker renders the newest request it holds, so the screen follows the camera rather
+than a backlog. A moving frame's panels render at once, each on its own thread; a full-resolution
+refinement goes panel after panel and is dropped between panels as soon as a newer request
+arrives. The numba kernels drop the GIL, so the UI thread keeps running beside them.
 
     worker = Worker()
     worker.submit(Request(seq, scene, presets, 320, 180, 1, full=False))
