@@ -95,12 +95,36 @@ def test_worker_latest_request_wins():
     try:
         w.submit(Request(1, "a", ("p",), 8, 8, 1, False))
         assert fake.started.wait(2)
-        for seq in range(2, 7):                  # arrive while 1 renders: only the last survives
+        # arrive while 1 renders: the second lane takes the first it sees (IN_FLIGHT), and of
+        # the rest only the last survives
+        for seq in range(2, 7):
             w.submit(Request(seq, "a", ("p",), 8, 8, 1, False))
         _wait(w)
-        assert w.rendered == [1, 6]
+        assert w.rendered[0] == 1 and w.rendered[-1] == 6 and len(w.rendered) <= 3
+        assert w.rendered == sorted(w.rendered) and len(fake.calls) == len(w.rendered)
         frame = w.poll()
         assert frame.request.seq == 6 and w.poll() is None
+    finally:
+        w.close()
+
+
+def test_worker_drops_a_moving_frame_finished_after_a_later_one():
+    """Two moving frames render at once; the older, finishing last, never reaches the screen."""
+    started = threading.Event()
+
+    def render_panel(scene, preset, w, h, samples):
+        started.set()
+        time.sleep(0.3 if scene == "slow" else 0.02)
+        return scene
+
+    w = Worker(render_panel)
+    try:
+        w.submit(Request(1, "slow", ("p",), 8, 8, 1, False))
+        assert started.wait(2)
+        w.submit(Request(2, "fast", ("p",), 8, 8, 1, False))
+        _wait(w)
+        assert w.rendered == [2]
+        assert w.poll().results == ["fast"] and w.poll() is None
     finally:
         w.close()
 

@@ -13,6 +13,7 @@ arrives. The numba kernels drop the GIL, so the UI thread keeps running beside t
 """
 from __future__ import annotations
 
+import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -21,6 +22,14 @@ from dataclasses import dataclass, field
 from .layout import MAX_PANELS
 
 MOVING_SCALE = 0.5      # while the camera moves, render at half the panel's resolution per side
+# Moving frames rendered at once: a frame's last panel often runs alone, waiting on its memory
+# model's thread, and the next frame's work fills the other core. A refinement is rendered by
+# the first lane only.
+IN_FLIGHT = 2
+# The render threads' niceness: the UI thread (light, but due every 16 ms) then gets a core
+# whenever it wakes, however many render threads are runnable. Threads inherit it, numba's
+# OpenMP workers and the memory models' threads included.
+RENDER_NICE = 5
 SETTLE_S = 0.15         # the camera counts as stopped this long after its last change
 
 
@@ -47,8 +56,9 @@ class Frame:
 
 
 class Worker:
-    """One background thread rendering the latest request. `render` is pipelines.api.render
-    (injected so the scheduling can be tested with a stand-in)."""
+    """Background threads (IN_FLIGHT lanes) rendering the latest request; a frame finished after
+    one that came later is dropped. `render` is pipelines.api.render (injected so the
+    scheduling can be tested with a stand-in)."""
 
     def __init__(self, render=None, trace=None, threads: int | None = None):
         if render is None:
@@ -61,11 +71,18 @@ class Worker:
         self._done: Frame | None = None
         self._error: str | None = None
         self._closed = False
-        self.busy = False
-        self.rendered: list[int] = []     # seqs fully rendered, for tests and the benchmark
-        self._panels = ThreadPoolExecutor(MAX_PANELS - 1, thread_name_prefix="tilesim-panel")
-        self._thread = threading.Thread(target=self._run, name="tilesim-render", daemon=True)
-        self._thread.start()
+        self._busy = 0                    # lanes rendering
+        # Requests in the order they came (a refinement keeps its move's seq): how many were
+        # submitted, the newest a lane has started, the newest handed on as a frame.
+        self._submitted = self._taken = self._shown = 0
+        self.rendered: list[int] = []     # seqs fully rendered and shown, for tests and benchmarks
+        self._panels = ThreadPoolExecutor(IN_FLIGHT * (MAX_PANELS - 1),
+                                          thread_name_prefix="tilesim-panel",
+                                          initializer=_lower_priority)
+        self._lanes = [threading.Thread(target=self._run, args=(lane,), daemon=True,
+                                        name=f"tilesim-render-{lane}") for lane in range(IN_FLIGHT)]
+        for t in self._lanes:
+            t.start()
 
     def _render_panel(self, scene, preset, width, height, samples, kw):
         if self._threads:      # numba's thread count is per calling thread
@@ -76,7 +93,8 @@ class Worker:
     def submit(self, request: Request) -> None:
         with self._cv:
             self._pending = request          # latest wins: an unstarted older request is dropped
-            self._cv.notify()
+            self._submitted += 1
+            self._cv.notify_all()            # (a lane that takes only moving frames may wake)
 
     def poll(self) -> Frame | None:
         """The newest finished frame since the last poll, or None."""
@@ -91,36 +109,41 @@ class Worker:
 
     def idle(self) -> bool:
         with self._cv:
-            return self._pending is None and not self.busy
+            return self._pending is None and self._busy == 0
 
     def close(self) -> None:
         with self._cv:
             self._closed = True
-            self._cv.notify()
-        self._thread.join(timeout=5.0)
+            self._cv.notify_all()
+        for t in self._lanes:
+            t.join(timeout=5.0)
         self._panels.shutdown(wait=False)
 
-    def _newer(self) -> bool:
+    def _newer(self, ticket: int) -> bool:
+        """Whether a request that came after this one is waiting or being rendered."""
         with self._cv:
-            return self._pending is not None or self._closed
+            return self._pending is not None or self._closed or self._taken > ticket
 
     def _with_rays(self, req: Request, preset, result):
         from . import rays
         rt = (self._trace or rays.trace_panel)(req.scene, preset, result, req.rays)
         return rays.attach(result, rt), {p: rt.images[p] for p in req.rays if p in rt.images}
 
-    def _run(self) -> None:
+    def _run(self, lane: int) -> None:
+        _lower_priority()
         if self._threads:
             import numba
             numba.set_num_threads(min(self._threads, numba.config.NUMBA_NUM_THREADS))
         while True:
             with self._cv:
-                while self._pending is None and not self._closed:
+                while not self._closed and (self._pending is None
+                                            or (lane > 0 and self._pending.full)):
                     self._cv.wait()
                 if self._closed:
                     return
                 req, self._pending = self._pending, None
-                self.busy = True
+                ticket = self._taken = self._submitted
+                self._busy += 1
             t0 = time.perf_counter()
             results, rays = [], []
             try:
@@ -142,19 +165,29 @@ class Worker:
                         r, images = self._with_rays(req, preset, r)
                     results.append(r)
                     rays.append(images)
-                    if req.full and self._newer():   # a refinement yields to a new move; a moving
-                        break                        # frame finishes, or a steady stream of moves
-                                                     # would abandon every frame and show none
+                    # A refinement yields to a new move; a moving frame finishes, or a steady
+                    # stream of moves would abandon every frame and show none.
+                    if req.full and self._newer(ticket):
+                        break
             except Exception as e:               # shown in the footer; the viewer keeps running
                 with self._cv:
                     self._error = f"{type(e).__name__}: {e}"
-                    self.busy = False
+                    self._busy -= 1
                 continue
             with self._cv:
-                if len(results) == len(req.presets):
+                if len(results) == len(req.presets) and ticket > self._shown:
                     self._done = Frame(req, results, time.perf_counter() - t0, rays)
+                    self._shown = ticket
                     self.rendered.append(req.seq)
-                self.busy = False
+                self._busy -= 1
+
+
+def _lower_priority() -> None:
+    """RENDER_NICE for the calling thread (Linux: niceness is per thread); elsewhere nothing."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), RENDER_NICE)
+    except (AttributeError, OSError):
+        pass
 
 
 class Refiner:
