@@ -176,7 +176,7 @@ class MemoryModel:
             if lower is not None:
                 lower.result()
             lower = self._second.submit(consume, lines, lower_shape, meta, lower_acc,
-                                         self.tile_bytes, buffers[which], n)
+                                        self.tile_bytes, buffers[which], n)
             which ^= 1
         if lower is not None:
             lower.result()

@@ -3,9 +3,10 @@ policy that picks reduced or full resolution.
 
 The UI submits a `Request` whenever what it wants to see changes (every frame while the camera
 moves); the worker renders the newest request it holds, so the screen follows the camera rather
-than a backlog. A moving frame's panels render at once, each on its own thread; a full-resolution
-refinement goes panel after panel and is dropped between panels as soon as a newer request
-arrives. The numba kernels drop the GIL, so the UI thread keeps running beside them.
+than a backlog. While the camera moves, two frames render at once (IN_FLIGHT), each with its
+panels at once, each panel on its own thread; a frame that finishes after a later one is dropped.
+A full-resolution refinement goes panel after panel and is dropped between panels as soon as a
+newer request arrives. The numba kernels drop the GIL, so the UI thread keeps running beside them.
 
     worker = Worker()
     worker.submit(Request(seq, scene, presets, 320, 180, 1, full=False))
@@ -78,17 +79,22 @@ class Worker:
         self.rendered: list[int] = []     # seqs fully rendered and shown, for tests and benchmarks
         self._panels = ThreadPoolExecutor(IN_FLIGHT * (MAX_PANELS - 1),
                                           thread_name_prefix="tilesim-panel",
-                                          initializer=_lower_priority)
+                                          initializer=self._render_thread)
         self._lanes = [threading.Thread(target=self._run, args=(lane,), daemon=True,
                                         name=f"tilesim-render-{lane}") for lane in range(IN_FLIGHT)]
         for t in self._lanes:
             t.start()
 
-    def _render_panel(self, scene, preset, width, height, samples, kw):
-        if self._threads:      # numba's thread count is per calling thread
+    def _render_thread(self) -> None:
+        """Set up the calling thread to render: RENDER_NICE (Linux keeps niceness per thread;
+        elsewhere nothing), and numba's thread count, which is per calling thread too."""
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), RENDER_NICE)
+        except (AttributeError, OSError):
+            pass
+        if self._threads:
             import numba
             numba.set_num_threads(min(self._threads, numba.config.NUMBA_NUM_THREADS))
-        return self._render(scene, preset, width, height, samples, **kw)
 
     def submit(self, request: Request) -> None:
         with self._cv:
@@ -130,10 +136,7 @@ class Worker:
         return rays.attach(result, rt), {p: rt.images[p] for p in req.rays if p in rt.images}
 
     def _run(self, lane: int) -> None:
-        _lower_priority()
-        if self._threads:
-            import numba
-            numba.set_num_threads(min(self._threads, numba.config.NUMBA_NUM_THREADS))
+        self._render_thread()
         while True:
             with self._cv:
                 while not self._closed and (self._pending is None
@@ -152,8 +155,8 @@ class Worker:
                 # spends much of its time waiting on its memory model's thread, which the other
                 # panels' work fills. A refinement goes panel by panel, to yield between them.
                 ahead = [] if req.full else [
-                    self._panels.submit(self._render_panel, req.scene, preset, req.width,
-                                        req.height, req.samples, kw)
+                    self._panels.submit(self._render, req.scene, preset, req.width, req.height,
+                                        req.samples, **kw)
                     for preset in req.presets[1:]]
                 for k, preset in enumerate(req.presets):
                     if k == 0 or req.full:
@@ -180,14 +183,6 @@ class Worker:
                     self._shown = ticket
                     self.rendered.append(req.seq)
                 self._busy -= 1
-
-
-def _lower_priority() -> None:
-    """RENDER_NICE for the calling thread (Linux: niceness is per thread); elsewhere nothing."""
-    try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), RENDER_NICE)
-    except (AttributeError, OSError):
-        pass
 
 
 class Refiner:
