@@ -100,8 +100,8 @@ def test_worker_latest_request_wins():
         for seq in range(2, 7):
             w.submit(Request(seq, "a", ("p",), 8, 8, 1, False))
         _wait(w)
-        assert w.rendered[0] == 1 and w.rendered[-1] == 6 and len(w.rendered) <= 3
-        assert w.rendered == sorted(w.rendered) and len(fake.calls) == len(w.rendered)
+        assert len(fake.calls) <= 3 and w.rendered[-1] == 6   # (1 may finish after 6: dropped)
+        assert w.rendered == sorted(set(w.rendered))
         frame = w.poll()
         assert frame.request.seq == 6 and w.poll() is None
     finally:
