@@ -112,15 +112,22 @@ class TilerState(NamedTuple):
     prim: np.ndarray         # (1,) next primitive of phase 1
 
 
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _most_rows(fetch_need, param, line_bytes):
+    """The most requests one primitive adds in phase 1 (its fetches, fetch_need lines, and its
+    parameter-buffer writes) or one reference in phase 2 (fetch_need 0), with room to spare."""
+    (_, vertex_b), (_, record_b), _ = param
+    return fetch_need + 4 * (record_b + 3 * vertex_b) // line_bytes + 64
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def tiler_state(prim_off, draw_vbase, tri_prim, bins, prim_chunk, fetch_need, param, line_bytes):
     """A fresh TilerState for one replay. Tiles nothing touches are rendered (cleared and
     stored) with the first chunk."""
     tile, tile_offsets, ref_tri = bins.tile, bins.tile_offsets, bins.ref_tri
-    (_, vertex_b), (_, record_b), _ = param
     n_tiles = tile_offsets.shape[0] - 1
     tile_blocks = (tile // BLOCK) * (tile // BLOCK)
-    need = fetch_need + 4 * (record_b + 3 * vertex_b) // line_bytes + 64
+    need = _most_rows(fetch_need, param, line_bytes)
     cap = max(REQUESTS, 4 * need, 2 * tile_blocks * (4 * BLOCK * BLOCK * 16 // line_bytes + 1))
     n_prims = prim_off[-1]
     draw_of = np.empty(n_prims, np.int64)
@@ -152,7 +159,7 @@ def tiler_geometry(cs, acc, tile_bytes, geo, fetch, fetch_need, draw_vbase, prim
     param_write = op_code(True, S_PARAM)
     rq, stamp, draw_of = st.rq, st.stamp, st.draw_of
     cap = rq.shape[0]
-    need = fetch_need + 4 * (record_b + 3 * vertex_b) // lb + 64
+    need = _most_rows(fetch_need, param, lb)
     vertex_base = vertex_region << REGION_SHIFT
     record_base = record_region << REGION_SHIFT
     list_base = list_region << REGION_SHIFT
@@ -210,7 +217,7 @@ def tiler_tiles(cs, acc, tile_bytes, geo, draw_vbase, tri_prim, bins, ev, param,
     texture_op = op_code(False, S_TEXTURE)
     rq, draw_of, cursor, spilled, last_chunk = st.rq, st.draw_of, st.cursor, st.spilled, st.last_chunk
     cap = rq.shape[0]
-    need = 4 * (record_b + 3 * vertex_b) // lb + 64
+    need = _most_rows(0, param, lb)
     vertex_base = vertex_region << REGION_SHIFT
     record_base = record_region << REGION_SHIFT
     list_base = list_region << REGION_SHIFT

@@ -19,14 +19,13 @@ import numpy as np
 from numba import literally, njit, prange
 
 from .binning_kernels import BLOCK
-
-BLOCK_BITS = 3                 # log2(BLOCK)
+from .block_masks import BLOCK_BITS, block_zmax, popcount, quads_of
 from .geometry_kernels import SUBPIXEL, SUBPIXEL_BITS
+from .raster_schedule import (FLUSH_BLEND, FLUSH_MASK, FLUSH_PARTIAL, MASK_MODE, PH_IMR, PH_SHADE,
+                              PH_VIS, schedule)
 from .rop_kernels import depth_test, quantize, write_samples
 from .shade_kernels import lambert, mip_level, sample_bilinear, shade_fragment, texel_block_address
 
-MASK_MODE = 1          # scenes.model.AlphaMode.MASK: shade before the depth test (late Z)
-PH_IMR, PH_VIS, PH_SHADE = 0, 1, 2   # schedule phases (rasterize_tile)
 TEX_RECENT = 8         # texture blocks remembered per (triangle, tile): the texture L1's reach
 
 
@@ -60,35 +59,6 @@ COUNTER_NAMES = ["raster.fragments", "raster.samples_covered", "raster.quads",
                  "tile.hsr_flush.partial_render", "raster.hiz_rejected_blocks"]
 
 
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def popcount(m):
-    """Set bits of a uint64 (the SWAR count, which LLVM compiles to one popcnt)."""
-    m = m - ((m >> np.uint64(1)) & np.uint64(0x5555555555555555))
-    m = (m & np.uint64(0x3333333333333333)) + ((m >> np.uint64(2)) & np.uint64(0x3333333333333333))
-    m = (m + (m >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
-    return np.int64((m * np.uint64(0x0101010101010101)) >> np.uint64(56))
-
-
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def quads_of(m):
-    """2x2 quads with a pixel in an 8x8 block's mask (bit y*8+x): fold each quad onto its
-    top-left pixel, keep those."""
-    f = m | (m >> np.uint64(1))
-    f |= f >> np.uint64(BLOCK)
-    return popcount(f & np.uint64(0x0055005500550055))
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _block_zmax(depth, x0, y0, width, height, n_samples):
-    """Farthest stored depth over the samples of the 8x8 block at (x0, y0) inside the target."""
-    z = np.float32(0.0)
-    for y in range(y0, min(y0 + BLOCK, height)):
-        for x in range(x0, min(x0 + BLOCK, width)):
-            for s in range(n_samples):
-                z = max(z, depth[y, x, s])
-    return z
-
-
 @njit(cache=True, nogil=True, error_model="numpy")
 def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr, hiz, zskip,
                    chunk, counters):
@@ -115,7 +85,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     rejected = np.zeros(nbx * nbx, np.bool_)
     if hiz:
         for b in range(nbx * nbx):
-            zmax[b] = _block_zmax(fb_depth, tx0 + (b % nbx) * BLOCK, ty0 + (b // nbx) * BLOCK,
+            zmax[b] = block_zmax(fb_depth, tx0 + (b % nbx) * BLOCK, ty0 + (b // nbx) * BLOCK,
                                   width, height, n_samples)
     # The simulator's own depth bound per 8x8 block (not a modelled unit: it changes no counter,
     # event or pixel; raster.Z_SKIP): no sample of the block holds a depth above it. A block
@@ -159,44 +129,13 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     k_tex_blocks = 0
     k_hsr_candidates = 0      # fragments immediate mode would have shaded in deferred runs
     k_hsr_shaded = 0
-    k_hsr_flush_mask = 0
-    k_hsr_flush_blend = 0
-    k_hsr_flush_partial = 0
     k_hiz_rejected = 0
-    # The schedule: (reference, phase) in order. Immediate mode runs each triangle once (PH_IMR).
-    # With hidden-surface removal (a TBDR tile) each run of triangles whose visibility is known
-    # before shading (opaque, no alpha test, no blend) runs twice: PH_VIS tests and writes depth
-    # and records the last triangle to pass at each sample; PH_SHADE then shades just those.
-    # A MASK or BLEND triangle ends the run: its fragments need the shaded result below them.
-    first, last = tile_offsets[i], tile_offsets[i + 1]
-    sched = np.empty((2 * (last - first), 2), np.int64)
-    n_sched = 0
-    r = first
-    while r < last:
-        d = draw[ref_tri[r]]
-        if hsr and alpha_mode[d] != MASK_MODE and not blend_d[d]:
-            run_end = r
-            while run_end < last and alpha_mode[draw[ref_tri[run_end]]] != MASK_MODE \
-                    and not blend_d[draw[ref_tri[run_end]]] and chunk[ref_tri[run_end]] == chunk[ref_tri[r]]:
-                run_end += 1
-            for phase in (PH_VIS, PH_SHADE):
-                for rr in range(r, run_end):
-                    sched[n_sched, 0], sched[n_sched, 1] = rr, phase
-                    n_sched += 1
-            if run_end < last:
-                if chunk[ref_tri[run_end]] != chunk[ref_tri[r]]:
-                    k_hsr_flush_partial += 1
-                elif alpha_mode[draw[ref_tri[run_end]]] == MASK_MODE:
-                    k_hsr_flush_mask += 1
-                else:
-                    k_hsr_flush_blend += 1
-            r = run_end
-        else:
-            sched[n_sched, 0], sched[n_sched, 1] = r, PH_IMR
-            n_sched += 1
-            r += 1
+    # The order the tile's references run in, and why deferred runs ended (raster_schedule).
+    flushes = np.zeros(3, np.int64)
+    sched = schedule(tile_offsets[i], tile_offsets[i + 1], ref_tri, draw, alpha_mode, blend_d,
+                     chunk, hsr, flushes)
     winner = np.full((tile, tile, n_samples) if hsr else (0, 0, 0), -1, np.int64)
-    for j in range(n_sched):
+    for j in range(sched.shape[0]):
         r, phase = sched[j, 0], sched[j, 1]
         ev_cur, ev_end = block_off[r], block_off[r] + n_block[r]   # PH_VIS's events (PH_SHADE)
         # Shading after HSR at one sample visits just the blocks where PH_VIS left the triangle
@@ -338,7 +277,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                     zhi = dzdx * (rx1 if dzdx > 0 else rx0) + dzdy * (ry1 if dzdy > 0 else ry0) + zc
                     if zlo > 1e-12 and zhi < 1.0 - 1e-12:
                         if zbound[bl] < 0.0:
-                            zbound[bl] = _block_zmax(fb_depth, bx0, by0, width, height, n_samples)
+                            zbound[bl] = block_zmax(fb_depth, bx0, by0, width, height, n_samples)
                         if zlo - 1e-12 >= zbound[bl]:    # every sample fails: count as visited
                             tested[bl] = ~np.uint64(0)
                             touched[bl] = ~np.uint64(0)
@@ -660,7 +599,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                 if tested[b] == 0 and written[b] == 0:
                     continue
                 if hiz and depth_write and written[b]:
-                    zmax[b] = _block_zmax(fb_depth, tx0 + bx * BLOCK, ty0 + by * BLOCK, width,
+                    zmax[b] = block_zmax(fb_depth, tx0 + bx * BLOCK, ty0 + by * BLOCK, width,
                                           height, n_samples)
                 ev_block[blk_base + n_blk] = gb
                 ev_tested[blk_base + n_blk] = tested[b]
@@ -689,9 +628,9 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
         covered += popcount(touched[b])
     cnt[RC.PIXELS_COVERED] += covered
     cnt[RC.HSR_KILLED] += k_hsr_candidates - k_hsr_shaded
-    cnt[RC.HSR_FLUSH_MASK] += k_hsr_flush_mask
-    cnt[RC.HSR_FLUSH_BLEND] += k_hsr_flush_blend
-    cnt[RC.HSR_FLUSH_PARTIAL] += k_hsr_flush_partial
+    cnt[RC.HSR_FLUSH_MASK] += flushes[FLUSH_MASK]
+    cnt[RC.HSR_FLUSH_BLEND] += flushes[FLUSH_BLEND]
+    cnt[RC.HSR_FLUSH_PARTIAL] += flushes[FLUSH_PARTIAL]
     cnt[RC.HIZ_REJECTED] += k_hiz_rejected
 
 

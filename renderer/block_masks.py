@@ -1,0 +1,40 @@
+"""Numba helpers on the raster's 8x8 blocks: a block's pixels as a 64-bit mask (bit y*8 + x),
+counted and folded into quads, and the farthest depth stored over a block (hierarchical Z and
+the depth-bound skip)."""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .binning_kernels import BLOCK
+
+BLOCK_BITS = 3                 # log2(BLOCK)
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def popcount(m):
+    """Set bits of a uint64 (the SWAR count, which LLVM compiles to one popcnt)."""
+    m = m - ((m >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    m = (m & np.uint64(0x3333333333333333)) + ((m >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    m = (m + (m >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return np.int64((m * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def quads_of(m):
+    """2x2 quads with a pixel in an 8x8 block's mask (bit y*8+x): fold each quad onto its
+    top-left pixel, keep those."""
+    f = m | (m >> np.uint64(1))
+    f |= f >> np.uint64(BLOCK)
+    return popcount(f & np.uint64(0x0055005500550055))
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def block_zmax(depth, x0, y0, width, height, n_samples):
+    """Farthest stored depth over the samples of the 8x8 block at (x0, y0) inside the target."""
+    z = np.float32(0.0)
+    for y in range(y0, min(y0 + BLOCK, height)):
+        for x in range(x0, min(x0 + BLOCK, width)):
+            for s in range(n_samples):
+                z = max(z, depth[y, x, s])
+    return z
