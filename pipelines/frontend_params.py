@@ -7,7 +7,8 @@ the legacy path), ngg_max_verts / ngg_max_prims (an NGG subgroup), cull_alu_ops 
 primitive the in-shader cull costs), mesh_shading (the path exists), meshlet_max_verts /
 meshlet_max_prims, mesh_output_budget_bytes (on-chip bytes one meshlet's exported vertices and
 primitives may take; over it the draw falls back to legacy), mesh_prim_cull (a kept meshlet's
-primitives are culled before export as NGG culls, at cull_alu_ops each).
+primitives are culled before export as NGG culls, at cull_alu_ops each), fetch_wave (lanes of a
+vertex-fetch wave: each wave asks for a vertex line once, renderer.frontend.fetch_kernels).
 """
 from __future__ import annotations
 
@@ -26,19 +27,30 @@ MESHLET_V = Param(64, f"64 vertices / 126 primitives, the common guidance the re
                       f"{SEED0} l.373); the seed's '85 + 124' is unsourced", "assumed")
 MESHLET_P = Param(126, f"{SEED0} l.150 (64-128 primitives common practice) and l.373", "assumed")
 LDS_BUDGET = Param(64 * 1024, f"LDS 64 KB per CU bounds the meshlet, {SEED0} l.144, seed L1263)", "spec")
+WAVE64 = Param(64, "GCN runs every shader stage in 64-wide wavefronts (seed 000 L51, "
+                   "seed-notes/000_partA.md l.270)", "spec")
+WAVE32_RDNA = Param(32, "RDNA compiles the vertex and geometry stages as wave32 by default for "
+                        "PAL: an LLVM AMDGPU codegen test (llc -mtriple=amdgcn--amdpal "
+                        "-mcpu=gfx1010, 'Check that VS is wave32'); Mesa's drivers may pick wave64",
+                    "derived")
+SIMD32_APPLE = Param(32, "Apple GPU SIMD-groups are 32 threads (Metal threadExecutionWidth 32 on "
+                         "every Apple GPU family)", "spec")
 APPLE_BUDGET = Param(16 * 1024, "mesh output and payload ~16 KB, the on-chip export pool: seed 004 "
                                 "L1123, L1125, L1357 (seed-notes/004_partB.md l.191-192, l.411)", "spec")
 
 
-def _legacy(entries: int, source: str, label: str = "assumed") -> dict[str, Param]:
+def _legacy(entries: int, source: str, label: str = "assumed",
+            wave: Param = WAVE64) -> dict[str, Param]:
     return {"frontend": Param("legacy", source, "spec"),
             "ptc_entries": Param(entries, PTC, label),
-            "mesh_shading": Param(False, "no mesh shaders on this generation", "spec")}
+            "mesh_shading": Param(False, "no mesh shaders on this generation", "spec"),
+            "fetch_wave": wave}
 
 
 def _rdna(mesh: bool, cull_ops: int, cull_source: str, cull_label: str) -> dict[str, Param]:
     out = {"frontend": Param("ngg", f"NGG replaces the legacy VS/GS path on RDNA, {SEED0} l.124, seed L984-996)", "spec"),
            "ptc_entries": Param(16, PTC, "assumed"),
+           "fetch_wave": WAVE32_RDNA,
            "ngg_max_verts": Param(128, NGG_SUBGROUP, "spec"),
            "ngg_max_prims": Param(128, NGG_SUBGROUP, "spec"),
            "cull_alu_ops": Param(cull_ops, cull_source, cull_label),
@@ -51,23 +63,31 @@ def _rdna(mesh: bool, cull_ops: int, cull_source: str, cull_label: str) -> dict[
 
 
 PARAMS: dict[str, dict[str, Param]] = {
-    "imr-baseline": _legacy(32, "generic pre-NGG immediate-mode front end"),
+    "imr-baseline": _legacy(32, "generic pre-NGG immediate-mode front end",
+                            wave=Param(64, "a generic immediate-mode GPU: GCN's 64-wide waves "
+                                           "taken", "assumed")),
     "amd-gcn": _legacy(16, f"GCN has the fixed-function VS path only, {SEED0} l.101, seed L988)"),
     "amd-vega": _legacy(16, f"Vega's primitive shader was never enabled by drivers, {SEED0} l.118-122, seed L749-752)"),
     "amd-rdna1": _rdna(False, 32, CULL_OPS, "assumed"),
     "amd-rdna2": _rdna(True, 32, CULL_OPS, "assumed"),
     "amd-rdna3": _rdna(True, 0, HW_CULL, "spec"),
     "amd-rdna4": _rdna(True, 0, HW_CULL, "spec"),
-    "apple-a11": _legacy(32, "Apple A11 (GPU family 4) has no mesh shaders; Metal mesh shaders need Apple7+"),
-    "apple-m3": {**_legacy(32, "Apple has no NGG path; mesh shading where a draw asks for it"),
+    "apple-a11": _legacy(32, "Apple A11 (GPU family 4) has no mesh shaders; Metal mesh shaders need Apple7+",
+                         wave=SIMD32_APPLE),
+    "apple-m3": {**_legacy(32, "Apple has no NGG path; mesh shading where a draw asks for it",
+                           wave=SIMD32_APPLE),
                  "mesh_shading": Param(True, "Metal mesh shaders (object + mesh stages), seed 004 L1111-1133 (seed-notes/004_partB.md l.182-199)", "spec"),
                  "meshlet_max_verts": MESHLET_V, "meshlet_max_prims": MESHLET_P,
                  "mesh_output_budget_bytes": APPLE_BUDGET},
 }
 PARAMS["arm-mali"] = _legacy(32, "Mali's fixed vertex path with index-driven vertex shading; no NGG-style "
-                                 "culling shader, and mesh shading is not modelled for Mali")
+                                 "culling shader, and mesh shading is not modelled for Mali",
+                             wave=Param(16, "Mali Valhall executes warps of 16 threads (Arm Mali-G77 "
+                                            "and later)", "spec"))
 PARAMS["qcom-adreno"] = _legacy(32, "Adreno's fixed vertex path (VFD, post-transform reuse); no "
-                                    "NGG-style culling shader, mesh shading not modelled")
+                                    "NGG-style culling shader, mesh shading not modelled",
+                                wave=Param(64, "Adreno waves are 64 or 128 fibers wide; the "
+                                               "narrower chosen", "assumed"))
 PARAMS["apple-m5"] = {**PARAMS["apple-m3"], "frontend": Param(
     "legacy", "Apple has no NGG path; mesh shading where a draw asks for it (M5/M6 geometry "
     "front end: seed 004 L1137-1176, seed-notes/004_partB.md l.201-212)", "spec")}

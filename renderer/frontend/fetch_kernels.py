@@ -1,36 +1,75 @@
-"""Numba kernels of a front end's fetch plan: per input primitive, the byte ranges (index,
-vertex position, vertex attributes, meshlet tables) it reads, in the order it reads them; and
-the helper the architectures' memory replays call to issue one primitive's ranges."""
+"""Numba kernels of a front end's fetch plan: per input primitive, the lines (index, vertex
+position, vertex attributes) and byte ranges (meshlet tables) it reads, in the order it reads
+them; and the helper the architectures' memory replays call to issue one primitive's reads.
+
+What reaches the cache is what the fetch units ask for, not one request per item:
+- indices: the input assembler streams a draw's index buffer, a line at a time, so each index
+  line is requested once, by the first primitive that reads from it;
+- vertices: the vertex (or mesh) shader fetches in waves of `wave` lanes, one lane per vertex it
+  shades, and a wave's fetch instruction asks for each line its lanes touch once (the texture
+  addresser's coalescing: seed 000 L804, seed-notes/000_partA.md l.261, "Wave32 may produce more
+  memory transactions than Wave64"). Positions and attributes are separate instructions, each
+  with its own waves; a line is requested by the primitive whose vertex first touches it in its
+  wave. A mesh shader's waves start afresh at each meshlet (one workgroup each).
+"""
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from renderer.memory_kernels import request
 
-RECENT = 4   # lines a primitive's fetch remembers: requests to them are merged (the fetch unit
-             # reads a primitive's indices three at a time and merges its vertex lines)
+RECENT = 4   # lines a primitive's issue remembers: requests to them are merged
+SLOTS = 512  # per instruction, the open-addressed set of the lines a wave asked for (>= 4 x the
+             # most lines a wave of 64 lanes can touch, two per lane, so probes stay short)
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _first_in_wave(keys, gens, g, gen, line):
+    """Whether `line` is new to the current wave (generation `gen`) of instruction g; records it."""
+    h = ((line * 0x4F1BBCDCBFA53E0B) >> 54) & (SLOTS - 1)     # Fibonacci hashing
+    while gens[g, h] == gen:
+        if keys[g, h] == line:
+            return False
+        h = (h + 1) & (SLOTS - 1)
+    gens[g, h] = gen
+    keys[g, h] = line
+    return True
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def build(prim_off, lidx, fetch_index, fetch_pos, fetch_attr, index_base, pos_base, attr_base,
           sizes, head, alive, desc_addr, vlist_addr, tri_addr, m_vert_off, m_verts, m_draw,
-          line_shift, streams, write, off, addr, nbytes, stream, lines):
+          line_shift, streams, wave, write, off, addr, nbytes, stream, lines):
     """Count (write False: fills off[1:] with entries per primitive and lines[p] with the most
     lines they span) or write (at off) the fetch plan. sizes = (index, position, attributes,
     meshlet descriptor, meshlet vertex-list entry, meshlet triangle) bytes; streams = (index,
-    vertex) stream ids. head[p] >= 0: p is the first primitive of mesh-table row head[p] (the
-    meshlet's descriptor is read there, and when alive its lists and vertices)."""
+    vertex) stream ids; wave = lanes of a vertex fetch wave. head[p] >= 0: p is the first
+    primitive of mesh-table row head[p] (the meshlet's descriptor is read there, and when alive
+    its lists and vertices). Index and vertex entries are whole lines; meshlet tables are the
+    byte ranges they occupy."""
     index_b, pos_b, attr_b, desc_b, vlist_b, tri_b = sizes
     s_index, s_vertex = streams
+    lb = 1 << line_shift
+    keys = np.zeros((2, SLOTS), np.int64)        # per instruction (positions, attributes)
+    gens = np.zeros((2, SLOTS), np.int64)
+    gen = np.zeros(2, np.int64)                  # the current wave of each instruction
+    lanes = np.zeros(2, np.int64)                # lanes it has filled
     for d in range(prim_off.shape[0] - 1):
+        last_index = -1                          # the index line the assembler holds
+        gen += 1                                 # a draw starts new waves
+        lanes[:] = 0
         for p in range(prim_off[d], prim_off[d + 1]):
             e = off[p] if write else 0
             span = 0
+            h = head[p]
+            if h >= 0:                           # a meshlet's workgroup: new waves
+                gen += 1
+                lanes[:] = 0
             for kind in range(5):
                 # kind 0: three indices; 1: vertex positions; 2: vertex attributes;
                 # 3: meshlet tables; 4: meshlet vertices
                 n_items = 3 if kind < 3 else 0
-                h = head[p]
                 if kind == 3 and h >= 0:
                     n_items = 3 if alive[h] else 1
                 if kind == 4 and h >= 0 and alive[h]:
@@ -63,10 +102,31 @@ def build(prim_off, lidx, fetch_index, fetch_pos, fetch_attr, index_base, pos_ba
                             a, b, s = attr_base[dm] + v * attr_b, attr_b, s_vertex
                     if a < 0 or b <= 0:
                         continue
-                    span += ((a + b - 1) >> line_shift) - (a >> line_shift) + 1
-                    if write:
-                        addr[e], nbytes[e], stream[e] = a, b, s
-                    e += 1
+                    if kind == 3:                # tables: the range as it lies
+                        span += ((a + b - 1) >> line_shift) - (a >> line_shift) + 1
+                        if write:
+                            addr[e], nbytes[e], stream[e] = a, b, s
+                        e += 1
+                        continue
+                    g = 0                        # the vertex instruction: positions or attributes
+                    if kind == 2 or (kind == 4 and i % 2 == 1):
+                        g = 1
+                    if kind != 0:                # one more lane of g's wave
+                        if lanes[g] == wave:
+                            gen[g] += 1
+                            lanes[g] = 0
+                        lanes[g] += 1
+                    for line in range(a >> line_shift, ((a + b - 1) >> line_shift) + 1):
+                        if kind == 0:
+                            if line == last_index:
+                                continue
+                            last_index = line
+                        elif not _first_in_wave(keys, gens, g, gen[g], line):
+                            continue
+                        span += 1
+                        if write:
+                            addr[e], nbytes[e], stream[e] = line << line_shift, lb, s
+                        e += 1
             if not write:
                 off[p + 1] = e
                 lines[p] = span
@@ -84,7 +144,7 @@ def prim_off_meshlet_tris(head, p, p_end):
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def issue(rq, n, lv, shift, off, addr, nbytes, op, p):
     """Request primitive p's planned ranges at level lv, one request per line not among the
-    last RECENT lines it requested. Returns the new count."""
+    last RECENT lines it requested (a meshlet's tables may share lines). Returns the new count."""
     r0 = r1 = r2 = r3 = -1
     for e in range(off[p], off[p + 1]):
         first = addr[e]
