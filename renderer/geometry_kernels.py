@@ -89,18 +89,34 @@ def _depth_plane(fx, fy, sx, sy, sz, a, b, c, out):
     to the unsnapped positions as OpenGL implementations do (llvmpipe sets up its z plane from
     float positions); snapping moves the edges, not the depth. Falls back to the snapped
     positions when the unsnapped triangle is degenerate."""
-    ux, uy, uz = fx[b] - fx[a], fy[b] - fy[a], sz[b] - sz[a]
-    vx, vy, vz = fx[c] - fx[a], fy[c] - fy[a], sz[c] - sz[a]
+    _plane_of(fx[a], fy[a], fx[b], fy[b], fx[c], fy[c], sx[a], sy[a], sx[b], sy[b], sx[c], sy[c],
+              sz[a], sz[b], sz[c], out)
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _plane_of(fxa, fya, fxb, fyb, fxc, fyc, sxa, sya, sxb, syb, sxc, syc, sza, szb, szc, out):
+    """_depth_plane on the three corners' values."""
+    ux, uy, uz = fxb - fxa, fyb - fya, szb - sza
+    vx, vy, vz = fxc - fxa, fyc - fya, szc - sza
     det = ux * vy - uy * vx
-    x0, y0 = fx[a], fy[a]
+    x0, y0 = fxa, fya
     if det == 0.0:
-        ux, uy = float(sx[b] - sx[a]), float(sy[b] - sy[a])
-        vx, vy = float(sx[c] - sx[a]), float(sy[c] - sy[a])
+        ux, uy = float(sxb - sxa), float(syb - sya)
+        vx, vy = float(sxc - sxa), float(syc - sya)
         det = ux * vy - uy * vx
-        x0, y0 = float(sx[a]), float(sy[a])
+        x0, y0 = float(sxa), float(sya)
     out[0] = (uz * vy - vz * uy) / det
     out[1] = (vz * ux - uz * vx) / det
-    out[2] = sz[a] - out[0] * x0 - out[1] * y0
+    out[2] = sza - out[0] * x0 - out[1] * y0
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _corner(v, a0, a1, a2):
+    """Corner v's value of an attribute (a0, a1, a2 at the corners) in the operations the
+    clipped path weighs a polygon vertex with (weights of exactly one and zero), so that both
+    paths give the same bits, signed zeros included."""
+    return ((1.0 if v == 0 else 0.0) * a0 + (1.0 if v == 1 else 0.0) * a1
+            + (1.0 if v == 2 else 0.0) * a2)
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
@@ -171,6 +187,18 @@ def project_vertices(clip, width, height, sx, sy, fx, fy, z, inv_w, outcode):
         inv_w[v] = iw
 
 
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _face_normal(world, i0, i1, i2):
+    """Faceted meshes: the unit face normal of the input triangle, CCW outward."""
+    ax, ay, az = world[i1, 0] - world[i0, 0], world[i1, 1] - world[i0, 1], world[i1, 2] - world[i0, 2]
+    bx, by, bz = world[i2, 0] - world[i0, 0], world[i2, 1] - world[i0, 1], world[i2, 2] - world[i0, 2]
+    fn0, fn1, fn2 = ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
+    ln = np.sqrt(fn0 * fn0 + fn1 * fn1 + fn2 * fn2)
+    if ln > 0:
+        fn0, fn1, fn2 = fn0 / ln, fn1 / ln, fn2 / ln
+    return fn0, fn1, fn2
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def _setup_chunk(t0, t1, clip, world, normal, uv, idx, tri_draw, draw_flat, draw_cull, width, height,
                  vsx, vsy, vfx, vfy, vz, viw, voc, write, offsets, n_emit, outcome, clipped,
@@ -197,6 +225,43 @@ def _setup_chunk(t0, t1, clip, world, normal, uv, idx, tri_draw, draw_flat, draw
                 res = (0, CULLED_FRUSTUM, False)
                 break
             mask = (voc[i0] | voc[i1] | voc[i2]) & CLIP_PLANES
+            if mask == 0:
+                # No plane cuts it (almost every triangle): its own three vertices make one
+                # setup triangle or none, without the polygon's scratch arrays (same result).
+                area = ((vsx[i1] - vsx[i0]) * (vsy[i2] - vsy[i0])
+                        - (vsy[i1] - vsy[i0]) * (vsx[i2] - vsx[i0]))
+                if area == 0:
+                    res = (0, CULLED_ZERO_AREA, False)
+                    break
+                back = area > 0
+                if (back and cull == CULL_BACK) or (not back and cull == CULL_FRONT):
+                    res = (0, CULLED_BACKFACE, False)
+                    break
+                res = (1, EMITTED, False)
+                if not write:
+                    break
+                o = out_base
+                fn0 = fn1 = fn2 = 0.0
+                if flat:
+                    fn0, fn1, fn2 = _face_normal(world, i0, i1, i2)
+                for k in range(3):
+                    v = k if back or k == 0 else 3 - k     # raster wants positive area
+                    iv = i0 if v == 0 else (i1 if v == 1 else i2)
+                    ox[o, k] = vsx[iv]
+                    oy[o, k] = vsy[iv]
+                    oz[o, k] = vz[iv]
+                    oinv_w[o, k] = viw[iv]
+                    for j in range(3):
+                        if flat:
+                            onrm[o, k, j] = fn0 if j == 0 else (fn1 if j == 1 else fn2)
+                        else:
+                            onrm[o, k, j] = _corner(v, normal[i0, j], normal[i1, j], normal[i2, j])
+                    for j in range(2):
+                        ouv[o, k, j] = _corner(v, uv[i0, j], uv[i1, j], uv[i2, j])
+                oback[o] = back
+                _plane_of(vfx[i0], vfy[i0], vfx[i1], vfy[i1], vfx[i2], vfy[i2], vsx[i0], vsy[i0],
+                          vsx[i1], vsy[i1], vsx[i2], vsy[i2], vz[i0], vz[i1], vz[i2], ozplane[o])
+                break
             if mask == 0:
                 n = 3
                 for v in range(3):
@@ -225,13 +290,8 @@ def _setup_chunk(t0, t1, clip, world, normal, uv, idx, tri_draw, draw_flat, draw
                     sz[v] = cz * iw * 0.5 + 0.5
                     siw[v] = iw
             fn0 = fn1 = fn2 = 0.0
-            if flat and write:   # faceted: the face normal of the input triangle, CCW outward
-                ax, ay, az = world[i1, 0] - world[i0, 0], world[i1, 1] - world[i0, 1], world[i1, 2] - world[i0, 2]
-                bx, by, bz = world[i2, 0] - world[i0, 0], world[i2, 1] - world[i0, 1], world[i2, 2] - world[i0, 2]
-                fn0, fn1, fn2 = ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
-                ln = np.sqrt(fn0 * fn0 + fn1 * fn1 + fn2 * fn2)
-                if ln > 0:
-                    fn0, fn1, fn2 = fn0 / ln, fn1 / ln, fn2 / ln
+            if flat and write:
+                fn0, fn1, fn2 = _face_normal(world, i0, i1, i2)
             n_out = 0
             n_back = 0
             n_zero = 0
