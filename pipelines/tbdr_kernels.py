@@ -3,10 +3,15 @@
 Phase 1 (tiler_geometry) walks primitives in submission order: the front end's fetches (its
 FetchPlan: indices, vertices, meshlet tables), then the parameter buffer: each transformed
 vertex once (per chunk), a record per setup triangle, and a list entry per tile it touches. A
-clipped triangle's pieces are charged as its original vertices (clipping makes few). Phase 2
+clipped triangle's pieces are charged as its original vertices (clipping makes few). The tiler
+writes through write-combining slots, one per stream (vertices, records) and one per tile list
+(assumed: a line is one request however many writes fill it in a row, as a write-combining
+buffer merges them), so a line written by consecutive writes is one request. Phase 2
 (tiler_tiles) walks tiles: load actions read the tile's pixels, the tile list and every listed
-triangle are read back through the parameter cache, texels are fetched, and store actions write
-the tile out. Colour and depth in between live in tile memory and never leave the chip.
+triangle are read back through the parameter cache (one request per distinct line of a listed
+primitive: its record and vertices, merged as the front end's fetch merges a primitive's),
+texels are fetched, and store actions write the tile out. Colour and depth in between live in
+tile memory and never leave the chip.
 
 The replay runs chunk by chunk (partial renders), phase 1 then phase 2, and phase 2 over any
 run of tiles at a time, its place kept in a TilerState: pipelines.tbdr starts it while the raster
@@ -164,6 +169,8 @@ def tiler_geometry(cs, acc, tile_bytes, geo, fetch, fetch_need, draw_vbase, prim
     record_base = record_region << REGION_SHIFT
     list_base = list_region << REGION_SHIFT
     n_prims = prim_off[-1]
+    last_vertex = last_record = -1       # the line each write-combining slot holds
+    last_list = np.full(bins.tile_offsets.shape[0] - 1, -1, np.int64)    # per tile list
     n = 0
     p = st.prim[0]
     while p < n_prims and prim_chunk[p] == c:
@@ -179,18 +186,24 @@ def tiler_geometry(cs, acc, tile_bytes, geo, fetch, fetch_need, draw_vbase, prim
                     stamp[v] = c
                     first = vertex_base + v * vertex_b
                     for line in range(first >> shift, ((first + vertex_b - 1) >> shift) + 1):
-                        n = request(rq, n, SLC, line, param_write, -1)
+                        if line != last_vertex:
+                            n = request(rq, n, SLC, line, param_write, -1)
+                            last_vertex = line
         for t in range(prim_tri_off[p], prim_tri_off[p + 1]):
             first = record_base + t * record_b
             for line in range(first >> shift, ((first + record_b - 1) >> shift) + 1):
-                n = request(rq, n, SLC, line, param_write, -1)
+                if line != last_record:
+                    n = request(rq, n, SLC, line, param_write, -1)
+                    last_record = line
             for q in range(tri_offsets[t], tri_offsets[t + 1]):
                 if n == cap:
                     serve(lines, shape, meta, acc, tile_bytes, rq, n)
                     n = 0
                 r = ref_slot[q]        # tile lists are laid out tile-major: entry r
-                n = request(rq, n, SLC, (list_base + r * entry_bytes) >> shift, param_write,
-                            ref_tile[r])
+                line = (list_base + r * entry_bytes) >> shift
+                if line != last_list[ref_tile[r]]:
+                    n = request(rq, n, SLC, line, param_write, ref_tile[r])
+                    last_list[ref_tile[r]] = line
         p += 1
     st.prim[0] = p
     serve(lines, shape, meta, acc, tile_bytes, rq, n)
@@ -250,13 +263,17 @@ def tiler_tiles(cs, acc, tile_bytes, geo, draw_vbase, tri_prim, bins, ev, param,
                 last = line
             t = ref_tri[r]
             first = record_base + t * record_b
+            q0 = q1 = q2 = q3 = -1              # lines this primitive has asked for
             for line in range(first >> shift, ((first + record_b - 1) >> shift) + 1):
                 n = request(rq, n, PARAM_CACHE, line, param_read, i)
+                q1, q0 = q0, line
             tp = tri_prim[t]
             for k in range(3):
                 first = vertex_base + (draw_vbase[draw_of[tp]] + indices[tp * 3 + k]) * vertex_b
                 for line in range(first >> shift, ((first + vertex_b - 1) >> shift) + 1):
-                    n = request(rq, n, PARAM_CACHE, line, param_read, i)
+                    if line != q0 and line != q1 and line != q2 and line != q3:
+                        n = request(rq, n, PARAM_CACHE, line, param_read, i)
+                        q3, q2, q1, q0 = q2, q1, q0, line
             for e in range(tex_off[r], tex_off[r] + n_tex[r]):
                 if n == cap:
                     serve(lines, shape, meta, acc, tile_bytes, rq, n)

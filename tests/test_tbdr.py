@@ -92,6 +92,29 @@ def test_parameter_buffer_bytes():
     assert c["mem.onchip.write.param"] > 0 and c["mem.onchip.read.param"] > 0
 
 
+def test_parameter_buffer_goes_by_the_line():
+    """quad at 64x64, one chunk. Written through write-combining slots: its four vertices in a
+    row (36 B each: lines 0 and 1 of the vertex region), its two records (16 B each: one line)
+    and each tile's list (4 B entries: one line per tile). Read back per tile: the list's line,
+    then per listed triangle its record's line and its vertices' distinct lines."""
+    from renderer.binning import bin_triangles
+    from renderer.geometry import setup_pass
+    scene = get_scene("quad")
+    tris, _ = setup_pass(scene.draws, scene.camera, 64, 64)
+    bins = bin_triangles(tris, 64, 64, tile=32, exact=True)
+    lb = APPLE_M3["cache_line_bytes"]
+    indices = scene.draws[0].mesh.indices
+    vertex_lines = [{(int(v) * PARAM_VERTEX.itemsize + k) // lb for v in indices[t] for k in (0, 35)}
+                    for t in range(len(indices))]
+    touched = [i for i in range(bins.n_tiles) if bins.tile_offsets[i + 1] > bins.tile_offsets[i]]
+    reads = sum(1 + sum(1 + len(vertex_lines[tris.prim[t]])
+                        for t in bins.ref_tri[bins.tile_offsets[i]:bins.tile_offsets[i + 1]])
+                for i in touched)
+    c = render(scene, "apple-m3", 64, 64).counters
+    assert c["mem.onchip.write.param"] == (2 + 1 + len(touched)) * lb
+    assert c["mem.onchip.read.param"] == reads * lb
+
+
 def test_punch_through_costs_hsr():
     """The same foliage made opaque lets HSR remove the leaves behind leaves; alpha-tested it
     cannot, and every leaf draw ends a deferred run."""
