@@ -458,3 +458,23 @@ def test_cli_screenshot_headless(tmp_path, viewer):
     args.func(args)
     doc = json.loads((tmp_path / "f.json").read_text())
     assert doc["scene"] == str(mesh) and doc["panels"][0]["counters"]["raster.shaded"] > 0
+
+
+def test_cli_screenshot_that_never_came_is_an_error(tmp_path, monkeypatch):
+    """A main loop that ends before full resolution (--frames ran out, the window closed): one
+    error line, no file, not success."""
+    import argparse
+
+    import viewer.app
+    from pipelines.cli import UserError
+    from viewer.cli import add_parser
+    monkeypatch.setattr(viewer.app, "open_viewer", lambda options, window: object())
+    monkeypatch.setattr(viewer.app, "run", lambda v, frames, screenshot: False)
+    ap = argparse.ArgumentParser()
+    add_parser(ap.add_subparsers())
+    out = tmp_path / "v.png"
+    args = ap.parse_args(["view", "quad", "--preset", "imr-baseline", "--res", "64x48",
+                          "--window", "headless", "--frames", "1", "--screenshot", str(out)])
+    with pytest.raises(UserError, match="no screenshot saved"):
+        args.func(args)
+    assert not out.exists()

@@ -516,20 +516,22 @@ def open_viewer(options: Options, window: str = "pyglet", visible: bool = True):
     return viewer
 
 
-def run(viewer, frames: int | None = None, screenshot: str | None = None) -> None:
+def run(viewer, frames: int | None = None, screenshot: str | None = None) -> bool:
     """The main loop until the window closes (or `frames` frames; with `screenshot`, until the
-    panels reach full resolution, then save it and stop)."""
+    panels reach full resolution, then save it and stop). Returns whether `screenshot` was saved
+    (False when the window closed or the frames ran out first)."""
     wnd = viewer.wnd
     try:
         while not wnd.is_closing:
             viewer.step()
-            if frames is not None and viewer.frames >= frames:
-                break
             if screenshot and viewer.is_full() and viewer.shown_mode == viewer.mode:
                 viewer.step()
                 msg = viewer.save_screenshot(screenshot)
                 print(msg)
+                return True
+            if frames is not None and viewer.frames >= frames:
                 break
+        return False
     finally:
         viewer.worker.close()
         wnd.destroy()

@@ -46,7 +46,6 @@ def add_parser(subparsers):
 
 def options_from_args(args):
     """argparse namespace -> viewer.app.Options (scenes, presets and camera validated)."""
-    import dataclasses
     from pathlib import Path
 
     from pipelines.api import check_resolution
@@ -81,7 +80,6 @@ def options_from_args(args):
     camera = None
     if args.camera:
         camera = Camera.parse(args.camera, scene.camera.near, scene.camera.far)
-        dataclasses.replace(scene, camera=camera)
     return Options(specs, presets, w, h, args.samples, args.scale, specs.index(args.scene), camera,
                    args.out_dir, {args.scene: scene}, args.mode, rays, args.threads, args.frontend)
 
@@ -97,4 +95,7 @@ def cmd_view(args) -> None:
         viewer = open_viewer(options, window=args.window)
     except ViewerError as e:
         raise UserError(str(e)) from None
-    run(viewer, frames=args.frames, screenshot=args.screenshot)
+    saved = run(viewer, frames=args.frames, screenshot=args.screenshot)
+    if args.screenshot and not saved:
+        raise UserError(f"no screenshot saved: the window closed or --frames {args.frames} ran "
+                        f"out before every panel reached full resolution (drop --frames)")
