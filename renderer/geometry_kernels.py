@@ -111,12 +111,22 @@ def _plane_of(fxa, fya, fxb, fyb, fxc, fyc, sxa, sya, sxb, syb, sxc, syc, sza, s
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def _corner(v, a0, a1, a2):
-    """Corner v's value of an attribute (a0, a1, a2 at the corners) in the operations the
-    clipped path weighs a polygon vertex with (weights of exactly one and zero), so that both
-    paths give the same bits, signed zeros included."""
-    return ((1.0 if v == 0 else 0.0) * a0 + (1.0 if v == 1 else 0.0) * a1
-            + (1.0 if v == 2 else 0.0) * a2)
+def _emit_corner(o, k, x, y, z, inv_w, b0, b1, b2, flat, fn0, fn1, fn2, normal, uv, i0, i1, i2,
+                 ox, oy, oz, oinv_w, onrm, ouv):
+    """Corner k of setup triangle o: window position, depth and 1/w as given; the normal (the
+    face's when flat) and uv weighed from the input triangle's corners i0, i1, i2 by (b0, b1,
+    b2), in one order for clipped and whole triangles alike, so both give the same bits."""
+    ox[o, k] = x
+    oy[o, k] = y
+    oz[o, k] = z
+    oinv_w[o, k] = inv_w
+    for j in range(3):
+        if flat:
+            onrm[o, k, j] = fn0 if j == 0 else (fn1 if j == 1 else fn2)
+        else:
+            onrm[o, k, j] = b0 * normal[i0, j] + b1 * normal[i1, j] + b2 * normal[i2, j]
+    for j in range(2):
+        ouv[o, k, j] = b0 * uv[i0, j] + b1 * uv[i1, j] + b2 * uv[i2, j]
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
@@ -247,17 +257,9 @@ def _setup_chunk(t0, t1, clip, world, normal, uv, idx, tri_draw, draw_flat, draw
                 for k in range(3):
                     v = k if back or k == 0 else 3 - k     # raster wants positive area
                     iv = i0 if v == 0 else (i1 if v == 1 else i2)
-                    ox[o, k] = vsx[iv]
-                    oy[o, k] = vsy[iv]
-                    oz[o, k] = vz[iv]
-                    oinv_w[o, k] = viw[iv]
-                    for j in range(3):
-                        if flat:
-                            onrm[o, k, j] = fn0 if j == 0 else (fn1 if j == 1 else fn2)
-                        else:
-                            onrm[o, k, j] = _corner(v, normal[i0, j], normal[i1, j], normal[i2, j])
-                    for j in range(2):
-                        ouv[o, k, j] = _corner(v, uv[i0, j], uv[i1, j], uv[i2, j])
+                    _emit_corner(o, k, vsx[iv], vsy[iv], vz[iv], viw[iv], 1.0 if v == 0 else 0.0,
+                                 1.0 if v == 1 else 0.0, 1.0 if v == 2 else 0.0, flat, fn0, fn1,
+                                 fn2, normal, uv, i0, i1, i2, ox, oy, oz, oinv_w, onrm, ouv)
                 oback[o] = back
                 _plane_of(vfx[i0], vfy[i0], vfx[i1], vfy[i1], vfx[i2], vfy[i2], vsx[i0], vsy[i0],
                           vsx[i1], vsy[i1], vsx[i2], vsy[i2], vz[i0], vz[i1], vz[i2], ozplane[o])
@@ -312,18 +314,9 @@ def _setup_chunk(t0, t1, clip, world, normal, uv, idx, tri_draw, draw_flat, draw
                     order = (a, b, c) if back else (a, c, b)   # raster wants positive area
                     for k in range(3):
                         v = order[k]
-                        ox[o, k] = sx[v]
-                        oy[o, k] = sy[v]
-                        oz[o, k] = sz[v]
-                        oinv_w[o, k] = siw[v]
-                        for j in range(3):
-                            if flat:
-                                onrm[o, k, j] = fn0 if j == 0 else (fn1 if j == 1 else fn2)
-                            else:
-                                onrm[o, k, j] = (bary[v, 0] * normal[i0, j] + bary[v, 1] * normal[i1, j]
-                                                 + bary[v, 2] * normal[i2, j])
-                        for j in range(2):
-                            ouv[o, k, j] = bary[v, 0] * uv[i0, j] + bary[v, 1] * uv[i1, j] + bary[v, 2] * uv[i2, j]
+                        _emit_corner(o, k, sx[v], sy[v], sz[v], siw[v], bary[v, 0], bary[v, 1],
+                                     bary[v, 2], flat, fn0, fn1, fn2, normal, uv, i0, i1, i2, ox,
+                                     oy, oz, oinv_w, onrm, ouv)
                     oback[o] = back
                     _depth_plane(fx, fy, sx, sy, sz, a, b, c, ozplane[o])
                 n_out += 1
