@@ -433,7 +433,7 @@ def _plan_twin(n_prims, lidx, fetch_pos, fetch_attr, pos_base, attr_base, index_
     return out
 
 
-@pytest.mark.parametrize("wave", [1, 16, 32, 64])
+@pytest.mark.parametrize("wave", [1, 16, 32, 64, 128])
 def test_fetch_plan_asks_each_line_once_per_wave(wave):
     """The plan builder against its twin on a random mesh with random shaded corners: index
     lines once per draw, vertex lines once per wave and instruction."""
@@ -479,3 +479,10 @@ def test_wider_waves_ask_for_fewer_vertex_lines():
         p = front_end(scene.draws, scene.camera, W, H, 1, params, "legacy").fetch
         lines[wave] = int(((p.op >> OP_STREAM_SHIFT) == STREAM["vertex"]).sum())
     assert lines[16] > lines[32] > lines[64] > 0
+
+
+def test_fetch_wave_out_of_range_is_refused():
+    scene = get_scene("quad")
+    for wave in (0, 129):
+        with pytest.raises(ValueError, match="fetch_wave"):
+            front_end(scene.draws, scene.camera, W, H, 1, {**BASE, "fetch_wave": wave})

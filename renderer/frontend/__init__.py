@@ -230,6 +230,9 @@ def _fetch_plan(draws, mm, params, prim_off, lidx, fetch_index, fetch_pos, fetch
     all its vertices. `static`: a key that determines the fetch_* arrays, if the caller has
     one (else their bytes are hashed)."""
     n = len(head)
+    wave = int(params["fetch_wave"])
+    if not 1 <= wave <= fk.MAX_WAVE:
+        raise ValueError(f"fetch_wave must be 1 to {fk.MAX_WAVE} lanes, got {wave}")
     if mm is None:
         mm = _Addresses()
     line_shift = int(mm.config.line_bytes).bit_length() - 1
@@ -247,7 +250,7 @@ def _fetch_plan(draws, mm, params, prim_off, lidx, fetch_index, fetch_pos, fetch
     streams = (STREAM["index"], STREAM["vertex"])
     args = (prim_off, lidx, fetch_index, fetch_pos, fetch_attr, index_base, pos_base, attr_base,
             sizes, head, rows.alive, desc_addr, vlist_addr, tri_addr, rows.vert_off, rows.verts,
-            rows.draw, line_shift, streams, int(params["fetch_wave"]))
+            rows.draw, line_shift, streams, wave)
     if len(rows.first):
         return _build_plan(n, args)
     # No meshlets: the plan is a function of these arrays alone, and the viewer and reports
@@ -258,8 +261,7 @@ def _fetch_plan(draws, mm, params, prim_off, lidx, fetch_index, fetch_pos, fetch
         # masks as bits (an eighth of the bytes to hash), their length beside them
         digest.update(np.packbits(a).tobytes() + bytes(str(a.shape), "ascii")
                       if a.dtype == np.bool_ else np.ascontiguousarray(a).tobytes())
-    return _PLANS.get((mesh_ids(draws), line_shift, int(params["fetch_wave"]), static,
-                       digest.digest()),
+    return _PLANS.get((mesh_ids(draws), line_shift, wave, static, digest.digest()),
                       (d.mesh for d in draws), lambda: _build_plan(n, args))
 
 

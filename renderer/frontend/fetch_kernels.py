@@ -20,8 +20,9 @@ from numba import njit
 from renderer.memory_kernels import request
 
 RECENT = 4   # lines a primitive's issue remembers: requests to them are merged
-SLOTS = 512  # per instruction, the open-addressed set of the lines a wave asked for (>= 4 x the
-             # most lines a wave of 64 lanes can touch, two per lane, so probes stay short)
+SLOTS = 512  # per instruction, the open-addressed set of the lines a wave asked for: at least
+             # twice the most lines a wave can touch (two per lane), so probes stay short
+MAX_WAVE = SLOTS // 4   # lanes: 128, the widest wave (Adreno's) fits
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
