@@ -142,14 +142,26 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
         # pixels (its events, in block order), and nothing at all for a triangle that won none.
         # (With HiZ the shading pass still walks the bounding box: its HiZ test counts there.)
         ev_walk = phase == PH_SHADE and n_samples == 1 and not hiz
+        t = ref_tri[r]
         if ev_walk:
+            # Half the triangles PH_VIS let through on a dense mesh lose all their pixels to
+            # later ones: look for one pixel it still holds before any setup (nothing is
+            # counted or fetched for a triangle that shades nothing).
             won = False
             for e in range(ev_cur, ev_end):
-                won = won or (ev_block[e] >= 0 and ev_written[e] != 0)
+                gb = ev_block[e]
+                left = ev_written[e] if gb >= 0 else np.uint64(0)
+                wy0 = ((gb // blocks_x) << BLOCK_BITS) - ty0
+                wx0 = ((gb % blocks_x) << BLOCK_BITS) - tx0
+                while left and not won:
+                    p = popcount((left & (~left + np.uint64(1))) - np.uint64(1))  # lowest bit
+                    left &= left - np.uint64(1)
+                    won = winner[wy0 + (p >> BLOCK_BITS), wx0 + (p & (BLOCK - 1)), 0] == t
+                if won:
+                    break
             if not won:
                 n_tex_out[r] = 0
                 continue
-        t = ref_tri[r]
         if not hiz:
             # No sample inside the triangle's bounding box: it covers nothing, and without HiZ
             # (whose block test comes before coverage) nothing about it is counted. Most
