@@ -134,10 +134,10 @@ def main(argv=None) -> int:
     for name, scene in scenes.items():
         ts, breakdowns[name] = tilesim_frames(scene, width, height, args.repeats)
         gl = gl_frame_ms(scene, width, height, args.repeats)   # warms itself with one frame
-        row = [name, f"{scene.n_triangles:,}", f"{ts:,.1f}", f"{gl:,.1f}", f"{ts / gl:,.1f}x"]
+        row = [name, f"{scene.n_triangles:,}", f"{ts:,.1f}", f"{gl:,.1f}", f"{ts / gl:,.2f}x"]
         for p in also:
             ms = frame_ms(scene, p, width, height, args.repeats)
-            row += [f"{ms:,.1f}", f"{ms / gl:,.1f}x"]
+            row += [f"{ms:,.1f}", f"{ms / gl:,.2f}x"]
         table.add_row(*row)
     console.print(table)
 
