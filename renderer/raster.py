@@ -52,12 +52,6 @@ class RopEvents(NamedTuple):
     tex_addr: np.ndarray   # int64 (cap,) byte address of a 4x4 texel block in the texture stream
 
 
-def _csr(counts: np.ndarray) -> np.ndarray:
-    off = np.zeros(len(counts) + 1, np.int64)
-    np.cumsum(counts, out=off[1:])
-    return off
-
-
 def interleaved_rows(tiles_x: int, tiles_y: int) -> np.ndarray:
     """Tile order for the parallel loop: even tile rows, then odd ones. prange hands each thread
     a contiguous run of iterations, and contiguous tiles in raster order are a band of the
@@ -83,9 +77,8 @@ class Raster:
                  fb: Framebuffer, view: RasterView, hsr: bool = False,
                  chunk: np.ndarray | None = None, hiz: bool = False):
         textured = mat.texture[tris.draw] >= 0 if tris.n else np.zeros(0, np.bool_)
-        blocks, quads = event_capacity(tris.x, tris.y, view.width, view.height, bins.tile,
-                                       bins.tiles_x, bins.tile_offsets, bins.ref_tri, textured)
-        block_off, tex_off = _csr(blocks), _csr(quads)
+        block_off, tex_off = event_capacity(tris.x, tris.y, view.width, view.height, bins.tile,
+                                            bins.tiles_x, bins.tile_offsets, bins.ref_tri, textured)
         self.ev = RopEvents(block_off, np.zeros(bins.n_refs, np.int64),
                             np.empty(block_off[-1], np.int64), np.empty(block_off[-1], np.uint64),
                             np.empty(block_off[-1], np.uint64), tex_off,
