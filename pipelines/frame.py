@@ -6,6 +6,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from renderer import geometry_kernels
 from renderer.binning_kernels import BLOCK
 from renderer.memo import MeshMemo, mesh_ids
 from renderer.memory import STREAM
@@ -44,9 +45,7 @@ _STREAMS = MeshMemo(8)
 
 def prim_offsets(tri_prim: np.ndarray, n_prims: int) -> np.ndarray:
     """CSR from input primitives to their setup triangles (tri_prim is sorted): int64 (n+1,)."""
-    off = np.zeros(n_prims + 1, np.int64)
-    np.cumsum(np.bincount(tri_prim, minlength=n_prims), out=off[1:])
-    return off
+    return geometry_kernels.prim_offsets(tri_prim, n_prims)
 
 
 def blocks(width: int, height: int) -> tuple[int, int, int]:
