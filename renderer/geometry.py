@@ -165,12 +165,11 @@ def _setup_all(draws, camera, width: int, height: int) -> SetupPass:
     gk.project_vertices(clip, width, height, *vert)
     args = (clip, world, nrm, uv, idx, tri_draw, draw_flat, draw_cull, width, height, vert)
     n_emit, outcome, clipped = gk.setup_triangles(*args, False, np.zeros(1, np.int64), _empty(0))
-    offsets = np.zeros(len(idx) + 1, np.int64)
-    np.cumsum(n_emit, out=offsets[1:])
+    offsets = gk.running_sum(n_emit)
     out = _empty(int(offsets[-1]))
     gk.setup_triangles(*args, True, offsets, out)
-    prim = np.repeat(np.arange(len(idx), dtype=np.int64), n_emit)
-    tris = SetupTriangles(*out, draw=tri_draw[prim], prim=prim)
+    prim, draw = gk.emitted_rows(offsets, tri_draw)
+    tris = SetupTriangles(*out, draw=draw, prim=prim)
     return SetupPass(tris, outcome, clipped, idx, n_prims, n_verts, cfw)
 
 

@@ -363,6 +363,16 @@ def take_rows(src, rows, out):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def running_sum(counts):
+    """[0, counts[0], counts[0] + counts[1], ...]: CSR offsets, int64 (n + 1,)."""
+    off = np.empty(counts.shape[0] + 1, np.int64)
+    off[0] = 0
+    for i in range(counts.shape[0]):
+        off[i + 1] = off[i] + counts[i]
+    return off
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def prim_offsets(tri_prim, n_prims):
     """CSR from input primitives to their setup triangles (tri_prim sorted): int64 (n_prims + 1,).
     One pass and a running sum, where numpy's bincount and cumsum take five times as long."""
@@ -372,3 +382,17 @@ def prim_offsets(tri_prim, n_prims):
     for p in range(n_prims):
         off[p + 1] += off[p]
     return off
+
+
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
+def emitted_rows(offsets, tri_draw):
+    """For each setup triangle (input triangle t wrote rows offsets[t]..offsets[t+1]), its input
+    triangle and its draw: the prim and draw columns of SetupTriangles."""
+    n = offsets.shape[0] - 1
+    prim = np.empty(offsets[n], np.int64)
+    draw = np.empty(offsets[n], np.int32)
+    for t in prange(n):
+        for o in range(offsets[t], offsets[t + 1]):
+            prim[o] = t
+            draw[o] = tri_draw[t]
+    return prim, draw
