@@ -60,7 +60,8 @@ def framebuffer(rp, images, view, shaded) -> Framebuffer:
         if att.load == LoadAction.LOAD and att.name in images and images[att.name].shape == shape:
             return images[att.name]
         img = np.empty(shape, dtype)
-        fill(img, np.full(shape[1:], clear, dtype))
+        texel = np.frombuffer(np.asarray(clear, dtype).tobytes(), np.uint32)   # 4 B: one word
+        fill(img.reshape(-1).view(np.uint32), texel[0])
         images[att.name] = img
         return img
     h, w, s = view.height, view.width, view.samples
