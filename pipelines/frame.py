@@ -54,6 +54,14 @@ def blocks(width: int, height: int) -> tuple[int, int, int]:
     return bx, by, bx * by
 
 
+def shaded_counts(width: int, height: int) -> np.ndarray:
+    """uint32 (h, w) zeros: fragments shaded per pixel over the frame's passes (the overdraw
+    heat map), zeroed on both cores (np.zeros clears recycled heap memory on one)."""
+    shaded = np.empty((height, width), np.uint32)
+    fill(shaded.reshape(-1), np.uint32(0))
+    return shaded
+
+
 def framebuffer(rp, images, view, shaded) -> Framebuffer:
     """The pass's attachments: previous contents for LOAD, else the clear value."""
     def get(att, shape, dtype, clear):

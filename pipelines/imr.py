@@ -19,7 +19,8 @@ from renderer.raster_kernels import RC
 from renderer.shade import build_tables, light_vector
 from scenes.model import LoadAction, StoreAction
 
-from .frame import GeometryStreams, blocks, framebuffer, prim_offsets, read_inputs, tile_maps
+from .frame import (GeometryStreams, blocks, framebuffer, prim_offsets, read_inputs,
+                    shaded_counts, tile_maps)
 from .frontend_params import frontend_params
 from .imr_kernels import replay, serve_handed, work_in_submission_order
 from .result import Result
@@ -73,7 +74,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
     counters = Counters()
     per_tile = np.zeros((tiles_y * tiles_x, RC.N), np.int64)
     images: dict[str, np.ndarray] = {}
-    shaded = np.zeros((height, width), np.uint32)
+    shaded = shaded_counts(width, height)
     fb = None
     attachments: dict = {}           # name -> (attachment, samples) of the passes so far
     for rp in scene.frame(samples):

@@ -38,7 +38,8 @@ from renderer.raster_kernels import RC
 from renderer.shade import build_tables, light_vector
 from scenes.model import LoadAction, StoreAction
 
-from .frame import GeometryStreams, blocks, framebuffer, prim_offsets, read_inputs, tile_maps
+from .frame import (GeometryStreams, blocks, framebuffer, prim_offsets, read_inputs,
+                    shaded_counts, tile_maps)
 from .frontend_params import frontend_params
 from .result import Result
 from .tbdr_kernels import param_chunks, tiler_geometry, tiler_state, tiler_tiles
@@ -77,7 +78,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
     light = light_vector(scene.light)
     counters = Counters()
     images: dict[str, np.ndarray] = {}
-    shaded = np.zeros((height, width), np.uint32)
+    shaded = shaded_counts(width, height)
     blocks_x, blocks_y, _ = blocks(width, height)
     passes = scene.frame(samples)
     tile0 = int(preset["tile_px"])
