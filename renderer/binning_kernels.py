@@ -37,7 +37,7 @@ def _overlaps(x, y, t, rx0, ry0, rx1, ry1):
     return True
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _tile_range(x, y, t, width, height, tile):
     x0, y0, x1, y1 = pixel_bbox(x, y, t, width, height)
     if x1 <= x0 or y1 <= y0:
