@@ -6,7 +6,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from renderer import geometry_kernels
 from renderer.binning_kernels import BLOCK
 from renderer.memo import MeshMemo, mesh_ids
 from renderer.memory import STREAM
@@ -41,11 +40,6 @@ class GeometryStreams(NamedTuple):
 
 
 _STREAMS = MeshMemo(8)
-
-
-def prim_offsets(tri_prim: np.ndarray, n_prims: int) -> np.ndarray:
-    """CSR from input primitives to their setup triangles (tri_prim is sorted): int64 (n+1,)."""
-    return geometry_kernels.prim_offsets(tri_prim, n_prims)
 
 
 def blocks(width: int, height: int) -> tuple[int, int, int]:

@@ -12,6 +12,7 @@ import numpy as np
 from renderer.binning import RASTER_TILE, bin_triangles
 from renderer.counters import Counters
 from renderer.frontend import front_end
+from renderer.geometry_kernels import prim_offsets
 from renderer.memory import ROP_COLOR, ROP_DEPTH, STREAM, MemoryModel, Surface
 from renderer.memory_kernels import clear_surface, resolve_surface, write_linear
 from renderer.raster import RasterView, rasterize
@@ -19,8 +20,8 @@ from renderer.raster_kernels import RC
 from renderer.shade import build_tables, light_vector
 from scenes.model import LoadAction, StoreAction
 
-from .frame import (GeometryStreams, blocks, framebuffer, prim_offsets, read_inputs,
-                    shaded_counts, tile_maps)
+from .frame import (GeometryStreams, blocks, framebuffer, read_inputs, shaded_counts,
+                    tile_maps)
 from .frontend_params import frontend_params
 from .imr_kernels import replay, serve_handed, work_in_submission_order
 from .result import Result

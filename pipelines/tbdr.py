@@ -31,6 +31,7 @@ from renderer.binning import bin_triangles
 from renderer.counters import Counters
 from renderer.formats import FORMATS, PARAM_PRIMITIVE, PARAM_VERTEX, TILE_LIST_ENTRY
 from renderer.frontend import front_end
+from renderer.geometry_kernels import prim_offsets
 from renderer.memory import MemoryModel
 from renderer.memory_kernels import flush_region
 from renderer.raster import Raster, RasterView
@@ -38,8 +39,8 @@ from renderer.raster_kernels import RC
 from renderer.shade import build_tables, light_vector
 from scenes.model import LoadAction, StoreAction
 
-from .frame import (GeometryStreams, blocks, framebuffer, prim_offsets, read_inputs,
-                    shaded_counts, tile_maps)
+from .frame import (GeometryStreams, blocks, framebuffer, read_inputs, shaded_counts,
+                    tile_maps)
 from .frontend_params import frontend_params
 from .result import Result
 from .tbdr_kernels import param_chunks, tiler_geometry, tiler_state, tiler_tiles

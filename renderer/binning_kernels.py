@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .geometry_kernels import SUBPIXEL_BITS
+from .geometry_kernels import SUBPIXEL_BITS, running_sum
 
 BLOCK = 8     # ROP block edge, px: the unit the ROP asks the memory system for (see raster_kernels)
 
@@ -109,9 +109,8 @@ def event_capacity(x, y, width, height, tile, tiles_x, tile_offsets, ref_tri, te
     """Upper bounds on the memory events each reference can emit, as CSR offsets (n_refs + 1):
     ROP blocks of its bbox in the tile, and (textured draws) 2x2 quads of it."""
     n_tiles = tile_offsets.shape[0] - 1
-    n_refs = ref_tri.shape[0]
-    blocks = np.zeros(n_refs + 1, np.int64)      # each reference's bound at r + 1, then summed
-    quads = np.zeros(n_refs + 1, np.int64)
+    blocks = np.zeros(ref_tri.shape[0], np.int64)
+    quads = np.zeros(ref_tri.shape[0], np.int64)
     for i in prange(n_tiles):
         tx0p, ty0p = (i % tiles_x) * tile, (i // tiles_x) * tile
         for r in range(tile_offsets[i], tile_offsets[i + 1]):
@@ -121,10 +120,7 @@ def event_capacity(x, y, width, height, tile, tiles_x, tile_offsets, ref_tri, te
             x1, y1 = min(x1, tx0p + tile), min(y1, ty0p + tile)
             bx = (x1 - 1) // BLOCK - x0 // BLOCK + 1
             by = (y1 - 1) // BLOCK - y0 // BLOCK + 1
-            blocks[r + 1] = bx * by
+            blocks[r] = bx * by
             if textured[t]:
-                quads[r + 1] = ((x1 - 1) // 2 - x0 // 2 + 1) * ((y1 - 1) // 2 - y0 // 2 + 1)
-    for r in range(n_refs):                      # prefix sums (numpy's cumsum is scalar too)
-        blocks[r + 1] += blocks[r]
-        quads[r + 1] += quads[r]
-    return blocks, quads
+                quads[r] = ((x1 - 1) // 2 - x0 // 2 + 1) * ((y1 - 1) // 2 - y0 // 2 + 1)
+    return running_sum(blocks), running_sum(quads)

@@ -83,19 +83,12 @@ def _clip_polygon(c0, c1, c2, gx, gy, bary, tmp, p, q, n_planes_mask):
     return n
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def _depth_plane(fx, fy, sx, sy, sz, a, b, c, out):
-    """Window depth as a plane z = out[0] X + out[1] Y + out[2] over subpixel coordinates, fitted
-    to the unsnapped positions as OpenGL implementations do (llvmpipe sets up its z plane from
-    float positions); snapping moves the edges, not the depth. Falls back to the snapped
-    positions when the unsnapped triangle is degenerate."""
-    _plane_of(fx[a], fy[a], fx[b], fy[b], fx[c], fy[c], sx[a], sy[a], sx[b], sy[b], sx[c], sy[c],
-              sz[a], sz[b], sz[c], out)
-
-
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def _plane_of(fxa, fya, fxb, fyb, fxc, fyc, sxa, sya, sxb, syb, sxc, syc, sza, szb, szc, out):
-    """_depth_plane on the three corners' values."""
+def _depth_plane(fxa, fya, fxb, fyb, fxc, fyc, sxa, sya, sxb, syb, sxc, syc, sza, szb, szc, out):
+    """Window depth as a plane z = out[0] X + out[1] Y + out[2] over subpixel coordinates, fitted
+    to the corners' unsnapped positions (f) as OpenGL implementations do (llvmpipe sets up its z
+    plane from float positions); snapping moves the edges, not the depth. Falls back to the
+    snapped positions (s) when the unsnapped triangle is degenerate. z: the corners' depths."""
     ux, uy, uz = fxb - fxa, fyb - fya, szb - sza
     vx, vy, vz = fxc - fxa, fyc - fya, szc - sza
     det = ux * vy - uy * vx
@@ -261,36 +254,29 @@ def _setup_chunk(t0, t1, clip, world, normal, uv, idx, tri_draw, draw_flat, draw
                                  1.0 if v == 1 else 0.0, 1.0 if v == 2 else 0.0, flat, fn0, fn1,
                                  fn2, normal, uv, i0, i1, i2, ox, oy, oz, oinv_w, onrm, ouv)
                 oback[o] = back
-                _plane_of(vfx[i0], vfy[i0], vfx[i1], vfy[i1], vfx[i2], vfy[i2], vsx[i0], vsy[i0],
-                          vsx[i1], vsy[i1], vsx[i2], vsy[i2], vz[i0], vz[i1], vz[i2], ozplane[o])
+                _depth_plane(vfx[i0], vfy[i0], vfx[i1], vfy[i1], vfx[i2], vfy[i2], vsx[i0], vsy[i0],
+                             vsx[i1], vsy[i1], vsx[i2], vsy[i2], vz[i0], vz[i1], vz[i2], ozplane[o])
                 break
-            if mask == 0:
-                n = 3
-                for v in range(3):
-                    iv = idx[t, v]
-                    bary[v, 0] = bary[v, 1] = bary[v, 2] = 0.0
-                    bary[v, v] = 1.0
-                    sx[v], sy[v], fx[v], fy[v], sz[v], siw[v] = vsx[iv], vsy[iv], vfx[iv], vfy[iv], vz[iv], viw[iv]
-            else:
-                c0, c1, c2 = clip[i0], clip[i1], clip[i2]
-                gx = 1.0 + 2.0 * GUARD_PX / width
-                gy = 1.0 + 2.0 * GUARD_PX / height
-                n = _clip_polygon(c0, c1, c2, gx, gy, bary, tmp, p, q, mask)
-                if n < 3:
-                    res = (0, CULLED_FRUSTUM, True)
-                    break
-                for v in range(n):         # project and snap every vertex of the clipped polygon
-                    cx = bary[v, 0] * c0[0] + bary[v, 1] * c1[0] + bary[v, 2] * c2[0]
-                    cy = bary[v, 0] * c0[1] + bary[v, 1] * c1[1] + bary[v, 2] * c2[1]
-                    cz = bary[v, 0] * c0[2] + bary[v, 1] * c1[2] + bary[v, 2] * c2[2]
-                    cw = bary[v, 0] * c0[3] + bary[v, 1] * c1[3] + bary[v, 2] * c2[3]
-                    iw = 1.0 / cw
-                    fx[v] = (cx * iw * 0.5 + 0.5) * width * SUBPIXEL
-                    fy[v] = (0.5 - cy * iw * 0.5) * height * SUBPIXEL
-                    sx[v] = _snap(fx[v] / SUBPIXEL)
-                    sy[v] = _snap(fy[v] / SUBPIXEL)
-                    sz[v] = cz * iw * 0.5 + 0.5
-                    siw[v] = iw
+            # A plane cuts it: the clipped polygon, projected and snapped, as a fan.
+            c0, c1, c2 = clip[i0], clip[i1], clip[i2]
+            gx = 1.0 + 2.0 * GUARD_PX / width
+            gy = 1.0 + 2.0 * GUARD_PX / height
+            n = _clip_polygon(c0, c1, c2, gx, gy, bary, tmp, p, q, mask)
+            if n < 3:
+                res = (0, CULLED_FRUSTUM, True)
+                break
+            for v in range(n):
+                cx = bary[v, 0] * c0[0] + bary[v, 1] * c1[0] + bary[v, 2] * c2[0]
+                cy = bary[v, 0] * c0[1] + bary[v, 1] * c1[1] + bary[v, 2] * c2[1]
+                cz = bary[v, 0] * c0[2] + bary[v, 1] * c1[2] + bary[v, 2] * c2[2]
+                cw = bary[v, 0] * c0[3] + bary[v, 1] * c1[3] + bary[v, 2] * c2[3]
+                iw = 1.0 / cw
+                fx[v] = (cx * iw * 0.5 + 0.5) * width * SUBPIXEL
+                fy[v] = (0.5 - cy * iw * 0.5) * height * SUBPIXEL
+                sx[v] = _snap(fx[v] / SUBPIXEL)
+                sy[v] = _snap(fy[v] / SUBPIXEL)
+                sz[v] = cz * iw * 0.5 + 0.5
+                siw[v] = iw
             fn0 = fn1 = fn2 = 0.0
             if flat and write:
                 fn0, fn1, fn2 = _face_normal(world, i0, i1, i2)
@@ -318,15 +304,16 @@ def _setup_chunk(t0, t1, clip, world, normal, uv, idx, tri_draw, draw_flat, draw
                                      bary[v, 2], flat, fn0, fn1, fn2, normal, uv, i0, i1, i2, ox,
                                      oy, oz, oinv_w, onrm, ouv)
                     oback[o] = back
-                    _depth_plane(fx, fy, sx, sy, sz, a, b, c, ozplane[o])
+                    _depth_plane(fx[a], fy[a], fx[b], fy[b], fx[c], fy[c], sx[a], sy[a], sx[b],
+                                 sy[b], sx[c], sy[c], sz[a], sz[b], sz[c], ozplane[o])
                 n_out += 1
             if n_out > 0:
-                res = (n_out, EMITTED, mask != 0)
+                res = (n_out, EMITTED, True)
                 break
             if n_back > 0:
-                res = (0, CULLED_BACKFACE, mask != 0)
+                res = (0, CULLED_BACKFACE, True)
                 break
-            res = (0, CULLED_ZERO_AREA, mask != 0)
+            res = (0, CULLED_ZERO_AREA, True)
             break
         if not write:
             n_emit[t], outcome[t], clipped[t] = res
@@ -375,13 +362,11 @@ def running_sum(counts):
 @njit(cache=True, nogil=True, error_model="numpy")
 def prim_offsets(tri_prim, n_prims):
     """CSR from input primitives to their setup triangles (tri_prim sorted): int64 (n_prims + 1,).
-    One pass and a running sum, where numpy's bincount and cumsum take five times as long."""
-    off = np.zeros(n_prims + 1, np.int64)
+    A count and a running sum, where numpy's bincount and cumsum take five times as long."""
+    counts = np.zeros(n_prims, np.int64)
     for t in range(tri_prim.shape[0]):
-        off[tri_prim[t] + 1] += 1
-    for p in range(n_prims):
-        off[p + 1] += off[p]
-    return off
+        counts[tri_prim[t]] += 1
+    return running_sum(counts)
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")

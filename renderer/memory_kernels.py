@@ -92,19 +92,6 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
         counted = (op & OP_WRITE_BACK) == 0
         if counted and (op & OP_FILL) == 0:
             acc[A_ONCHIP_WRITE if write else A_ONCHIP_READ, stream] += lb
-        if lv >= 0 and (own >> lv) & 1:      # the common case on its own: a hit on the hinted way
-            mask = shape[lv, SH_MASK]
-            s = shape[lv, SH_BASE] + (line & mask if mask >= 0 else line % shape[lv, SH_SETS])
-            w = hint[line & (HINTS - 1)]
-            if w < shape[lv, SH_WAYS] and lines[s, F_TAG, w] == line:
-                clock = shape[lv, SH_CLOCK] + 1
-                shape[lv, SH_CLOCK] = clock
-                lines[s, F_STAMP, w] = clock
-                if counted:
-                    acc[A_HITS, lv] += 1
-                if write:
-                    lines[s, F_INFO, w] |= I_DIRTY
-                continue
         below = -2           # a read miss goes on to this level once its victim is written back
         while True:
             if lv < -1 or (own >> (lv if lv >= 0 else DRAM_BIT)) & 1 == 0:   # not ours: hand on
@@ -120,12 +107,14 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
                 mask = shape[lv, SH_MASK]
                 s = shape[lv, SH_BASE] + (line & mask if mask >= 0 else line % shape[lv, SH_SETS])
                 ways = shape[lv, SH_WAYS]
-                # Whole-set scans without an early exit compile to vector compares. A set's tags
-                # are unique, so at most one way matches.
-                w = -1
-                for k in range(ways):
-                    if lines[s, F_TAG, k] == line:
-                        w = k
+                # The hinted way first; else a whole-set scan, which without an early exit
+                # compiles to vector compares. A set's tags are unique: at most one way matches.
+                w = np.int64(hint[line & (HINTS - 1)])
+                if w >= ways or lines[s, F_TAG, w] != line:
+                    w = -1
+                    for k in range(ways):
+                        if lines[s, F_TAG, k] == line:
+                            w = k
                 clock = shape[lv, SH_CLOCK] + 1
                 shape[lv, SH_CLOCK] = clock
                 if w >= 0:                                   # hit
