@@ -104,7 +104,8 @@ def replay(cs, acc, tile_bytes, fetch, prim_need, tri_draw, bins, ref_tile, ev, 
                 n_out = serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out)
                 n = 0
             if hand_on:
-                n = request(rq, n, FETCH_MARK, p, OP_WRITE_BACK, -1)
+                if f_off[p + 1] > f_off[p]:      # (most fetch nothing: their waves' first did)
+                    n = request(rq, n, FETCH_MARK, p, OP_WRITE_BACK, -1)
             else:
                 n = issue(rq, n, L2, shift, f_off, f_addr, f_nbytes, f_op, p)
             continue

@@ -36,11 +36,8 @@ class SetupTriangles(NamedTuple):
 
     def take(self, rows: np.ndarray) -> "SetupTriangles":
         """These rows (int64 indices), in that order; copies gathered in parallel."""
-        out = []
-        for a in self:
-            o = np.empty((len(rows),) + a.shape[1:], a.dtype)
-            gk.take_rows(a.reshape(len(a), -1), rows, o.reshape(len(rows), -1))
-            out.append(o)
+        out = [np.empty((len(rows),) + a.shape[1:], a.dtype) for a in self]
+        gk.take_rows(rows, *self, *out)
         return SetupTriangles(*out)
 
 

@@ -341,12 +341,21 @@ def setup_triangles(clip, world, normal, uv, idx, tri_draw, draw_flat, draw_cull
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def take_rows(src, rows, out):
-    """out[i] = src[rows[i]] for 2-D arrays (a struct-of-arrays field viewed as rows)."""
+def take_rows(rows, x, y, z, inv_w, nrm, uv, back, zplane, draw, prim,
+              ox, oy, oz, oinv_w, onrm, ouv, oback, ozplane, odraw, oprim):
+    """Row i of every SetupTriangles field = row rows[i] of the source's: all fields in one
+    pass, element by element (one launch and one walk over rows instead of one per field, and
+    a row view per row costs more than its elements)."""
     for i in prange(rows.shape[0]):
         r = rows[i]
-        for j in range(src.shape[1]):       # element by element: a row view per row costs more
-            out[i, j] = src[r, j]
+        for k in range(3):
+            ox[i, k], oy[i, k], oz[i, k] = x[r, k], y[r, k], z[r, k]
+            oinv_w[i, k], ozplane[i, k] = inv_w[r, k], zplane[r, k]
+            for j in range(3):
+                onrm[i, k, j] = nrm[r, k, j]
+            for j in range(2):
+                ouv[i, k, j] = uv[r, k, j]
+        oback[i], odraw[i], oprim[i] = back[r], draw[r], prim[r]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

@@ -36,11 +36,10 @@ op = write | write-back << 1 | stream << 2 | fill << 9. A write-back is a dirty 
 level above (a flush): it counts no on-chip bytes, hits or misses. A fill is a request a level above
 has passed on (serve_levels): it counts hits and misses but not its on-chip bytes again.
 
-A request first tries the way its line was last found in (a hint table indexed by the line's low
-bits, kept for one call): most requests are hits on a line used a few requests before, and one tag
-compare skips the whole-set scan (serving the tiler's phase-1 stream went from 16 to 12 ns a
-request). The hint is checked against the tag, so a stale hint only sends the request on to the
-scan; the result is the scan's.
+A lookup scans the whole set, with no early exit, so that it compiles to vector compares. (A
+table of the way each line was last found in, tried first, was measured and dropped: below the
+ROP caches almost no request repeats a recent line, and a mispredicted hint check cost more than
+the scan it skipped -- the lower thread of a DSBR replay served its rows 12% faster without it.)
 """
 from __future__ import annotations
 
@@ -65,7 +64,6 @@ OP_FILL = 1 << 9       # above the stream's 7 bits: see serve_levels
 DRAM_BIT = 62          # serve_levels' `own` bit for DRAM
 ALL_LEVELS = -1        # every level and DRAM
 REQUESTS = 1024      # rows of a producer's request buffer: 32 KiB, stays in the L1 data cache
-HINTS = 1024         # serve's way hints: the line's low 10 bits index them (uint8, 1 KiB)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -84,7 +82,6 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
     everything at once gives: a level's behaviour depends only on the order of what reaches it,
     and the stamps are per level. Returns the new length of out."""
     lb = meta[M_LINE_BYTES]
-    hint = np.zeros(HINTS, np.uint8)       # way where each line (by its low bits) was last seen
     for i in range(n):
         lv, line, op, tile = rq[i, R_LEVEL], rq[i, R_LINE], rq[i, R_OP], rq[i, R_TILE]
         stream = (op >> OP_STREAM_SHIFT) & I_STREAM_MASK
@@ -107,18 +104,14 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
                 mask = shape[lv, SH_MASK]
                 s = shape[lv, SH_BASE] + (line & mask if mask >= 0 else line % shape[lv, SH_SETS])
                 ways = shape[lv, SH_WAYS]
-                # The hinted way first; else a whole-set scan, which without an early exit
-                # compiles to vector compares. A set's tags are unique: at most one way matches.
-                w = np.int64(hint[line & (HINTS - 1)])
-                if w >= ways or lines[s, F_TAG, w] != line:
-                    w = -1
-                    for k in range(ways):
-                        if lines[s, F_TAG, k] == line:
-                            w = k
+                # A set's tags are unique: at most one way matches.
+                w = -1
+                for k in range(ways):
+                    if lines[s, F_TAG, k] == line:
+                        w = k
                 clock = shape[lv, SH_CLOCK] + 1
                 shape[lv, SH_CLOCK] = clock
                 if w >= 0:                                   # hit
-                    hint[line & (HINTS - 1)] = w
                     lines[s, F_STAMP, w] = clock
                     if counted:
                         acc[A_HITS, lv] += 1
@@ -137,7 +130,6 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
                     w = key & (MAX_WAYS - 1)
                     v_line, v_info = lines[s, F_TAG, w], lines[s, F_INFO, w]
                     lines[s, F_TAG, w] = line
-                    hint[line & (HINTS - 1)] = w
                     lines[s, F_STAMP, w] = clock
                     lines[s, F_INFO, w] = ((tile << I_TILE_SHIFT) | (stream << I_STREAM_SHIFT)
                                                | (I_DIRTY if write else 0))

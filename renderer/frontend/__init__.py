@@ -148,12 +148,15 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
     if len(sel):
         t = s.tris
         prim_cov = np.zeros(n, np.bool_)
-        prim_cov[t.prim[sel[covers_samples(t, sel, view)]]] = True
+        covers = covers_samples(t, sel, view)
+        prim_cov[t.prim[sel[covers]]] = True
         small = shader_cull & (verdict == gk.EMITTED) & ~prim_cov
         verdict[small] = CULLED_SMALL
-        # how many of them the hardware's bounding-box filter alone would have caught
+        # how many of them the hardware's bounding-box filter alone would have caught (asked
+        # only of the triangles that cover nothing: every piece of a small primitive is one)
         in_box = np.zeros(n, np.bool_)
-        in_box[t.prim[sel[~bbox_misses_samples(t, sel, view)]]] = True
+        none = sel[~covers]
+        in_box[t.prim[none[~bbox_misses_samples(t, none, view)]]] = True
         c.add("geom.ngg.small_bbox", int((small & ~in_box).sum()))
     keep = verdict == gk.EMITTED
 
