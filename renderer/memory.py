@@ -92,14 +92,15 @@ def _second_thread() -> ThreadPoolExecutor:
     return ex
 
 
+MAX_REGIONS = 1 << 16     # region ids: see region()
 HAND_ON_ROWS = 1 << 15     # requests per hand-on buffer: 1 MiB
 
 
 class MemoryModel:
     def __init__(self, config: MemoryConfig, n_tiles: int):
         lb = config.line_bytes
-        if lb & (lb - 1):
-            raise ValueError(f"line size must be a power of two, got {lb}")
+        if lb & (lb - 1) or lb < 16:
+            raise ValueError(f"line size must be a power of two of at least 16 B, got {lb}")
         levels = config.levels
         sets = [c.n_sets(lb) for c in levels]
         ways = [c.ways for c in levels]
@@ -126,7 +127,10 @@ class MemoryModel:
         self._second = _second_thread()
 
     def region(self, key) -> int:
-        """A stable region id for a surface name or buffer object."""
+        """A stable region id for a surface name or buffer object. Ids stay below 2^16, so that
+        line numbers stay below 2^52 (serve_levels divides them in float64, exactly)."""
+        if key not in self._regions and len(self._regions) + 1 >= MAX_REGIONS:
+            raise ValueError(f"more than {MAX_REGIONS - 1} memory regions in one model")
         return self._regions.setdefault(key, len(self._regions) + 1)
 
     def surface(self, name: str, fmt: str, samples: int) -> Surface:

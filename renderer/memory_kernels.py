@@ -82,6 +82,9 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
     everything at once gives: a level's behaviour depends only on the order of what reaches it,
     and the stamps are per level. Returns the new length of out."""
     lb = meta[M_LINE_BYTES]
+    inv_sets = np.empty(shape.shape[0])
+    for lv in range(shape.shape[0]):
+        inv_sets[lv] = 1.0 / shape[lv, SH_SETS]
     for i in range(n):
         lv, line, op, tile = rq[i, R_LEVEL], rq[i, R_LINE], rq[i, R_OP], rq[i, R_TILE]
         stream = (op >> OP_STREAM_SHIFT) & I_STREAM_MASK
@@ -102,7 +105,16 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
                     tile_bytes[tile] += lb
             else:
                 mask = shape[lv, SH_MASK]
-                s = shape[lv, SH_BASE] + (line & mask if mask >= 0 else line % shape[lv, SH_SETS])
+                if mask >= 0:
+                    s = shape[lv, SH_BASE] + (line & mask)
+                else:
+                    # line % sets without a 64-bit division (the ROP caches have 31 and 39
+                    # sets, and their requests are most of a replay's): the float quotient of
+                    # a line below 2^52 (MemoryModel.region) is off by at most one, corrected
+                    sets = shape[lv, SH_SETS]
+                    r = line - np.int64(line * inv_sets[lv]) * sets
+                    r += sets if r < 0 else (-sets if r >= sets else 0)
+                    s = shape[lv, SH_BASE] + r
                 ways = shape[lv, SH_WAYS]
                 # A set's tags are unique: at most one way matches.
                 w = -1
