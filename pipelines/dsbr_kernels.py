@@ -21,7 +21,15 @@ def batches(prim_tri_off, prim_draw, draw_key, draw_binned, max_prims, corners, 
     n_prims = prim_tri_off.shape[0] - 1
     starts = np.empty(n_prims + 1, np.int64)
     binned = np.empty(n_prims + 1, np.bool_)
-    seen = np.empty(3 * max_prims + 3, np.int64)       # (draw, vertex) keys the batch holds
+    # The (draw, vertex) keys the batch holds: an open-addressed set whose slots belong to the
+    # batch that wrote them (gen), so that a new batch starts empty without clearing it.
+    size = 1
+    while size < 2 * (3 * max_prims + 3):
+        size *= 2
+    slot_key = np.zeros(size, np.int64)
+    slot_gen = np.full(size, -1, np.int64)
+    fresh_keys = np.empty(3, np.int64)
+    gen = 0
     n_b = 0
     count = 0
     n_seen = 0
@@ -39,22 +47,28 @@ def batches(prim_tri_off, prim_draw, draw_key, draw_binned, max_prims, corners, 
             breaks[0] += 1
         if open_new:
             n_seen = 0
+            gen += 1
         n_new = 0
         if raster:
             for k in range(3):
                 key = (np.int64(d) << 32) | corners[3 * p + k]
-                fresh = True                     # a whole scan, no early exit: vectorised
-                for j in range(n_seen + n_new):
-                    fresh &= seen[j] != key
-                if fresh:
-                    seen[n_seen + n_new] = key
+                h = (key * np.int64(0x9E3779B97F4A7C15)) >> 40 & (size - 1)   # Fibonacci hash
+                while slot_gen[h] == gen and slot_key[h] != key:
+                    h = (h + 1) & (size - 1)
+                if slot_gen[h] != gen:                   # not yet in the batch
+                    slot_gen[h], slot_key[h] = gen, key
+                    fresh_keys[n_new] = key
                     n_new += 1
             need = ((n_seen + n_new) * attrs_per_vertex + 15) // 16
             if not open_new and count > 0 and need > max_alloc:
                 open_new = True
                 breaks[2] += 1
-                for k in range(n_new):             # the primitive's vertices open the new batch
-                    seen[k] = seen[n_seen + k]
+                gen += 1                                 # the primitive's vertices open the new batch
+                for k in range(n_new):
+                    h = (fresh_keys[k] * np.int64(0x9E3779B97F4A7C15)) >> 40 & (size - 1)
+                    while slot_gen[h] == gen:
+                        h = (h + 1) & (size - 1)
+                    slot_gen[h], slot_key[h] = gen, fresh_keys[k]
                 n_seen = 0
         if open_new:
             starts[n_b] = p
