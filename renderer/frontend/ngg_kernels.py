@@ -17,14 +17,11 @@ def subgroups(gidx, prim_off, draw_on, keep, max_verts, max_prims, pos_first, at
     corner where it first appears); after culling, only vertices of surviving primitives
     (keep) fetch and shade their attributes (attr_first: first surviving corner). gidx holds
     pass-global vertex ids (distinct per draw). n_sub[d] = subgroups of draw d."""
-    n_verts = 0
-    for c in range(gidx.shape[0]):
-        n_verts = max(n_verts, gidx[c] + 1)
     for d in prange(prim_off.shape[0] - 1):
         if not draw_on[d]:
             continue
         p0, p1 = prim_off[d], prim_off[d + 1]
-        lo, hi = n_verts, 0
+        lo, hi = np.int64(1) << 62, np.int64(0)
         for c in range(p0 * 3, p1 * 3):
             lo = min(lo, gidx[c])
             hi = max(hi, gidx[c] + 1)
