@@ -344,6 +344,9 @@ def trace_chunk8(nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
     st_t = np.empty(stack)
     at = np.empty(boxes.shape[2])        # entry distances of the opened node's slots
     sl = np.empty(boxes.shape[2], np.int64)   # slots kept, nearest first
+    box_clocks = np.empty(boxes.shape[2] + 1, np.int64)   # clocks of a node's n box tests
+    for n in range(boxes.shape[2] + 1):                   # (no integer division per step)
+        box_clocks[n] = (n + box_rate - 1) // box_rate
     nrec = 0
     for r in range(r0, r1):
         ox, oy, oz = np.float64(rays[r, R_OX]), np.float64(rays[r, R_OY]), np.float64(rays[r, R_OZ])
@@ -447,13 +450,18 @@ def trace_chunk8(nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
             n_int, n = np.int64(w7 & 0xFF), np.int64((w7 >> 8) & 0xFF)
             ib, lb = np.int64(nu[node, 3]), np.int64(nu[node, 4]) - n_int     # as _ref8 takes them
             if jx != 0.0 and jy != 0.0 and jz != 0.0:
-                # _slab on every slot, with no parallel-slab case: straight-line, vectorised
+                # _slab on every slot, with no parallel-slab case and each axis's entry plane
+                # picked by the direction's sign (rounding is monotonic: the same values as the
+                # min and max of both planes): straight-line, vectorised
+                nx = 0 if jx > 0.0 else 3
+                ny = 1 if jy > 0.0 else 4
+                nz = 2 if jz > 0.0 else 5
                 for j in range(boxes.shape[2]):
-                    ax, bx = (boxes[node, 0, j] - px) * jx, (boxes[node, 3, j] - px) * jx
-                    ay, by = (boxes[node, 1, j] - py) * jy, (boxes[node, 4, j] - py) * jy
-                    az, bz = (boxes[node, 2, j] - pz) * jz, (boxes[node, 5, j] - pz) * jz
-                    tnear = max(max(max(tmin, min(ax, bx)), min(ay, by)), min(az, bz))
-                    tfar = min(min(min(np.inf, max(ax, bx)), max(ay, by)), max(az, bz))
+                    ax, bx = (boxes[node, nx, j] - px) * jx, (boxes[node, 3 - nx, j] - px) * jx
+                    ay, by = (boxes[node, ny, j] - py) * jy, (boxes[node, 5 - ny, j] - py) * jy
+                    az, bz = (boxes[node, nz, j] - pz) * jz, (boxes[node, 7 - nz, j] - pz) * jz
+                    tnear = max(max(tmin, ax), max(ay, az))
+                    tfar = min(min(bx, by), bz)
                     at[j] = tnear if tnear <= min(tfar + abs(tfar) * BOX_EPS + 1e-300, tmax) else np.inf
             else:
                 for j in range(n):
@@ -461,7 +469,7 @@ def trace_chunk8(nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
                                   boxes[node, 3, j], boxes[node, 4, j], boxes[node, 5, j],
                                   px, py, pz, jx, jy, jz, tmin, tmax)
             box_tests += n
-            clocks += (n + box_rate - 1) // box_rate
+            clocks += box_clocks[n]
             if climbing:
                 # continue with the first child after `last` in (distance, slot) order
                 kt, ks = np.inf, -1
