@@ -23,11 +23,11 @@ CONFIGS = {
 }
 
 
-def _random_requests(mm, n_tiles, seed, n=20000):
+def _random_requests(mm, n_tiles, seed, n=20000, first_region=1):
     """n requests at levels 0-2 to lines of two regions, 40% writes, every stream, tiles -1 to
     n_tiles - 1."""
     rng = np.random.default_rng(seed)
-    regions = rng.integers(1, 3, n)
+    regions = rng.integers(first_region, first_region + 2, n)
     lines = (regions << (mk.REGION_SHIFT - mm.state.meta[mk.M_LINE_SHIFT])) + rng.integers(0, 400, n)
     levels = rng.integers(0, 3, n)
     writes = rng.random(n) < 0.4
@@ -148,3 +148,21 @@ def test_mesh_memo_computes_once_for_threads_asking_at_once():
     for t in threads:
         t.join()
     assert len(calls) == 1 and len(got) == 4 and all(g is got[0] for g in got)
+
+
+def test_set_index_exact_for_the_highest_regions():
+    """serve_levels finds a line's set in a cache of non-power-of-two sets by a float64 quotient
+    corrected by one (memory_kernels); lines of the last region ids a model hands out (2^16 - 1,
+    the largest line numbers) must land in the sets the naive caches' % puts them in."""
+    from renderer.memory import MAX_REGIONS
+    cfg = CONFIGS["with-llc"]
+    mm = MemoryModel(cfg, 5)
+    naive = NaiveCaches(cfg, len(STREAMS), 5)
+    rq = _random_requests(mm, 5, 3, first_region=MAX_REGIONS - 3)
+    for level, line, op, tile in rq:
+        naive.access(int(level), int(line), bool(op & mk.OP_WRITE), int(op >> mk.OP_STREAM_SHIFT),
+                     int(tile))
+    mk.serve(*mm.state, mm.acc, mm.tile_bytes, rq, len(rq))
+    assert list(mm.acc[mk.A_HITS, :4]) == naive.hits and list(mm.acc[mk.A_MISSES, :4]) == naive.misses
+    assert list(mm.acc[mk.A_DRAM_READ, :len(STREAMS)]) == naive.dram_read
+    assert list(mm.acc[mk.A_DRAM_WRITE, :len(STREAMS)]) == naive.dram_write
