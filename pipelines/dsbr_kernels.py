@@ -8,6 +8,13 @@ from numba import njit
 from .imr_kernels import append_in_order
 
 
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _slot(key, size):
+    """Home slot of a key in a table of `size` (a power of two): Fibonacci hashing, the high
+    bits of the key times 2^64 / golden ratio (wrapping)."""
+    return (key * np.int64(-7046029254386353131)) >> 40 & (size - 1)
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def batches(prim_tri_off, prim_draw, draw_key, draw_binned, max_prims, corners, attrs_per_vertex,
             max_alloc):
@@ -52,7 +59,7 @@ def batches(prim_tri_off, prim_draw, draw_key, draw_binned, max_prims, corners, 
         if raster:
             for k in range(3):
                 key = (np.int64(d) << 32) | corners[3 * p + k]
-                h = (key * np.int64(0x9E3779B97F4A7C15)) >> 40 & (size - 1)   # Fibonacci hash
+                h = _slot(key, size)
                 while slot_gen[h] == gen and slot_key[h] != key:
                     h = (h + 1) & (size - 1)
                 if slot_gen[h] != gen:                   # not yet in the batch
@@ -65,7 +72,7 @@ def batches(prim_tri_off, prim_draw, draw_key, draw_binned, max_prims, corners, 
                 breaks[2] += 1
                 gen += 1                                 # the primitive's vertices open the new batch
                 for k in range(n_new):
-                    h = (fresh_keys[k] * np.int64(0x9E3779B97F4A7C15)) >> 40 & (size - 1)
+                    h = _slot(fresh_keys[k], size)
                     while slot_gen[h] == gen:
                         h = (h + 1) & (size - 1)
                     slot_gen[h], slot_key[h] = gen, fresh_keys[k]

@@ -155,8 +155,8 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
         # how many of them the hardware's bounding-box filter alone would have caught (asked
         # only of the triangles that cover nothing: every piece of a small primitive is one)
         in_box = np.zeros(n, np.bool_)
-        none = sel[~covers]
-        in_box[t.prim[none[~bbox_misses_samples(t, none, view)]]] = True
+        bare = sel[~covers]
+        in_box[t.prim[bare[~bbox_misses_samples(t, bare, view)]]] = True
         c.add("geom.ngg.small_bbox", int((small & ~in_box).sum()))
     keep = verdict == gk.EMITTED
 
