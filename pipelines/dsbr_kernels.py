@@ -5,14 +5,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from renderer.stamped_set import add_new
+
 from .imr_kernels import append_in_order
-
-
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def _slot(key, size):
-    """Home slot of a key in a table of `size` (a power of two): Fibonacci hashing, the high
-    bits of the key times 2^64 / golden ratio (wrapping)."""
-    return (key * np.int64(-7046029254386353131)) >> 40 & (size - 1)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -28,13 +23,12 @@ def batches(prim_tri_off, prim_draw, draw_key, draw_binned, max_prims, corners, 
     n_prims = prim_tri_off.shape[0] - 1
     starts = np.empty(n_prims + 1, np.int64)
     binned = np.empty(n_prims + 1, np.bool_)
-    # The (draw, vertex) keys the batch holds: an open-addressed set whose slots belong to the
-    # batch that wrote them (gen), so that a new batch starts empty without clearing it.
+    # The (draw, vertex) keys the batch holds (renderer.stamped_set: a batch is a generation)
     size = 1
     while size < 2 * (3 * max_prims + 3):
         size *= 2
-    slot_key = np.zeros(size, np.int64)
-    slot_gen = np.full(size, -1, np.int64)
+    slot_key = np.zeros((1, size), np.int64)
+    slot_gen = np.zeros((1, size), np.int64)
     fresh_keys = np.empty(3, np.int64)
     gen = 0
     n_b = 0
@@ -59,11 +53,7 @@ def batches(prim_tri_off, prim_draw, draw_key, draw_binned, max_prims, corners, 
         if raster:
             for k in range(3):
                 key = (np.int64(d) << 32) | corners[3 * p + k]
-                h = _slot(key, size)
-                while slot_gen[h] == gen and slot_key[h] != key:
-                    h = (h + 1) & (size - 1)
-                if slot_gen[h] != gen:                   # not yet in the batch
-                    slot_gen[h], slot_key[h] = gen, key
+                if add_new(slot_key, slot_gen, 0, gen, key):
                     fresh_keys[n_new] = key
                     n_new += 1
             need = ((n_seen + n_new) * attrs_per_vertex + 15) // 16
@@ -72,10 +62,7 @@ def batches(prim_tri_off, prim_draw, draw_key, draw_binned, max_prims, corners, 
                 breaks[2] += 1
                 gen += 1                                 # the primitive's vertices open the new batch
                 for k in range(n_new):
-                    h = _slot(fresh_keys[k], size)
-                    while slot_gen[h] == gen:
-                        h = (h + 1) & (size - 1)
-                    slot_gen[h], slot_key[h] = gen, fresh_keys[k]
+                    add_new(slot_key, slot_gen, 0, gen, fresh_keys[k])
                 n_seen = 0
         if open_new:
             starts[n_b] = p

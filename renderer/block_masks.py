@@ -21,6 +21,12 @@ def popcount(m):
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def lowest_bit(m):
+    """Index of the lowest set bit of a non-zero uint64 (the ones below it, counted)."""
+    return popcount((m & (~m + np.uint64(1))) - np.uint64(1))
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def quads_of(m):
     """2x2 quads with a pixel in an 8x8 block's mask (bit y*8+x): fold each quad onto its
     top-left pixel, keep those."""

@@ -191,6 +191,12 @@ def project_vertices(clip, width, height, sx, sy, fx, fy, z, inv_w, outcode):
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _culled(back, cull):
+    """Whether the draw's cull mode drops a triangle that faces back (back) or front."""
+    return (back and cull == CULL_BACK) or (not back and cull == CULL_FRONT)
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _face_normal(world, i0, i1, i2):
     """Faceted meshes: the unit face normal of the input triangle, CCW outward."""
     ax, ay, az = world[i1, 0] - world[i0, 0], world[i1, 1] - world[i0, 1], world[i1, 2] - world[i0, 2]
@@ -237,7 +243,7 @@ def _setup_chunk(t0, t1, clip, world, normal, uv, idx, tri_draw, draw_flat, draw
                     res = (0, CULLED_ZERO_AREA, False)
                     break
                 back = area > 0
-                if (back and cull == CULL_BACK) or (not back and cull == CULL_FRONT):
+                if _culled(back, cull):
                     res = (0, CULLED_BACKFACE, False)
                     break
                 res = (1, EMITTED, False)
@@ -292,7 +298,7 @@ def _setup_chunk(t0, t1, clip, world, normal, uv, idx, tri_draw, draw_flat, draw
                     n_zero += 1
                     continue
                 back = area > 0
-                if (back and cull == CULL_BACK) or (not back and cull == CULL_FRONT):
+                if _culled(back, cull):
                     n_back += 1
                     continue
                 if write:

@@ -19,7 +19,7 @@ import numpy as np
 from numba import literally, njit, prange
 
 from .binning_kernels import BLOCK
-from .block_masks import BLOCK_BITS, block_zmax, popcount, quads_of
+from .block_masks import BLOCK_BITS, block_zmax, lowest_bit, popcount, quads_of
 from .geometry_kernels import SUBPIXEL, SUBPIXEL_BITS
 from .raster_schedule import (FLUSH_BLEND, FLUSH_MASK, FLUSH_PARTIAL, MASK_MODE, PH_IMR, PH_SHADE,
                               PH_VIS, schedule)
@@ -154,7 +154,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                 wy0 = ((gb // blocks_x) << BLOCK_BITS) - ty0
                 wx0 = ((gb % blocks_x) << BLOCK_BITS) - tx0
                 while left and not won:
-                    p = popcount((left & (~left + np.uint64(1))) - np.uint64(1))  # lowest bit
+                    p = lowest_bit(left)
                     left &= left - np.uint64(1)
                     won = winner[wy0 + (p >> BLOCK_BITS), wx0 + (p & (BLOCK - 1)), 0] == t
                 if won:
@@ -345,7 +345,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                     left = cov_m
                     vis_m = np.uint64(0)
                     while left:
-                        p = popcount((left & (~left + np.uint64(1))) - np.uint64(1))  # lowest bit
+                        p = lowest_bit(left)
                         left &= left - np.uint64(1)
                         lx = bx0 + (p & (BLOCK - 1))
                         ly = by0 + (p >> BLOCK_BITS)

@@ -18,24 +18,12 @@ import numpy as np
 from numba import njit
 
 from renderer.memory_kernels import request
+from renderer.stamped_set import add_new
 
 RECENT = 4   # lines a primitive's issue remembers: requests to them are merged
-SLOTS = 512  # per instruction, the open-addressed set of the lines a wave asked for: at least
+SLOTS = 512  # per instruction, the stamped set of the lines a wave asked for: at least
              # twice the most lines a wave can touch (two per lane), so probes stay short
 MAX_WAVE = SLOTS // 4   # lanes: 128, the widest wave (Adreno's) fits
-
-
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def _first_in_wave(keys, gens, g, gen, line):
-    """Whether `line` is new to the current wave (generation `gen`) of instruction g; records it."""
-    h = ((line * 0x4F1BBCDCBFA53E0B) >> 54) & (SLOTS - 1)     # Fibonacci hashing
-    while gens[g, h] == gen:
-        if keys[g, h] == line:
-            return False
-        h = (h + 1) & (SLOTS - 1)
-    gens[g, h] = gen
-    keys[g, h] = line
-    return True
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -122,7 +110,7 @@ def build(prim_off, lidx, fetch_index, fetch_pos, fetch_attr, index_base, pos_ba
                             if line == last_index:
                                 continue
                             last_index = line
-                        elif not _first_in_wave(keys, gens, g, gen[g], line):
+                        elif not add_new(keys, gens, g, gen[g], line):
                             continue
                         span += 1
                         if write:
