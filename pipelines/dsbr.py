@@ -129,8 +129,9 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         # Every raster tile (64 px) lies in one bin: bins are multiples of 64 px.
         tiles_per_bin_x, tiles_per_bin_y = size[0] // RASTER_TILE, size[1] // RASTER_TILE
         bins_x = -(-bins.tiles_x // tiles_per_bin_x)
-        ref_bin = ((ref_tile // bins.tiles_x) // tiles_per_bin_y) * bins_x \
-            + (ref_tile % bins.tiles_x) // tiles_per_bin_x
+        tile = np.arange(bins.n_tiles)
+        tile_bin = ((tile // bins.tiles_x) // tiles_per_bin_y) * bins_x \
+            + (tile % bins.tiles_x) // tiles_per_bin_x
         for name, value in (("dsbr.bin_width", size[0]), ("dsbr.bin_height", size[1]),
                             ("dsbr.batches", len(starts) - 1),
                             ("dsbr.batches_binned", int(batch_binned.sum())),
@@ -141,8 +142,8 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
                             ("dsbr.fallback.binning_off", 0 if preset["binning"] else len(rp.draws)),
                             ("dsbr.fallback.bin_size_zero", len(rp.draws) if bin_off and preset["binning"] else 0)):
             stats.add(name, value)
-        work = work_binned(prim_tri_off, bins.tri_offsets, bins.ref_slot, ref_bin, starts,
-                           batch_binned)
+        work = work_binned(prim_tri_off, bins.tri_offsets, bins.ref_slot, ref_tile, tile_bin,
+                           starts, batch_binned)
         if not preset.get("batch_deferred_shading", False):
             return work, None
         # Deferred shading within a batch: a binned batch's opaque fragments are shaded only

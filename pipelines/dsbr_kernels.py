@@ -78,16 +78,19 @@ def batches(prim_tri_off, prim_draw, draw_key, draw_binned, max_prims, corners, 
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def work_binned(prim_tri_off, tri_offsets, ref_slot, ref_bin, batch_starts, batch_binned):
+def work_binned(prim_tri_off, tri_offsets, ref_slot, ref_tile, tile_bin, batch_starts,
+                batch_binned):
     """The work list (as imr_kernels.replay reads it) of a binning rasterizer: a binned batch
     fetches all its primitives, then visits its bins in order, and in each bin its primitives
-    in submission order; an unbinned batch runs as immediate mode."""
+    in submission order; an unbinned batch runs as immediate mode. tile_bin: each raster
+    tile's bin."""
     n_prims = prim_tri_off.shape[0] - 1
     work = np.empty(n_prims + ref_slot.shape[0], np.int64)
     n_bins = 0
-    for r in range(ref_bin.shape[0]):
-        n_bins = max(n_bins, ref_bin[r] + 1)
+    for t in range(tile_bin.shape[0]):
+        n_bins = max(n_bins, tile_bin[t] + 1)
     start = np.empty(n_bins + 1, np.int64)     # a batch's first work slot per bin
+    ref_bin = np.empty(256, np.int64)          # the bins of a batch's references
     k = 0
     for b in range(batch_starts.shape[0] - 1):
         p0, p1 = batch_starts[b], batch_starts[b + 1]
@@ -97,17 +100,24 @@ def work_binned(prim_tri_off, tri_offsets, ref_slot, ref_bin, batch_starts, batc
         for p in range(p0, p1):
             work[k] = -(p + 1)
             k += 1
-        # bin-major, submission order within a bin: a counting sort by bin (stable)
+        # bin-major, submission order within a bin: a counting sort (stable) over the span of
+        # bins the batch touches, a few of the screen's hundreds for a batch of nearby triangles
         q0, q1 = tri_offsets[prim_tri_off[p0]], tri_offsets[prim_tri_off[p1]]
-        start[:] = 0
+        if q1 - q0 > ref_bin.shape[0]:
+            ref_bin = np.empty(2 * (q1 - q0), np.int64)
+        lo, hi = n_bins, -1
         for q in range(q0, q1):
-            start[ref_bin[ref_slot[q]] + 1] += 1
+            bn = tile_bin[ref_tile[ref_slot[q]]]
+            ref_bin[q - q0] = bn
+            lo, hi = min(lo, bn), max(hi, bn)
+        start[:hi - lo + 2] = 0
+        for i in range(q1 - q0):
+            start[ref_bin[i] - lo + 1] += 1
         start[0] = k
-        for i in range(n_bins):
+        for i in range(hi - lo):
             start[i + 1] += start[i]
-        for q in range(q0, q1):
-            r = ref_slot[q]
-            work[start[ref_bin[r]]] = r
-            start[ref_bin[r]] += 1
+        for i in range(q1 - q0):
+            work[start[ref_bin[i] - lo]] = ref_slot[q0 + i]
+            start[ref_bin[i] - lo] += 1
         k += q1 - q0
     return work

@@ -187,6 +187,7 @@ class MemoryModel:
         self.acc += lower_acc
         below = [lv for lv in range(len(shape)) if lv not in upper]
         shape[below, mk.SH_CLOCK] = lower_shape[below, mk.SH_CLOCK]
+        shape[below, mk.SH_HELD] |= lower_shape[below, mk.SH_HELD]
 
     def counters(self) -> Counters:
         c = Counters()

@@ -23,7 +23,10 @@ reference-counted too):
                                             power of two), first set, write-allocate (0: a
                                             write miss passes down, as a read-allocate
                                             last-level cache does), LRU clock (one per
-                                            level, so two threads can serve two levels)
+                                            level, so two threads can serve two levels),
+                                            held: bit (region & 63) set once a line of the
+                                            region is allocated at the level (a flush skips
+                                            the levels whose bit is clear)
     meta   int64 (M_N,)                     line bytes, log2 line bytes
     acc    int64 (A_N, width)               byte and event totals (rows below)
     tile_bytes int64 (n_tiles,)             DRAM bytes charged to each screen tile
@@ -52,7 +55,7 @@ REGION_SHIFT = 40    # byte address = region << 40 | offset: one region per surf
 
 F_TAG, F_STAMP, F_INFO, F_N = range(4)   # fields of a way
 I_DIRTY, I_STREAM_SHIFT, I_STREAM_MASK, I_TILE_SHIFT = 1, 1, 127, 8   # bits of F_INFO
-SH_SETS, SH_WAYS, SH_NEXT, SH_MASK, SH_BASE, SH_WALLOC, SH_CLOCK, SH_N = range(8)
+SH_SETS, SH_WAYS, SH_NEXT, SH_MASK, SH_BASE, SH_WALLOC, SH_CLOCK, SH_HELD, SH_N = range(9)
 M_LINE_BYTES, M_LINE_SHIFT, M_N = range(3)
 # Rows of acc: bytes by stream (columns) for the first four, events by level for the last two.
 A_DRAM_READ, A_DRAM_WRITE, A_ONCHIP_READ, A_ONCHIP_WRITE, A_HITS, A_MISSES, A_N = range(7)
@@ -82,6 +85,7 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
     everything at once gives: a level's behaviour depends only on the order of what reaches it,
     and the stamps are per level. Returns the new length of out."""
     lb = meta[M_LINE_BYTES]
+    region_shift = REGION_SHIFT - meta[M_LINE_SHIFT]
     inv_sets = np.empty(shape.shape[0])
     for lv in range(shape.shape[0]):
         inv_sets[lv] = 1.0 / shape[lv, SH_SETS]
@@ -143,6 +147,7 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
                     v_line, v_info = lines[s, F_TAG, w], lines[s, F_INFO, w]
                     lines[s, F_TAG, w] = line
                     lines[s, F_STAMP, w] = clock
+                    shape[lv, SH_HELD] |= np.int64(1) << ((line >> region_shift) & 63)
                     lines[s, F_INFO, w] = ((tile << I_TILE_SHIFT) | (stream << I_STREAM_SHIFT)
                                                | (I_DIRTY if write else 0))
                     nxt = shape[lv, SH_NEXT]
@@ -237,6 +242,9 @@ def flush_region(cs, acc, tile_bytes, region, invalidate_only):
     shift = REGION_SHIFT - meta[M_LINE_SHIFT]
     rq = np.empty((REQUESTS, R_N), np.int64)
     for lv in range(shape.shape[0]):          # levels are ordered top (ROP) to bottom
+        if (shape[lv, SH_HELD] >> (region & 63)) & 1 == 0:
+            continue        # no line of the region was ever allocated here (an Infinity
+                            # Cache never holds a colour surface it only had written to it)
         n = 0
         for s in range(shape[lv, SH_BASE], shape[lv, SH_BASE] + shape[lv, SH_SETS]):
             if n > REQUESTS - MAX_WAYS:       # serving early is safe: write-backs go below
