@@ -166,3 +166,23 @@ def test_set_index_exact_for_the_highest_regions():
     assert list(mm.acc[mk.A_HITS, :4]) == naive.hits and list(mm.acc[mk.A_MISSES, :4]) == naive.misses
     assert list(mm.acc[mk.A_DRAM_READ, :len(STREAMS)]) == naive.dram_read
     assert list(mm.acc[mk.A_DRAM_WRITE, :len(STREAMS)]) == naive.dram_write
+
+
+def test_kernel_cache_is_keyed_by_every_source(tmp_path):
+    """A kernel inlines helpers and constants of other modules, which numba's own cache check
+    (the kernel's file only) misses: the cache directory must change when any source does,
+    and every kernel must be cached there."""
+    import numba
+
+    from renderer import jit_cache
+
+    assert mk.serve._cache._cache_path.startswith(numba.config.CACHE_DIR)
+    assert numba.config.CACHE_DIR.endswith(jit_cache.source_key())
+    for package in jit_cache.PACKAGES:
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "a_kernels.py").write_text("X = 1\n")
+    before = jit_cache.source_key(tmp_path)
+    (tmp_path / "renderer" / "b.py").write_text("F_N = 3\n")
+    after = jit_cache.source_key(tmp_path)
+    (tmp_path / "renderer" / "b.py").write_text("F_N = 4\n")
+    assert len({before, after, jit_cache.source_key(tmp_path)}) == 3

@@ -157,7 +157,7 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
         in_box = np.zeros(n, np.bool_)
         bare = sel[~covers]
         in_box[t.prim[bare[~bbox_misses_samples(t, bare, view)]]] = True
-        c.add("geom.ngg.small_bbox", int((small & ~in_box).sum()))
+        c.add("geom.ngg.small_bbox", np.count_nonzero(small & ~in_box))
     keep = verdict == gk.EMITTED
 
     # Legacy: the post-transform cache; NGG: subgroups. Without NGG subgroups (formed from
@@ -175,11 +175,12 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
             pos_first = attr_first = np.zeros(len(gidx), np.bool_)
             n_sub = np.zeros(len(draws), np.int64)
         missed = legacy_c & ~hit
-        fetch_pos, fetch_attr = missed | (ngg_c & pos_first), missed | (ngg_c & attr_first)
+        ngg_pos, ngg_attr = ngg_c & pos_first, ngg_c & attr_first
         fetch_index = prim_path != MESH
-        counts = (int(fetch_index.sum()), int(legacy_c.sum()), int(missed.sum()), int(n_sub.sum()),
-                  int((ngg_c & pos_first).sum()), int((ngg_c & attr_first).sum()))
-        return fetch_index, fetch_pos, fetch_attr, counts
+        counts = (np.count_nonzero(fetch_index), np.count_nonzero(legacy_c),
+                  np.count_nonzero(missed), int(n_sub.sum()), np.count_nonzero(ngg_pos),
+                  np.count_nonzero(ngg_attr))
+        return fetch_index, missed | ngg_pos, missed | ngg_attr, counts
     fetched = fetches() if static is None else _STATIC.get(
         (mesh_ids(draws), "fetches", static), (d.mesh for d in draws), fetches)
     fetch_index, fetch_pos, fetch_attr, counts = fetched
@@ -195,10 +196,10 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
     hist = np.bincount(verdict, minlength=6)
     for k, name in REASONS.items():
         c.add(f"geom.prims_culled.{name}", int(hist[k]))
-    c.add("geom.prims_clipped", int(s.clipped.sum()))
+    c.add("geom.prims_clipped", np.count_nonzero(s.clipped))
     c.add("geom.vs_alu_ops", POSITION_OPS * c["geom.vertices_shaded"]
           + ATTRIBUTE_OPS * c["geom.vertices_attr_shaded"])
-    c.add("geom.cull_alu_ops", int(params["cull_alu_ops"]) * int(shader_cull.sum()))
+    c.add("geom.cull_alu_ops", int(params["cull_alu_ops"]) * np.count_nonzero(shader_cull))
 
     plan = _fetch_plan(draws, mm, params, prim_off, lidx, fetch_index, fetch_pos, fetch_attr,
                        head, rows, tables, static)
