@@ -27,6 +27,7 @@ import numpy as np
 from numba import njit, prange
 
 from renderer import memory_kernels as mk
+from renderer.block_masks import lowest_bit
 
 from .layouts_kernels import L_BVH2, L_BVH8, N_OBB
 
@@ -488,13 +489,24 @@ def trace_chunk8(nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
                 else:
                     last = (node << 2) | REF_BOX
                 continue
-            # keep the children in front of the closest hit (no branch per child), nearest
-            # first, ties by slot
-            m = 0
+            # the children in front of the closest hit as a mask (one vectorised compare),
+            # then, by slot, packed to the front and sorted nearest first, ties by slot
+            keep = np.uint64(0)
             for j in range(n):
-                t = at[j]
-                at[m], sl[m] = t, j
-                m += (t <= lim) & (t < np.inf)
+                keep |= np.uint64((at[j] <= lim) & (at[j] < np.inf)) << np.uint64(j)
+            if keep == 0:
+                last = (node << 2) | REF_BOX
+                cur = -1
+                continue
+            if keep & (keep - np.uint64(1)) == 0:        # one child: no stack traffic
+                cur = _ref8(lowest_bit(keep), n_int, ib, lb)
+                continue
+            m = 0
+            while keep:                # the m-th kept slot is at or after m: packs in place
+                j = lowest_bit(keep)
+                keep &= keep - np.uint64(1)
+                at[m], sl[m] = at[j], j
+                m += 1
             for x in range(1, m):     # insertion sort, stable
                 t, k = at[x], sl[x]
                 y = x - 1
@@ -511,11 +523,7 @@ def trace_chunk8(nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
                     over = True
                 else:
                     size += 1
-            if m > 0:
-                cur = _ref8(sl[0], n_int, ib, lb)
-            else:
-                last = (node << 2) | REF_BOX
-                cur = -1
+            cur = _ref8(sl[0], n_int, ib, lb)
         out_prim[r] = best_p
         out_t[r] = best_t if best_p >= 0 else np.inf
         cnt[r, C_STEPS] = steps
