@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from renderer.bvh import Triangles, build_bvh2, collapse, make_rays, trace_rays
-from renderer.bvh.builder import Bvh2
+from renderer.bvh.builder import SPLIT_AREA, Bvh2
 from renderer.bvh.layouts import (BOX4_NODE, BOX8_NODE, BVH2_NODE, OBB_TABLE, PRIM_NODE, TRI_NODE, bvh2_layout,
                                   bvh4_layout, bvh8_layout, decode_bvh8)
 from renderer.bvh.layouts_kernels import N_OBB, NO_OBB
@@ -57,21 +57,50 @@ def test_node_sizes_are_the_hardware_ones():
     assert [l.tris.dtype.itemsize for l in lay] == [64, 64, 128, 128]
 
 
-def test_sah_tree_is_a_partition_with_nested_boxes():
+@pytest.mark.parametrize("split", [None, SPLIT_AREA])
+def test_sah_tree_is_a_partition_with_nested_boxes(split):
     tris = Triangles.of_scene(get_scene("spot"))
-    b = build_bvh2(tris)
-    assert sorted(b.perm) == list(range(tris.n))
+    b = build_bvh2(tris, split=split)
+    if split is None:
+        assert sorted(b.perm) == list(range(tris.n))
+    else:       # every triangle, some in several pieces
+        assert len(b.perm) > tris.n and set(b.perm) == set(range(tris.n))
     leaf = b.left < 0
-    assert b.count[leaf].sum() == tris.n and b.count[leaf].max() <= 4
+    assert b.count[leaf].sum() == len(b.perm) and b.count[leaf].max() <= 4
     inner = np.flatnonzero(~leaf)
     for side in (0, 1):
         c = b.left[inner] + side
         assert (b.parent[c] == inner).all()
         assert (b.lo[c] >= b.lo[inner]).all() and (b.hi[c] <= b.hi[inner]).all()
     lo, hi = tris.bounds()
+    assert (b.pos_lo >= lo[b.perm]).all() and (b.pos_hi <= hi[b.perm]).all()
     for i in np.flatnonzero(leaf):
-        t = b.perm[b.first[i]:b.first[i] + b.count[i]]
-        assert (lo[t] >= b.lo[i]).all() and (hi[t] <= b.hi[i]).all()
+        p = slice(b.first[i], b.first[i] + b.count[i])
+        assert (b.pos_lo[p] >= b.lo[i]).all() and (b.pos_hi[p] <= b.hi[i]).all()
+
+
+def test_split_pieces_cover_their_triangle():
+    """Every point of a split triangle lies in one of its pieces' boxes (a ray that hits the
+    triangle there reaches that piece's leaf): 64 points per triangle, corners and edges
+    included, on sponza, whose long triangles are cut up to 2^8 times."""
+    tris = Triangles.of_scene(get_scene("sponza"))
+    b = build_bvh2(tris, 1)
+    pieces = np.bincount(b.perm, minlength=tris.n)
+    split = np.flatnonzero(pieces > 1)
+    assert len(split) > 1000 and pieces.max() > 16
+    rng = np.random.default_rng(7)
+    w = rng.dirichlet((1.0, 1.0, 1.0), 61)
+    w = np.concatenate([np.eye(3), w])                    # the corners, then inside points
+    w[3:6] = [[0.5, 0.5, 0.0], [0.0, 0.5, 0.5], [0.5, 0.0, 0.5]]    # edge midpoints
+    order = np.argsort(b.perm, kind="stable")
+    start = np.concatenate([[0], np.cumsum(pieces)])
+    for t in split[::7]:
+        pts = w @ tris.v[t].astype(np.float64)           # (64, 3)
+        k = order[start[t]:start[t + 1]]
+        tol = 1e-12 * np.abs(pts).max()       # the points' own rounding (a flat triangle's
+        lo, hi = b.pos_lo[k][None] - tol, b.pos_hi[k][None] + tol     # axis is a plane)
+        inside = ((pts[:, None, :] >= lo) & (pts[:, None, :] <= hi)).all(axis=2)
+        assert inside.any(axis=1).all(), f"triangle {t}: a point in none of its {len(k)} pieces"
 
 
 def test_wide_trees_hold_every_triangle_once_and_fill_nodes():
@@ -79,7 +108,7 @@ def test_wide_trees_hold_every_triangle_once_and_fill_nodes():
     b = build_bvh2(tris, 1)
     for width in (4, 8):
         w = collapse(b, width)
-        assert sorted(w.tri_order) == list(range(tris.n))
+        assert sorted(w.tri_order) == sorted(b.perm)      # every piece of every triangle once
         assert (w.n_child >= 2).all() and (w.n_child <= width).all()
         # a wide tree has fewer nodes than its binary tree's internal nodes
         assert len(w.child) < (b.left >= 0).sum()
@@ -114,8 +143,10 @@ def _under(w, slot, node):
 
 
 def test_bvh8_quantized_boxes_are_conservative():
+    # unsplit, so that a child's full-precision box is its triangles' (bvh8_children); with
+    # splitting, bvh8_layout checks the same against the pieces' boxes itself
     tris = Triangles.of_scene(get_scene("spot"))
-    w = collapse(build_bvh2(tris, 1), 8)
+    w = collapse(build_bvh2(tris, 1, split=None), 8)
     lay = bvh8_layout(w)
     lo, hi = decode_bvh8(lay.nodes)
     valid = np.arange(8)[None, :] < lay.nodes["n_children"][:, None]
@@ -134,7 +165,7 @@ def test_bvh8_quantized_boxes_are_conservative():
 
 def test_obb_boxes_hold_their_triangles_in_the_rotated_frame():
     tris = Triangles.of_scene(get_scene("teapot"))
-    w = collapse(build_bvh2(tris, 1), 8)
+    w = collapse(build_bvh2(tris, 1, split=None), 8)
     lay = bvh8_layout(w, obb=True)
     rot = lay.nodes["obb"].astype(np.int64)
     assert ((rot < N_OBB) | (rot == NO_OBB)).all()
@@ -150,7 +181,7 @@ def test_primitive_nodes_hold_each_triangle_once_with_shared_corners():
     p = lay.tris
     assert (p["n_tri"] >= 1).all() and (p["n_tri"] <= 4).all() and (p["n_vert"] <= 7).all()
     ids = np.concatenate([r["tri_id"][:r["n_tri"]] for r in p])
-    assert sorted(ids) == list(range(tris.n))
+    assert set(ids) == set(range(tris.n))      # each triangle, split ones in several nodes
     for r in p[:500]:
         for q in range(r["n_tri"]):
             assert np.array_equal(r["v"][r["index"][q]], tris.v[r["tri_id"][q]])
@@ -222,7 +253,7 @@ def caterpillar(depth: int):
         else:
             lo[i] = np.minimum(lo[left[i]], lo[left[i] + 1])
             hi[i] = np.maximum(hi[left[i]], hi[left[i] + 1])
-    b = Bvh2(lo, hi, left, first, count, parent, np.arange(D + 1), tris, 0.0)
+    b = Bvh2(lo, hi, left, first, count, parent, np.arange(D + 1), *tris.bounds(), tris, 0.0)
     return bvh2_layout(b), make_rays([[0.6, 0.6, -1.0]], [[0, 0, 1]])
 
 

@@ -1,6 +1,7 @@
-"""Numba kernels of the BVH builder: binned SAH over triangle centroids (BVH2), and the collapse of
-a BVH2 into a wide tree (4 or 8 children) whose children are either wide nodes or single
-triangles, as AMD's box nodes point at box nodes or triangle nodes (peers.md §3.1).
+"""Numba kernels of the BVH builder: triangle splitting into references (before the build), binned
+SAH over reference centroids (BVH2), and the collapse of a BVH2 into a wide tree (4 or 8
+children) whose children are either wide nodes or single triangles, as AMD's box nodes point at
+box nodes or triangle nodes (peers.md §3.1).
 
 Sequential and deterministic: one explicit work stack, no threads, so the same triangles give
 the same tree on every run.
@@ -23,6 +24,115 @@ def _area(lo0, lo1, lo2, hi0, hi1, hi2):
     if dx < 0.0:        # empty box (lo = +inf): no area
         return 0.0
     return 2.0 * (dx * dy + dy * dz + dz * dx)
+
+
+@njit(cache=True, inline="always")
+def _float32_down(x):
+    """The greatest float32 value at most x (a box's lower plane, rounded outward)."""
+    f = np.float32(x)
+    return np.float64(np.nextafter(f, np.float32(-np.inf)) if f > x else f)
+
+
+@njit(cache=True, inline="always")
+def _float32_up(x):
+    f = np.float32(x)
+    return np.float64(np.nextafter(f, np.float32(np.inf)) if f < x else f)
+
+
+@njit(cache=True)
+def split_references(v, max_area, max_depth):
+    """Triangle splitting before the build (Karras & Aila 2013, "Fast Parallel Construction of
+    High-Quality Bounding Volume Hierarchies", §4; AMD GPURT builds with triangle splitting as an
+    option): a triangle whose box has more surface area than max_area is cut at the coarsest
+    plane of the scene box's power-of-two grid that crosses the box (so that the pieces of
+    neighbouring triangles share planes the SAH can split at), each side clipped (Sutherland-
+    Hodgman) and cut again, at most max_depth times. A long thin triangle across a room then
+    gives references whose boxes hug it instead of one box full of empty space.
+
+    v float32 (n, 3, 3). Returns the references: ref_lo, ref_hi float64 (m, 3) (float32 values,
+    rounded outward from the clipped polygon's corners and within the triangle's own box, so
+    the pieces' boxes cover the triangle) and ref_tri int64 (m,), in triangle order."""
+    n = v.shape[0]
+    s_lo = np.empty(3)
+    s_ext = np.empty(3)
+    for a in range(3):
+        s_lo[a] = v[:, :, a].min()
+        s_ext[a] = v[:, :, a].max() - s_lo[a]
+    cap = n + n // 4 + 16
+    r_lo = np.empty((cap, 3))
+    r_hi = np.empty((cap, 3))
+    r_tri = np.empty(cap, np.int64)
+    max_v = 3 + max_depth                 # a cut adds at most one corner to a convex polygon
+    poly = np.empty((max_depth + 2, max_v, 3))    # a depth-first stack of pieces
+    n_corner = np.empty(max_depth + 2, np.int64)
+    depth = np.empty(max_depth + 2, np.int64)
+    cut = np.empty((max_v, 3))
+    lo, hi = np.empty(3), np.empty(3)
+    m = 0
+    for t in range(n):
+        for c in range(3):
+            for a in range(3):
+                poly[0, c, a] = v[t, c, a]
+        n_corner[0], depth[0] = 3, 0
+        sp = 1
+        while sp > 0:
+            sp -= 1
+            k = n_corner[sp]
+            for a in range(3):
+                lo[a], hi[a] = np.inf, -np.inf
+                for q in range(k):
+                    lo[a] = min(lo[a], poly[sp, q, a])
+                    hi[a] = max(hi[a], poly[sp, q, a])
+                t_lo = min(v[t, 0, a], v[t, 1, a], v[t, 2, a])
+                t_hi = max(v[t, 0, a], v[t, 1, a], v[t, 2, a])
+                lo[a], hi[a] = max(_float32_down(lo[a]), t_lo), min(_float32_up(hi[a]), t_hi)
+            # the coarsest grid plane strictly inside the box, on any axis (ties: the longest)
+            ax, level, plane = -1, 64, 0.0
+            if depth[sp] < max_depth and _area(lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]) > max_area:
+                for a in range(3):
+                    if s_ext[a] <= 0.0 or hi[a] <= lo[a]:
+                        continue
+                    u0, u1 = (lo[a] - s_lo[a]) / s_ext[a], (hi[a] - s_lo[a]) / s_ext[a]
+                    for lv in range(1, 53):
+                        cells = np.ldexp(1.0, lv)
+                        at = np.floor(u1 * cells)
+                        p = np.float64(np.float32(s_lo[a] + s_ext[a] * at / cells))
+                        if at / cells > u0 and lo[a] < p < hi[a]:
+                            if lv < level or (lv == level and hi[a] - lo[a] > hi[ax] - lo[ax]):
+                                ax, level, plane = a, lv, p
+                            break
+            if ax < 0:                                   # small enough: a reference
+                if m == r_tri.shape[0]:
+                    grow_lo, grow_hi = np.empty((2 * m, 3)), np.empty((2 * m, 3))
+                    grow_tri = np.empty(2 * m, np.int64)
+                    grow_lo[:m], grow_hi[:m], grow_tri[:m] = r_lo, r_hi, r_tri
+                    r_lo, r_hi, r_tri = grow_lo, grow_hi, grow_tri
+                for a in range(3):
+                    r_lo[m, a], r_hi[m, a] = lo[a], hi[a]
+                r_tri[m] = t
+                m += 1
+                continue
+            cut[:k] = poly[sp, :k]
+            d = depth[sp] + 1
+            for side in (-1.0, 1.0):                     # below the plane, then above
+                out = 0
+                for q in range(k):
+                    s0 = side * (cut[q, ax] - plane)      # <= 0: on this side
+                    q1 = q + 1 if q + 1 < k else 0
+                    s1 = side * (cut[q1, ax] - plane)
+                    if s0 <= 0.0:
+                        poly[sp, out] = cut[q]
+                        out += 1
+                    if (s0 < 0.0 < s1) or (s1 < 0.0 < s0):    # the edge crosses the plane
+                        f = s0 / (s0 - s1)
+                        for a in range(3):
+                            poly[sp, out, a] = cut[q, a] + f * (cut[q1, a] - cut[q, a])
+                        poly[sp, out, ax] = plane
+                        out += 1
+                if out >= 3:
+                    n_corner[sp], depth[sp] = out, d
+                    sp += 1
+    return r_lo[:m].copy(), r_hi[:m].copy(), r_tri[:m].copy()
 
 
 @njit(cache=True)
@@ -150,7 +260,7 @@ def build_sah(tri_lo, tri_hi, max_leaf):
 
 
 @njit(cache=True)
-def collapse(lo, hi, left, first, count, perm, tri_lo, tri_hi, width):
+def collapse(lo, hi, left, first, count, perm, pos_lo, pos_hi, width):
     """BVH2 -> wide tree of `width` children. A wide node's child is a wide node or one triangle.
     The children of a node are allocated together, wide children first, then its triangles, so
     each kind is contiguous (RDNA 4's node stores one base per kind, peers.md §3.1).
@@ -162,7 +272,8 @@ def collapse(lo, hi, left, first, count, perm, tri_lo, tri_hi, width):
 
     Returns (child int64 (k, width) refs: >= 0 wide node, < 0 triangle slot -(s + 1), unused
     slots -1 << 40), child boxes c_lo/c_hi (k, width, 3), n_wide (k,) wide children, n_child
-    (k,), parent (k,), tri_order (n,) original triangle of each triangle slot, tri_parent (n,)."""
+    (k,), parent (k,), tri_order (n,) original triangle of each triangle slot, tri_parent (n,).
+    A triangle slot's box is its leaf position's (pos_lo, pos_hi): a split triangle's piece."""
     n_tri = perm.shape[0]
     k_cap = 2 * n_tri + 1     # wide nodes <= BVH2 internal nodes + leaves
     EMPTY = -(1 << 40)
@@ -245,12 +356,12 @@ def collapse(lo, hi, left, first, count, perm, tri_lo, tri_hi, width):
         n_wide[w] = slot
         for i in range(ne):                      # then its triangles, in consecutive slots
             if e_kind[i] == 1:
-                t = perm[e_id[i]]
-                tri_order[n_slots] = t
+                pos = e_id[i]
+                tri_order[n_slots] = perm[pos]
                 tri_parent[n_slots] = w
                 child[w, slot] = -(n_slots + 1)
                 for a in range(3):
-                    c_lo[w, slot, a], c_hi[w, slot, a] = tri_lo[t, a], tri_hi[t, a]
+                    c_lo[w, slot, a], c_hi[w, slot, a] = pos_lo[pos, a], pos_hi[pos, a]
                 n_slots += 1
                 slot += 1
         n_child[w] = slot
