@@ -108,8 +108,14 @@ def test_wide_trees_hold_every_triangle_once_and_fill_nodes():
     b = build_bvh2(tris, 1)
     for width in (4, 8):
         w = collapse(b, width)
-        assert sorted(w.tri_order) == sorted(b.perm)      # every piece of every triangle once
-        assert (w.n_child >= 2).all() and (w.n_child <= width).all()
+        # every triangle; a split one in one slot per node that holds pieces of it
+        pairs = set(zip(w.tri_parent.tolist(), w.tri_order.tolist()))
+        assert set(w.tri_order) == set(range(tris.n)) and len(pairs) == len(w.tri_order)
+        assert len(w.tri_order) < len(b.perm)         # teapot's pieces met in some nodes
+        assert (w.n_child >= 1).all() and (w.n_child <= width).all()
+        # a node of one child: a leaf whose pieces were all of one triangle, merged
+        one = np.flatnonzero(w.n_child == 1)
+        assert (w.n_wide[one] == 0).all() and len(one) < 0.01 * len(w.child)
         # a wide tree has fewer nodes than its binary tree's internal nodes
         assert len(w.child) < (b.left >= 0).sum()
 

@@ -357,6 +357,15 @@ def collapse(lo, hi, left, first, count, perm, pos_lo, pos_hi, width):
         for i in range(ne):                      # then its triangles, in consecutive slots
             if e_kind[i] == 1:
                 pos = e_id[i]
+                same = -1                        # a piece of a triangle the node already has:
+                for j in range(n_wide[w], slot):     # one slot, the pieces' boxes' union
+                    if tri_order[-child[w, j] - 1] == perm[pos]:
+                        same = j
+                if same >= 0:
+                    for a in range(3):
+                        c_lo[w, same, a] = min(c_lo[w, same, a], pos_lo[pos, a])
+                        c_hi[w, same, a] = max(c_hi[w, same, a], pos_hi[pos, a])
+                    continue
                 tri_order[n_slots] = perm[pos]
                 tri_parent[n_slots] = w
                 child[w, slot] = -(n_slots + 1)
@@ -366,4 +375,5 @@ def collapse(lo, hi, left, first, count, perm, pos_lo, pos_hi, width):
                 slot += 1
         n_child[w] = slot
     return (child[:k].copy(), c_lo[:k].copy(), c_hi[:k].copy(), n_wide[:k].copy(),
-            n_child[:k].copy(), wparent[:k].copy(), tri_order, tri_parent)
+            n_child[:k].copy(), wparent[:k].copy(), tri_order[:n_slots].copy(),
+            tri_parent[:n_slots].copy())
