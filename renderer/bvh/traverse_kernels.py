@@ -457,18 +457,23 @@ def trace_chunk8(nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
                 nx = 0 if jx > 0.0 else 3
                 ny = 1 if jy > 0.0 else 4
                 nz = 2 if jz > 0.0 else 5
+                keep = np.uint64(0)
                 for j in range(boxes.shape[2]):
                     ax, bx = (boxes[node, nx, j] - px) * jx, (boxes[node, 3 - nx, j] - px) * jx
                     ay, by = (boxes[node, ny, j] - py) * jy, (boxes[node, 5 - ny, j] - py) * jy
                     az, bz = (boxes[node, nz, j] - pz) * jz, (boxes[node, 7 - nz, j] - pz) * jz
                     tnear = max(max(tmin, ax), max(ay, az))
                     tfar = min(min(bx, by), bz)
-                    at[j] = tnear if tnear <= min(tfar + abs(tfar) * BOX_EPS + 1e-300, tmax) else np.inf
+                    hit = tnear <= min(tfar + abs(tfar) * BOX_EPS + 1e-300, tmax)
+                    at[j] = tnear if hit else np.inf
+                    keep |= np.uint64(hit & (tnear <= lim) & (tnear < np.inf)) << np.uint64(j)
             else:
+                keep = np.uint64(0)
                 for j in range(n):
                     at[j] = _slab(boxes[node, 0, j], boxes[node, 1, j], boxes[node, 2, j],
                                   boxes[node, 3, j], boxes[node, 4, j], boxes[node, 5, j],
                                   px, py, pz, jx, jy, jz, tmin, tmax)
+                    keep |= np.uint64((at[j] <= lim) & (at[j] < np.inf)) << np.uint64(j)
             box_tests += n
             clocks += box_clocks[n]
             if climbing:
@@ -489,11 +494,8 @@ def trace_chunk8(nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
                 else:
                     last = (node << 2) | REF_BOX
                 continue
-            # the children in front of the closest hit as a mask (one vectorised compare),
-            # then, by slot, packed to the front and sorted nearest first, ties by slot
-            keep = np.uint64(0)
-            for j in range(n):
-                keep |= np.uint64((at[j] <= lim) & (at[j] < np.inf)) << np.uint64(j)
+            # the children in front of the closest hit (the mask the box test made), packed
+            # to the front by slot and sorted nearest first, ties by slot
             if keep == 0:
                 last = (node << 2) | REF_BOX
                 cur = -1
