@@ -137,7 +137,8 @@ def split_references(v, max_area, max_depth):
 
 @njit(cache=True)
 def build_sah(tri_lo, tri_hi, max_leaf):
-    """Binned-SAH BVH2 over triangle boxes tri_lo/tri_hi float64 (n, 3).
+    """Binned-SAH BVH2 over reference boxes tri_lo/tri_hi float64 (n, 3): triangles, or the
+    pieces split_references cut them into.
 
     Returns (lo, hi, left, first, count, parent, perm): node boxes float64 (m, 3); left child
     index (right = left + 1, so a node's children are adjacent, as tinybvh lays them out) or -1
