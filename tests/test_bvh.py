@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from renderer.bvh import Triangles, build_bvh2, collapse, make_rays, trace_rays
-from renderer.bvh.builder import SPLIT_AREA, Bvh2
+from renderer.bvh.builder import SPLIT_AREA, SPLIT_BUDGET, Bvh2
 from renderer.bvh.layouts import (BOX4_NODE, BOX8_NODE, BVH2_NODE, OBB_TABLE, PRIM_NODE, TRI_NODE, bvh2_layout,
                                   bvh4_layout, bvh8_layout, decode_bvh8)
 from renderer.bvh.layouts_kernels import N_OBB, NO_OBB
@@ -101,6 +101,22 @@ def test_split_pieces_cover_their_triangle():
         lo, hi = b.pos_lo[k][None] - tol, b.pos_hi[k][None] + tol     # axis is a plane)
         inside = ((pts[:, None, :] >= lo) & (pts[:, None, :] <= hi)).all(axis=2)
         assert inside.any(axis=1).all(), f"triangle {t}: a point in none of its {len(k)} pieces"
+
+
+def test_splitting_keeps_to_its_budget_and_its_hits():
+    """Triangles that all span the scene would each be cut 2^8 times: the builder raises its
+    threshold until the pieces fit SPLIT_BUDGET per triangle, and the tree still finds what
+    the brute-force loop finds."""
+    rng = np.random.default_rng(3)
+    tris = Triangles.of_array(rng.random((500, 3, 3)))
+    b = build_bvh2(tris, 1)
+    assert tris.n < len(b.perm) <= SPLIT_BUDGET * tris.n and set(b.perm) == set(range(tris.n))
+    lay = bvh8_layout(collapse(b, 8))
+    rays = make_rays(rng.random((2000, 3)), rng.normal(size=(2000, 3)))
+    hits = trace_rays(lay, rays)[0]
+    prim, t = brute_force(bvh4_layout(collapse(build_bvh2(tris, 1, split=None), 4)), rays)
+    assert (prim >= 0).mean() > 0.5
+    assert np.array_equal(hits.prim, prim) and np.array_equal(hits.t, t)
 
 
 def test_wide_trees_hold_every_triangle_once_and_fill_nodes():

@@ -121,9 +121,10 @@ def build_bvh2(tris: Triangles, max_leaf: int = MAX_LEAF, split: float | None = 
     else:
         ext = (tris.v.max(axis=(0, 1)) - tris.v.min(axis=(0, 1))).astype(np.float64)
         max_area = split * 2.0 * (ext[0] * ext[1] + ext[1] * ext[2] + ext[2] * ext[0])
-        while True:
-            lo, hi, ref_tri = bk.split_references(tris.v, max_area, SPLIT_DEPTH)
-            if len(ref_tri) <= SPLIT_BUDGET * tris.n:
+        while True:       # stops: at max_area past the scene's area nothing is cut
+            lo, hi, ref_tri = bk.split_references(tris.v, max_area, SPLIT_DEPTH,
+                                                  int(SPLIT_BUDGET * tris.n))
+            if ref_tri is not None:
                 break
             max_area *= 4.0
     node_lo, node_hi, left, first, count, parent, perm = bk.build_sah(lo, hi, max_leaf)

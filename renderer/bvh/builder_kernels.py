@@ -40,7 +40,7 @@ def _float32_up(x):
 
 
 @njit(cache=True)
-def split_references(v, max_area, max_depth):
+def split_references(v, max_area, max_depth, max_refs):
     """Triangle splitting before the build (Karras & Aila 2013, "Fast Parallel Construction of
     High-Quality Bounding Volume Hierarchies", §4; AMD GPURT builds with triangle splitting as an
     option): a triangle whose box has more surface area than max_area is cut at the coarsest
@@ -51,7 +51,8 @@ def split_references(v, max_area, max_depth):
 
     v float32 (n, 3, 3). Returns the references: ref_lo, ref_hi float64 (m, 3) (float32 values,
     rounded outward from the clipped polygon's corners and within the triangle's own box, so
-    the pieces' boxes cover the triangle) and ref_tri int64 (m,), in triangle order."""
+    the pieces' boxes cover the triangle) and ref_tri int64 (m,), in triangle order; or, as
+    soon as they would pass max_refs, None for ref_tri (the caller raises max_area)."""
     n = v.shape[0]
     s_lo = np.empty(3)
     s_ext = np.empty(3)
@@ -102,6 +103,8 @@ def split_references(v, max_area, max_depth):
                                 ax, level, plane = a, lv, p
                             break
             if ax < 0:                                   # small enough: a reference
+                if m == max_refs:
+                    return r_lo[:0], r_hi[:0], None
                 if m == r_tri.shape[0]:
                     grow_lo, grow_hi = np.empty((2 * m, 3)), np.empty((2 * m, 3))
                     grow_tri = np.empty(2 * m, np.int64)
