@@ -23,10 +23,13 @@ TRI_FRONT_CW = 2
 MAX_LEAF = 4         # BVH2 leaf size cap: a BVH4 box node must be able to open any leaf
 # Triangle splitting (builder_kernels.split_references): a piece's box may hold at most this
 # fraction of the scene box's surface area before it is cut again, at most SPLIT_DEPTH times.
-# Derived by measurement: on sponza, whose walls and floor are long triangles across the
-# atrium, 1e-4 gives 1.3x references (Karras & Aila's budget of 30% more) and a third fewer
-# traversal steps per primary ray; meshes of small triangles (bunny, dragon) split none.
-SPLIT_AREA = 1e-4
+# Derived by measurement (bvh8, 1080p primary rays, process-alternating A/B): on sponza, whose
+# walls and floor are long triangles across the atrium, 7e-5 gives 1.47x references and 14.9
+# steps per ray against 24.0 unsplit, and 3.5% more rays/s than 1e-4 (1.32x references, 15.1
+# steps); 5e-5 gives bunny 1.64x references and slows it 5%; at 7e-5 bunny gets 1.15x,
+# dragon 1.01x. Rotated sponza and random rays inside it gain steadily with more
+# splitting down to 5e-5.
+SPLIT_AREA = 7e-5
 SPLIT_DEPTH = 8
 SPLIT_BUDGET = 2.0   # references per triangle at most: past it the area threshold is raised 4x
 
