@@ -31,7 +31,7 @@ import numpy as np
 
 from renderer.bvh import Layout, Triangles, build_layout, cost_counters, make_rays, price, trace_rays
 from renderer.bvh.traverse import Hits
-from renderer.bvh.traverse_kernels import C_STEPS
+from renderer.bvh.traverse_kernels import C_N, C_STEPS
 from renderer.counters import Counters
 from renderer.memory import STREAM, MemoryModel
 from renderer.memory_kernels import A_DRAM_READ
@@ -161,7 +161,7 @@ def _run(layout: Layout, rays: np.ndarray, mm: MemoryModel | None, level: int, r
     n = len(rays)
     prim = np.empty(n, np.int64)
     t = np.empty(n)
-    counts = np.empty((n, 0), np.int32)
+    counts = np.zeros((0, C_N), np.int32)     # a pass of no rays (nothing drawn to shade)
     parts = []
     before = mm.acc.copy() if mm is not None else None
     for b0 in range(0, n, BATCH):

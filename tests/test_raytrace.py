@@ -147,6 +147,21 @@ def test_passes_count_rays_and_price_bvh_bytes_deterministically():
     assert not np.array_equal(other.images["ao"], a.images["ao"])
 
 
+def test_every_builtin_scene_traces_every_pass():
+    """Every built-in scene through all three passes (`tilesim report --rt` does this): a pass
+    with no rays to trace -- shadows where the last pass drew no depth, as the deferred scene's
+    full-screen lighting pass -- counts zeros rather than failing."""
+    empty = []
+    for name in scene_names():
+        r = trace(name, "amd-rdna4", 48, 27, rays="primary,shadow,ao", memory=False)
+        assert r.counters["rt.primary.rays"] == 48 * 27
+        if r.counters["rt.shadow.rays"] == 0:
+            empty.append(name)
+            assert r.counters["rt.shadow.steps"] == 0 and r.counters["rt.shadow.bytes.node"] == 0
+            assert (r.images["shadow"] == 1.0).all()
+    assert "deferred" in empty
+
+
 def test_bvh4x2_is_rdna4s_fallback_with_the_same_hits():
     dual = trace("teapot", "amd-rdna4", 64, 48, rays=("primary",), mode="bvh4x2")
     plain = trace("teapot", "amd-rdna3", 64, 48, rays=("primary",))
