@@ -86,9 +86,7 @@ def work_binned(prim_tri_off, tri_offsets, ref_slot, ref_tile, tile_bin, batch_s
     tile's bin."""
     n_prims = prim_tri_off.shape[0] - 1
     work = np.empty(n_prims + ref_slot.shape[0], np.int64)
-    n_bins = 0
-    for t in range(tile_bin.shape[0]):
-        n_bins = max(n_bins, tile_bin[t] + 1)
+    n_bins = tile_bin.max() + 1
     start = np.empty(n_bins + 1, np.int64)     # a batch's first work slot per bin
     ref_bin = np.empty(256, np.int64)          # the bins of a batch's references
     k = 0

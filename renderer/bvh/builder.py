@@ -122,14 +122,12 @@ def build_bvh2(tris: Triangles, max_leaf: int = MAX_LEAF, split: float | None = 
         lo, hi = tris.bounds()
         ref_tri = np.arange(tris.n)
     else:
-        ext = (tris.v.max(axis=(0, 1)) - tris.v.min(axis=(0, 1))).astype(np.float64)
-        max_area = split * 2.0 * (ext[0] * ext[1] + ext[1] * ext[2] + ext[2] * ext[0])
-        while True:       # stops: at max_area past the scene's area nothing is cut
-            lo, hi, ref_tri = bk.split_references(tris.v, max_area, SPLIT_DEPTH,
+        while True:       # stops: past the scene box's area nothing is cut
+            lo, hi, ref_tri = bk.split_references(tris.v, split, SPLIT_DEPTH,
                                                   int(SPLIT_BUDGET * tris.n))
             if ref_tri is not None:
                 break
-            max_area *= 4.0
+            split *= 4.0
     node_lo, node_hi, left, first, count, parent, perm = bk.build_sah(lo, hi, max_leaf)
     return Bvh2(node_lo, node_hi, left, first, count, parent, ref_tri[perm], lo[perm], hi[perm],
                 tris, time.perf_counter() - t0)

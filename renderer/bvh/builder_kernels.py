@@ -42,10 +42,11 @@ def _float32_up(x):
 
 
 @njit(cache=True)
-def split_references(v, max_area, max_depth, max_refs):
+def split_references(v, split, max_depth, max_refs):
     """Triangle splitting before the build (Karras & Aila 2013, "Fast Parallel Construction of
     High-Quality Bounding Volume Hierarchies", §4; AMD GPURT builds with triangle splitting as an
-    option): a triangle whose box has more surface area than max_area is cut at the coarsest
+    option): a triangle whose box has more surface area than `split` times the scene box's is
+    cut at the coarsest
     plane of the scene box's power-of-two grid that crosses the box (so that the pieces of
     neighbouring triangles share planes the SAH can split at), each side clipped (Sutherland-
     Hodgman) and cut again, at most max_depth times. A long thin triangle across a room then
@@ -54,13 +55,14 @@ def split_references(v, max_area, max_depth, max_refs):
     v float32 (n, 3, 3). Returns the references: ref_lo, ref_hi float64 (m, 3) (float32 values,
     rounded outward from the clipped polygon's corners and within the triangle's own box, so
     the pieces' boxes cover the triangle) and ref_tri int64 (m,), in triangle order; or, as
-    soon as they would pass max_refs, None for ref_tri (the caller raises max_area)."""
+    soon as they would pass max_refs, None for ref_tri (the caller raises split)."""
     n = v.shape[0]
     s_lo = np.empty(3)
     s_ext = np.empty(3)
     for a in range(3):
         s_lo[a] = v[:, :, a].min()
         s_ext[a] = v[:, :, a].max() - s_lo[a]
+    max_area = split * _area(0.0, 0.0, 0.0, s_ext[0], s_ext[1], s_ext[2])
     cap = n + n // 4 + 16
     r_lo = np.empty((cap, 3))
     r_hi = np.empty((cap, 3))
