@@ -20,7 +20,8 @@ from scenes.model import SceneError
 def all_layouts(tris: Triangles):
     b1 = build_bvh2(tris, 1)
     w4, w8 = collapse(b1, 4), collapse(b1, 8)
-    return [bvh2_layout(build_bvh2(tris)), bvh4_layout(w4), bvh8_layout(w8), bvh8_layout(w8, obb=True)]
+    return [bvh2_layout(build_bvh2(tris)), bvh4_layout(w4), bvh8_layout(w8), bvh8_layout(w8, obb=True),
+            bvh8_layout(w8, prim_tris=4)]      # primitive nodes packed, corners shared
 
 
 def random_rays(tris: Triangles, n: int, seed: int) -> np.ndarray:
@@ -53,8 +54,8 @@ def test_node_sizes_are_the_hardware_ones():
     assert BOX8_NODE.itemsize == 128
     lay = all_layouts(Triangles.of_scene(get_scene("teapot")))
     assert PRIM_NODE.itemsize == 128          # RDNA 4 primitive node (RRA 1.8)
-    assert [l.nodes.dtype.itemsize for l in lay] == [32, 128, 128, 128]
-    assert [l.tris.dtype.itemsize for l in lay] == [64, 64, 128, 128]
+    assert [l.nodes.dtype.itemsize for l in lay] == [32, 128, 128, 128, 128]
+    assert [l.tris.dtype.itemsize for l in lay] == [64, 64, 128, 128, 128]
 
 
 @pytest.mark.parametrize("split", [None, SPLIT_AREA])
@@ -199,7 +200,10 @@ def test_obb_boxes_hold_their_triangles_in_the_rotated_frame():
 
 def test_primitive_nodes_hold_each_triangle_once_with_shared_corners():
     tris = Triangles.of_scene(get_scene("spot"))
-    lay = bvh8_layout(collapse(build_bvh2(tris, 1), 8))
+    w = collapse(build_bvh2(tris, 1), 8)
+    single = bvh8_layout(w).tris           # the default: a triangle per primitive node
+    assert (single["n_tri"] == 1).all() and len(single) == len(w.tri_order)
+    lay = bvh8_layout(w, prim_tris=4)
     p = lay.tris
     assert (p["n_tri"] >= 1).all() and (p["n_tri"] <= 4).all() and (p["n_vert"] <= 7).all()
     ids = np.concatenate([r["tri_id"][:r["n_tri"]] for r in p])

@@ -12,7 +12,8 @@ byte size of the real node (asserted in tests/test_bvh.py). Consumes a Bvh2 or a
               and leaf base indices, 8 children of 12-bit bounds) + 128 B primitive nodes of up
               to 4 triangles whose shared corners are stored once (RDNA 4 packs up to 8 with
               quantized, compressed vertices, RRA 1.8, seed-notes 000_partB l.105; ours keep
-              float32 corners, so 4 triangles and 7 corners are what fit)
+              float32 corners, so 4 triangles and 7 corners are what fit); by default one
+              triangle per primitive node (BVH8_PRIM_TRIS)
     bvh8-obb  bvh8 whose nodes may carry a rotation (index into a 104-entry table) shared by
               their children, used where it shrinks the children's surface area by the
               builder's factor (AMD GPURT's OBB_SA_FACTOR_THRESHOLD 1.12, seed-notes 000_partB L117)
@@ -39,6 +40,13 @@ PRIM_NODE = np.dtype([("n_tri", "u1"), ("n_vert", "u1"), ("pad", "u1", 2), ("tri
                       ("flags", "u1", 4), ("index", "u1", (4, 3)), ("v", "<f4", (7, 3)),
                       ("geometry_id", "<u2", 4)])
 PRIM_TRIS, PRIM_VERTS = 4, 7     # what fits 128 B with 4-byte ids: 4 + 16 + 4 + 12 + 7 x 12 + 8
+# Triangles a bvh8 builder puts in one primitive node by default: one. The collapse gives every
+# triangle its own child slot, so each keeps its own box and the node's 8-wide box test culls
+# triangles one by one; packing them PRIM_TRIS to a node (RDNA 4's compressed primitive nodes,
+# corners shared) makes a smaller tree that tests more triangles. Measured on 1920x1080 primary
+# rays (bench/bench_bvh.py's rays, this machine): packing 4 to a node cost sponza 4.54
+# triangle tests per ray against 2.20 singly, and 4% of its rays/s (dragon 5-8%).
+BVH8_PRIM_TRIS = 1
 BOX8_NODE = np.dtype([("origin", "<f4", 3), ("internal_base", "<u4"), ("leaf_base", "<u4"),
                       ("parent", "<u4"), ("exponents", "u1", 3), ("obb", "u1"),
                       ("n_internal", "u1"), ("n_children", "u1"), ("pad", "u1", 2),
@@ -140,9 +148,12 @@ def obb_table() -> np.ndarray:
 OBB_TABLE = obb_table()
 
 
-def bvh8_layout(w: Wide, obb: bool = False) -> Layout:
+def bvh8_layout(w: Wide, obb: bool = False, prim_tris: int = BVH8_PRIM_TRIS) -> Layout:
+    """`prim_tris`: triangles per primitive node at most, 1 to PRIM_TRIS (BVH8_PRIM_TRIS)."""
     if w.width != 8:
         raise ValueError(f"bvh8 needs an 8-wide tree, got {w.width}")
+    if not 1 <= prim_tris <= PRIM_TRIS:
+        raise ValueError(f"a primitive node holds 1 to {PRIM_TRIS} triangles, got {prim_tris}")
     t0 = time.perf_counter()
     k = len(w.child)
     rot = np.full(k, lk.NO_OBB, np.int64)
@@ -153,7 +164,7 @@ def bvh8_layout(w: Wide, obb: bool = False) -> Layout:
     # each node's triangles into primitive nodes; their boxes (in the node's frame) replace the
     # triangles' among the node's children, after the wide children
     (p_first, p_n, p_v, p_nv, p_idx, p_lo, p_hi, node_first, node_n) = lk.pack_prims(
-        w.child, w.n_wide, w.n_child, w.tri_order, w.tris.v, c_lo, c_hi, PRIM_TRIS, PRIM_VERTS)
+        w.child, w.n_wide, w.n_child, w.tri_order, w.tris.v, c_lo, c_hi, prim_tris, PRIM_VERTS)
     n_child = w.n_wide + node_n
     j = np.arange(8)[None, :]
     is_prim = (j >= w.n_wide[:, None]) & (j < n_child[:, None])
@@ -193,6 +204,7 @@ def bvh8_layout(w: Wide, obb: bool = False) -> Layout:
     prims = np.zeros(len(p_first), PRIM_NODE)
     prims["n_tri"], prims["n_vert"] = p_n, p_nv
     q = np.arange(PRIM_TRIS)[None, :]
+    p_idx = np.pad(p_idx, ((0, 0), (0, PRIM_TRIS - prim_tris), (0, 0)))
     slot = np.where(q < p_n[:, None], p_first[:, None] + q, 0)
     tri = w.tri_order[slot]
     live = q < p_n[:, None]
