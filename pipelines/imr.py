@@ -111,7 +111,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         tex_region = mm.region("textures")
         cleared = clears.result()
         args = (mm.state, mm.acc, mm.tile_bytes, fe.fetch[:4], fe.fetch.need, tris.draw, bins,
-                ref_tile, ev, mat, color, depth, blocks_x, tex_region,
+                ref_tile, ev, mat, color, depth, tex_region,
                 mm.region(rp.depth.name + ".htile") if hiz else 0, cleared["color"],
                 cleared["depth"], work)
 

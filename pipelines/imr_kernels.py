@@ -13,7 +13,7 @@ from renderer.memory import L2, ROP_COLOR, ROP_DEPTH, STREAM
 from renderer.frontend.fetch_kernels import issue
 from renderer.memory_kernels import (ALL_LEVELS, M_LINE_SHIFT, OP_WRITE_BACK, R_LEVEL, R_LINE,
                                      R_N, R_OP, R_TILE, REGION_SHIFT, REQUESTS, block_layout,
-                                     block_tile, op_code, request, request_block, serve,
+                                     op_code, request, request_block, serve,
                                      serve_levels)
 
 S_COLOR, S_DEPTH, S_TEXTURE, S_META = (
@@ -51,7 +51,7 @@ def append_in_order(work, k, p0, p1, prim_tri_off, tri_offsets, ref_slot):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def replay(cs, acc, tile_bytes, fetch, prim_need, tri_draw, bins, ref_tile, ev, mat, color, depth,
-           blocks_x, tex_region, htile_region, cleared_color, cleared_depth, work, start, own, out):
+           tex_region, htile_region, cleared_color, cleared_depth, work, start, own, out):
     """Feed the caches an immediate-mode GPU's requests, in the order `work` gives: -(p + 1)
     issues primitive p's front-end fetches (renderer.frontend.FetchPlan: its indices,
     vertices, meshlet tables; prim_need = the most lines one primitive spans); r >= 0 runs tile reference r's ROP block
@@ -68,7 +68,7 @@ def replay(cs, acc, tile_bytes, fetch, prim_need, tri_draw, bins, ref_tile, ev, 
     # every time, which costs more than the cache lookup itself.
     lines, shape, meta = cs
     f_off, f_addr, f_nbytes, f_op = fetch
-    tile, tiles_x, ref_tri = bins.tile, bins.tiles_x, bins.ref_tri
+    ref_tri = bins.ref_tri
     block_off, n_block, block, tested_m, written_m, tex_off, n_tex, tex_addr = ev
     depth_test, depth_write, blend = mat.depth_test, mat.depth_write, mat.blend
     shift = meta[M_LINE_SHIFT]
@@ -112,6 +112,7 @@ def replay(cs, acc, tile_bytes, fetch, prim_need, tri_draw, bins, ref_tile, ev, 
         r = item
         d = tri_draw[ref_tri[r]]
         test_z, write_z, read_color = depth_test[d], depth_write[d], blend[d]
+        tl = ref_tile[r]                # a reference's blocks all lie in its tile
         for e in range(block_off[r], block_off[r] + n_block[r]):
             if n > cap - block_need:
                 n_out = serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out)
@@ -119,10 +120,8 @@ def replay(cs, acc, tile_bytes, fetch, prim_need, tri_draw, bins, ref_tile, ev, 
             blk = block[e]
             if blk < 0:                              # rejected by hierarchical Z
                 blk = -blk - 1
-                n = request(rq, n, ROP_DEPTH, (htile_base + blk * HTILE_BYTES) >> shift, meta_read,
-                            block_tile(blk, blocks_x, tile, tiles_x))
+                n = request(rq, n, ROP_DEPTH, (htile_base + blk * HTILE_BYTES) >> shift, meta_read, tl)
                 continue
-            tl = block_tile(blk, blocks_x, tile, tiles_x)
             tested, written = tested_m[e], written_m[e]
             if htile_region > 0:
                 n = request(rq, n, ROP_DEPTH, (htile_base + blk * HTILE_BYTES) >> shift, meta_read, tl)
