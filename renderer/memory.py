@@ -108,9 +108,6 @@ class MemoryModel:
             if not 1 <= c.ways <= mk.MAX_WAYS:
                 raise ValueError(f"cache {c.name}: {c.ways} ways; the model handles 1 to "
                                  f"{mk.MAX_WAYS}")
-        # All zero is all invalid (tag 0 is no line's: regions start at 1), and zeros come
-        # from the allocator's fresh pages, which an Infinity Cache's 26 MB of state needs.
-        lines = np.zeros((sum(sets), mk.F_N, max(ways)), np.int64)
         shape = np.zeros((len(levels), mk.SH_N), np.int64)
         shape[:, mk.SH_SETS], shape[:, mk.SH_WAYS] = sets, ways
         shape[:, mk.SH_BASE] = np.concatenate([[0], np.cumsum(sets)[:-1]])
@@ -120,11 +117,20 @@ class MemoryModel:
         meta = np.zeros(mk.M_N, np.int64)
         meta[mk.M_LINE_BYTES], meta[mk.M_LINE_SHIFT] = lb, lb.bit_length() - 1
         self.config = config
-        self.state = CacheState(lines, shape, meta)
         self.acc = np.zeros((mk.A_N, max(len(STREAMS), len(levels))), np.int64)
         self.tile_bytes = np.zeros(n_tiles, np.int64)
         self._regions: dict = {}
         self._second = _second_thread()
+        # All zero is all invalid (tag 0 is no line's: regions start at 1). An Infinity Cache's
+        # state is 26 MB, whose zeroing (the allocator reuses freed memory: a memset, ~2 ms)
+        # runs on the second thread while this one sets up geometry, which touches no cache.
+        self._state = self._second.submit(
+            lambda: CacheState(np.zeros((sum(sets), mk.F_N, max(ways)), np.int64), shape, meta))
+
+    @property
+    def state(self) -> CacheState:
+        """The caches' arrays (memory_kernels): lines, shape, meta."""
+        return self._state.result()
 
     def region(self, key) -> int:
         """A stable region id for a surface name or buffer object. Ids stay below 2^16, so that
