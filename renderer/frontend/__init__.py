@@ -241,8 +241,12 @@ def _fetch_plan(draws, mm, params, prim_off, lidx, fetch_index, fetch_pos, fetch
         mm = _Addresses()
     line_shift = int(mm.config.line_bytes).bit_length() - 1
 
+    meshes = [id(d.mesh) for d in draws]
+    distinct = list(dict.fromkeys(meshes))    # first-use order: the order regions are numbered
+
     def base(kind, extra=()):
-        return np.array([mm.address(mm.region((kind, id(d.mesh), *extra))) for d in draws], np.int64)
+        at = {m: mm.address(mm.region((kind, m, *extra))) for m in distinct}
+        return np.array([at[m] for m in meshes], np.int64)
     index_base, pos_base, attr_base = base("index"), base("vertex"), base("vertex.attr")
     mkey = (int(params["meshlet_max_verts"]), int(params["meshlet_max_prims"]))
     desc_b = DESCRIPTOR.itemsize + BOUNDS.itemsize
