@@ -403,9 +403,9 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                         l2 = float(A0 * X + B0 * Y + C0)
                         l0 = float(A1 * X + B1 * Y + C1)
                         l1 = float(A2 * X + B2 * Y + C2)
+                        # perspective-correct weights, not normalised: Lambert normalises the
+                        # normal, which takes their common factor out (one division less)
                         p0, p1, p2 = l0 * w0, l1 * w1, l2 * w2
-                        ps = 1.0 / (p0 + p1 + p2)
-                        p0, p1, p2 = p0 * ps, p1 * ps, p2 * ps
                         sr, sg, sb = br, bg, bb
                         if lit:
                             sr, sg, sb = lambert(sr, sg, sb, p0 * n00 + p1 * n10 + p2 * n20,
@@ -522,11 +522,11 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                             l0 = float(A1 * X + B1 * Y + C1)
                             l1 = float(A2 * X + B2 * Y + C2)
                             p0, p1, p2 = l0 * w0, l1 * w1, l2 * w2      # perspective-correct weights
-                            ps = 1.0 / (p0 + p1 + p2)
-                            p0, p1, p2 = p0 * ps, p1 * ps, p2 * ps
-                            for c in range(3):
+                            for c in range(3):    # (the normal as the plain path makes it)
                                 lane_attr[lane, c] = p0 * v_normal[t, 0, c] + p1 * v_normal[t, 1, c] \
                                     + p2 * v_normal[t, 2, c]
+                            ps = 1.0 / (p0 + p1 + p2)
+                            p0, p1, p2 = p0 * ps, p1 * ps, p2 * ps
                             for c in range(2):
                                 lane_attr[lane, 3 + c] = p0 * v_uv[t, 0, c] + p1 * v_uv[t, 1, c] \
                                     + p2 * v_uv[t, 2, c]
