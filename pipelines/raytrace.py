@@ -40,7 +40,7 @@ from scenes.library import get_scene
 from scenes.model import Scene, SceneError
 
 from .presets import Preset, get_preset
-from .rt_params import rt_params
+from .rt_params import prim_tris, rt_params
 
 PASSES = ("primary", "shadow", "ao")
 MODES = ("bvh2", "bvh4", "bvh4x2", "bvh8", "bvh8-obb")
@@ -220,7 +220,7 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
     tris = Triangles.of_scene(scene)
     t0 = time.perf_counter()
     if layout is None:
-        layout = build_layout(tris, layout_name)
+        layout = build_layout(tris, layout_name, prim_tris(params))
     elif layout.name != layout_name:
         raise SceneError(f"layout {layout.name!r} given for mode {mode!r}")
     res.build_seconds = time.perf_counter() - t0

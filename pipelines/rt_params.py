@@ -5,9 +5,13 @@ own params first, then this table.
 Keys: rt_layout (renderer.bvh.LAYOUTS name), rt_box_tests_per_clk / rt_tri_tests_per_clk (per
 ray accelerator), rt_stack_entries (short traversal stack per ray), rt_dual_fallback (BVH4x2: two
 BVH4 nodes per step as the counted fallback of a BVH8 part), rt_obb (oriented box nodes),
-rt_ray_flags_in_hw (cull / first-hit flags filtered by the intersection unit).
+rt_ray_flags_in_hw (cull / first-hit flags filtered by the intersection unit), rt_prim_tris
+(triangles a bvh8 builder packs into one primitive node, at most; absent: the builder's default,
+renderer.bvh.layouts.BVH8_PRIM_TRIS).
 """
 from __future__ import annotations
+
+from renderer.bvh.layouts import BVH8_PRIM_TRIS
 
 from .presets import Param, Preset
 
@@ -43,6 +47,8 @@ PARAMS: dict[str, dict[str, Param]] = {
         "rt_dual_fallback": Param(True, f"IMAGE_BVH_DUAL_INTERSECT_RAY (BVH4x2), a compatibility fallback, {B} l.95, l.107-109, seed L1700, L1782)", "spec"),
         "rt_obb": Param(True, f"104 rotations by a 7-bit index, {B} l.113-117, seed L1778; AMD RRA NUM_OBB_TRANSFORMS", "spec"),
         "rt_ray_flags_in_hw": Param(True, f"as RDNA 3, {A} l.205)", "spec"),
+        "rt_prim_tris": Param(4, f"RDNA 4 primitive nodes pack several triangles with compressed vertices (up to 8, "
+                                 f"RRA 1.8, {B} l.105); 4 float32 triangles and 7 corners are what fit ours (128 B)", "derived"),
     },
     "apple-m3": {
         "rt_layout": Param("bvh4", APPLE_LAYOUT + ": 4-wide like RDNA 2/3", "assumed"),
@@ -59,6 +65,7 @@ PARAMS["apple-m5"] = {
     **PARAMS["apple-m3"],
     "rt_layout": Param("bvh8", APPLE_LAYOUT + ": the third-generation RT unit (seed-notes/004_partA.md l.78, "
                                               "seed L125-131, 'up to 45% faster RT') taken as 8-wide", "assumed"),
+    "rt_prim_tris": Param(1, APPLE_LAYOUT + ": the builder's default, a triangle per primitive node", "assumed"),
 }
 
 DEFAULTS = PARAMS["amd-rdna3"]       # a preset without RT parameters traces as RDNA 3 (said in the result)
@@ -74,3 +81,10 @@ def rt_params(preset: Preset | str) -> dict[str, Param]:
     if table is None and not own:
         out["rt_params_from"] = Param("amd-rdna3", f"preset {name!r} has no RT parameters; RDNA 3's used", "assumed")
     return out
+
+
+def prim_tris(params: dict[str, Param]) -> int:
+    """Triangles per bvh8 primitive node the preset's BVH builder packs, at most (rt_prim_tris,
+    else the builder's default)."""
+    p = params.get("rt_prim_tris")
+    return BVH8_PRIM_TRIS if p is None else int(p.value)

@@ -7,7 +7,7 @@ import pytest
 from pipelines.api import render
 from pipelines.raytrace import (MODES, SHADOW_PULL, SURFACE_EPS, camera_rays, combine, pixel_rays, trace,
                                 world_from_depth)
-from pipelines.rt_params import PARAMS, rt_params
+from pipelines.rt_params import PARAMS, prim_tris, rt_params
 from renderer.bvh import Triangles, build_bvh2, collapse, trace_rays
 from renderer.bvh.layouts import bvh2_layout, bvh4_layout, bvh8_layout
 from scenes.library import get_scene, scene_names
@@ -171,6 +171,17 @@ def test_bvh4x2_is_rdna4s_fallback_with_the_same_hits():
     assert dual.counters["rt.nodes.box"] >= plain.counters["rt.nodes.box"]
     with pytest.raises(SceneError):
         trace("teapot", "amd-rdna2", 8, 8, rays="primary", mode="bvh4x2")
+
+
+def test_rdna4_packs_primitive_nodes_with_the_same_hits():
+    # RDNA 4's builder packs triangles into primitive nodes (rt_prim_tris 4); the builder's
+    # default (apple-m5's) gives each its own: the same hits, fewer leaf fetches packed
+    packed = trace("teapot", "amd-rdna4", 64, 48, rays=("primary",), mode="bvh8")
+    single = trace("teapot", "apple-m5", 64, 48, rays=("primary",))
+    assert prim_tris(rt_params("amd-rdna4")) == 4 and prim_tris(rt_params("apple-m5")) == 1
+    assert np.array_equal(packed.images["prim"], single.images["prim"])
+    assert packed.counters["rt.tests.tri"] > single.counters["rt.tests.tri"]
+    assert packed.counters["rt.nodes.leaf"] < single.counters["rt.nodes.leaf"]
 
 
 def test_modes_and_bad_input():

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections import OrderedDict
 
-_LAYOUTS: OrderedDict = OrderedDict()   # (id(draws), layout name) -> (draws, Layout)
+_LAYOUTS: OrderedDict = OrderedDict()   # (id(draws), layout name, prim_tris) -> (draws, Layout)
 KEEP = 6                                # scene x layout BVHs kept (N / P steps through scenes)
 
 
@@ -24,11 +24,12 @@ def layout_name(preset) -> str:
 
 
 def layout_for(scene, preset):
+    from pipelines.rt_params import prim_tris, rt_params
     from renderer.bvh import Triangles, build_layout
-    key = (id(scene.draws), layout_name(preset))
+    key = (id(scene.draws), layout_name(preset), prim_tris(rt_params(preset)))
     hit = _LAYOUTS.get(key)
     if hit is None or hit[0] is not scene.draws:        # an id reused by another scene's list
-        hit = (scene.draws, build_layout(Triangles.of_scene(scene), key[1]))
+        hit = (scene.draws, build_layout(Triangles.of_scene(scene), key[1], key[2]))
         _LAYOUTS[key] = hit
         while len(_LAYOUTS) > KEEP:
             _LAYOUTS.popitem(last=False)

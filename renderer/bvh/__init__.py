@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 from .builder import Bvh2, Triangles, Wide, build_bvh2, collapse
-from .layouts import LAYOUTS, Layout, bvh2_layout, bvh4_layout, bvh8_layout
+from .layouts import BVH8_PRIM_TRIS, LAYOUTS, Layout, bvh2_layout, bvh4_layout, bvh8_layout
 from .traverse import Hits, cost_counters, make_rays, price, trace_rays
 
 __all__ = ["Bvh2", "Triangles", "Wide", "build_bvh2", "collapse", "LAYOUTS", "Layout", "bvh2_layout",
@@ -25,15 +25,18 @@ __all__ = ["Bvh2", "Triangles", "Wide", "build_bvh2", "collapse", "LAYOUTS", "La
            "build_layout", "warm_up"]
 
 
-def build_layout(tris: Triangles, name: str) -> Layout:
+def build_layout(tris: Triangles, name: str, prim_tris: int = BVH8_PRIM_TRIS) -> Layout:
     """One layout by name (LAYOUTS): bvh2 from a SAH BVH2 with leaves of up to 4 triangles; the
-    wide ones collapsed from a SAH BVH2 with one triangle per leaf."""
+    wide ones collapsed from a SAH BVH2 with one triangle per leaf. `prim_tris`: triangles per
+    bvh8 primitive node at most (bvh8_layout)."""
     if name not in LAYOUTS:
         raise ValueError(f"unknown BVH layout {name!r} (try: {', '.join(LAYOUTS)})")
     if name == "bvh2":
         return bvh2_layout(build_bvh2(tris))
     wide = collapse(build_bvh2(tris, 1), 4 if name == "bvh4" else 8)
-    return bvh4_layout(wide) if name == "bvh4" else bvh8_layout(wide, obb=name == "bvh8-obb")
+    if name == "bvh4":
+        return bvh4_layout(wide)
+    return bvh8_layout(wide, obb=name == "bvh8-obb", prim_tris=prim_tris)
 
 
 def warm_up() -> None:
