@@ -73,7 +73,9 @@ def layouts(tris):
     t0 = time.perf_counter()
     lo = bvh8_layout(w8, obb=True)
     t["bvh8-obb"] = t["bvh8"] + time.perf_counter() - t0
-    return {"bvh2": l2, "bvh4": l4, "bvh8": l8, "bvh8-obb": lo}, t
+    # (not timed apart: "bvh8/4" packs 4 triangles per primitive node, as amd-rdna4's builder)
+    return {"bvh2": l2, "bvh4": l4, "bvh8": l8, "bvh8-obb": lo,
+            "bvh8/4": bvh8_layout(w8, prim_tris=4)}, t
 
 
 def main(argv=None):
@@ -102,7 +104,7 @@ def main(argv=None):
         # speed race: closest hit, counters on (per-ray costs written), no fetch records
         o, d = rays[:, 0:3].copy(), rays[:, 4:7].copy()
         fns = {"embree": lambda: es.run(o, d, output=1)}
-        for ln in ("bvh4", "bvh8", "bvh8-obb"):
+        for ln in ("bvh4", "bvh8", "bvh8-obb", "bvh8/4"):
             fns[ln] = lambda ln=ln: trace_rays(lay[ln], rays)[0]
         wall, cpu, out = race(fns)
         r["mrays_s"] = {k: len(rays) / v / 1e6 for k, v in wall.items()}
@@ -124,18 +126,19 @@ def main(argv=None):
         r["layouts"] = {}
         print(f"per ray at {lw}x{lh} (amd-rdna4 caches):  pass  layout  steps  box-nodes  box-tests  tri-tests  "
               "bytes(node+leaf)  DRAM bytes  RA clocks")
-        for mode in ("bvh2", "bvh4", "bvh4x2", "bvh8", "bvh8-obb"):
-            ln = "bvh4" if mode == "bvh4x2" else mode
+        for label, mode, ln in (("bvh2", "bvh2", "bvh2"), ("bvh4", "bvh4", "bvh4"),
+                                ("bvh4x2", "bvh4x2", "bvh4"), ("bvh8", "bvh8", "bvh8"),
+                                ("bvh8/4", "bvh8", "bvh8/4"), ("bvh8-obb", "bvh8-obb", "bvh8-obb")):
             t0 = time.perf_counter()
             res = trace(scene, "amd-rdna4", lw, lh, mode=mode, layout=lay[ln], ao_samples=2)
-            row = r["layouts"][mode] = {}
+            row = r["layouts"][label] = {}
             for p in ("primary", "shadow", "ao"):
                 pr = {k: res.per_ray(k, p) for k in ("steps", "nodes.box", "tests.box", "tests.tri",
                                                       "bytes.node", "bytes.leaf", "dram_read.bvh_node",
                                                       "dram_read.bvh_leaf", "stack.overflows", "dual_steps",
                                                       "isect_clocks")}
                 row[p] = pr
-                print(f"  {p:8s} {mode:9s} {pr['steps']:6.1f} {pr['nodes.box']:8.1f} {pr['tests.box']:9.1f} "
+                print(f"  {p:8s} {label:9s} {pr['steps']:6.1f} {pr['nodes.box']:8.1f} {pr['tests.box']:9.1f} "
                       f"{pr['tests.tri']:8.1f} {pr['bytes.node'] + pr['bytes.leaf']:10.0f} "
                       f"{pr['dram_read.bvh_node'] + pr['dram_read.bvh_leaf']:10.1f} {pr['isect_clocks']:7.1f}")
             row["bvh_bytes"] = lay[ln].bytes
