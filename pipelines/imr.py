@@ -20,8 +20,7 @@ from renderer.raster_kernels import RC
 from renderer.shade import build_tables, light_vector
 from scenes.model import LoadAction, StoreAction
 
-from .frame import (GeometryStreams, blocks, framebuffer, read_inputs, shaded_counts,
-                    tile_maps)
+from .frame import GeometryStreams, blocks, framebuffer, read_inputs, tile_maps
 from .frontend_params import frontend_params
 from .imr_kernels import replay, serve_handed, work_in_submission_order
 from .result import Result
@@ -75,14 +74,17 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
     counters = Counters()
     per_tile = np.zeros((tiles_y * tiles_x, RC.N), np.int64)
     images: dict[str, np.ndarray] = {}
-    shaded = shaded_counts(width, height)
+    # The overdraw counts' zeros (8 MB at 1080p) are made on the memory model's second thread
+    # too, before the first pass's attachments.
+    shaded_job = mm.background(np.zeros, (height, width), np.uint32)
     fb = None
     attachments: dict = {}           # name -> (attachment, samples) of the passes so far
     for rp in scene.frame(samples):
         view = RasterView.make(width, height, rp.samples)
         # The attachments' clear values and the clears' traffic are made on the memory model's
         # second thread while this one sets up geometry (which reads no cache or pixel).
-        fb_job = mm.background(framebuffer, rp, images, view, shaded)
+        fb_job = mm.background(lambda rp=rp, view=view: framebuffer(rp, images, view,
+                                                                    shaded_job.result()))
         color = mm.surface(rp.color.name, rp.color.format, rp.samples)
         depth = mm.surface(rp.depth.name, rp.depth.format, rp.samples) if rp.depth else Surface(0, 4)
         # Regions are numbered here, on this thread: their order decides addresses, so it must
@@ -148,4 +150,4 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
     counters["tile.tiles"] = tiles_x * tiles_y
     return Result(scene.name, preset.name, width, height, samples, fb.resolve(), fb.nearest_depth(),
                   counters, tile_maps(per_tile, mm.tile_bytes, tiles_x, tiles_y),
-                  {"overdraw": shaded}, RASTER_TILE, preset.dram_gbps)
+                  {"overdraw": shaded_job.result()}, RASTER_TILE, preset.dram_gbps)

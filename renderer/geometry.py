@@ -174,7 +174,7 @@ def setup_pass(draws, camera, width: int, height: int) -> tuple[SetupTriangles, 
     """All draws of a pass → SetupTriangles in submission order, with the geom.* counters of a
     front end that shades every index (no post-transform reuse) and culls in fixed function."""
     s = setup_all(draws, camera, width, height)
-    hist = np.bincount(s.outcome, minlength=4)
+    hist = gk.tally(s.outcome, gk.CULLED_FRUSTUM + 1)
     c = Counters()
     c.add("geom.prims_in", len(s.idx))
     c.add("geom.indices", s.idx.size)

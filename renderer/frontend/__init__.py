@@ -193,7 +193,7 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
     mesh_shaded = c["geom.mesh.vertices_shaded"]      # counted by mesh.run
     c.add("geom.vertices_shaded", misses + ngg_pos + mesh_shaded)
     c.add("geom.vertices_attr_shaded", misses + ngg_attr + mesh_shaded)
-    hist = np.bincount(verdict, minlength=6)
+    hist = gk.tally(verdict, CULLED_MESHLET + 1)
     for k, name in REASONS.items():
         c.add(f"geom.prims_culled.{name}", int(hist[k]))
     c.add("geom.prims_clipped", np.count_nonzero(s.clipped))
