@@ -11,8 +11,10 @@ import argparse
 import json
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numba
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -89,6 +91,7 @@ def main(argv=None):
     W, H = (int(v) for v in a.res.split("x"))
     lw, lh = (int(v) for v in a.layout_res.split("x"))
     warm_up()
+    pool = ThreadPoolExecutor(numba.get_num_threads())
     report = {}
     for name in a.scenes.split(","):
         scene = get_scene(name)
@@ -104,6 +107,11 @@ def main(argv=None):
         # speed race: closest hit, counters on (per-ray costs written), no fetch records
         o, d = rays[:, 0:3].copy(), rays[:, 4:7].copy()
         fns = {"embree": lambda: es.run(o, d, output=1)}
+        # embreex's run() is one thread, but it lets go of the GIL: on as many threads as
+        # tilesim's traversal uses, each tracing its share of the rays
+        threads = numba.get_num_threads()
+        shares = [(o[k::threads].copy(), d[k::threads].copy()) for k in range(threads)]
+        fns[f"embree x{threads}"] = lambda: list(pool.map(lambda od: es.run(*od, output=1), shares))
         for ln in ("bvh4", "bvh8", "bvh8-obb", "bvh8/4"):
             fns[ln] = lambda ln=ln: trace_rays(lay[ln], rays)[0]
         wall, cpu, out = race(fns)
