@@ -279,7 +279,7 @@ def _collapse_costs(lo, hi, left, count, width):
     `width` slots of b's own wide node."""
     m = left.shape[0]
     cost = np.empty((m, width + 1))
-    how = np.zeros((m, width + 1), np.int64)
+    how = np.zeros((m, width + 1), np.int8)      # (k <= width <= 8)
     split = np.zeros(m, np.int64)
     part = np.empty(width + 1)
     part_k = np.empty(width + 1, np.int64)
