@@ -44,3 +44,15 @@ def block_zmax(depth, x0, y0, width, height, n_samples):
             for s in range(n_samples):
                 z = max(z, depth[y, x, s])
     return z
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def block_far(depth, x0, y0, width, height, n_samples):
+    """block_zmax, and how many samples of the block hold that depth."""
+    z = block_zmax(depth, x0, y0, width, height, n_samples)
+    n = 0
+    for y in range(y0, min(y0 + BLOCK, height)):
+        for x in range(x0, min(x0 + BLOCK, width)):
+            for s in range(n_samples):
+                n += depth[y, x, s] == z
+    return z, n

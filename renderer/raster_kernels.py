@@ -19,7 +19,7 @@ import numpy as np
 from numba import literally, njit, prange
 
 from .binning_kernels import BLOCK
-from .block_masks import BLOCK_BITS, block_zmax, lowest_bit, popcount, quads_of
+from .block_masks import BLOCK_BITS, block_far, block_zmax, lowest_bit, popcount, quads_of
 from .geometry_kernels import SUBPIXEL, SUBPIXEL_BITS
 from .raster_schedule import (FLUSH_BLEND, FLUSH_MASK, FLUSH_PARTIAL, MASK_MODE, PH_IMR, PH_SHADE,
                               PH_VIS, schedule)
@@ -82,11 +82,18 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     # Hierarchical Z (HTILE-like): the farthest depth in each 8x8 block of the tile. A block a
     # triangle cannot come nearer than is rejected before any per-pixel work.
     zmax = np.ones(nbx * nbx, np.float32)
+    # zmax changes only when a write lowers the last sample that held it (LESS only lowers
+    # depths): the samples at zmax are counted, the plain path counts down those it lowers,
+    # and a block is measured again only when none is left (or after any other kind of
+    # write). A block that still shows background has many samples at its farthest depth, so
+    # most depth-writing triangles leave zmax as it is.
+    at_zmax = np.zeros(nbx * nbx, np.int64)
+    zmax_stale = np.zeros(nbx * nbx, np.bool_)
     rejected = np.zeros(nbx * nbx, np.bool_)
     if hiz:
         for b in range(nbx * nbx):
-            zmax[b] = block_zmax(fb_depth, tx0 + (b % nbx) * BLOCK, ty0 + (b // nbx) * BLOCK,
-                                  width, height, n_samples)
+            zmax[b], at_zmax[b] = block_far(fb_depth, tx0 + (b % nbx) * BLOCK,
+                                            ty0 + (b // nbx) * BLOCK, width, height, n_samples)
     # The simulator's own depth bound per 8x8 block (not a modelled unit: it changes no counter,
     # event or pixel; raster.Z_SKIP): no sample of the block holds a depth above it. A block
     # a triangle covers whole and cannot come nearer than the bound fails the depth test at
@@ -344,6 +351,8 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                     pass_m = np.uint64(0)
                     left = cov_m
                     vis_m = np.uint64(0)
+                    zmax_bl = zmax[bl]
+                    lowered = 0                    # samples at zmax this block's writes lower
                     while left:
                         p = lowest_bit(left)
                         left &= left - np.uint64(1)
@@ -356,6 +365,8 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                                 continue
                         elif test_depth and not zf < fb_depth[ly, lx, 0]:
                             continue
+                        if depth_write:
+                            lowered += fb_depth[ly, lx, 0] == zmax_bl
                         if phase == PH_VIS:
                             winner[ly - ty0, lx - tx0, 0] = t
                             vis_m |= bit
@@ -376,6 +387,9 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                             n_sh += 1
                         fb_color[ly, lx, 0, 3] = 255
                     n_pass = popcount(pass_m)
+                    if depth_write:
+                        at_zmax[bl] -= lowered
+                        zmax_stale[bl] |= at_zmax[bl] <= 0 or not test_depth
                     if phase != PH_SHADE:          # the masks the loop gathered, applied once
                         touched[bl] |= cov_m
                         k_fragments += n_c
@@ -503,6 +517,8 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                                         winner[ly - ty0, lx - tx0, s] = t
                                         if depth_write:
                                             fb_depth[ly, lx, s] = lane_z[lane, s]
+                                            zmax_stale[((ly - ty0) >> BLOCK_BITS) * nbx
+                                                       + ((lx - tx0) >> BLOCK_BITS)] = True
                             else:
                                 lane_pass[lane] = passed
                                 n_shade += 1
@@ -588,6 +604,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                                 k_blended += 1
                             write_samples(fb_color, fb_depth, ly, lx, passed, lane_z, lane, n_samples,
                                           rgba[0], rgba[1], rgba[2], rgba[3], depth_write, blend)
+                            zmax_stale[b] |= depth_write
                 if tight:
                     zbound[bl] = min(zbound[bl], np.float32(zhi + 1e-6))
         if phase == PH_SHADE:
@@ -610,9 +627,10 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                     continue
                 if tested[b] == 0 and written[b] == 0:
                     continue
-                if hiz and depth_write and written[b]:
-                    zmax[b] = block_zmax(fb_depth, tx0 + bx * BLOCK, ty0 + by * BLOCK, width,
-                                          height, n_samples)
+                if hiz and zmax_stale[b]:
+                    zmax[b], at_zmax[b] = block_far(fb_depth, tx0 + bx * BLOCK, ty0 + by * BLOCK,
+                                                    width, height, n_samples)
+                    zmax_stale[b] = False
                 ev_block[blk_base + n_blk] = gb
                 ev_tested[blk_base + n_blk] = tested[b]
                 ev_written[blk_base + n_blk] = written[b]
