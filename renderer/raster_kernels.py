@@ -27,6 +27,7 @@ from .rop_kernels import depth_test, quantize, write_samples
 from .shade_kernels import lambert, mip_level, sample_bilinear, shade_fragment, texel_block_address
 
 TEX_RECENT = 8         # texture blocks remembered per (triangle, tile): the texture L1's reach
+SHADE_VEC = 4          # pixels per vector of the plain path's shading loop (AVX2, float64)
 
 
 class RC(IntEnum):
@@ -409,9 +410,15 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                     if phase == PH_SHADE:
                         k_hsr_shaded += n_pass
                     # Lambert on the interpolated normal for every pixel the block shades, in a
-                    # loop with no branch in its body, which LLVM runs four or eight pixels per
+                    # loop with no branch in its body, which LLVM runs four pixels per
                     # instruction: square roots and divisions are most of a fragment's cost.
-                    for j in range(n_sh):
+                    # The count is rounded up to whole vectors, the last pixel repeated (the
+                    # copies are never written): a small triangle's 10-20 pixels otherwise
+                    # leave up to three to the scalar tail, which costs four times as much each.
+                    n_vec = (n_sh + SHADE_VEC - 1) // SHADE_VEC * SHADE_VEC
+                    for j in range(n_sh, n_vec):
+                        sh_x[j], sh_y[j] = sh_x[n_sh - 1], sh_y[n_sh - 1]
+                    for j in range(n_vec):
                         X = sh_x[j] * SUBPIXEL + SUBPIXEL // 2
                         Y = sh_y[j] * SUBPIXEL + SUBPIXEL // 2
                         l2 = float(A0 * X + B0 * Y + C0)
