@@ -48,11 +48,15 @@ def block_zmax(depth, x0, y0, width, height, n_samples):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def block_far(depth, x0, y0, width, height, n_samples):
-    """block_zmax, and how many samples of the block hold that depth."""
-    z = block_zmax(depth, x0, y0, width, height, n_samples)
+    """block_zmax, and how many samples of the block hold that depth, in one walk."""
+    z = np.float32(0.0)
     n = 0
     for y in range(y0, min(y0 + BLOCK, height)):
         for x in range(x0, min(x0 + BLOCK, width)):
             for s in range(n_samples):
-                n += depth[y, x, s] == z
+                v = depth[y, x, s]
+                if v > z:
+                    z, n = v, 1
+                elif v == z:
+                    n += 1
     return z, n
