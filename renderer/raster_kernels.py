@@ -414,7 +414,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                     # instruction: square roots and divisions are most of a fragment's cost.
                     # The count is rounded up to whole vectors, the last pixel repeated (the
                     # copies are never written): a small triangle's 10-20 pixels otherwise
-                    # leave up to three to the scalar tail, which costs four times as much each.
+                    # leave up to three to the loop's scalar tail, a pixel per instruction.
                     n_vec = (n_sh + SHADE_VEC - 1) // SHADE_VEC * SHADE_VEC
                     for j in range(n_sh, n_vec):
                         sh_x[j], sh_y[j] = sh_x[n_sh - 1], sh_y[n_sh - 1]
