@@ -11,8 +11,6 @@ renderer.bvh.layouts.BVH8_PRIM_TRIS).
 """
 from __future__ import annotations
 
-from renderer.bvh.layouts import BVH8_PRIM_TRIS
-
 from .presets import Param, Preset
 
 A = "seed 000 (seed-notes/000_partA.md"
@@ -86,5 +84,6 @@ def rt_params(preset: Preset | str) -> dict[str, Param]:
 def prim_tris(params: dict[str, Param]) -> int:
     """Triangles per bvh8 primitive node the preset's BVH builder packs, at most (rt_prim_tris,
     else the builder's default)."""
+    from renderer.bvh.layouts import BVH8_PRIM_TRIS    # (not at import: presets load this module)
     p = params.get("rt_prim_tris")
     return BVH8_PRIM_TRIS if p is None else int(p.value)

@@ -36,19 +36,9 @@ def quads_of(m):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def block_zmax(depth, x0, y0, width, height, n_samples):
-    """Farthest stored depth over the samples of the 8x8 block at (x0, y0) inside the target."""
-    z = np.float32(0.0)
-    for y in range(y0, min(y0 + BLOCK, height)):
-        for x in range(x0, min(x0 + BLOCK, width)):
-            for s in range(n_samples):
-                z = max(z, depth[y, x, s])
-    return z
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
 def block_far(depth, x0, y0, width, height, n_samples):
-    """block_zmax, and how many samples of the block hold that depth, in one walk."""
+    """Farthest stored depth over the samples of the 8x8 block at (x0, y0) inside the target,
+    and how many samples hold it, in one walk."""
     z = np.float32(0.0)
     n = 0
     for y in range(y0, min(y0 + BLOCK, height)):

@@ -19,7 +19,7 @@ import numpy as np
 from numba import literally, njit, prange
 
 from .binning_kernels import BLOCK
-from .block_masks import BLOCK_BITS, block_far, block_zmax, lowest_bit, popcount, quads_of
+from .block_masks import BLOCK_BITS, block_far, lowest_bit, popcount, quads_of
 from .geometry_kernels import SUBPIXEL, SUBPIXEL_BITS
 from .raster_schedule import (FLUSH_BLEND, FLUSH_MASK, FLUSH_PARTIAL, MASK_MODE, PH_IMR, PH_SHADE,
                               PH_VIS, schedule)
@@ -184,6 +184,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
         late = alpha_mode[d] == MASK_MODE
         test_depth = depth_test_d[d]
         depth_write = depth_write_d[d] and phase != PH_SHADE     # PH_VIS wrote it already
+        count_zmax = hiz and depth_write      # the plain path keeps HiZ's at_zmax counts
         blend = blend_d[d]
         textured = texture[d] >= 0
         ti = texture[d]
@@ -297,7 +298,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                     zhi = dzdx * (rx1 if dzdx > 0 else rx0) + dzdy * (ry1 if dzdy > 0 else ry0) + zc
                     if zlo > 1e-12 and zhi < 1.0 - 1e-12:
                         if zbound[bl] < 0.0:
-                            zbound[bl] = block_zmax(fb_depth, bx0, by0, width, height, n_samples)
+                            zbound[bl] = block_far(fb_depth, bx0, by0, width, height, n_samples)[0]
                         if zlo - 1e-12 >= zbound[bl]:    # every sample fails: count as visited
                             tested[bl] = ~np.uint64(0)
                             touched[bl] = ~np.uint64(0)
@@ -366,7 +367,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                                 continue
                         elif test_depth and not zf < fb_depth[ly, lx, 0]:
                             continue
-                        if depth_write:
+                        if count_zmax:
                             lowered += fb_depth[ly, lx, 0] == zmax_bl
                         if phase == PH_VIS:
                             winner[ly - ty0, lx - tx0, 0] = t
@@ -388,7 +389,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                             n_sh += 1
                         fb_color[ly, lx, 0, 3] = 255
                     n_pass = popcount(pass_m)
-                    if depth_write:
+                    if count_zmax:
                         at_zmax[bl] -= lowered
                         zmax_stale[bl] |= at_zmax[bl] <= 0 or not test_depth
                     if phase != PH_SHADE:          # the masks the loop gathered, applied once
