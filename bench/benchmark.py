@@ -5,10 +5,11 @@
 Renders spheres, overdraw:32 (back to front and front to back) and sponza through tilesim's
 `imr-baseline` preset (counters always on) and through OpenGL on llvmpipe with a comparable
 fragment shader (tests/gl_oracle.py: Lambert + ambient, base colour × texture, colour read back to
-host memory). Both are warmed first (tilesim's first call compiles its numba kernels). Prints
-median ms per frame, the ratio, and where tilesim's time goes by stage (wall time measured by
-wrapping the stage functions the IMR pipeline calls during the timed frames; the engine itself is
-not changed). Every timed frame sets up its geometry afresh, as if the camera had moved
+host memory). Both are warmed first (tilesim's first call compiles its numba kernels). The
+renderers take turns, a frame each per round, so that the machine's drift moves them alike. Prints
+median ms per frame, the median of each round's ratio to llvmpipe, and where tilesim's time goes
+by stage (wall time measured by wrapping the stage functions the IMR pipeline calls during the
+timed frames; the engine itself is not changed). Every timed frame sets up its geometry afresh, as if the camera had moved
 (renderer.geometry.forget_setups); what does not depend on the camera (resident buffers, the
 post-transform cache's hits, fetch plans) stays, as it would while the camera moves.
 """
@@ -31,7 +32,7 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 import pipelines.imr as imr  # noqa: E402
-from gl_oracle import gl_frame_ms, gl_renderer  # noqa: E402
+from gl_oracle import GLFrame, gl_renderer  # noqa: E402
 from pipelines import render  # noqa: E402
 from renderer.geometry import forget_setups  # noqa: E402
 from renderer.memory import MemoryModel  # noqa: E402
@@ -49,60 +50,92 @@ STAGES["resolve_surface"] = (imr, "resolve_surface")
 BACKGROUND = {"clears (bg)": (imr, "clear_attachments"), "framebuffer (bg)": (imr, "framebuffer")}
 
 
-def tilesim_frames(scene, width, height, repeats) -> tuple[float, dict[str, float]]:
-    """Median ms per frame, and the median ms of each stage over the same frames.
+class StageTimer:
+    """Wall time of each stage of the frames rendered inside it: the stage functions pipelines.imr
+    calls are wrapped (a few Python calls per pass, so the wrappers cost nothing measurable);
+    "other" is a frame's time outside them."""
 
-    Stages are timed by wrapping the stage functions pipelines.imr calls (a few Python calls per
-    pass, so the wrappers cost nothing measurable); "other" is the frame minus the stages."""
-    where = STAGES | BACKGROUND
-    originals = {name: getattr(*at) for name, at in where.items()}
-    spent: dict[str, float] = defaultdict(float)
+    def __init__(self):
+        self.where = STAGES | BACKGROUND
+        self.spent: dict[str, float] = defaultdict(float)
+        self.stages: dict[str, list[float]] = defaultdict(list)
 
-    def timed(name, fn):
+    def __enter__(self):
+        self.originals = {name: getattr(*at) for name, at in self.where.items()}
+        for name, fn in self.originals.items():
+            setattr(*self.where[name], self._timed(name, fn))
+        return self
+
+    def __exit__(self, *exc):
+        for name, fn in self.originals.items():
+            setattr(*self.where[name], fn)
+
+    def _timed(self, name, fn):
         def wrapper(*args, **kwargs):
             t0 = time.perf_counter()
             try:
                 return fn(*args, **kwargs)
             finally:
-                spent[name] += time.perf_counter() - t0
+                self.spent[name] += time.perf_counter() - t0
         return wrapper
 
-    frames, stages = [], defaultdict(list)
+    def frame(self, scene, width, height) -> float:
+        """One timed tilesim frame of PRESET, its stages recorded; seconds."""
+        self.spent.clear()
+        total = frame_s(scene, PRESET, width, height)
+        for name in self.originals:
+            self.stages[name].append(self.spent[name])
+        self.stages["other"].append(total - sum(self.spent[name] for name in STAGES))
+        return total
+
+    def medians_ms(self) -> dict[str, float]:
+        return {name: 1000.0 * statistics.median(v) for name, v in self.stages.items()}
+
+
+def frame_s(scene, preset, width, height) -> float:
+    """Seconds of one tilesim frame, geometry set up afresh (as if the camera had moved)."""
+    forget_setups()
+    t0 = time.perf_counter()
+    render(scene, preset, width, height)
+    return time.perf_counter() - t0
+
+
+def gl_frame_s(frame: GLFrame) -> float:
+    t0 = time.perf_counter()
+    frame.render()
+    return time.perf_counter() - t0
+
+
+def race(scene, width, height, repeats, also) -> tuple[dict[str, list[float]], dict[str, float]]:
+    """Seconds per frame of tilesim's PRESET, llvmpipe and each `also` preset, in rounds: each
+    round renders one frame of each, back to back, so that the machine's drift (10-20% over
+    minutes) moves all of them alike and the ratios of a round compare like with like. Returns
+    the times by renderer and PRESET's median ms per stage."""
+    frame = GLFrame(scene, width, height)
+    times: dict[str, list[float]] = defaultdict(list)
     try:
-        for name, fn in originals.items():
-            setattr(*where[name], timed(name, fn))
-        for _ in range(max(1, repeats)):
-            spent.clear()
-            forget_setups()
-            t0 = time.perf_counter()
-            render(scene, PRESET, width, height)
-            total = time.perf_counter() - t0
-            frames.append(total)
-            for name in originals:
-                stages[name].append(spent[name])
-            stages["other"].append(total - sum(spent[name] for name in STAGES))
+        frame.render()                     # llvmpipe's JIT of the shader/state variants
+        with StageTimer() as stages:
+            for _ in range(max(1, repeats)):
+                times[PRESET].append(stages.frame(scene, width, height))
+                times["llvmpipe"].append(gl_frame_s(frame))
+                for p in also:
+                    times[p].append(frame_s(scene, p, width, height))
     finally:
-        for name, fn in originals.items():
-            setattr(*where[name], fn)
-    return (1000.0 * statistics.median(frames),
-            {name: 1000.0 * statistics.median(v) for name, v in stages.items()})
+        frame.release()
+    return times, stages.medians_ms()
 
 
-def frame_ms(scene, preset, width, height, repeats) -> float:
-    """Median ms per frame of any preset (no stage breakdown)."""
-    times = []
-    for _ in range(max(1, repeats)):
-        forget_setups()
-        t0 = time.perf_counter()
-        render(scene, preset, width, height)
-        times.append(time.perf_counter() - t0)
-    return 1000.0 * statistics.median(times)
+def ratio(times: dict[str, list[float]], name: str) -> float:
+    """Median over the rounds of name's frame time over llvmpipe's in the same round."""
+    return statistics.median(a / b for a, b in zip(times[name], times["llvmpipe"]))
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--res", default="1920x1080", help="WxH (default 1920x1080)")
-    ap.add_argument("--repeats", type=int, default=3, help="timed frames per renderer and scene")
+    ap.add_argument("--repeats", type=int, default=3, help="rounds (a timed frame of each "
+                    "renderer) per scene")
     ap.add_argument("--also", default="apple-m3", help="further presets to time, comma-separated "
                     "('' for none)")
     args = ap.parse_args(argv)
@@ -111,8 +144,9 @@ def main(argv=None) -> int:
     console.print(f"numba threads: {numba.get_num_threads()} (NUMBA_NUM_THREADS="
                   f"{numba.config.NUMBA_NUM_THREADS}, {os.cpu_count()} CPUs)")
     console.print(f"GL_RENDERER: {gl_renderer()}")
-    console.print(f"resolution {width}x{height}, preset {PRESET}, {args.repeats} timed frames each "
-                  f"(median)")
+    console.print(f"resolution {width}x{height}, preset {PRESET}, {args.repeats} rounds of one "
+                  f"frame per renderer, back to back; ms: median frame; ratio: median over the "
+                  f"rounds of the frame over llvmpipe's in the same round")
 
     scenes = {name: get_scene(name) for name in SCENES}
     t0 = time.perf_counter()
@@ -132,12 +166,12 @@ def main(argv=None) -> int:
         table.add_column(col, justify="left" if col == "scene" else "right")
     breakdowns = {}
     for name, scene in scenes.items():
-        ts, breakdowns[name] = tilesim_frames(scene, width, height, args.repeats)
-        gl = gl_frame_ms(scene, width, height, args.repeats)   # warms itself with one frame
-        row = [name, f"{scene.n_triangles:,}", f"{ts:,.1f}", f"{gl:,.1f}", f"{ts / gl:,.2f}x"]
+        times, breakdowns[name] = race(scene, width, height, args.repeats, also)
+        ms = {k: 1000.0 * statistics.median(v) for k, v in times.items()}
+        row = [name, f"{scene.n_triangles:,}", f"{ms[PRESET]:,.1f}", f"{ms['llvmpipe']:,.1f}",
+               f"{ratio(times, PRESET):,.2f}x"]
         for p in also:
-            ms = frame_ms(scene, p, width, height, args.repeats)
-            row += [f"{ms:,.1f}", f"{ms / gl:,.2f}x"]
+            row += [f"{ms[p]:,.1f}", f"{ratio(times, p):,.2f}x"]
         table.add_row(*row)
     console.print(table)
 
@@ -146,9 +180,10 @@ def main(argv=None) -> int:
     bd.add_column("scene")
     for s in stages:
         bd.add_column(s, justify="right")
-    bd.add_column("total", justify="right")
+    bd.add_column("total (this thread)", justify="right")
     for name, b in breakdowns.items():
-        bd.add_row(name, *(f"{b[s]:,.1f}" for s in stages), f"{sum(b.values()):,.1f}")
+        bd.add_row(name, *(f"{b[s]:,.1f}" for s in stages),
+                   f"{sum(v for s, v in b.items() if s not in BACKGROUND):,.1f}")
     console.print(bd)
     return 0
 

@@ -96,7 +96,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         clears = mm.background(clear_attachments, mm, rp, color, depth, meta_regions, fast,
                                blocks_x, n_blocks, tiles_x)
         fe = front_end(rp.draws, scene.camera, width, height, rp.samples, fe_params, frontend, mm)
-        tris, geom_counters = fe.tris, fe.counters
+        tris = fe.tris
         bins = bin_triangles(tris, width, height)
         mat, tex = build_tables(rp.draws)
         if rp.depth is None:
@@ -143,7 +143,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
                                   surf.bytes_per_pixel, left, STREAM[stream], blocks_x,
                                   RASTER_TILE, tiles_x)
                 mm.flush(surf, store=att.store == StoreAction.STORE and not att.memoryless)
-        counters = counters + geom_counters + raster_counters
+        counters = counters + fe.counters + raster_counters
         per_tile += tile_rows
         attachments.update({a.name: (a, rp.samples) for a in (rp.color, rp.depth) if a is not None})
     counters = counters + mm.counters()

@@ -103,7 +103,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         counters.add("tile.fallback.over_budget", over and not split)
         counters.add("tile.memory_bytes", tile_memory_bytes(tile, rp))
         fe = front_end(rp.draws, scene.camera, width, height, rp.samples, fe_params, frontend, mm)
-        tris, geom_counters = fe.tris, fe.counters
+        tris = fe.tris
         bins = bin_triangles(tris, width, height, tile=tile, exact=True)
         mat, tex = build_tables(rp.draws)
         if rp.depth is None:
@@ -163,7 +163,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         for region, _ in param:                   # the parameter buffer dies with the pass
             flush_region(mm.state, mm.acc, pass_bytes, region, True)
         counters.add("tile.param_bytes", param_bytes)
-        counters = counters + geom_counters + raster_counters
+        counters = counters + fe.counters + raster_counters
         attachments.update({a.name: (a, rp.samples) for a in (rp.color, rp.depth) if a is not None})
     counters = counters + mm.counters()
     counters["tile.tiles"] = tiles_x * tiles_y

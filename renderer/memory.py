@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable, NamedTuple
 
+import numba
 import numpy as np
 
 from . import memory_kernels as mk
@@ -88,7 +89,11 @@ _SECOND = threading.local()
 def _second_thread() -> ThreadPoolExecutor:
     ex = getattr(_SECOND, "executor", None)
     if ex is None:
-        ex = _SECOND.executor = ThreadPoolExecutor(1, thread_name_prefix="tilesim-memory")
+        # Its work overlaps the first thread's parallel kernels: a parallel kernel of its own
+        # runs on it alone (numba's thread count is per calling thread), not as a second team
+        # fighting the first for the same cores.
+        ex = _SECOND.executor = ThreadPoolExecutor(1, thread_name_prefix="tilesim-memory",
+                                                   initializer=numba.set_num_threads, initargs=(1,))
     return ex
 
 

@@ -5,9 +5,9 @@ Two uses:
 - `render_gl(scene, width, height) -> (covered, depth)`: the outside oracle for coverage and depth
   (DESIGN.md "Tests": outside oracles where they exist). Consumes one `Scene`, produces bool
   (h, w) coverage and float32 (h, w) window depth, row 0 at the top as tilesim's images.
-- `gl_frame_ms(scene, width, height)`: wall time of one frame on llvmpipe with a fragment shader
-  comparable to tilesim's (Lambert, one directional light + ambient, base colour × texture), for
-  bench/benchmark.py.
+- `GLFrame(scene, width, height)`: the scene uploaded once and rendered frame after frame on
+  llvmpipe with a fragment shader comparable to tilesim's (Lambert, one directional light +
+  ambient, base colour × texture), for bench/benchmark.py to time.
 
     from gl_oracle import render_gl
     covered, depth = render_gl(get_scene("dragon"), 1280, 720)
@@ -30,8 +30,6 @@ Only the first render pass of `scene.frame(1)` is drawn.
 """
 from __future__ import annotations
 
-import statistics
-import time
 
 import numpy as np
 
@@ -191,8 +189,9 @@ def render_gl(scene: Scene, width: int, height: int) -> tuple[np.ndarray, np.nda
     return covered, depth
 
 
-class _Frame:
-    """A scene uploaded once (buffers, textures, compiled shader), rendered many times."""
+class GLFrame:
+    """A scene uploaded once (buffers, textures, compiled shader), rendered many times (render();
+    release() when done)."""
 
     def __init__(self, scene: Scene, width: int, height: int):
         import moderngl
@@ -285,21 +284,3 @@ class _Frame:
         self.ctx.disable(moderngl.BLEND)
         self.ctx.disable(moderngl.CULL_FACE)
         self.ctx.disable(moderngl.DEPTH_TEST)
-
-
-def gl_frame_ms(scene: Scene, width: int, height: int, repeats: int = 5) -> float:
-    """Median wall time (ms) of one llvmpipe frame: draws + finish + colour readback.
-
-    Buffer and texture upload and shader compilation happen once before timing, and one untimed
-    frame warms llvmpipe's JIT of the shader/state variants."""
-    frame = _Frame(scene, width, height)
-    try:
-        frame.render()
-        times = []
-        for _ in range(max(1, repeats)):
-            t0 = time.perf_counter()
-            frame.render()
-            times.append(time.perf_counter() - t0)
-    finally:
-        frame.release()
-    return 1000.0 * statistics.median(times)

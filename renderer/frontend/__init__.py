@@ -23,6 +23,7 @@ not covers no sample, so images are identical and only the costs differ.
 from __future__ import annotations
 
 import hashlib
+from concurrent.futures import Future
 from typing import NamedTuple
 
 import numpy as np
@@ -74,12 +75,25 @@ class FetchPlan(NamedTuple):
     need: int            # most lines one primitive's ranges span (request buffer headroom)
 
 
-class FrontEnd(NamedTuple):
-    tris: SetupTriangles   # the surviving primitives' setup triangles, submission order
-    fetch: FetchPlan
-    counters: Counters
-    path: np.ndarray       # int8 (n_draws,) LEGACY / NGG / MESH as each draw ran
-    verdict: np.ndarray    # uint8 (n_prims,) EMITTED or the reason it was culled
+class FrontEnd:
+    """The pass's front-end results. tris, path and verdict are ready at once; the fetch plan and
+    the counters of what was fetched and shaded may still be being worked out on the memory
+    model's second thread, and reading them waits for it."""
+
+    def __init__(self, tris: SetupTriangles, path: np.ndarray, verdict: np.ndarray,
+                 counters: Counters, later: Future):
+        self.tris = tris          # the surviving primitives' setup triangles, submission order
+        self.path = path          # int8 (n_draws,) LEGACY / NGG / MESH as each draw ran
+        self.verdict = verdict    # uint8 (n_prims,) EMITTED or the reason it was culled
+        self._counters, self._later = counters, later
+
+    @property
+    def fetch(self) -> FetchPlan:
+        return self._later.result()[0]
+
+    @property
+    def counters(self) -> Counters:
+        return self._counters + self._later.result()[1]
 
 
 def _paths(draws, params: dict, frontend: str | None, c: Counters) -> np.ndarray:
@@ -160,9 +174,35 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
         c.add("geom.ngg.small_bbox", np.count_nonzero(small & ~in_box))
     keep = verdict == gk.EMITTED
 
-    # Legacy: the post-transform cache; NGG: subgroups. Without NGG subgroups (formed from
-    # this camera's survivors) what is fetched depends only on the meshes, their paths and the
-    # post-transform cache's size: remembered, with its counts.
+
+    # What is fetched and shaded (the post-transform cache, NGG subgroups) and the fetch plan
+    # are needed by the memory replay and the counters, not by the rasterizer: with a memory
+    # model they are worked out on its second thread while this one compacts and bins. The
+    # buffers' addresses are taken here: region ids are numbered on this thread, in order.
+    addresses = _plan_addresses(draws, mm, params, prim_off, rows, tables)
+    later = (mm.background if mm is not None else _now)(
+        _fetches, draws, params, path, gidx, prim_off, keep, lidx, prim_path, legacy_c, ngg_c,
+        c["geom.mesh.vertices_shaded"], head, rows, addresses)
+
+    hist = gk.tally(verdict, CULLED_MESHLET + 1)
+    c.add("geom.prims_in", n)
+    for k, name in REASONS.items():
+        c.add(f"geom.prims_culled.{name}", int(hist[k]))
+    c.add("geom.prims_clipped", np.count_nonzero(s.clipped))
+    c.add("geom.cull_alu_ops", int(params["cull_alu_ops"]) * np.count_nonzero(shader_cull))
+    keep_tri = keep[s.tris.prim]
+    tris = s.tris if keep_tri.all() else s.tris.take(np.flatnonzero(keep_tri))
+    c.add("geom.setup_triangles", tris.n)
+    return FrontEnd(tris, path, verdict, c, later)
+
+
+def _fetches(draws, params, path, gidx, prim_off, keep, lidx, prim_path, legacy_c, ngg_c,
+             mesh_shaded, head, rows, addresses) -> tuple[FetchPlan, Counters]:
+    """Which corners fetch and shade their vertex (legacy: post-transform cache misses; NGG: first
+    use in a subgroup), the counts, and the fetch plan."""
+    # Without NGG subgroups (formed from this camera's survivors) what is fetched depends only
+    # on the meshes, their paths and the post-transform cache's size: remembered, with its
+    # counts.
     static = None if (path == NGG).any() else (path.tobytes(), int(params["ptc_entries"]))
 
     def fetches():
@@ -186,27 +226,24 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
     fetch_index, fetch_pos, fetch_attr, counts = fetched
     n_index, n_legacy, misses, n_subgroups, ngg_pos, ngg_attr = counts
 
-    c.add("geom.prims_in", n)
+    c = Counters()
     c.add("geom.indices", n_index * 3)
     c.add("geom.cache_hits", n_legacy - misses)
     c.add("geom.ngg.subgroups", n_subgroups)
-    mesh_shaded = c["geom.mesh.vertices_shaded"]      # counted by mesh.run
     c.add("geom.vertices_shaded", misses + ngg_pos + mesh_shaded)
     c.add("geom.vertices_attr_shaded", misses + ngg_attr + mesh_shaded)
-    hist = gk.tally(verdict, CULLED_MESHLET + 1)
-    for k, name in REASONS.items():
-        c.add(f"geom.prims_culled.{name}", int(hist[k]))
-    c.add("geom.prims_clipped", np.count_nonzero(s.clipped))
     c.add("geom.vs_alu_ops", POSITION_OPS * c["geom.vertices_shaded"]
           + ATTRIBUTE_OPS * c["geom.vertices_attr_shaded"])
-    c.add("geom.cull_alu_ops", int(params["cull_alu_ops"]) * np.count_nonzero(shader_cull))
+    plan = _fetch_plan(prim_off, lidx, fetch_index, fetch_pos, fetch_attr, head, rows,
+                       addresses, static)
+    return plan, c
 
-    plan = _fetch_plan(draws, mm, params, prim_off, lidx, fetch_index, fetch_pos, fetch_attr,
-                       head, rows, tables, static)
-    keep_tri = keep[s.tris.prim]
-    tris = s.tris if keep_tri.all() else s.tris.take(np.flatnonzero(keep_tri))
-    c.add("geom.setup_triangles", tris.n)
-    return FrontEnd(tris, plan, c, path, verdict)
+
+def _now(fn, *args) -> Future:
+    """fn(*args) run here, as a finished Future (no memory model: no second thread)."""
+    done: Future = Future()
+    done.set_result(fn(*args))
+    return done
 
 
 _STATIC = MeshMemo(8)
@@ -226,21 +263,26 @@ def _static_arrays(draws, s, path):
     return _STATIC.get((mesh_ids(draws), path.tobytes()), (d.mesh for d in draws), compute)
 
 
-def _fetch_plan(draws, mm, params, prim_off, lidx, fetch_index, fetch_pos, fetch_attr, head,
-                rows, tables, static=None) -> FetchPlan:
-    """The byte ranges each primitive reads, at its draw's buffers' addresses in mm: indices
-    (fetch_index), positions and attributes per corner (fetch_pos, fetch_attr), and at a
-    meshlet's first primitive (head) its descriptor and bounds, then, when kept, its lists and
-    all its vertices. `static`: a key that determines the fetch_* arrays, if the caller has
-    one (else their bytes are hashed)."""
-    n = len(head)
+class _PlanAddresses(NamedTuple):
+    index_base: np.ndarray    # int64 per draw: its buffers' first bytes
+    pos_base: np.ndarray
+    attr_base: np.ndarray
+    desc_addr: np.ndarray     # int64 per meshlet row: its descriptor, vertex list, triangles
+    vlist_addr: np.ndarray
+    tri_addr: np.ndarray
+    tri_bytes: int            # one meshlet triangle's bytes
+    line_shift: int
+    wave: int
+    meshes: tuple             # the draws' meshes (the memo's key, kept alive by it)
+
+
+def _plan_addresses(draws, mm, params, prim_off, rows, tables) -> _PlanAddresses:
+    """Where the draws' buffers live in mm (regions in first-use order, numbered here)."""
     wave = int(params["fetch_wave"])
     if not 1 <= wave <= fk.MAX_WAVE:
         raise ValueError(f"fetch_wave must be 1 to {fk.MAX_WAVE} lanes, got {wave}")
     if mm is None:
         mm = _Addresses()
-    line_shift = int(mm.config.line_bytes).bit_length() - 1
-
     meshes = [id(d.mesh) for d in draws]
     distinct = list(dict.fromkeys(meshes))    # first-use order: the order regions are numbered
 
@@ -254,23 +296,37 @@ def _fetch_plan(draws, mm, params, prim_off, lidx, fetch_index, fetch_pos, fetch
     desc_addr = base("meshlets", mkey)[rows.draw] + rows.meshlet * desc_b
     vlist_addr = base("meshlet.vertices", mkey)[rows.draw] + rows.mesh_vert_first * VERTEX_REF.itemsize
     tri_addr = base("meshlet.triangles", mkey)[rows.draw] + (rows.first - prim_off[rows.draw]) * tri_b
-    sizes = (INDEX.itemsize, POSITION_BYTES, ATTRIBUTE_BYTES, desc_b, VERTEX_REF.itemsize, tri_b)
+    return _PlanAddresses(index_base, pos_base, attr_base, desc_addr, vlist_addr, tri_addr, tri_b,
+                          int(mm.config.line_bytes).bit_length() - 1, wave,
+                          tuple(d.mesh for d in draws))
+
+
+def _fetch_plan(prim_off, lidx, fetch_index, fetch_pos, fetch_attr, head, rows,
+                at: _PlanAddresses, static=None) -> FetchPlan:
+    """The byte ranges each primitive reads, at its draw's buffers' addresses: indices
+    (fetch_index), positions and attributes per corner (fetch_pos, fetch_attr), and at a
+    meshlet's first primitive (head) its descriptor and bounds, then, when kept, its lists and
+    all its vertices. `static`: a key that determines the fetch_* arrays, if the caller has
+    one (else their bytes are hashed)."""
+    n = len(head)
+    sizes = (INDEX.itemsize, POSITION_BYTES, ATTRIBUTE_BYTES,
+             DESCRIPTOR.itemsize + BOUNDS.itemsize, VERTEX_REF.itemsize, at.tri_bytes)
     streams = (STREAM["index"], STREAM["vertex"])
-    args = (prim_off, lidx, fetch_index, fetch_pos, fetch_attr, index_base, pos_base, attr_base,
-            sizes, head, rows.alive, desc_addr, vlist_addr, tri_addr, rows.vert_off, rows.verts,
-            rows.draw, line_shift, streams, wave)
+    args = (prim_off, lidx, fetch_index, fetch_pos, fetch_attr, at.index_base, at.pos_base,
+            at.attr_base, sizes, head, rows.alive, at.desc_addr, at.vlist_addr, at.tri_addr,
+            rows.vert_off, rows.verts, rows.draw, at.line_shift, streams, at.wave)
     if len(rows.first):
         return _build_plan(n, args)
     # No meshlets: the plan is a function of these arrays alone, and the viewer and reports
     # draw the same pass again and again.
     digest = hashlib.blake2b(digest_size=16)
-    for a in (index_base, pos_base, attr_base) + ((prim_off, fetch_index, fetch_pos, fetch_attr)
-                                                  if static is None else ()):
+    for a in (at.index_base, at.pos_base, at.attr_base) + (
+            (prim_off, fetch_index, fetch_pos, fetch_attr) if static is None else ()):
         # masks as bits (an eighth of the bytes to hash), their length beside them
         digest.update(np.packbits(a).tobytes() + bytes(str(a.shape), "ascii")
                       if a.dtype == np.bool_ else np.ascontiguousarray(a).tobytes())
-    return _PLANS.get((mesh_ids(draws), line_shift, wave, static, digest.digest()),
-                      (d.mesh for d in draws), lambda: _build_plan(n, args))
+    return _PLANS.get((tuple(map(id, at.meshes)), at.line_shift, at.wave, static,
+                       digest.digest()), at.meshes, lambda: _build_plan(n, args))
 
 
 def _build_plan(n: int, args) -> FetchPlan:
