@@ -41,7 +41,7 @@ from . import fetch_kernels as fk
 from . import mesh as mesh_path
 from .legacy import ptc_hits_of_draws
 from .meshlets import BOUNDS, DESCRIPTOR, VERTEX_REF, meshlets_of
-from .ngg import bbox_misses_samples, covers_samples, subgroups
+from .ngg import cull_small, subgroups
 
 LEGACY, NGG, MESH = 0, 1, 2
 FRONTENDS = ("legacy", "ngg", "mesh")
@@ -157,21 +157,10 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
     shader_cull = prim_path == NGG
     if params["mesh_prim_cull"]:
         shader_cull = shader_cull | ((prim_path == MESH) & (verdict != CULLED_MESHLET))
-    view = RasterView.make(width, height, samples)
-    sel = np.flatnonzero(shader_cull[s.tris.prim]) if s.tris.n else np.zeros(0, np.int64)
-    if len(sel):
-        t = s.tris
-        prim_cov = np.zeros(n, np.bool_)
-        covers = covers_samples(t, sel, view)
-        prim_cov[t.prim[sel[covers]]] = True
-        small = shader_cull & (verdict == gk.EMITTED) & ~prim_cov
-        verdict[small] = CULLED_SMALL
-        # how many of them the hardware's bounding-box filter alone would have caught (asked
-        # only of the triangles that cover nothing: every piece of a small primitive is one)
-        in_box = np.zeros(n, np.bool_)
-        bare = sel[~covers]
-        in_box[t.prim[bare[~bbox_misses_samples(t, bare, view)]]] = True
-        c.add("geom.ngg.small_bbox", np.count_nonzero(small & ~in_box))
+    if shader_cull.any():
+        view = RasterView.make(width, height, samples)
+        c.add("geom.ngg.small_bbox",
+              cull_small(s.tris, shader_cull, verdict, gk.EMITTED, CULLED_SMALL, view))
     keep = verdict == gk.EMITTED
 
 

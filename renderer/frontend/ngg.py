@@ -11,14 +11,17 @@ from renderer.geometry import SetupTriangles
 from . import ngg_kernels as nk
 
 
-def covers_samples(tris: SetupTriangles, sel: np.ndarray, view) -> np.ndarray:
-    """bool (len(sel),): setup triangle sel[i] covers at least one sample of the RasterView,
-    decided exactly as the rasterizer decides coverage (edges, top-left rule, target, depth
-    in [0, 1])."""
-    out = np.zeros(len(sel), np.bool_)
-    nk.covers_samples(tris.x, tris.y, tris.zplane, sel, view.width, view.height,
-                      view.sample_x, view.sample_y, out)
-    return out
+def cull_small(tris: SetupTriangles, shader_cull: np.ndarray, verdict: np.ndarray, emitted: int,
+               culled_small: int, view) -> int:
+    """The primitive shader's small-primitive cull, in place: an emitted primitive with
+    shader_cull whose setup triangles cover no sample of the RasterView, decided exactly as the
+    rasterizer decides coverage (edges, top-left rule, target, depth in [0, 1]), becomes
+    culled_small. Returns how many of those the hardware's bounding-box filter alone
+    (bbox_misses_samples) would not have caught."""
+    n = len(verdict)
+    return int(nk.small_prims(tris.x, tris.y, tris.zplane, tris.prim, shader_cull, verdict,
+                              emitted, culled_small, view.width, view.height, view.sample_x,
+                              view.sample_y, np.zeros(n, np.bool_), np.zeros(n, np.bool_)))
 
 
 def subgroups(gidx: np.ndarray, prim_off: np.ndarray, draw_on: np.ndarray, keep: np.ndarray,

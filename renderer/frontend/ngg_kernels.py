@@ -141,27 +141,49 @@ def _covers_any(x, y, zplane, t, width, height, sample_x, sample_y):
     return False
 
 
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _bbox_misses(x, y, t, sample_x, sample_y):
+    """The bounding box of setup triangle t (subpixels) holds no sample position of any pattern:
+    per axis, a sample at k * SUBPIXEL + SUBPIXEL / 2 + offset lies in [lo, hi] when the least
+    such k is at most the greatest."""
+    half = SUBPIXEL // 2
+    x0, x1 = min(x[t, 0], x[t, 1], x[t, 2]), max(x[t, 0], x[t, 1], x[t, 2])
+    y0, y1 = min(y[t, 0], y[t, 1], y[t, 2]), max(y[t, 0], y[t, 1], y[t, 2])
+    empty = True
+    for s in range(sample_x.shape[0]):
+        ox, oy = half + sample_x[s], half + sample_y[s]
+        in_x = -((ox - x0) // SUBPIXEL) <= (x1 - ox) // SUBPIXEL
+        in_y = -((oy - y0) // SUBPIXEL) <= (y1 - oy) // SUBPIXEL
+        empty = empty and not (in_x and in_y)
+    return empty
+
+
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def covers_samples(x, y, zplane, sel, width, height, sample_x, sample_y, out):
-    """out[i] = setup triangle sel[i] covers at least one sample (see _covers_any)."""
-    for i in prange(sel.shape[0]):
-        out[i] = _covers_any(x, y, zplane, sel[i], width, height, sample_x, sample_y)
+def small_prims(x, y, zplane, tri_prim, shader_cull, verdict, emitted, culled_small, width, height,
+                sample_x, sample_y, covered, in_box):
+    """The in-shader small-primitive cull: an emitted primitive of shader_cull none of whose
+    setup triangles covers a sample (_covers_any) gets verdict culled_small. covered[p], in_box[p]
+    (zeroed by the caller): some triangle of p covers a sample / some triangle that covers none
+    has a sample in its bounding box. Returns how many culled primitives the bounding-box
+    filter alone would not have caught."""
+    for t in prange(tri_prim.shape[0]):
+        p = tri_prim[t]
+        if shader_cull[p]:
+            # (a primitive's triangles may race to store True: the same value either way)
+            if _covers_any(x, y, zplane, t, width, height, sample_x, sample_y):
+                covered[p] = True
+            elif not _bbox_misses(x, y, t, sample_x, sample_y):
+                in_box[p] = True
+    not_boxed = 0
+    for p in prange(verdict.shape[0]):
+        if shader_cull[p] and verdict[p] == emitted and not covered[p]:
+            verdict[p] = culled_small
+            not_boxed += not in_box[p]
+    return not_boxed
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def bbox_misses_samples(x, y, sel, sample_x, sample_y, out):
-    """out[i] = the bounding box of setup triangle sel[i] (subpixels) holds no sample position
-    of any pattern: per axis, a sample at k * SUBPIXEL + SUBPIXEL / 2 + offset lies in [lo, hi]
-    when the least such k is at most the greatest."""
-    half = SUBPIXEL // 2
+    """out[i] = the bounding box of setup triangle sel[i] holds no sample position (_bbox_misses)."""
     for i in prange(sel.shape[0]):
-        t = sel[i]
-        x0, x1 = min(x[t, 0], x[t, 1], x[t, 2]), max(x[t, 0], x[t, 1], x[t, 2])
-        y0, y1 = min(y[t, 0], y[t, 1], y[t, 2]), max(y[t, 0], y[t, 1], y[t, 2])
-        empty = True
-        for s in range(sample_x.shape[0]):
-            ox, oy = half + sample_x[s], half + sample_y[s]
-            in_x = -((ox - x0) // SUBPIXEL) <= (x1 - ox) // SUBPIXEL
-            in_y = -((oy - y0) // SUBPIXEL) <= (y1 - oy) // SUBPIXEL
-            empty = empty and not (in_x and in_y)
-        out[i] = empty
+        out[i] = _bbox_misses(x, y, sel[i], sample_x, sample_y)
