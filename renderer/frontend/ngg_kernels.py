@@ -98,6 +98,16 @@ def _covers_any(x, y, zplane, t, width, height, sample_x, sample_y):
     px1 = min(width, max(x0, x1, x2) // SUBPIXEL + 1)
     py1 = min(height, max(y0, y1, y2) // SUBPIXEL + 1)
     dzdx, dzdy, zc = zplane[t, 0], zplane[t, 1], zplane[t, 2]
+    # First the sample of the pixel the centroid lies in: inside for most triangles big enough
+    # to cover anything, which then skip the row search and its divisions.
+    cx, cy = (x0 + x1 + x2) // (3 * SUBPIXEL), (y0 + y1 + y2) // (3 * SUBPIXEL)
+    if px0 <= cx < px1 and py0 <= cy < py1:
+        for s in range(sample_x.shape[0]):
+            X, Y = cx * SUBPIXEL + half + sample_x[s], cy * SUBPIXEL + half + sample_y[s]
+            z = dzdx * X + dzdy * Y + zc
+            if (A0 * X + B0 * Y + C0 + T0 >= 0 and A1 * X + B1 * Y + C1 + T1 >= 0
+                    and A2 * X + B2 * Y + C2 + T2 >= 0 and 0.0 <= z <= 1.0):
+                return True
     for s in range(sample_x.shape[0]):
         ox, oy = half + sample_x[s], half + sample_y[s]
         for py in range(py0, py1):
@@ -170,9 +180,12 @@ def small_prims(x, y, zplane, tri_prim, shader_cull, verdict, emitted, culled_sm
         p = tri_prim[t]
         if shader_cull[p]:
             # (a primitive's triangles may race to store True: the same value either way)
+            # A covered sample lies in the triangle's box: no box sample, no coverage.
+            if _bbox_misses(x, y, t, sample_x, sample_y):
+                continue
             if _covers_any(x, y, zplane, t, width, height, sample_x, sample_y):
                 covered[p] = True
-            elif not _bbox_misses(x, y, t, sample_x, sample_y):
+            else:
                 in_box[p] = True
     not_boxed = 0
     for p in prange(verdict.shape[0]):
