@@ -98,6 +98,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         fe = front_end(rp.draws, scene.camera, width, height, rp.samples, fe_params, frontend, mm)
         tris = fe.tris
         bins = bin_triangles(tris, width, height)
+        fe.begin()      # the fetch plan on the second thread, beside the serial work order
         mat, tex = build_tables(rp.draws)
         if rp.depth is None:
             mat.depth_test[:] = False

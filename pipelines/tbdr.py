@@ -103,6 +103,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         counters.add("tile.fallback.over_budget", over and not split)
         counters.add("tile.memory_bytes", tile_memory_bytes(tile, rp))
         fe = front_end(rp.draws, scene.camera, width, height, rp.samples, fe_params, frontend, mm)
+        fe.begin()      # the fetch plan on the second thread while this one bins
         tris = fe.tris
         bins = bin_triangles(tris, width, height, tile=tile, exact=True)
         mat, tex = build_tables(rp.draws)

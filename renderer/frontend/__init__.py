@@ -23,7 +23,9 @@ not covers no sample, so images are identical and only the costs differ.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from concurrent.futures import Future
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -77,23 +79,31 @@ class FetchPlan(NamedTuple):
 
 class FrontEnd:
     """The pass's front-end results. tris, path and verdict are ready at once; the fetch plan and
-    the counters of what was fetched and shaded may still be being worked out on the memory
-    model's second thread, and reading them waits for it."""
+    the counters of what was fetched and shaded are worked out once begin() is called (on the
+    memory model's second thread, where there is one), and reading them waits for that."""
 
     def __init__(self, tris: SetupTriangles, path: np.ndarray, verdict: np.ndarray,
-                 counters: Counters, later: Future):
+                 counters: Counters, later: Callable[[], tuple[FetchPlan, Counters]],
+                 run: Callable[[Callable], Future]):
         self.tris = tris          # the surviving primitives' setup triangles, submission order
         self.path = path          # int8 (n_draws,) LEGACY / NGG / MESH as each draw ran
         self.verdict = verdict    # uint8 (n_prims,) EMITTED or the reason it was culled
-        self._counters, self._later = counters, later
+        self._counters, self._later, self._run, self._future = counters, later, run, None
+
+    def begin(self) -> None:
+        """Start on the fetch plan and its counters (a second call does nothing)."""
+        if self._future is None:
+            self._future = self._run(self._later)
 
     @property
     def fetch(self) -> FetchPlan:
-        return self._later.result()[0]
+        self.begin()
+        return self._future.result()[0]
 
     @property
     def counters(self) -> Counters:
-        return self._counters + self._later.result()[1]
+        self.begin()
+        return self._counters + self._future.result()[1]
 
 
 def _paths(draws, params: dict, frontend: str | None, c: Counters) -> np.ndarray:
@@ -166,12 +176,12 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
 
     # What is fetched and shaded (the post-transform cache, NGG subgroups) and the fetch plan
     # are needed by the memory replay and the counters, not by the rasterizer: with a memory
-    # model they are worked out on its second thread while this one compacts and bins. The
-    # buffers' addresses are taken here: region ids are numbered on this thread, in order.
+    # model they are worked out on its second thread from when the caller says (FrontEnd.begin:
+    # best beside its own serial work, as parallel kernels lose a core to it). The buffers'
+    # addresses are taken here: region ids are numbered on this thread, in order.
     addresses = _plan_addresses(draws, mm, params, prim_off, rows, tables)
-    later = (mm.background if mm is not None else _now)(
-        _fetches, draws, params, path, gidx, prim_off, keep, lidx, prim_path, legacy_c, ngg_c,
-        c["geom.mesh.vertices_shaded"], head, rows, addresses)
+    later = partial(_fetches, draws, params, path, gidx, prim_off, keep, lidx, prim_path,
+                    legacy_c, ngg_c, c["geom.mesh.vertices_shaded"], head, rows, addresses)
 
     hist = gk.tally(verdict, CULLED_MESHLET + 1)
     c.add("geom.prims_in", n)
@@ -182,7 +192,7 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
     keep_tri = keep[s.tris.prim]
     tris = s.tris if keep_tri.all() else s.tris.take(np.flatnonzero(keep_tri))
     c.add("geom.setup_triangles", tris.n)
-    return FrontEnd(tris, path, verdict, c, later)
+    return FrontEnd(tris, path, verdict, c, later, mm.background if mm is not None else _now)
 
 
 def _fetches(draws, params, path, gidx, prim_off, keep, lidx, prim_path, legacy_c, ngg_c,
@@ -228,10 +238,10 @@ def _fetches(draws, params, path, gidx, prim_off, keep, lidx, prim_path, legacy_
     return plan, c
 
 
-def _now(fn, *args) -> Future:
-    """fn(*args) run here, as a finished Future (no memory model: no second thread)."""
+def _now(fn: Callable) -> Future:
+    """fn() run here, as a finished Future (no memory model: no second thread)."""
     done: Future = Future()
-    done.set_result(fn(*args))
+    done.set_result(fn())
     return done
 
 
