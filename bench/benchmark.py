@@ -136,7 +136,8 @@ def main(argv=None) -> int:
     ap.add_argument("--res", default="1920x1080", help="WxH (default 1920x1080)")
     ap.add_argument("--repeats", type=int, default=3, help="rounds (a timed frame of each "
                     "renderer) per scene")
-    ap.add_argument("--also", default="apple-m3", help="further presets to time, comma-separated "
+    ap.add_argument("--also", default="apple-m3,amd-rdna2,amd-rdna3",
+                    help="further presets to time, comma-separated "
                     "('' for none)")
     args = ap.parse_args(argv)
     width, height = (int(v) for v in args.res.lower().split("x"))
