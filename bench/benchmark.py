@@ -1,17 +1,18 @@
 """How fast is tilesim against a real (software) GPU driver? Mesa llvmpipe through OpenGL.
 
-    python bench/benchmark.py [--res 1920x1080] [--repeats 3]
+    python bench/benchmark.py [--res 1920x1080] [--repeats 3] [--also apple-m3,amd-rdna2,...]
 
 Renders spheres, overdraw:32 (back to front and front to back) and sponza through tilesim's
 `imr-baseline` preset (counters always on) and through OpenGL on llvmpipe with a comparable
 fragment shader (tests/gl_oracle.py: Lambert + ambient, base colour × texture, colour read back to
-host memory). Both are warmed first (tilesim's first call compiles its numba kernels). The
-renderers take turns, a frame each per round, so that the machine's drift moves them alike. Prints
-median ms per frame, the median of each round's ratio to llvmpipe, and where tilesim's time goes
-by stage (wall time measured by wrapping the stage functions the IMR pipeline calls during the
-timed frames; the engine itself is not changed). Every timed frame sets up its geometry afresh, as if the camera had moved
-(renderer.geometry.forget_setups); what does not depend on the camera (resident buffers, the
-post-transform cache's hits, fetch plans) stays, as it would while the camera moves.
+host memory), and by default through apple-m3 and the DSBR presets amd-rdna2 and amd-rdna3 too.
+Both are warmed first (tilesim's first call compiles its numba kernels). The renderers take
+turns, a frame each per round, so that the machine's drift moves them alike. Prints median ms per
+frame, the median of each round's ratio to llvmpipe, and where tilesim's time goes by stage (wall
+time measured by wrapping the stage functions the IMR pipeline calls during the timed frames; the
+engine itself is not changed). Every timed frame sets up its geometry afresh, as if the camera
+had moved (renderer.geometry.forget_setups); what does not depend on the camera (resident
+buffers, the post-transform cache's hits, fetch plans) stays, as it would while the camera moves.
 """
 from __future__ import annotations
 

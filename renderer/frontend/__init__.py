@@ -173,7 +173,6 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
               cull_small(s.tris, shader_cull, verdict, gk.EMITTED, CULLED_SMALL, view))
     keep = verdict == gk.EMITTED
 
-
     # What is fetched and shaded (the post-transform cache, NGG subgroups) and the fetch plan
     # are needed by the memory replay and the counters, not by the rasterizer: with a memory
     # model they are worked out on its second thread from when the caller says (FrontEnd.begin:

@@ -179,10 +179,10 @@ def small_prims(x, y, zplane, tri_prim, shader_cull, verdict, emitted, culled_sm
     for t in prange(tri_prim.shape[0]):
         p = tri_prim[t]
         if shader_cull[p]:
-            # (a primitive's triangles may race to store True: the same value either way)
             # A covered sample lies in the triangle's box: no box sample, no coverage.
             if _bbox_misses(x, y, t, sample_x, sample_y):
                 continue
+            # (a primitive's triangles may race to store True: the same value either way)
             if _covers_any(x, y, zplane, t, width, height, sample_x, sample_y):
                 covered[p] = True
             else:
@@ -197,6 +197,6 @@ def small_prims(x, y, zplane, tri_prim, shader_cull, verdict, emitted, culled_sm
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def bbox_misses_samples(x, y, sel, sample_x, sample_y, out):
-    """out[i] = the bounding box of setup triangle sel[i] holds no sample position (_bbox_misses)."""
+    """out[i] = the bounding box of setup triangle sel[i] holds no sample (_bbox_misses)."""
     for i in prange(sel.shape[0]):
         out[i] = _bbox_misses(x, y, sel[i], sample_x, sample_y)
