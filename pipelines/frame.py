@@ -50,7 +50,8 @@ def blocks(width: int, height: int) -> tuple[int, int, int]:
 
 def shaded_counts(width: int, height: int) -> np.ndarray:
     """uint32 (h, w) zeros: fragments shaded per pixel over the frame's passes (the overdraw
-    heat map), zeroed on both cores (np.zeros clears recycled heap memory on one)."""
+    heat map), zeroed by a parallel fill on the calling thread's numba threads (np.zeros clears
+    recycled heap memory on one core; the IMR makes them on the memory model's thread)."""
     shaded = np.empty((height, width), np.uint32)
     fill(shaded.reshape(-1), np.uint32(0))
     return shaded

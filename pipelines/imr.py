@@ -20,7 +20,8 @@ from renderer.raster_kernels import RC
 from renderer.shade import build_tables, light_vector
 from scenes.model import LoadAction, StoreAction
 
-from .frame import GeometryStreams, blocks, framebuffer, read_inputs, tile_maps
+from .frame import (GeometryStreams, blocks, framebuffer, read_inputs, shaded_counts,
+                    tile_maps)
 from .frontend_params import frontend_params
 from .imr_kernels import replay, serve_handed, work_in_submission_order
 from .result import Result
@@ -76,7 +77,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
     images: dict[str, np.ndarray] = {}
     # The overdraw counts' zeros (8 MB at 1080p) are made on the memory model's second thread
     # too, before the first pass's attachments.
-    shaded_job = mm.background(np.zeros, (height, width), np.uint32)
+    shaded_job = mm.background(shaded_counts, width, height)
     fb = None
     attachments: dict = {}           # name -> (attachment, samples) of the passes so far
     for rp in scene.frame(samples):

@@ -387,11 +387,8 @@ def tally(codes, n):
 @njit(cache=True, nogil=True, error_model="numpy")
 def prim_offsets(tri_prim, n_prims):
     """CSR from input primitives to their setup triangles (tri_prim sorted): int64 (n_prims + 1,).
-    A count and a running sum, where numpy's bincount and cumsum take five times as long."""
-    counts = np.zeros(n_prims, np.int64)
-    for t in range(tri_prim.shape[0]):
-        counts[tri_prim[t]] += 1
-    return running_sum(counts)
+    A tally and a running sum, where numpy's bincount and cumsum take five times as long."""
+    return running_sum(tally(tri_prim, n_prims))
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")

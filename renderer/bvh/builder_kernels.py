@@ -46,10 +46,9 @@ def split_references(v, split, max_depth, max_refs):
     """Triangle splitting before the build (Karras & Aila 2013, "Fast Parallel Construction of
     High-Quality Bounding Volume Hierarchies", §4; AMD GPURT builds with triangle splitting as an
     option): a triangle whose box has more surface area than `split` times the scene box's is
-    cut at the coarsest
-    plane of the scene box's power-of-two grid that crosses the box (so that the pieces of
-    neighbouring triangles share planes the SAH can split at), each side clipped (Sutherland-
-    Hodgman) and cut again, at most max_depth times. A long thin triangle across a room then
+    cut at the coarsest plane of the scene box's power-of-two grid that crosses the box (so
+    that the pieces of neighbouring triangles share planes the SAH can split at), each side
+    clipped (Sutherland-Hodgman) and cut again, at most max_depth times. A long thin triangle across a room then
     gives references whose boxes hug it instead of one box full of empty space.
 
     v float32 (n, 3, 3). Returns the references: ref_lo, ref_hi float64 (m, 3) (float32 values,
