@@ -126,6 +126,13 @@ def main(argv=None):
         r["embree_ties"] = int(tie.sum())
         print("speed, Mrays/s wall (per CPU-second): " + "  ".join(
             f"{k} {r['mrays_s'][k]:.2f} ({r['mrays_per_cpu_s'][k]:.2f})" for k in fns))
+        # issue 7 point 7 in one line: the wall-clock ratio against embreex as it runs (one
+        # thread), against it on as many threads as tilesim's traversal, and per CPU-second
+        b8 = r["mrays_s"]["bvh8"]
+        r["bvh8_over_embree"] = {"one thread": b8 / r["mrays_s"]["embree"],
+                                 f"{threads} threads": b8 / r["mrays_s"][f"embree x{threads}"],
+                                 "per CPU-second": r["mrays_per_cpu_s"]["bvh8"] / r["mrays_per_cpu_s"]["embree"]}
+        print("bvh8 / embree: " + ", ".join(f"{v:.2f}x {k}" for k, v in r["bvh8_over_embree"].items()))
         print(f"hits agree with Embree on {100 * agree.mean():.4f}% of rays ({int((~agree).sum())} differ; "
               f"{int(tie.sum())} ties: another triangle at the same distance, a shared edge or vertex)")
         if a.speed_only:
