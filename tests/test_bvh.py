@@ -307,6 +307,28 @@ def test_any_hit_stops_at_the_first_hit_and_visits_less():
         assert first.counts[:, tk.C_STEPS].sum() < closest.counts[:, tk.C_STEPS].sum()
 
 
+@pytest.mark.parametrize("scene", ["teapot", "spot", "sponza"])
+def test_the_common_case_kernel_equals_the_full_one(scene):
+    # trace_chunk8_fast (no records, no rotated node) against trace_chunk8 (records on): the
+    # same hits and every per-ray cost, with rays it hands back (parallel to an axis, a stack
+    # that overflows and restarts, a first hit) among them
+    tris = Triangles.of_scene(get_scene(scene))
+    rays = random_rays(tris, 1500, 7)
+    rays[:100, tk.R_DX] = 0.0                     # parallel to the x planes
+    rays[100:150, tk.R_DY:tk.R_DZ + 1] = 0.0      # along x
+    rays[150:150 + 200, tk.R_DX] = 1.0
+    w8 = collapse(build_bvh2(tris, 1), 8)
+    for lay in (bvh8_layout(w8), bvh8_layout(w8, prim_tris=4)):
+        assert (lay.nodes["obb"] == NO_OBB).all()    # so that unrecorded traces take the fast kernel
+        for kw in (dict(stack=16), dict(stack=2), dict(stack=1, any_hit=True), dict(cull_back=True)):
+            fast, _ = trace_rays(lay, rays, **kw)
+            full, _ = trace_rays(lay, rays, record=True, **kw)
+            assert np.array_equal(fast.prim, full.prim) and np.array_equal(fast.t, full.t), (lay.name, kw)
+            assert np.array_equal(fast.counts, full.counts), (lay.name, kw)
+            if kw.get("stack", 16) <= 2:
+                assert full.counts[:, tk.C_RESTARTS].sum() > 0      # the hand-back path ran
+
+
 def test_recorded_fetches_match_the_counted_ones():
     tris = Triangles.of_scene(get_scene("spot"))
     rays = random_rays(tris, 300, 6)

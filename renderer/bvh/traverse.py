@@ -19,7 +19,7 @@ from renderer.memory import STREAM, MemoryModel
 
 from . import traverse_kernels as tk
 from .layouts import OBB_TABLE, TRI_NODE, Layout
-from .layouts_kernels import L_BVH8
+from .layouts_kernels import L_BVH8, N_OBB
 
 CHUNK = 128          # rays per parallel work item: each records its fetches into its own slab
 REC_PER_RAY = 96     # record capacity per ray; a chunk that needs more is re-run alone
@@ -81,8 +81,10 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
     rec_n = np.zeros(n_chunks, np.int64)
     args = (layout.kind, nf, nu, tf, tu, layout.node_parent, layout.tri_parent, OBB_TABLE,
             layout.child_boxes)
+    # the common case's kernel: bvh8 with no rotated node, nothing recorded
+    fast = layout.kind == L_BVH8 and not record and not (layout.nodes["obb"] < N_OBB).any()
     tk.trace(*args, rays, CHUNK, _flags(any_hit, cull_back), stack, dual, box_rate, tri_rate, prim, t,
-             cnt, rec, cap, rec_n, numba.get_num_threads())
+             cnt, rec, cap, rec_n, numba.get_num_threads(), fast)
     hits = Hits(prim, t, cnt)
     if not record:
         return hits, None
@@ -94,7 +96,7 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
             big = np.empty(rec_n[c], np.int64)
             r0, r1 = c * CHUNK, min(n, (c + 1) * CHUNK)
             tk.trace(*args, rays[r0:r1], CHUNK, _flags(any_hit, cull_back), stack, dual, box_rate,
-                     tri_rate, prim[r0:r1], t[r0:r1], cnt[r0:r1], big, len(big), rec_n[c:c + 1], 1)
+                     tri_rate, prim[r0:r1], t[r0:r1], cnt[r0:r1], big, len(big), rec_n[c:c + 1], 1, False)
             parts.append(big)
     return hits, np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
