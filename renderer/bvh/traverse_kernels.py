@@ -340,18 +340,8 @@ def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, rays, r0, r1, f
                 cur = -1
         out_prim[r] = best_p
         out_t[r] = best_t if best_p >= 0 else np.inf
-        cnt[r, C_STEPS] = steps
-        cnt[r, C_BOX_NODES] = box_nodes
-        cnt[r, C_LEAF_NODES] = leaf_nodes
-        cnt[r, C_BOX_TESTS] = box_tests
-        cnt[r, C_TRI_TESTS] = tri_tests
-        cnt[r, C_OVERFLOWS] = overflows
-        cnt[r, C_RESTARTS] = restarts
-        cnt[r, C_REFETCH] = refetch
-        cnt[r, C_PARENT_READS] = parent_reads
-        cnt[r, C_DUAL] = duals
-        cnt[r, C_OBB] = 0
-        cnt[r, C_CLOCKS] = clocks
+        _write_costs(cnt, r, steps, box_nodes, leaf_nodes, box_tests, tri_tests, overflows, restarts,
+                     refetch, parent_reads, duals, 0, clocks)
     return nrec
 
 
@@ -360,6 +350,37 @@ def _ref8(j, n_int, ib, lb):
     """The ref of a bvh8 node's slot j: its n_int box children are nodes ib.., the rest primitive
     nodes lb + n_int.. (lb is the node's leaf base less n_int)."""
     return ((ib + j) << 2) | REF_BOX if j < n_int else ((lb + j) << 2) | REF_TRI
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _sort_kept(at, sl, m):
+    """Sorts a node's m kept children (distances at, slots sl) nearest first, ties by slot:
+    an insertion sort, stable, as m is at most 8 and mostly 2 or 3."""
+    for x in range(1, m):
+        t, k = at[x], sl[x]
+        y = x - 1
+        while y >= 0 and at[y] > t:
+            at[y + 1], sl[y + 1] = at[y], sl[y]
+            y -= 1
+        at[y + 1], sl[y + 1] = t, k
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _write_costs(cnt, r, steps, box_nodes, leaf_nodes, box_tests, tri_tests, overflows, restarts,
+                 refetch, parent_reads, duals, obbs, clocks):
+    """Ray r's row of per-ray costs (C_*)."""
+    cnt[r, C_STEPS] = steps
+    cnt[r, C_BOX_NODES] = box_nodes
+    cnt[r, C_LEAF_NODES] = leaf_nodes
+    cnt[r, C_BOX_TESTS] = box_tests
+    cnt[r, C_TRI_TESTS] = tri_tests
+    cnt[r, C_OVERFLOWS] = overflows
+    cnt[r, C_RESTARTS] = restarts
+    cnt[r, C_REFETCH] = refetch
+    cnt[r, C_PARENT_READS] = parent_reads
+    cnt[r, C_DUAL] = duals
+    cnt[r, C_OBB] = obbs
+    cnt[r, C_CLOCKS] = clocks
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -517,13 +538,7 @@ def trace_chunk8(nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
                 keep &= keep - np.uint64(1)
                 at[m], sl[m] = at[j], j
                 m += 1
-            for x in range(1, m):     # insertion sort, stable
-                t, k = at[x], sl[x]
-                y = x - 1
-                while y >= 0 and at[y] > t:
-                    at[y + 1], sl[y + 1] = at[y], sl[y]
-                    y -= 1
-                at[y + 1], sl[y + 1] = t, k
+            _sort_kept(at, sl, m)
             # push all but the nearest, far first
             for x in range(m - 1, 0, -1):
                 st_ref[top], st_t[top] = _ref8(sl[x], n_int, ib, lb), at[x]
@@ -536,18 +551,8 @@ def trace_chunk8(nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
             cur = _ref8(sl[0], n_int, ib, lb)
         out_prim[r] = best_p
         out_t[r] = best_t if best_p >= 0 else np.inf
-        cnt[r, C_STEPS] = steps
-        cnt[r, C_BOX_NODES] = box_nodes
-        cnt[r, C_LEAF_NODES] = leaf_nodes
-        cnt[r, C_BOX_TESTS] = box_tests
-        cnt[r, C_TRI_TESTS] = tri_tests
-        cnt[r, C_OVERFLOWS] = overflows
-        cnt[r, C_RESTARTS] = restarts
-        cnt[r, C_REFETCH] = refetch
-        cnt[r, C_PARENT_READS] = parent_reads
-        cnt[r, C_DUAL] = 0
-        cnt[r, C_OBB] = obbs
-        cnt[r, C_CLOCKS] = clocks
+        _write_costs(cnt, r, steps, box_nodes, leaf_nodes, box_tests, tri_tests, overflows, restarts,
+                     refetch, parent_reads, 0, obbs, clocks)
     return nrec
 
 
@@ -646,13 +651,8 @@ def trace_chunk8_fast(nu, tf, tu, boxes, rays, r0, r1, flags, stack, box_rate, t
                 az = (boxes[node, nz, j] - oz) * iz
                 at[m], sl[m] = max(max(tmin, ax), max(ay, az)), j
                 m += 1
-            for x in range(1, m):     # insertion sort, stable
-                t, k = at[x], sl[x]
-                y = x - 1
-                while y >= 0 and at[y] > t:
-                    at[y + 1], sl[y + 1] = at[y], sl[y]
-                    y -= 1
-                at[y + 1], sl[y + 1] = t, k
+            _sort_kept(at, sl, m)
+            # push all but the nearest, far first
             for x in range(m - 1, 0, -1):
                 st_ref[top], st_t[top] = _ref8(sl[x], n_int, ib, lb), at[x]
                 top = top + 1 if top + 1 < stack else 0
@@ -668,18 +668,8 @@ def trace_chunk8_fast(nu, tf, tu, boxes, rays, r0, r1, flags, stack, box_rate, t
             continue
         out_prim[r] = best_p
         out_t[r] = best_t if best_p >= 0 else np.inf
-        cnt[r, C_STEPS] = box_nodes + leaf_nodes
-        cnt[r, C_BOX_NODES] = box_nodes
-        cnt[r, C_LEAF_NODES] = leaf_nodes
-        cnt[r, C_BOX_TESTS] = box_tests
-        cnt[r, C_TRI_TESTS] = tri_tests
-        cnt[r, C_OVERFLOWS] = overflows
-        cnt[r, C_RESTARTS] = 0
-        cnt[r, C_REFETCH] = 0
-        cnt[r, C_PARENT_READS] = 0
-        cnt[r, C_DUAL] = 0
-        cnt[r, C_OBB] = 0
-        cnt[r, C_CLOCKS] = clocks
+        _write_costs(cnt, r, box_nodes + leaf_nodes, box_nodes, leaf_nodes, box_tests, tri_tests,
+                     overflows, 0, 0, 0, 0, 0, clocks)
     return n_redo
 
 
