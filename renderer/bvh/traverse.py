@@ -18,6 +18,7 @@ from renderer.counters import Counters
 from renderer.memory import STREAM, MemoryModel
 
 from . import traverse_kernels as tk
+from .trace_kernels import trace as trace_kernel
 from .layouts import OBB_TABLE, TRI_NODE, Layout
 from .layouts_kernels import L_BVH8, N_OBB
 
@@ -83,7 +84,7 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
             layout.child_boxes)
     # the common case's kernel: bvh8 with no rotated node, nothing recorded
     fast = layout.kind == L_BVH8 and not record and not (layout.nodes["obb"] < N_OBB).any()
-    tk.trace(*args, rays, CHUNK, _flags(any_hit, cull_back), stack, dual, box_rate, tri_rate, prim, t,
+    trace_kernel(*args, rays, CHUNK, _flags(any_hit, cull_back), stack, dual, box_rate, tri_rate, prim, t,
              cnt, rec, cap, rec_n, numba.get_num_threads(), fast)
     hits = Hits(prim, t, cnt)
     if not record:
@@ -95,7 +96,7 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
         else:                    # a chunk of very long rays: run it again with room enough
             big = np.empty(rec_n[c], np.int64)
             r0, r1 = c * CHUNK, min(n, (c + 1) * CHUNK)
-            tk.trace(*args, rays[r0:r1], CHUNK, _flags(any_hit, cull_back), stack, dual, box_rate,
+            trace_kernel(*args, rays[r0:r1], CHUNK, _flags(any_hit, cull_back), stack, dual, box_rate,
                      tri_rate, prim[r0:r1], t[r0:r1], cnt[r0:r1], big, len(big), rec_n[c:c + 1], 1, False)
             parts.append(big)
     return hits, np.concatenate(parts) if parts else np.zeros(0, np.int64)

@@ -1,0 +1,216 @@
+"""Traversal of the bvh2 and bvh4 layouts (traverse_kernels describes the rules)."""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .layouts_kernels import L_BVH2
+from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, R_DX, R_DY, R_DZ, R_OX, R_OY, R_OZ, R_TMAX, R_TMIN,
+                               REC_NODE, REC_PARENT, REC_SHIFT, REC_TRI, REF_BOX, REF_LEAF, REF_TRI, _inv,
+                               _slab, _tri, _write_costs)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, rays, r0, r1, flags, stack, dual,
+                box_rate, out_prim, out_t, cnt, rec, rec0, rec_cap):
+    """Traces rays r0..r1-1 through a bvh2 or bvh4 layout; records fetches into
+    rec[rec0:rec0 + rec_cap] when rec_cap > 0. Returns the number of records the chunk needed.
+
+    One loop per ray; each pass through it either tests a triangle node (or a bvh2 leaf), or
+    opens one box node (two in BVH4x2 steps) -- descending from the stack, or re-testing a
+    parent while climbing after an overflow. The node decoders are written out here, once,
+    with no helper taking an array (numba would reference-count it on every call)."""
+    st_ref = np.empty(stack, np.int64)
+    st_t = np.empty(stack)
+    at = np.empty(16)                    # entry distances of the opened node(s): 8 slots each
+    ar = np.empty(16, np.int64)          # their refs
+    na = np.zeros(2, np.int64)           # children per opened node
+    nrec = 0
+    root = REF_BOX
+    if layout == L_BVH2 and nu[0, 7] > 0:
+        root = REF_LEAF
+    for r in range(r0, r1):
+        ox, oy, oz = np.float64(rays[r, R_OX]), np.float64(rays[r, R_OY]), np.float64(rays[r, R_OZ])
+        dx, dy, dz = np.float64(rays[r, R_DX]), np.float64(rays[r, R_DY]), np.float64(rays[r, R_DZ])
+        tmin, tmax = np.float64(rays[r, R_TMIN]), np.float64(rays[r, R_TMAX])
+        ix, iy, iz = _inv(dx), _inv(dy), _inv(dz)
+        best_t = tmax
+        best_p = np.int64(-1)
+        cur, last = np.int64(root), np.int64(-1)
+        size, top, over = 0, 0, False      # entries, ring position of the next push, lost any
+        steps = box_nodes = leaf_nodes = box_tests = tri_tests = 0
+        overflows = restarts = refetch = parent_reads = duals = clocks = 0
+        done = False
+        while not done:
+            lim = best_t * (1.0 + BOX_EPS)
+            climbing = False
+            if cur >= 0 and (cur & 3) != REF_BOX:           # triangle node(s)
+                i = cur >> 2
+                s0, s1 = i, i + 1
+                if (cur & 3) == REF_LEAF:
+                    s0 = np.int64(nu[i, 3])
+                    s1 = s0 + np.int64(nu[i, 7])
+                for s in range(s0, s1):          # one triangle per 64 B triangle node
+                    steps += 1
+                    leaf_nodes += 1
+                    tri_tests += 1
+                    clocks += 1                   # one test: one clock at any rate
+                    if rec_cap > 0:
+                        if nrec < rec_cap:
+                            rec[rec0 + nrec] = (REC_TRI << REC_SHIFT) | s
+                        nrec += 1
+                    t = _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, np.float64(tf[s, 0]), np.float64(tf[s, 1]),
+                             np.float64(tf[s, 2]), np.float64(tf[s, 3]), np.float64(tf[s, 4]),
+                             np.float64(tf[s, 5]), np.float64(tf[s, 6]), np.float64(tf[s, 7]),
+                             np.float64(tf[s, 8]), tu[s, 13] >> 24, flags)
+                    p = np.int64(tu[s, 12])
+                    if t < np.inf:
+                        if t < best_t or (t == best_t and p < best_p):
+                            best_t, best_p = t, p
+                            if flags & FLAG_ANY_HIT:
+                                done = True
+                                break
+                last = cur
+                cur = -1
+                continue
+            if cur >= 0:
+                node = cur >> 2
+            else:
+                # pop the nearest entry still in front of the closest hit
+                while size > 0:
+                    top = top - 1 if top > 0 else stack - 1
+                    size -= 1
+                    e = st_ref[top]
+                    if st_t[top] <= lim:
+                        cur = e
+                        break
+                    last = e
+                if cur >= 0:
+                    continue
+                if not over:
+                    break
+                # stack dry after an overflow: climb from the last node visited
+                kind = last & 3
+                node = np.int64(tri_parent[last >> 2] if kind == REF_TRI else node_parent[last >> 2])
+                parent_reads += 1
+                if rec_cap > 0:
+                    if nrec < rec_cap:
+                        rec[rec0 + nrec] = (REC_PARENT << REC_SHIFT) | (
+                            (last >> 2) * 2 + (1 if kind == REF_TRI else 0))
+                    nrec += 1
+                if node < 0:
+                    break
+                climbing = True
+                refetch += 1
+            # BVH4x2: a second box node from the stack top in the same step
+            second = np.int64(-1)
+            if dual and not climbing and size > 0:
+                tp = top - 1 if top > 0 else stack - 1
+                e = st_ref[tp]
+                if (e & 3) == REF_BOX and st_t[tp] <= lim:
+                    top = tp
+                    size -= 1
+                    second = e >> 2
+                    duals += 1
+            steps += 1
+            for q in range(2 if second >= 0 else 1):
+                i = node if q == 0 else second
+                if not climbing:
+                    box_nodes += 1
+                if rec_cap > 0:
+                    if nrec < rec_cap:
+                        rec[rec0 + nrec] = (REC_NODE << REC_SHIFT) | (nu[i, 3] if layout == L_BVH2 else i)
+                    nrec += 1
+                b = 8 * q
+                if layout == L_BVH2:          # the node's two children, adjacent 32 B nodes
+                    l = np.int64(nu[i, 3])
+                    for j in range(2):
+                        c = l + j
+                        at[b + j] = _slab(nf[c, 0], nf[c, 1], nf[c, 2], nf[c, 4], nf[c, 5], nf[c, 6],
+                                          ox, oy, oz, ix, iy, iz, tmin, tmax)
+                        ar[b + j] = (c << 2) | (REF_LEAF if nu[c, 7] > 0 else REF_BOX)
+                    n = 2
+                else:                         # bvh4, radv box32: 4 child ids, 4 AABBs
+                    n = 0
+                    for j in range(4):
+                        w = nu[i, j]
+                        if w == 0xFFFFFFFF:
+                            continue
+                        k = 4 + 6 * j
+                        at[b + n] = _slab(nf[i, k], nf[i, k + 1], nf[i, k + 2], nf[i, k + 3],
+                                          nf[i, k + 4], nf[i, k + 5], ox, oy, oz, ix, iy, iz, tmin, tmax)
+                        ar[b + n] = (np.int64(w >> 3) << 2) | (REF_BOX if (w & 7) == 5 else REF_TRI)
+                        n += 1
+                box_tests += n
+                na[q] = n
+            clocks += (na[0] + (na[1] if second >= 0 else 0) + box_rate - 1) // box_rate
+            if climbing:
+                # continue with the first child after `last` in (distance, slot) order
+                n = na[0]
+                kt, ks = np.inf, -1
+                for j in range(n):
+                    if ar[j] == last:
+                        kt, ks = at[j], j
+                nxt, nt, nsl = np.int64(-1), np.inf, n
+                for j in range(n):
+                    t = at[j]
+                    if t <= lim and t < np.inf and (t > kt or (t == kt and j > ks)) and (
+                            t < nt or (t == nt and j < nsl)):
+                        nxt, nt, nsl = ar[j], t, j
+                if nxt >= 0:
+                    cur = nxt
+                    restarts += 1
+                else:
+                    last = (node << 2) | REF_BOX
+                continue
+            # keep the children in front of the closest hit, nearest first (ties by slot)
+            m0 = m1 = 0
+            for q in range(2 if second >= 0 else 1):
+                b = 8 * q
+                m = 0
+                for j in range(na[q]):
+                    t = at[b + j]
+                    if t <= lim and t < np.inf:
+                        at[b + m], ar[b + m] = t, ar[b + j]
+                        m += 1
+                for x in range(1, m):     # insertion sort, stable
+                    t, rf = at[b + x], ar[b + x]
+                    y = x - 1
+                    while y >= 0 and at[b + y] > t:
+                        at[b + y + 1], ar[b + y + 1] = at[b + y], ar[b + y]
+                        y -= 1
+                    at[b + y + 1], ar[b + y + 1] = t, rf
+                if q == 0:
+                    m0 = m
+                else:
+                    m1 = m
+            # push the second node's hits, then the first's but its nearest, far first
+            b_end = 0 if m0 > 0 else 1
+            for j in range(m1 - 1, b_end - 1, -1):
+                st_ref[top], st_t[top] = ar[8 + j], at[8 + j]
+                top = top + 1 if top + 1 < stack else 0
+                if size == stack:
+                    overflows += 1
+                    over = True
+                else:
+                    size += 1
+            for j in range(m0 - 1, 0, -1):
+                st_ref[top], st_t[top] = ar[j], at[j]
+                top = top + 1 if top + 1 < stack else 0
+                if size == stack:
+                    overflows += 1
+                    over = True
+                else:
+                    size += 1
+            if m0 > 0:
+                cur = ar[0]
+            elif m1 > 0:
+                cur = ar[8]
+            else:
+                last = ((second if second >= 0 else node) << 2) | REF_BOX
+                cur = -1
+        out_prim[r] = best_p
+        out_t[r] = best_t if best_p >= 0 else np.inf
+        _write_costs(cnt, r, steps, box_nodes, leaf_nodes, box_tests, tri_tests, overflows, restarts,
+                     refetch, parent_reads, duals, 0, clocks)
+    return nrec

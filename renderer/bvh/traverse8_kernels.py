@@ -1,0 +1,350 @@
+"""Traversal of the bvh8 layout, with or without OBB (traverse_kernels describes the rules):
+trace_chunk8 in full, trace_chunk8_fast for its common case."""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from renderer.block_masks import lowest_bit
+
+from .layouts_kernels import N_OBB
+from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, R_DX, R_DY, R_DZ, R_OX, R_OY, R_OZ, R_TMAX,
+                               R_TMIN, REC_NODE, REC_PARENT, REC_SHIFT, REC_TRI, REF_BOX, REF_TRI,
+                               _inv, _slab, _tri, _write_costs)
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _prims(tf, tu, s, ox, oy, oz, dx, dy, dz, tmin, tmax, flags, best_t, best_p):
+    """Tests bvh8 primitive node s's triangles against the closest hit so far: up to 4, their
+    corners stored once (word 0 count, 1-4 ids, 5 flags, 6-8 corner indices a byte each, 9-29
+    corners). Returns the closest hit, the triangles tested and whether to stop (a first hit
+    under FLAG_ANY_HIT)."""
+    tested = 0
+    for q in range(np.int64(tu[s, 0] & 0xFF)):
+        tested += 1
+        b0, b1, b2 = 3 * q, 3 * q + 1, 3 * q + 2
+        v0 = 9 + 3 * np.int64((tu[s, 6 + (b0 >> 2)] >> (8 * (b0 & 3))) & 0xFF)
+        v1 = 9 + 3 * np.int64((tu[s, 6 + (b1 >> 2)] >> (8 * (b1 & 3))) & 0xFF)
+        v2 = 9 + 3 * np.int64((tu[s, 6 + (b2 >> 2)] >> (8 * (b2 & 3))) & 0xFF)
+        t = _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, np.float64(tf[s, v0]),
+                 np.float64(tf[s, v0 + 1]), np.float64(tf[s, v0 + 2]),
+                 np.float64(tf[s, v1]), np.float64(tf[s, v1 + 1]),
+                 np.float64(tf[s, v1 + 2]), np.float64(tf[s, v2]),
+                 np.float64(tf[s, v2 + 1]), np.float64(tf[s, v2 + 2]),
+                 (tu[s, 5] >> (8 * q)) & 0xFF, flags)
+        p = np.int64(tu[s, 1 + q])
+        if t < np.inf and (t < best_t or (t == best_t and p < best_p)):
+            best_t, best_p = t, p
+            if flags & FLAG_ANY_HIT:
+                return best_t, best_p, tested, True
+    return best_t, best_p, tested, False
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _ref8(j, n_int, ib, lb):
+    """The ref of a bvh8 node's slot j: its n_int box children are nodes ib.., the rest primitive
+    nodes lb + n_int.. (lb is the node's leaf base less n_int)."""
+    return ((ib + j) << 2) | REF_BOX if j < n_int else ((lb + j) << 2) | REF_TRI
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _sort_kept(at, sl, m):
+    """Sorts a node's m kept children (distances at, slots sl) nearest first, ties by slot:
+    an insertion sort, stable (m is at most 8)."""
+    for x in range(1, m):
+        t, k = at[x], sl[x]
+        y = x - 1
+        while y >= 0 and at[y] > t:
+            at[y + 1], sl[y + 1] = at[y], sl[y]
+            y -= 1
+        at[y + 1], sl[y + 1] = t, k
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def trace_chunk8(nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0, r1, flags, stack,
+                 box_rate, tri_rate, out_prim, out_t, cnt, rec, rec0, rec_cap):
+    """trace_chunk for the bvh8 layout: the same traversal, hits, counters and records. Its own
+    kernel so that the box test runs over all 8 slots of a node's decoded planes at once (a
+    loop LLVM vectorises; empty slots are +inf boxes), and a node's children are kept, sorted
+    and pushed by slot, each ref made only for the children kept."""
+    st_ref = np.empty(stack, np.int64)
+    st_t = np.empty(stack)
+    at = np.empty(boxes.shape[2])        # entry distances of the opened node's slots
+    sl = np.empty(boxes.shape[2], np.int64)   # slots kept, nearest first
+    box_clocks = np.empty(boxes.shape[2] + 1, np.int64)   # clocks of a node's n box tests
+    for n in range(boxes.shape[2] + 1):                   # (no integer division per step)
+        box_clocks[n] = (n + box_rate - 1) // box_rate
+    nrec = 0
+    for r in range(r0, r1):
+        ox, oy, oz = np.float64(rays[r, R_OX]), np.float64(rays[r, R_OY]), np.float64(rays[r, R_OZ])
+        dx, dy, dz = np.float64(rays[r, R_DX]), np.float64(rays[r, R_DY]), np.float64(rays[r, R_DZ])
+        tmin, tmax = np.float64(rays[r, R_TMIN]), np.float64(rays[r, R_TMAX])
+        ix, iy, iz = _inv(dx), _inv(dy), _inv(dz)
+        best_t = tmax
+        best_p = np.int64(-1)
+        cur, last = np.int64(REF_BOX), np.int64(-1)
+        size, top, over = 0, 0, False      # entries, ring position of the next push, lost any
+        steps = box_nodes = leaf_nodes = box_tests = tri_tests = 0
+        overflows = restarts = refetch = parent_reads = obbs = clocks = 0
+        done = False
+        while not done:
+            lim = best_t * (1.0 + BOX_EPS)
+            climbing = False
+            if cur >= 0 and (cur & 3) == REF_TRI:
+                s = cur >> 2
+                steps += 1
+                leaf_nodes += 1
+                if rec_cap > 0:
+                    if nrec < rec_cap:
+                        rec[rec0 + nrec] = (REC_TRI << REC_SHIFT) | s
+                    nrec += 1
+                best_t, best_p, tested, done = _prims(tf, tu, s, ox, oy, oz, dx, dy, dz, tmin, tmax,
+                                                      flags, best_t, best_p)
+                tri_tests += tested
+                clocks += (tested + tri_rate - 1) // tri_rate
+                last = cur
+                cur = -1
+                continue
+            if cur >= 0:
+                node = cur >> 2
+            else:
+                # pop the nearest entry still in front of the closest hit
+                while size > 0:
+                    top = top - 1 if top > 0 else stack - 1
+                    size -= 1
+                    e = st_ref[top]
+                    if st_t[top] <= lim:
+                        cur = e
+                        break
+                    last = e
+                if cur >= 0:
+                    continue
+                if not over:
+                    break
+                # stack dry after an overflow: climb from the last node visited
+                kind = last & 3
+                node = np.int64(tri_parent[last >> 2] if kind == REF_TRI else node_parent[last >> 2])
+                parent_reads += 1
+                if rec_cap > 0:
+                    if nrec < rec_cap:
+                        rec[rec0 + nrec] = (REC_PARENT << REC_SHIFT) | (
+                            (last >> 2) * 2 + (1 if kind == REF_TRI else 0))
+                    nrec += 1
+                if node < 0:
+                    break
+                climbing = True
+                refetch += 1
+            steps += 1
+            if not climbing:
+                box_nodes += 1
+            if rec_cap > 0:
+                if nrec < rec_cap:
+                    rec[rec0 + nrec] = (REC_NODE << REC_SHIFT) | node
+                nrec += 1
+            # words 0-2 origin, 3 internal base, 4 leaf base, 5 parent, 6 exponents (3 bytes) |
+            # obb << 24, 7 n_internal | n_children << 8, 8-31 qbox (decoded: boxes[node])
+            w6, w7 = nu[node, 6], nu[node, 7]
+            rot = np.int64(w6 >> 24)
+            px, py, pz, jx, jy, jz = ox, oy, oz, ix, iy, iz
+            if rot < N_OBB:               # the ray in the node's rotated frame
+                obbs += 1
+                px = table[rot, 0, 0] * ox + table[rot, 0, 1] * oy + table[rot, 0, 2] * oz
+                py = table[rot, 1, 0] * ox + table[rot, 1, 1] * oy + table[rot, 1, 2] * oz
+                pz = table[rot, 2, 0] * ox + table[rot, 2, 1] * oy + table[rot, 2, 2] * oz
+                jx = _inv(table[rot, 0, 0] * dx + table[rot, 0, 1] * dy + table[rot, 0, 2] * dz)
+                jy = _inv(table[rot, 1, 0] * dx + table[rot, 1, 1] * dy + table[rot, 1, 2] * dz)
+                jz = _inv(table[rot, 2, 0] * dx + table[rot, 2, 1] * dy + table[rot, 2, 2] * dz)
+            n_int, n = np.int64(w7 & 0xFF), np.int64((w7 >> 8) & 0xFF)
+            ib, lb = np.int64(nu[node, 3]), np.int64(nu[node, 4]) - n_int     # as _ref8 takes them
+            if jx != 0.0 and jy != 0.0 and jz != 0.0:
+                # _slab on every slot, with no parallel-slab case and each axis's entry plane
+                # picked by the direction's sign (rounding is monotonic: the same values as the
+                # min and max of both planes): straight-line, vectorised
+                nx = 0 if jx > 0.0 else 3
+                ny = 1 if jy > 0.0 else 4
+                nz = 2 if jz > 0.0 else 5
+                keep = np.uint64(0)
+                for j in range(boxes.shape[2]):
+                    ax, bx = (boxes[node, nx, j] - px) * jx, (boxes[node, 3 - nx, j] - px) * jx
+                    ay, by = (boxes[node, ny, j] - py) * jy, (boxes[node, 5 - ny, j] - py) * jy
+                    az, bz = (boxes[node, nz, j] - pz) * jz, (boxes[node, 7 - nz, j] - pz) * jz
+                    tnear = max(max(tmin, ax), max(ay, az))
+                    tfar = min(min(bx, by), bz)
+                    hit = tnear <= min(tfar + abs(tfar) * BOX_EPS + 1e-300, tmax)
+                    at[j] = tnear if hit else np.inf
+                    keep |= np.uint64(hit & (tnear <= lim) & (tnear < np.inf)) << np.uint64(j)
+            else:
+                keep = np.uint64(0)
+                for j in range(n):
+                    at[j] = _slab(boxes[node, 0, j], boxes[node, 1, j], boxes[node, 2, j],
+                                  boxes[node, 3, j], boxes[node, 4, j], boxes[node, 5, j],
+                                  px, py, pz, jx, jy, jz, tmin, tmax)
+                    keep |= np.uint64((at[j] <= lim) & (at[j] < np.inf)) << np.uint64(j)
+            box_tests += n
+            clocks += box_clocks[n]
+            if climbing:
+                # continue with the first child after `last` in (distance, slot) order
+                kt, ks = np.inf, -1
+                for j in range(n):
+                    if _ref8(j, n_int, ib, lb) == last:
+                        kt, ks = at[j], j
+                nt, nsl = np.inf, n
+                for j in range(n):
+                    t = at[j]
+                    if t <= lim and t < np.inf and (t > kt or (t == kt and j > ks)) and (
+                            t < nt or (t == nt and j < nsl)):
+                        nt, nsl = t, j
+                if nsl < n:
+                    cur = _ref8(nsl, n_int, ib, lb)
+                    restarts += 1
+                else:
+                    last = (node << 2) | REF_BOX
+                continue
+            # the children in front of the closest hit (the mask the box test made), packed
+            # to the front by slot and sorted nearest first, ties by slot
+            if keep == 0:
+                last = (node << 2) | REF_BOX
+                cur = -1
+                continue
+            if keep & (keep - np.uint64(1)) == 0:        # one child: no stack traffic
+                cur = _ref8(lowest_bit(keep), n_int, ib, lb)
+                continue
+            m = 0
+            while keep:                # the m-th kept slot is at or after m: packs in place
+                j = lowest_bit(keep)
+                keep &= keep - np.uint64(1)
+                at[m], sl[m] = at[j], j
+                m += 1
+            _sort_kept(at, sl, m)
+            # push all but the nearest, far first
+            for x in range(m - 1, 0, -1):
+                st_ref[top], st_t[top] = _ref8(sl[x], n_int, ib, lb), at[x]
+                top = top + 1 if top + 1 < stack else 0
+                if size == stack:
+                    overflows += 1
+                    over = True
+                else:
+                    size += 1
+            cur = _ref8(sl[0], n_int, ib, lb)
+        out_prim[r] = best_p
+        out_t[r] = best_t if best_p >= 0 else np.inf
+        _write_costs(cnt, r, steps, box_nodes, leaf_nodes, box_tests, tri_tests, overflows, restarts,
+                     refetch, parent_reads, 0, obbs, clocks)
+    return nrec
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def trace_chunk8_fast(nu, tf, tu, boxes, rays, r0, r1, flags, stack, box_rate, tri_rate, out_prim,
+                      out_t, cnt, redo):
+    """trace_chunk8 for the common case alone: no fetch records, no rotated node, no ray
+    parallel to an axis plane, no restart after an overflow. A ray that needs one of those is
+    left to trace_chunk8, listed in redo; returns how many were. Same decisions, hits and
+    counters (tests/test_bvh.py holds them equal), in a kernel small enough for LLVM to keep
+    its state in registers: 1.2-1.3x trace_chunk8's rays per second on dragon and sponza.
+
+    Its box test makes only the mask of the children kept, and distances are computed again
+    for those alone (the same expression, so the same values): a loop with no stores has no
+    run-time alias checks in front of it. Its trip count stays boxes.shape[2], not a literal
+    8, which LLVM would unroll into scalar code instead of vectorising."""
+    st_ref = np.empty(stack, np.int64)
+    st_t = np.empty(stack)
+    at = np.empty(boxes.shape[2])
+    sl = np.empty(boxes.shape[2], np.int64)
+    box_clocks = np.empty(boxes.shape[2] + 1, np.int64)
+    for n in range(boxes.shape[2] + 1):
+        box_clocks[n] = (n + box_rate - 1) // box_rate
+    n_redo = 0
+    for r in range(r0, r1):
+        ox, oy, oz = np.float64(rays[r, R_OX]), np.float64(rays[r, R_OY]), np.float64(rays[r, R_OZ])
+        dx, dy, dz = np.float64(rays[r, R_DX]), np.float64(rays[r, R_DY]), np.float64(rays[r, R_DZ])
+        tmin, tmax = np.float64(rays[r, R_TMIN]), np.float64(rays[r, R_TMAX])
+        if dx == 0.0 or dy == 0.0 or dz == 0.0:
+            redo[n_redo] = r
+            n_redo += 1
+            continue
+        ix, iy, iz = 1.0 / dx, 1.0 / dy, 1.0 / dz
+        nx = 0 if ix > 0.0 else 3          # each axis's entry plane, by the direction's sign
+        ny = 1 if iy > 0.0 else 4
+        nz = 2 if iz > 0.0 else 5
+        best_t = tmax
+        best_p = np.int64(-1)
+        cur = np.int64(REF_BOX)
+        size, top, over, bail = 0, 0, False, False
+        box_nodes = leaf_nodes = box_tests = tri_tests = overflows = clocks = 0
+        while True:
+            lim = best_t * (1.0 + BOX_EPS)
+            if cur < 0:
+                # pop the nearest entry still in front of the closest hit
+                while size > 0:
+                    top = top - 1 if top > 0 else stack - 1
+                    size -= 1
+                    if st_t[top] <= lim:
+                        cur = st_ref[top]
+                        break
+                if cur < 0:
+                    bail = over             # dry after an overflow: a restart, trace_chunk8's
+                    break
+            if (cur & 3) == REF_TRI:
+                leaf_nodes += 1
+                best_t, best_p, tested, stop = _prims(tf, tu, cur >> 2, ox, oy, oz, dx, dy, dz, tmin,
+                                                      tmax, flags, best_t, best_p)
+                tri_tests += tested
+                clocks += (tested + tri_rate - 1) // tri_rate
+                cur = -1
+                if stop:
+                    break
+                continue
+            node = cur >> 2
+            box_nodes += 1
+            w7 = nu[node, 7]
+            if np.int64(nu[node, 6] >> 24) < N_OBB:
+                bail = True                 # a rotated node (the caller passes none: a guard)
+                break
+            n_int, n = np.int64(w7 & 0xFF), np.int64((w7 >> 8) & 0xFF)
+            ib, lb = np.int64(nu[node, 3]), np.int64(nu[node, 4]) - n_int
+            keep = np.uint64(0)
+            for j in range(boxes.shape[2]):
+                ax, bx = (boxes[node, nx, j] - ox) * ix, (boxes[node, 3 - nx, j] - ox) * ix
+                ay, by = (boxes[node, ny, j] - oy) * iy, (boxes[node, 5 - ny, j] - oy) * iy
+                az, bz = (boxes[node, nz, j] - oz) * iz, (boxes[node, 7 - nz, j] - oz) * iz
+                tnear = max(max(tmin, ax), max(ay, az))
+                tfar = min(min(bx, by), bz)
+                hit = tnear <= min(tfar + abs(tfar) * BOX_EPS + 1e-300, tmax)
+                keep |= np.uint64(hit & (tnear <= lim) & (tnear < np.inf)) << np.uint64(j)
+            box_tests += n
+            clocks += box_clocks[n]
+            if keep == 0:
+                cur = -1
+                continue
+            if keep & (keep - np.uint64(1)) == 0:
+                cur = _ref8(lowest_bit(keep), n_int, ib, lb)
+                continue
+            m = 0
+            while keep:
+                j = lowest_bit(keep)
+                keep &= keep - np.uint64(1)
+                ax = (boxes[node, nx, j] - ox) * ix
+                ay = (boxes[node, ny, j] - oy) * iy
+                az = (boxes[node, nz, j] - oz) * iz
+                at[m], sl[m] = max(max(tmin, ax), max(ay, az)), j
+                m += 1
+            _sort_kept(at, sl, m)
+            # push all but the nearest, far first
+            for x in range(m - 1, 0, -1):
+                st_ref[top], st_t[top] = _ref8(sl[x], n_int, ib, lb), at[x]
+                top = top + 1 if top + 1 < stack else 0
+                if size == stack:
+                    overflows += 1
+                    over = True
+                else:
+                    size += 1
+            cur = _ref8(sl[0], n_int, ib, lb)
+        if bail:
+            redo[n_redo] = r
+            n_redo += 1
+            continue
+        out_prim[r] = best_p
+        out_t[r] = best_t if best_p >= 0 else np.inf
+        _write_costs(cnt, r, box_nodes + leaf_nodes, box_nodes, leaf_nodes, box_tests, tri_tests,
+                     overflows, 0, 0, 0, 0, 0, clocks)
+    return n_redo
