@@ -10,6 +10,7 @@ from renderer.bvh import Triangles, build_bvh2, collapse, make_rays, trace_rays
 from renderer.bvh.builder import SPLIT_AREA, SPLIT_BUDGET, Bvh2
 from renderer.bvh.layouts import (BOX4_NODE, BOX8_NODE, BVH2_NODE, OBB_TABLE, PRIM_NODE, TRI_NODE, bvh2_layout,
                                   bvh4_layout, bvh8_layout, decode_bvh8)
+from renderer.bvh.box8_kernels import planes32
 from renderer.bvh.layouts_kernels import N_OBB, NO_OBB
 from renderer.bvh.traverse import brute_force, cost_counters
 from renderer.bvh import traverse_kernels as tk
@@ -179,10 +180,15 @@ def test_bvh8_quantized_boxes_are_conservative():
         step = np.ldexp(1.0, lay.nodes["exponents"][node].astype(np.int64) - 127)
         assert (clo - lo[node, j] <= step).all() and (hi[node, j] - chi <= step).all()
     assert valid.sum() == len(bvh8_children(lay, w, tris))
-    # traversal reads the layout's decoded copy: the nodes' own planes, bit for bit
+    # traversal reads the layout's decoded copy: the nodes' own planes rounded outward to
+    # float32, bit for bit, each within one float32 step of the decode
     b = lay.child_boxes.transpose(0, 2, 1)
-    assert b.shape == (len(lay.nodes), 8, 6)
-    assert np.array_equal(b[valid].view(np.int64), np.concatenate([lo, hi], axis=2)[valid].view(np.int64))
+    assert b.shape == (len(lay.nodes), 8, 6) and b.dtype == np.float32
+    l32, h32 = planes32(lo, hi)
+    assert np.array_equal(b[valid].view(np.int32), np.concatenate([l32, h32], axis=2)[valid].view(np.int32))
+    assert (b[valid][:, :3] <= lo[valid]).all() and (b[valid][:, 3:] >= hi[valid]).all()
+    assert (np.nextafter(b[valid][:, :3], np.float32(np.inf)) > lo[valid]).all()
+    assert (np.nextafter(b[valid][:, 3:], np.float32(-np.inf)) < hi[valid]).all()
     assert np.isinf(b[~valid]).all()
 
 

@@ -29,6 +29,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import layouts_kernels as lk
+from .box8_kernels import planes32
 from .builder import Bvh2, Wide
 
 BVH2_NODE = np.dtype([("lo", "<f4", 3), ("left_first", "<u4"), ("hi", "<f4", 3), ("count", "<u4")])
@@ -69,10 +70,11 @@ class Layout(NamedTuple):
     tri_parent: np.ndarray    # int32 per leaf node: the box node (bvh2: leaf node) referencing it
     fetch_bytes: int          # bytes a box step fetches: the node (bvh2: its two children)
     seconds: float            # conversion time (builds excluded)
-    # bvh8: float64 (n_nodes, 6, 8) each child's box as decode_bvh8 gives it, planes lo xyz, hi
-    # xyz by slot, empty slots +inf: the simulator's decoded copy of the 128 B nodes, so that
-    # traversal reads a plane instead of decoding it per test; fetches and bytes stay the node's
-    child_boxes: np.ndarray = np.zeros((1, 6, 8))
+    # bvh8: float32 (n_nodes, 6, 8) each child's box as decode_bvh8 gives it, rounded outward
+    # to float32 (box8_kernels.planes32), planes lo xyz, hi xyz by slot, empty slots +inf: the
+    # simulator's decoded copy of the 128 B nodes, so that traversal reads a plane instead of
+    # decoding it per test; fetches and bytes stay the node's
+    child_boxes: np.ndarray = np.zeros((1, 6, 8), np.float32)
 
     @property
     def bytes(self) -> int:
@@ -213,8 +215,9 @@ def bvh8_layout(w: Wide, obb: bool = False, prim_tris: int = BVH8_PRIM_TRIS) -> 
     prims["geometry_id"] = np.where(live, w.tris.geometry[tri], 0)
     prims["index"], prims["v"] = p_idx, p_v
     tri_parent = np.repeat(np.arange(k), node_n).astype(np.int32)
-    # the planes as decode_bvh8 gives them: lo_dec, hi_dec are that decode of the stored qbox
-    planes = np.where(valid[..., None], np.concatenate([lo_dec, hi_dec], axis=2), np.inf)
+    # the planes as decode_bvh8 gives them (lo_dec, hi_dec are that decode of the stored qbox),
+    # rounded outward to the float32 the box test reads
+    planes = np.where(valid[..., None], np.concatenate(planes32(lo_dec, hi_dec), axis=2), np.float32(np.inf))
     child_boxes = np.ascontiguousarray(planes.transpose(0, 2, 1))
     return Layout("bvh8-obb" if obb else "bvh8", lk.L_BVH8, nodes, prims, w.parent.astype(np.int32),
                   tri_parent, BOX8_NODE.itemsize, time.perf_counter() - t0, child_boxes)

@@ -7,6 +7,7 @@ from numba import njit
 
 from renderer.block_masks import lowest_bit
 
+from .box8_kernels import box8, lim32, tame
 from .layouts_kernels import N_OBB
 from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, R_DX, R_DY, R_DZ, R_OX, R_OY, R_OZ, R_TMAX,
                                R_TMIN, REC_NODE, REC_PARENT, REC_SHIFT, REC_TRI, REF_BOX, REF_TRI,
@@ -64,12 +65,14 @@ def _sort_kept(at, sl, m):
 def trace_chunk8(nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0, r1, flags, stack,
                  box_rate, tri_rate, out_prim, out_t, cnt, rec, rec0, rec_cap):
     """trace_chunk for the bvh8 layout: the same traversal, hits, counters and records. Its own
-    kernel so that the box test runs over all 8 slots of a node's decoded planes at once (a
-    loop LLVM vectorises; empty slots are +inf boxes), and a node's children are kept, sorted
-    and pushed by slot, each ref made only for the children kept."""
+    kernel so that the box test runs over all 8 slots of a node's decoded planes at once (empty
+    slots are +inf boxes): box8's float32 test for a tame ray at an unrotated node, else a
+    float64 one (a loop LLVM vectorises, or _slab for a ray parallel to an axis plane); a
+    node's children are kept, sorted and pushed by slot, each ref made only for those kept."""
     st_ref = np.empty(stack, np.int64)
     st_t = np.empty(stack)
     at = np.empty(boxes.shape[2])        # entry distances of the opened node's slots
+    at32 = np.empty(8, np.float32)       # box8's
     sl = np.empty(boxes.shape[2], np.int64)   # slots kept, nearest first
     box_clocks = np.empty(boxes.shape[2] + 1, np.int64)   # clocks of a node's n box tests
     for n in range(boxes.shape[2] + 1):                   # (no integer division per step)
@@ -80,6 +83,11 @@ def trace_chunk8(nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
         dx, dy, dz = np.float64(rays[r, R_DX]), np.float64(rays[r, R_DY]), np.float64(rays[r, R_DZ])
         tmin, tmax = np.float64(rays[r, R_TMIN]), np.float64(rays[r, R_TMAX])
         ix, iy, iz = _inv(dx), _inv(dy), _inv(dz)
+        f32 = tame(ox, oy, oz, dx, dy, dz)      # box8 at unrotated nodes
+        o32x, o32y, o32z = rays[r, R_OX], rays[r, R_OY], rays[r, R_OZ]
+        i32x = np.float32(1.0) / rays[r, R_DX] if f32 else np.float32(0.0)
+        i32y = np.float32(1.0) / rays[r, R_DY] if f32 else np.float32(0.0)
+        i32z = np.float32(1.0) / rays[r, R_DZ] if f32 else np.float32(0.0)
         best_t = tmax
         best_p = np.int64(-1)
         cur, last = np.int64(REF_BOX), np.int64(-1)
@@ -88,7 +96,10 @@ def trace_chunk8(nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
         overflows = restarts = refetch = parent_reads = obbs = clocks = 0
         done = False
         while not done:
-            lim = best_t * (1.0 + BOX_EPS)
+            # children (and stack entries) in front of the closest hit: box8's widened limit
+            # for a tame ray, at all nodes (wider than BOX_EPS's: only more conservative)
+            lim_f32 = lim32(best_t)
+            lim = np.float64(lim_f32) if f32 else best_t * (1.0 + BOX_EPS)
             climbing = False
             if cur >= 0 and (cur & 3) == REF_TRI:
                 s = cur >> 2
@@ -156,7 +167,13 @@ def trace_chunk8(nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
                 jz = _inv(table[rot, 2, 0] * dx + table[rot, 2, 1] * dy + table[rot, 2, 2] * dz)
             n_int, n = np.int64(w7 & 0xFF), np.int64((w7 >> 8) & 0xFF)
             ib, lb = np.int64(nu[node, 3]), np.int64(nu[node, 4]) - n_int     # as _ref8 takes them
-            if jx != 0.0 and jy != 0.0 and jz != 0.0:
+            if f32 and rot >= N_OBB:
+                keep = box8(boxes, node, 0 if i32x > 0.0 else 3, 1 if i32y > 0.0 else 4,
+                            2 if i32z > 0.0 else 5, o32x, o32y, o32z, i32x, i32y, i32z,
+                            rays[r, R_TMIN], lim_f32, at32)
+                for j in range(boxes.shape[2]):
+                    at[j] = at32[j]
+            elif jx != 0.0 and jy != 0.0 and jz != 0.0:
                 # _slab on every slot, with no parallel-slab case and each axis's entry plane
                 # picked by the direction's sign (rounding is monotonic: the same values as the
                 # min and max of both planes): straight-line, vectorised
@@ -236,19 +253,14 @@ def trace_chunk8(nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
 @njit(cache=True, nogil=True, error_model="numpy")
 def trace_chunk8_fast(nu, tf, tu, boxes, rays, r0, r1, flags, stack, box_rate, tri_rate, out_prim,
                       out_t, cnt, redo):
-    """trace_chunk8 for the common case alone: no fetch records, no rotated node, no ray
-    parallel to an axis plane, no restart after an overflow. A ray that needs one of those is
-    left to trace_chunk8, listed in redo; returns how many were. Same decisions, hits and
-    counters (tests/test_bvh.py holds them equal), in a kernel small enough for LLVM to keep
-    its state in registers: 1.2-1.3x trace_chunk8's rays per second on dragon and sponza.
-
-    Its box test makes only the mask of the children kept, and distances are computed again
-    for those alone (the same expression, so the same values): a loop with no stores has no
-    run-time alias checks in front of it. Its trip count stays boxes.shape[2], not a literal
-    8, which LLVM would unroll into scalar code instead of vectorising."""
+    """trace_chunk8 for the common case alone: no fetch records, no rotated node, a tame ray
+    (box8_kernels: none parallel to an axis plane), no restart after an overflow. A ray that
+    needs one of those is left to trace_chunk8, listed in redo; returns how many were. Same
+    decisions, hits and counters (tests/test_bvh.py holds them equal), in a kernel small
+    enough for LLVM to keep its state in registers, with distances in float32 throughout."""
     st_ref = np.empty(stack, np.int64)
-    st_t = np.empty(stack)
-    at = np.empty(boxes.shape[2])
+    st_t = np.empty(stack, np.float32)
+    at = np.empty(8, np.float32)
     sl = np.empty(boxes.shape[2], np.int64)
     box_clocks = np.empty(boxes.shape[2] + 1, np.int64)
     for n in range(boxes.shape[2] + 1):
@@ -258,11 +270,14 @@ def trace_chunk8_fast(nu, tf, tu, boxes, rays, r0, r1, flags, stack, box_rate, t
         ox, oy, oz = np.float64(rays[r, R_OX]), np.float64(rays[r, R_OY]), np.float64(rays[r, R_OZ])
         dx, dy, dz = np.float64(rays[r, R_DX]), np.float64(rays[r, R_DY]), np.float64(rays[r, R_DZ])
         tmin, tmax = np.float64(rays[r, R_TMIN]), np.float64(rays[r, R_TMAX])
-        if dx == 0.0 or dy == 0.0 or dz == 0.0:
+        if not tame(ox, oy, oz, dx, dy, dz):
             redo[n_redo] = r
             n_redo += 1
             continue
-        ix, iy, iz = 1.0 / dx, 1.0 / dy, 1.0 / dz
+        o32x, o32y, o32z, tmin32 = rays[r, R_OX], rays[r, R_OY], rays[r, R_OZ], rays[r, R_TMIN]
+        ix = np.float32(1.0) / rays[r, R_DX]
+        iy = np.float32(1.0) / rays[r, R_DY]
+        iz = np.float32(1.0) / rays[r, R_DZ]
         nx = 0 if ix > 0.0 else 3          # each axis's entry plane, by the direction's sign
         ny = 1 if iy > 0.0 else 4
         nz = 2 if iz > 0.0 else 5
@@ -271,8 +286,8 @@ def trace_chunk8_fast(nu, tf, tu, boxes, rays, r0, r1, flags, stack, box_rate, t
         cur = np.int64(REF_BOX)
         size, top, over, bail = 0, 0, False, False
         box_nodes = leaf_nodes = box_tests = tri_tests = overflows = clocks = 0
+        lim = lim32(best_t)
         while True:
-            lim = best_t * (1.0 + BOX_EPS)
             if cur < 0:
                 # pop the nearest entry still in front of the closest hit
                 while size > 0:
@@ -290,6 +305,7 @@ def trace_chunk8_fast(nu, tf, tu, boxes, rays, r0, r1, flags, stack, box_rate, t
                                                       tmax, flags, best_t, best_p)
                 tri_tests += tested
                 clocks += (tested + tri_rate - 1) // tri_rate
+                lim = lim32(best_t)
                 cur = -1
                 if stop:
                     break
@@ -302,15 +318,7 @@ def trace_chunk8_fast(nu, tf, tu, boxes, rays, r0, r1, flags, stack, box_rate, t
                 break
             n_int, n = np.int64(w7 & 0xFF), np.int64((w7 >> 8) & 0xFF)
             ib, lb = np.int64(nu[node, 3]), np.int64(nu[node, 4]) - n_int
-            keep = np.uint64(0)
-            for j in range(boxes.shape[2]):
-                ax, bx = (boxes[node, nx, j] - ox) * ix, (boxes[node, 3 - nx, j] - ox) * ix
-                ay, by = (boxes[node, ny, j] - oy) * iy, (boxes[node, 5 - ny, j] - oy) * iy
-                az, bz = (boxes[node, nz, j] - oz) * iz, (boxes[node, 7 - nz, j] - oz) * iz
-                tnear = max(max(tmin, ax), max(ay, az))
-                tfar = min(min(bx, by), bz)
-                hit = tnear <= min(tfar + abs(tfar) * BOX_EPS + 1e-300, tmax)
-                keep |= np.uint64(hit & (tnear <= lim) & (tnear < np.inf)) << np.uint64(j)
+            keep = box8(boxes, node, nx, ny, nz, o32x, o32y, o32z, ix, iy, iz, tmin32, lim, at)
             box_tests += n
             clocks += box_clocks[n]
             if keep == 0:
@@ -323,10 +331,7 @@ def trace_chunk8_fast(nu, tf, tu, boxes, rays, r0, r1, flags, stack, box_rate, t
             while keep:
                 j = lowest_bit(keep)
                 keep &= keep - np.uint64(1)
-                ax = (boxes[node, nx, j] - ox) * ix
-                ay = (boxes[node, ny, j] - oy) * iy
-                az = (boxes[node, nz, j] - oz) * iz
-                at[m], sl[m] = max(max(tmin, ax), max(ay, az)), j
+                at[m], sl[m] = at[j], j
                 m += 1
             _sort_kept(at, sl, m)
             # push all but the nearest, far first

@@ -15,10 +15,12 @@ the same each time a node is re-tested, and the restart resumes exactly where th
 entries would have.
 
 Closest hit: the least t, ties by the least triangle id, so every layout and the brute-force
-loop agree exactly. Box tests run in float64 on the float32 planes, or for bvh8 on the layout's
-decoded copy of the quantized planes (Layout.child_boxes, decoded once when the layout is built,
-the same values a per-test decode gives), with the far distance widened by BOX_EPS so that a
-triangle inside a box is never culled by rounding.
+loop agree exactly. bvh2 and bvh4 box tests run in float64 on the float32 planes, with the far
+distance widened by BOX_EPS so that a triangle inside a box is never culled by rounding. bvh8
+reads the layout's decoded copy of its quantized planes (Layout.child_boxes: decoded once when
+the layout is built, rounded outward to float32) and tests them in float32, 8 at once, as the
+hardware does (box8_kernels, which gives its own margins), or in float64 with BOX_EPS for a ray
+box8's ranges do not cover and at rotated nodes.
 
 Every node and triangle fetch can be recorded (chunk by chunk, in ray order) for the memory
 model: a record is kind << 30 | index (REC_*).

@@ -1,0 +1,120 @@
+"""The bvh8 box test: a ray against a node's 8 child boxes in float32, 8 lanes at once, as
+RDNA's ray accelerator tests boxes in fp32 (the BVH instructions take an fp32 ray; RDNA 4 tests
+8 boxes per clock, seed-notes 000_partB l.84).
+
+numba's loop vectoriser gives this test at most 4 lanes (in float64, or in float32 beside the
+64-bit mask), so `box8` is written as LLVM vector IR: six 8-wide plane loads, subtract,
+multiply, min/max, one compare and the sign mask. No fused multiply-add: every operation is one
+IEEE rounding, which the bounds below count.
+
+Conservative: a box the exact ray crosses is never culled. A distance (plane - o) * (1 / d) in
+float32 is within a factor (1 +- gamma(3)) of the exact one, gamma(n) = n u / (1 - n u), u =
+2^-24 (Ize, "Robust BVH Ray Traversal", JCGT 2013; PBRT 3 §3.9); so the far distance, times
+1 + FAR_EPS and rounded, is never below the exact far distance times (1 + gamma(3)) / (1 -
+gamma(3)), which bounds the near one: FAR_EPS = 2^-21 > 2 gamma(3) + u (4.8e-7 against 3.6e-7).
+The kept limit, the closest hit so far, is widened the same way (lim32). Both margins leave room
+for the float64 triangle test's own rounding (~1e-15, which BOX_EPS covers on the float64 path).
+
+Ranges: a ray is tame when every direction component is at least 2^-60 in size and every origin
+component at most 2^60; the layout clamps planes beyond 2^60 to infinity (outward). Then every
+finite distance is below 2^121, no product overflows, and a plane at infinity gives an
+infinite distance, never NaN. Rays that are not tame take the float64 test (traverse8_kernels).
+"""
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
+
+FAR_EPS = 2.0 ** -21        # far-distance widening, relative (derived above)
+LIM_EPS = 2.0 ** -20        # closest-hit widening before rounding to float32 (lim32)
+RANGE = 2.0 ** 60           # tame rays and finite planes stay within this (see above)
+F32_MAX = 3.4028234663852886e38
+
+_F8 = ir.VectorType(ir.FloatType(), 8)
+_I8x32 = ir.VectorType(ir.IntType(32), 8)
+
+
+@intrinsic
+def box8(typingctx, boxes, node, nx, ny, nz, ox, oy, oz, ix, iy, iz, tmin, lim, at):
+    """Node `node` of boxes (float32 C (n, 6, 8): planes lo xyz, hi xyz by slot) against the
+    ray o, 1/d (float32), its entry planes nx, ny, nz (0 or 3, 1 or 4, 2 or 5 by the sign of d).
+    Writes each slot's entry distance to at (float32 (8,), +inf where culled) and returns the
+    mask of slots kept: entered within [tmin, far * (1 + FAR_EPS)] and at or before lim."""
+    sig = types.uint64(boxes, node, nx, ny, nz, ox, oy, oz, ix, iy, iz, tmin, lim, at)
+
+    def codegen(context, builder, signature, args):
+        b, node, nx, ny, nz, ox, oy, oz, ix, iy, iz, tmin, lim, at = args
+        planes = context.make_array(signature.args[0])(context, builder, b).data
+        out = context.make_array(signature.args[13])(context, builder, at).data
+        i64 = node.type
+        base = builder.mul(node, ir.Constant(i64, 48))
+
+        def splat(x):
+            v = builder.insert_element(ir.Constant(_F8, ir.Undefined), x, ir.Constant(ir.IntType(32), 0))
+            return builder.shuffle_vector(v, ir.Constant(_F8, ir.Undefined), ir.Constant(_I8x32, [0] * 8))
+
+        def plane(p):
+            ptr = builder.gep(planes, [builder.add(base, builder.mul(p, ir.Constant(i64, 8)))])
+            return builder.load(builder.bitcast(ptr, _F8.as_pointer()), align=4)
+
+        def dist(p, o, i):
+            return builder.fmul(builder.fsub(plane(p), splat(o)), splat(i))
+
+        def vmax(x, y):       # the compare-and-select that x86 does in one vmaxps
+            return builder.select(builder.fcmp_ordered(">", x, y), x, y)
+
+        def vmin(x, y):
+            return builder.select(builder.fcmp_ordered("<", x, y), x, y)
+
+        exit_x, exit_y, exit_z = (builder.sub(ir.Constant(i64, k), p) for k, p in ((3, nx), (5, ny), (7, nz)))
+        tnear = vmax(vmax(splat(tmin), dist(nx, ox, ix)), vmax(dist(ny, oy, iy), dist(nz, oz, iz)))
+        tfar = vmin(vmin(dist(exit_x, ox, ix), dist(exit_y, oy, iy)), dist(exit_z, oz, iz))
+        tfar = builder.fmul(tfar, splat(ir.Constant(ir.FloatType(), 1.0 + FAR_EPS)))
+        hit = builder.fcmp_ordered("<=", tnear, vmin(tfar, splat(lim)))
+        kept = builder.select(hit, tnear, splat(ir.Constant(ir.FloatType(), np.inf)))
+        builder.store(kept, builder.bitcast(out, _F8.as_pointer()), align=4)
+        return builder.zext(builder.bitcast(hit, ir.IntType(8)), ir.IntType(64))
+
+    return sig, codegen
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def lim32(best_t):
+    """The float32 limit box8 keeps children up to: the closest hit widened by LIM_EPS (so that
+    float32's rounding, to nearest, still lands above best_t (1 + gamma(3))), never above the
+    largest float32, so that an empty slot's infinite entry is never kept."""
+    return np.float32(min(best_t * (1.0 + LIM_EPS), F32_MAX))
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def tame(ox, oy, oz, dx, dy, dz):
+    """Whether box8's ranges hold for this ray (see the module's note)."""
+    return (min(abs(dx), abs(dy), abs(dz)) >= 1.0 / RANGE
+            and max(abs(ox), abs(oy), abs(oz)) <= RANGE)
+
+
+def planes32(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """float64 planes rounded outward to float32: lo down, hi up, and beyond RANGE to infinity."""
+    l32, h32 = lo.astype(np.float32), hi.astype(np.float32)
+    l32 = np.where(l32 > lo, np.nextafter(l32, np.float32(-np.inf)), l32)
+    h32 = np.where(h32 < hi, np.nextafter(h32, np.float32(np.inf)), h32)
+    l32 = np.where(l32 < -RANGE, np.float32(-np.inf), l32)
+    h32 = np.where(h32 > RANGE, np.float32(np.inf), h32)
+    return l32, h32
+
+
+def box8_twin(boxes: np.ndarray, node: int, o, d, tmin, lim):
+    """box8 in numpy, one operation at a time in float32: the slow twin tests hold it to."""
+    f = np.float32
+    o, i = np.asarray(o, f), f(1) / np.asarray(d, f)
+    b = boxes[node]
+    near = np.where(i[:, None] > 0, b[0:3], b[3:6])
+    far = np.where(i[:, None] > 0, b[3:6], b[0:3])
+    a = (near - o[:, None]) * i[:, None]
+    c = (far - o[:, None]) * i[:, None]
+    tnear = np.maximum(np.maximum(f(tmin), a[0]), np.maximum(a[1], a[2]))
+    tfar = np.minimum(np.minimum(c[0], c[1]), c[2]) * f(1.0 + FAR_EPS)
+    hit = tnear <= np.minimum(tfar, f(lim))
+    return int((hit * (1 << np.arange(8))).sum()), np.where(hit, tnear, f(np.inf))

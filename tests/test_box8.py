@@ -1,0 +1,95 @@
+"""bvh8's float32 box test (renderer.bvh.box8_kernels): bit for bit its numpy twin, and never
+culling a box that a ray crosses."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numba import njit
+
+from renderer.bvh.box8_kernels import RANGE, box8, box8_twin, lim32, planes32, tame
+
+
+@njit(cache=True)
+def _box8_all(boxes, o, d, tmin, lim, masks, at):
+    """box8 on every node for one ray, as the kernels call it."""
+    i = np.float32(1.0) / d
+    nx, ny, nz = 0 if i[0] > 0 else 3, 1 if i[1] > 0 else 4, 2 if i[2] > 0 else 5
+    for node in range(boxes.shape[0]):
+        masks[node] = box8(boxes, node, nx, ny, nz, o[0], o[1], o[2], i[0], i[1], i[2], tmin, lim,
+                           at[node])
+
+
+def _boxes(rng, n):
+    """n nodes of random boxes, some slots empty (+inf planes, as bvh8_layout leaves them),
+    some flat, some far away."""
+    lo = rng.normal(0, 1, (n, 3, 8))
+    hi = lo + rng.exponential(0.5, (n, 3, 8)) * (rng.random((n, 3, 8)) > 0.1)
+    scale = np.where(rng.random((n, 1, 1)) < 0.2, 1e4, 1.0)
+    lo32, hi32 = planes32(lo * scale, hi * scale)
+    b = np.concatenate([lo32, hi32], axis=1)
+    b[:, :, 6:] = np.where(rng.random((n, 1, 2)) < 0.5, np.float32(np.inf), b[:, :, 6:])
+    return np.ascontiguousarray(b)
+
+
+def _run(boxes, o, d, tmin, lim):
+    masks = np.empty(len(boxes), np.uint64)
+    at = np.empty((len(boxes), 8), np.float32)
+    _box8_all(boxes, np.asarray(o, np.float32), np.asarray(d, np.float32), np.float32(tmin),
+              np.float32(lim), masks, at)
+    return masks, at
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_box8_equals_its_numpy_twin(seed):
+    rng = np.random.default_rng(seed)
+    boxes = _boxes(rng, 200)
+    kept = 0
+    for _ in range(20):
+        o = rng.normal(0, 2, 3)
+        d = rng.normal(0, 0.5, 3) - o             # towards the boxes' middle
+        tmin, lim = rng.choice([0.0, 0.5]), rng.choice([np.float32(3.4028235e38), 2.0, 0.1])
+        masks, at = _run(boxes, o, d, tmin, lim)
+        for node in range(len(boxes)):
+            m, t = box8_twin(boxes, node, o, d, tmin, lim)
+            assert int(masks[node]) == m
+            assert np.array_equal(at[node].view(np.int32), t.view(np.int32))
+        kept += sum(bin(int(m)).count("1") for m in masks)
+    assert 100 < kept < 20 * 200 * 8 / 2
+
+
+def test_box8_keeps_every_box_a_ray_crosses():
+    """Rays aimed at box corners, edges and faces, where rounding decides: wherever the float64
+    slab test (errors ~1e-16) finds the ray inside the box at some t in [tmin, lim], box8 keeps it."""
+    rng = np.random.default_rng(7)
+    boxes = _boxes(rng, 100)
+    kept = crossed = 0
+    for _ in range(300):
+        node, j = rng.integers(len(boxes)), rng.integers(6)
+        b = boxes[node, :, j].astype(np.float64)
+        if not np.isfinite(b).all():
+            continue
+        # a point on the box's boundary: a corner, an edge or a face, exactly
+        p = np.where(rng.random(3) < 0.5, b[:3], b[3:])
+        free = rng.random(3) < 0.4
+        p = np.where(free, b[:3] + (b[3:] - b[:3]) * rng.random(3), p)
+        o = (p + rng.normal(0, 3, 3)).astype(np.float32)
+        d = (p - o).astype(np.float32)
+        i = 1.0 / d.astype(np.float64)
+        a, c = (b[:3] - o) * i, (b[3:] - o) * i
+        tn, tf = max(0.0, np.minimum(a, c).max()), np.maximum(a, c).min()
+        for lim in (np.float32(3.4028235e38), lim32(tf), lim32(tn)):
+            masks, _ = _run(boxes[node:node + 1], o, d, 0.0, lim)
+            if tn <= tf and tn <= lim:
+                crossed += 1
+                kept += int(masks[0]) >> j & 1
+    assert crossed > 500 and kept == crossed
+
+
+def test_tame_rays_and_clamped_planes():
+    assert tame(0, 0, 0, 1, -1, 2 ** -60) and not tame(0, 0, 0, 1, 1, 2 ** -61)
+    assert not tame(2 ** 61, 0, 0, 1, 1, 1) and not tame(0, 0, 0, 0, 1, 1)
+    lo, hi = planes32(np.array([-1e30, 0.1, -RANGE]), np.array([1e30, 0.1, RANGE]))
+    assert list(lo[[0, 2]]) == [-np.inf, -RANGE] and list(hi[[0, 2]]) == [np.inf, RANGE]
+    assert float(lo[1]) < 0.1 < float(hi[1]) and np.nextafter(lo[1], np.float32(1)) == hi[1]
+    # an empty slot is culled even with no hit yet (the limit is float32's largest)
+    assert lim32(np.inf) == np.float32(3.4028235e38)
