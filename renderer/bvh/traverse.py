@@ -72,6 +72,8 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
     if layout.kind == L_BVH8 and (layout.child_boxes.shape[0] != len(layout.nodes)
                                   or layout.child_boxes.dtype != np.float32):
         raise ValueError("a bvh8 layout needs its decoded float32 child boxes (made by bvh8_layout)")
+    if layout.kind == L_BVH8 and layout.tri_edges.shape[0] != len(layout.tris):
+        raise ValueError("a bvh8 layout needs its decoded triangles (made by bvh8_layout)")
     n = len(rays)
     nf, nu, tf, tu = layout.views()
     prim = np.empty(n, np.int64)
@@ -82,7 +84,7 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
     rec = np.empty(n_chunks * cap if record else 1, np.int64)
     rec_n = np.zeros(n_chunks, np.int64)
     args = (layout.kind, nf, nu, tf, tu, layout.node_parent, layout.tri_parent, OBB_TABLE,
-            layout.child_boxes)
+            layout.child_boxes, layout.tri_edges)
     # the common case's kernel: bvh8 with no rotated node, nothing recorded
     fast = layout.kind == L_BVH8 and not record and not (layout.nodes["obb"] < N_OBB).any()
     trace_kernel(*args, rays, CHUNK, _flags(any_hit, cull_back), stack, dual, box_rate, tri_rate, prim, t,

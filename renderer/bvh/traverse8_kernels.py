@@ -11,28 +11,21 @@ from .box8_kernels import box8, lim32, tame
 from .layouts_kernels import N_OBB
 from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, R_DX, R_DY, R_DZ, R_OX, R_OY, R_OZ, R_TMAX,
                                R_TMIN, REC_NODE, REC_PARENT, REC_SHIFT, REC_TRI, REF_BOX, REF_TRI,
-                               _inv, _slab, _tri, _write_costs)
+                               _inv, _slab, _tri_edges, _write_costs)
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def _prims(tf, tu, s, ox, oy, oz, dx, dy, dz, tmin, tmax, flags, best_t, best_p):
-    """Tests bvh8 primitive node s's triangles against the closest hit so far: up to 4, their
-    corners stored once (word 0 count, 1-4 ids, 5 flags, 6-8 corner indices a byte each, 9-29
-    corners). Returns the closest hit, the triangles tested and whether to stop (a first hit
-    under FLAG_ANY_HIT)."""
+def _prims(te, tu, s, ox, oy, oz, dx, dy, dz, tmin, tmax, flags, best_t, best_p):
+    """Tests bvh8 primitive node s's triangles against the closest hit so far: up to 4 (word 0
+    count, 1-4 ids, 5 flags a byte each; te[s, q]: triangle q's corner and edges, decoded from
+    the node's corners, Layout.tri_edges). Returns the closest hit, the triangles tested and
+    whether to stop (a first hit under FLAG_ANY_HIT)."""
     tested = 0
     for q in range(np.int64(tu[s, 0] & 0xFF)):
         tested += 1
-        b0, b1, b2 = 3 * q, 3 * q + 1, 3 * q + 2
-        v0 = 9 + 3 * np.int64((tu[s, 6 + (b0 >> 2)] >> (8 * (b0 & 3))) & 0xFF)
-        v1 = 9 + 3 * np.int64((tu[s, 6 + (b1 >> 2)] >> (8 * (b1 & 3))) & 0xFF)
-        v2 = 9 + 3 * np.int64((tu[s, 6 + (b2 >> 2)] >> (8 * (b2 & 3))) & 0xFF)
-        t = _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, np.float64(tf[s, v0]),
-                 np.float64(tf[s, v0 + 1]), np.float64(tf[s, v0 + 2]),
-                 np.float64(tf[s, v1]), np.float64(tf[s, v1 + 1]),
-                 np.float64(tf[s, v1 + 2]), np.float64(tf[s, v2]),
-                 np.float64(tf[s, v2 + 1]), np.float64(tf[s, v2 + 2]),
-                 (tu[s, 5] >> (8 * q)) & 0xFF, flags)
+        t = _tri_edges(ox, oy, oz, dx, dy, dz, tmin, tmax, te[s, q, 0], te[s, q, 1], te[s, q, 2],
+                       te[s, q, 3], te[s, q, 4], te[s, q, 5], te[s, q, 6], te[s, q, 7], te[s, q, 8],
+                       (tu[s, 5] >> (8 * q)) & 0xFF, flags)
         p = np.int64(tu[s, 1 + q])
         if t < np.inf and (t < best_t or (t == best_t and p < best_p)):
             best_t, best_p = t, p
@@ -62,7 +55,7 @@ def _sort_kept(at, sl, m):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def trace_chunk8(nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0, r1, flags, stack,
+def trace_chunk8(nu, te, tu, node_parent, tri_parent, table, boxes, rays, r0, r1, flags, stack,
                  box_rate, tri_rate, out_prim, out_t, cnt, rec, rec0, rec_cap):
     """trace_chunk for the bvh8 layout: the same traversal, hits, counters and records. Its own
     kernel so that the box test runs over all 8 slots of a node's decoded planes at once (empty
@@ -109,7 +102,7 @@ def trace_chunk8(nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
                     if nrec < rec_cap:
                         rec[rec0 + nrec] = (REC_TRI << REC_SHIFT) | s
                     nrec += 1
-                best_t, best_p, tested, done = _prims(tf, tu, s, ox, oy, oz, dx, dy, dz, tmin, tmax,
+                best_t, best_p, tested, done = _prims(te, tu, s, ox, oy, oz, dx, dy, dz, tmin, tmax,
                                                       flags, best_t, best_p)
                 tri_tests += tested
                 clocks += (tested + tri_rate - 1) // tri_rate
@@ -251,7 +244,7 @@ def trace_chunk8(nu, tf, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def trace_chunk8_fast(nu, tf, tu, boxes, rays, r0, r1, flags, stack, box_rate, tri_rate, out_prim,
+def trace_chunk8_fast(nu, te, tu, boxes, rays, r0, r1, flags, stack, box_rate, tri_rate, out_prim,
                       out_t, cnt, redo):
     """trace_chunk8 for the common case alone: no fetch records, no rotated node, a tame ray
     (box8_kernels: none parallel to an axis plane), no restart after an overflow. A ray that
@@ -301,7 +294,7 @@ def trace_chunk8_fast(nu, tf, tu, boxes, rays, r0, r1, flags, stack, box_rate, t
                     break
             if (cur & 3) == REF_TRI:
                 leaf_nodes += 1
-                best_t, best_p, tested, stop = _prims(tf, tu, cur >> 2, ox, oy, oz, dx, dy, dz, tmin,
+                best_t, best_p, tested, stop = _prims(te, tu, cur >> 2, ox, oy, oz, dx, dy, dz, tmin,
                                                       tmax, flags, best_t, best_p)
                 tri_tests += tested
                 clocks += (tested + tri_rate - 1) // tri_rate
