@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 from numba import njit
 
-from renderer.bvh.box8_kernels import RANGE, box8, box8_twin, lim32, planes32, tame
+from renderer.bvh.box8_kernels import RANGE, box8, box8_twin, entry_planes, lim32, planes32, tame
 
 
 @njit(cache=True)
 def _box8_all(boxes, o, d, tmin, lim, masks, at):
     """box8 on every node for one ray, as the kernels call it."""
     i = np.float32(1.0) / d
-    nx, ny, nz = 0 if i[0] > 0 else 3, 1 if i[1] > 0 else 4, 2 if i[2] > 0 else 5
+    nx, ny, nz = entry_planes(i[0], i[1], i[2])
     for node in range(boxes.shape[0]):
         masks[node] = box8(boxes, node, nx, ny, nz, o[0], o[1], o[2], i[0], i[1], i[2], tmin, lim,
                            at[node])

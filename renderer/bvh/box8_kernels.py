@@ -30,10 +30,10 @@ from numba.extending import intrinsic
 FAR_EPS = 2.0 ** -21        # far-distance widening, relative (derived above)
 LIM_EPS = 2.0 ** -20        # closest-hit widening before rounding to float32 (lim32)
 RANGE = 2.0 ** 60           # tame rays and finite planes stay within this (see above)
-F32_MAX = 3.4028234663852886e38
+F32_MAX = float(np.finfo(np.float32).max)
 
 _F8 = ir.VectorType(ir.FloatType(), 8)
-_I8x32 = ir.VectorType(ir.IntType(32), 8)
+_I32x8 = ir.VectorType(ir.IntType(32), 8)
 
 
 @intrinsic
@@ -53,7 +53,7 @@ def box8(typingctx, boxes, node, nx, ny, nz, ox, oy, oz, ix, iy, iz, tmin, lim, 
 
         def splat(x):
             v = builder.insert_element(ir.Constant(_F8, ir.Undefined), x, ir.Constant(ir.IntType(32), 0))
-            return builder.shuffle_vector(v, ir.Constant(_F8, ir.Undefined), ir.Constant(_I8x32, [0] * 8))
+            return builder.shuffle_vector(v, ir.Constant(_F8, ir.Undefined), ir.Constant(_I32x8, [0] * 8))
 
         def plane(p):
             ptr = builder.gep(planes, [builder.add(base, builder.mul(p, ir.Constant(i64, 8)))])
@@ -78,6 +78,13 @@ def box8(typingctx, boxes, node, nx, ny, nz, ox, oy, oz, ix, iy, iz, tmin, lim, 
         return builder.zext(builder.bitcast(hit, ir.IntType(8)), ir.IntType(64))
 
     return sig, codegen
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def entry_planes(ix, iy, iz):
+    """The plane rows (of lo xyz, hi xyz) where a ray with these reciprocal directions enters a
+    box on each axis: lo for a positive component, hi otherwise; box8's nx, ny, nz."""
+    return 0 if ix > 0.0 else 3, 1 if iy > 0.0 else 4, 2 if iz > 0.0 else 5
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")

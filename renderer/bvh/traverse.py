@@ -69,11 +69,12 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
         raise ValueError(f"stack must hold at least one entry, got {stack}")
     if dual and layout.name != "bvh4":
         raise ValueError("BVH4x2 (dual) traversal runs on the bvh4 layout")
-    if layout.kind == L_BVH8 and (layout.child_boxes.shape[0] != len(layout.nodes)
-                                  or layout.child_boxes.dtype != np.float32):
-        raise ValueError("a bvh8 layout needs its decoded float32 child boxes (made by bvh8_layout)")
-    if layout.kind == L_BVH8 and layout.tri_edges.shape[0] != len(layout.tris):
-        raise ValueError("a bvh8 layout needs its decoded triangles (made by bvh8_layout)")
+    if layout.kind == L_BVH8 and (layout.child_boxes.shape != (len(layout.nodes), 6, 8)
+                                  or layout.child_boxes.dtype != np.float32
+                                  or layout.tri_edges.shape[0] != len(layout.tris)):
+        # box8 reads a node's 48 float32 planes unchecked
+        raise ValueError("a bvh8 layout needs its decoded float32 child boxes and triangles (made by "
+                         "bvh8_layout)")
     n = len(rays)
     nf, nu, tf, tu = layout.views()
     prim = np.empty(n, np.int64)

@@ -7,7 +7,7 @@ from numba import njit
 
 from renderer.block_masks import lowest_bit
 
-from .box8_kernels import box8, lim32, tame
+from .box8_kernels import box8, entry_planes, lim32, tame
 from .layouts_kernels import N_OBB
 from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, R_DX, R_DY, R_DZ, R_OX, R_OY, R_OZ, R_TMAX,
                                R_TMIN, REC_NODE, REC_PARENT, REC_SHIFT, REC_TRI, REF_BOX, REF_TRI,
@@ -169,8 +169,8 @@ def trace_chunk8(nu, te, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
             n_int, n = np.int64(w7 & 0xFF), np.int64((w7 >> 8) & 0xFF)
             ib, lb = np.int64(nu[node, 3]), np.int64(nu[node, 4]) - n_int     # as _ref8 takes them
             if f32 and rot >= N_OBB:
-                keep = box8(boxes, node, 0 if i32x > 0.0 else 3, 1 if i32y > 0.0 else 4,
-                            2 if i32z > 0.0 else 5, o32x, o32y, o32z, i32x, i32y, i32z,
+                nx, ny, nz = entry_planes(i32x, i32y, i32z)
+                keep = box8(boxes, node, nx, ny, nz, o32x, o32y, o32z, i32x, i32y, i32z,
                             rays[r, R_TMIN], lim_f32, at32)
                 for j in range(boxes.shape[2]):
                     at[j] = at32[j]
@@ -178,9 +178,7 @@ def trace_chunk8(nu, te, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
                 # _slab on every slot, with no parallel-slab case and each axis's entry plane
                 # picked by the direction's sign (rounding is monotonic: the same values as the
                 # min and max of both planes): straight-line, vectorised
-                nx = 0 if jx > 0.0 else 3
-                ny = 1 if jy > 0.0 else 4
-                nz = 2 if jz > 0.0 else 5
+                nx, ny, nz = entry_planes(jx, jy, jz)
                 keep = np.uint64(0)
                 for j in range(boxes.shape[2]):
                     ax, bx = (boxes[node, nx, j] - px) * jx, (boxes[node, 3 - nx, j] - px) * jx
@@ -279,9 +277,7 @@ def trace_chunk8_fast(nu, te, tu, boxes, rays, r0, r1, flags, stack, box_rate, t
         ix = np.float32(1.0) / rays[r, R_DX]
         iy = np.float32(1.0) / rays[r, R_DY]
         iz = np.float32(1.0) / rays[r, R_DZ]
-        nx = 0 if ix > 0.0 else 3          # each axis's entry plane, by the direction's sign
-        ny = 1 if iy > 0.0 else 4
-        nz = 2 if iz > 0.0 else 5
+        nx, ny, nz = entry_planes(ix, iy, iz)
         best_t = tmax
         best_p = np.int64(-1)
         cur = np.int64(REF_BOX)
