@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pipelines.raytrace import camera_rays, trace  # noqa: E402
 from renderer.bvh import Triangles, build_bvh2, collapse, trace_rays, warm_up  # noqa: E402
-from renderer.bvh.layouts import bvh2_layout, bvh4_layout, bvh8_layout  # noqa: E402
+from renderer.bvh.layouts import BVH8_PRIM_TRIS, PRIM_VERTS, bvh2_layout, bvh4_layout, bvh8_layout  # noqa: E402
 from scenes.library import get_scene, rotated  # noqa: E402
 
 
@@ -69,15 +69,14 @@ def layouts(tris):
     l4 = bvh4_layout(collapse(b1, 4))
     t["bvh4"] = tb1 + time.perf_counter() - t0
     t0 = time.perf_counter()
-    w8 = collapse(b1, 8)
+    w8 = collapse(b1, 8, BVH8_PRIM_TRIS, PRIM_VERTS)
     l8 = bvh8_layout(w8)
     t["bvh8"] = tb1 + time.perf_counter() - t0
     t0 = time.perf_counter()
     lo = bvh8_layout(w8, obb=True)
     t["bvh8-obb"] = t["bvh8"] + time.perf_counter() - t0
-    # (not timed apart: "bvh8/4" packs 4 triangles per primitive node, as amd-rdna4's builder)
-    return {"bvh2": l2, "bvh4": l4, "bvh8": l8, "bvh8-obb": lo,
-            "bvh8/4": bvh8_layout(w8, prim_tris=4)}, t
+    # (not timed apart: "bvh8/1", a triangle per primitive node, as apple-m5's assumed builder)
+    return {"bvh2": l2, "bvh4": l4, "bvh8": l8, "bvh8-obb": lo, "bvh8/1": bvh8_layout(collapse(b1, 8))}, t
 
 
 def main(argv=None):
@@ -112,7 +111,7 @@ def main(argv=None):
         threads = numba.get_num_threads()
         shares = [(o[k::threads].copy(), d[k::threads].copy()) for k in range(threads)]
         fns[f"embree x{threads}"] = lambda: list(pool.map(lambda od: es.run(*od, output=1), shares))
-        for ln in ("bvh4", "bvh8", "bvh8-obb", "bvh8/4"):
+        for ln in ("bvh4", "bvh8", "bvh8-obb", "bvh8/1"):
             fns[ln] = lambda ln=ln: trace_rays(lay[ln], rays)[0]
         wall, cpu, out = race(fns)
         r["mrays_s"] = {k: len(rays) / v / 1e6 for k, v in wall.items()}
@@ -143,7 +142,7 @@ def main(argv=None):
               "bytes(node+leaf)  DRAM bytes  RA clocks")
         for label, mode, ln in (("bvh2", "bvh2", "bvh2"), ("bvh4", "bvh4", "bvh4"),
                                 ("bvh4x2", "bvh4x2", "bvh4"), ("bvh8", "bvh8", "bvh8"),
-                                ("bvh8/4", "bvh8", "bvh8/4"), ("bvh8-obb", "bvh8-obb", "bvh8-obb")):
+                                ("bvh8/1", "bvh8", "bvh8/1"), ("bvh8-obb", "bvh8-obb", "bvh8-obb")):
             t0 = time.perf_counter()
             res = trace(scene, "amd-rdna4", lw, lh, mode=mode, layout=lay[ln], ao_samples=2)
             row = r["layouts"][label] = {}

@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from renderer.bvh import Triangles, build_bvh2, collapse, make_rays, trace_rays
 from renderer.bvh.builder import SPLIT_AREA, SPLIT_BUDGET, Bvh2
-from renderer.bvh.layouts import (BOX4_NODE, BOX8_NODE, BVH2_NODE, OBB_TABLE, PRIM_NODE, TRI_NODE, bvh2_layout,
-                                  bvh4_layout, bvh8_layout, decode_bvh8)
+from renderer.bvh.layouts import (BOX4_NODE, BOX8_NODE, BVH2_NODE, OBB_TABLE, PRIM_NODE, PRIM_TRIS, PRIM_VERTS,
+                                  TRI_NODE, bvh2_layout, bvh4_layout, bvh8_layout, decode_bvh8)
 from renderer.bvh.box8_kernels import planes32
 from renderer.bvh.layouts_kernels import N_OBB, NO_OBB
 from renderer.bvh.traverse import brute_force, cost_counters
@@ -20,9 +20,9 @@ from scenes.model import SceneError
 
 def all_layouts(tris: Triangles):
     b1 = build_bvh2(tris, 1)
-    w4, w8 = collapse(b1, 4), collapse(b1, 8)
+    w4, w8 = collapse(b1, 4), collapse(b1, 8, PRIM_TRIS, PRIM_VERTS)
     return [bvh2_layout(build_bvh2(tris)), bvh4_layout(w4), bvh8_layout(w8), bvh8_layout(w8, obb=True),
-            bvh8_layout(w8, prim_tris=4)]      # primitive nodes packed, corners shared
+            bvh8_layout(collapse(b1, 8))]      # a triangle per primitive node
 
 
 def random_rays(tris: Triangles, n: int, seed: int) -> np.ndarray:
@@ -113,22 +113,28 @@ def test_splitting_keeps_to_its_budget_and_its_hits():
     tris = Triangles.of_array(rng.random((500, 3, 3)))
     b = build_bvh2(tris, 1)
     assert tris.n < len(b.perm) <= SPLIT_BUDGET * tris.n and set(b.perm) == set(range(tris.n))
-    lay = bvh8_layout(collapse(b, 8))
     rays = make_rays(rng.random((2000, 3)), rng.normal(size=(2000, 3)))
-    hits = trace_rays(lay, rays)[0]
     prim, t = brute_force(bvh4_layout(collapse(build_bvh2(tris, 1, split=None), 4)), rays)
     assert (prim >= 0).mean() > 0.5
-    assert np.array_equal(hits.prim, prim) and np.array_equal(hits.t, t)
+    for leaf in (1, PRIM_TRIS):
+        hits = trace_rays(bvh8_layout(collapse(b, 8, leaf, PRIM_VERTS)), rays)[0]
+        assert np.array_equal(hits.prim, prim) and np.array_equal(hits.t, t)
 
 
 def test_wide_trees_hold_every_triangle_once_and_fill_nodes():
     tris = Triangles.of_scene(get_scene("teapot"))
     b = build_bvh2(tris, 1)
-    for width in (4, 8):
-        w = collapse(b, width)
-        # every triangle; a split one in one slot per node that holds pieces of it
+    for width, leaf in ((4, 1), (8, 1), (8, PRIM_TRIS)):
+        w = collapse(b, width, leaf, PRIM_VERTS)
+        # every triangle; a split one's pieces met in one slot merged, and with a triangle a
+        # slot, in one slot per node that holds pieces of it (with primitive nodes it may be in
+        # two of a node's: pieces in different subtrees)
+        slot = np.cumsum(w.tri_count > 0) - 1             # each position's slot
+        assert set(w.tri_order) == set(range(tris.n))
+        assert len(set(zip(slot.tolist(), w.tri_order.tolist()))) == len(w.tri_order)
+        assert (w.tri_count[w.tri_count > 0] <= leaf).all() and w.tri_count.sum() == len(w.tri_order)
         pairs = set(zip(w.tri_parent.tolist(), w.tri_order.tolist()))
-        assert set(w.tri_order) == set(range(tris.n)) and len(pairs) == len(w.tri_order)
+        assert len(pairs) == len(w.tri_order) or leaf > 1
         assert len(w.tri_order) < len(b.perm)         # teapot's pieces met in some nodes
         assert (w.n_child >= 1).all() and (w.n_child <= width).all()
         # a node of one child: a leaf whose pieces were all of one triangle, merged
@@ -206,18 +212,36 @@ def test_obb_boxes_hold_their_triangles_in_the_rotated_frame():
 
 def test_primitive_nodes_hold_each_triangle_once_with_shared_corners():
     tris = Triangles.of_scene(get_scene("spot"))
-    w = collapse(build_bvh2(tris, 1), 8)
-    single = bvh8_layout(w).tris           # the default: a triangle per primitive node
-    assert (single["n_tri"] == 1).all() and len(single) == len(w.tri_order)
-    lay = bvh8_layout(w, prim_tris=4)
+    b = build_bvh2(tris, 1)
+    w1 = collapse(b, 8)
+    single = bvh8_layout(w1).tris           # leaf_tris 1: a triangle per primitive node
+    assert (single["n_tri"] == 1).all() and len(single) == len(w1.tri_order)
+    w = collapse(b, 8, PRIM_TRIS, PRIM_VERTS)
+    lay = bvh8_layout(w)
     p = lay.tris
     assert (p["n_tri"] >= 1).all() and (p["n_tri"] <= 4).all() and (p["n_vert"] <= 7).all()
+    assert len(p) == (w.tri_count > 0).sum() == (lay.nodes["n_children"] - lay.nodes["n_internal"]).sum()
     ids = np.concatenate([r["tri_id"][:r["n_tri"]] for r in p])
     assert set(ids) == set(range(tris.n))      # each triangle, split ones in several nodes
     for r in p[:500]:
+        assert len(set(r["tri_id"][:r["n_tri"]])) == r["n_tri"]      # a split one's pieces merged
         for q in range(r["n_tri"]):
             assert np.array_equal(r["v"][r["index"][q]], tris.v[r["tri_id"][q]])
-    assert p["n_tri"].mean() > 2          # a mesh's neighbours share corners
+    # the SAH takes several triangles a node where a mesh's neighbours share corners, and fewer
+    # box nodes than a triangle per slot
+    assert p["n_tri"].mean() > 1.5 and len(lay.nodes) < 0.6 * len(w1.child)
+    # the decoded copy traversal reads: lane q of node s is triangle q's corner a, b - a, c - a
+    te = lay.tri_edges
+    assert te.shape == (len(p), 9, PRIM_TRIS)
+    for s in range(0, len(p), 97):
+        for q in range(PRIM_TRIS):
+            if q < p["n_tri"][s]:
+                a, bb, c = tris.v[p["tri_id"][s][q]].astype(np.float64)
+                assert np.array_equal(te[s, :, q], np.concatenate([a, bb - a, c - a]))
+            else:
+                assert (te[s, :, q] == 0).all()
+    with pytest.raises(ValueError, match="does not fit"):
+        bvh8_layout(collapse(b, 8, 8, 24))
 
 
 def test_obb_table_is_104_rotations():
@@ -322,8 +346,8 @@ def test_the_common_case_kernel_equals_the_full_one(scene):
     rays = random_rays(tris, 1500, 7)
     rays[:100, tk.R_DX] = 0.0                     # parallel to the x planes
     rays[100:150, tk.R_DY:tk.R_DZ + 1] = 0.0      # along x
-    w8 = collapse(build_bvh2(tris, 1), 8)
-    for lay in (bvh8_layout(w8), bvh8_layout(w8, prim_tris=4)):
+    b1 = build_bvh2(tris, 1)
+    for lay in (bvh8_layout(collapse(b1, 8)), bvh8_layout(collapse(b1, 8, PRIM_TRIS, PRIM_VERTS))):
         assert (lay.nodes["obb"] == NO_OBB).all()    # so that unrecorded traces take the fast kernel
         for kw in (dict(stack=16), dict(stack=2), dict(stack=1, any_hit=True), dict(cull_back=True)):
             fast, _ = trace_rays(lay, rays, **kw)

@@ -8,8 +8,8 @@ from pipelines.api import render
 from pipelines.raytrace import (MODES, SHADOW_PULL, SURFACE_EPS, camera_rays, combine, pixel_rays, trace,
                                 world_from_depth)
 from pipelines.rt_params import PARAMS, prim_tris, rt_params
-from renderer.bvh import Triangles, build_bvh2, collapse, trace_rays
-from renderer.bvh.layouts import bvh2_layout, bvh4_layout, bvh8_layout
+from renderer.bvh import Triangles, build_bvh2, build_layout, collapse, trace_rays
+from renderer.bvh.layouts import PRIM_TRIS, PRIM_VERTS, bvh2_layout, bvh4_layout, bvh8_layout
 from scenes.library import get_scene, scene_names
 from scenes.model import SceneError
 
@@ -32,7 +32,7 @@ def test_primary_hits_agree_with_embree(name):
     tris = Triangles.of_scene(scene)
     rays = camera_rays(scene.camera, 256, 192)
     rays[:, 3], rays[:, 7] = 0.0, np.inf          # Embree's defaults: tnear 0, no far plane
-    lay = bvh8_layout(collapse(build_bvh2(tris, 1), 8))
+    lay = build_layout(tris, "bvh8")           # as the bench races it
     ours, _ = trace_rays(lay, rays)
     prim, t = embree_hits(tris, rays)
     same_mask = (ours.prim >= 0) == (prim >= 0)
@@ -100,9 +100,9 @@ def test_every_layout_gives_the_same_hits_on_every_builtin_scene():
         tris = Triangles.of_scene(scene)
         rays = camera_rays(scene.camera, 40, 30)
         b1 = build_bvh2(tris, 1)
-        w8 = collapse(b1, 8)
+        w8 = collapse(b1, 8, PRIM_TRIS, PRIM_VERTS)
         lays = [bvh2_layout(build_bvh2(tris)), bvh4_layout(collapse(b1, 4)), bvh8_layout(w8),
-                bvh8_layout(w8, obb=True)]
+                bvh8_layout(w8, obb=True), bvh8_layout(collapse(b1, 8))]
         ref, _ = trace_rays(lays[0], rays, cull_back=True)
         for lay in lays:
             for dual in ((False, True) if lay.name == "bvh4" else (False,)):

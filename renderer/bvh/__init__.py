@@ -1,7 +1,7 @@
 """Ray tracing acceleration structures as the hardware lays them out (DESIGN.md §4).
 
     builder   Triangles.of_scene(scene) -> Triangles; build_bvh2(tris) -> Bvh2 (binned SAH);
-              collapse(bvh2, 4 | 8) -> Wide
+              collapse(bvh2, 4 | 8, leaf_tris) -> Wide
     layouts   bvh2_layout / bvh4_layout / bvh8_layout(wide, obb=False) -> Layout: flat arrays of
               numpy structured dtypes of the real node sizes: bvh2 32 B nodes + 64 B triangle
               nodes; bvh4 128 B box + 64 B triangle nodes (RDNA 2/3); bvh8 128 B quantized box
@@ -17,7 +17,8 @@
 from __future__ import annotations
 
 from .builder import Bvh2, Triangles, Wide, build_bvh2, collapse
-from .layouts import BVH8_PRIM_TRIS, LAYOUTS, Layout, bvh2_layout, bvh4_layout, bvh8_layout
+from .layouts import (BVH8_PRIM_TRIS, LAYOUTS, PRIM_TRIS, PRIM_VERTS, Layout, bvh2_layout, bvh4_layout,
+                      bvh8_layout)
 from .traverse import Hits, cost_counters, make_rays, price, trace_rays
 
 __all__ = ["Bvh2", "Triangles", "Wide", "build_bvh2", "collapse", "LAYOUTS", "Layout", "bvh2_layout",
@@ -28,15 +29,17 @@ __all__ = ["Bvh2", "Triangles", "Wide", "build_bvh2", "collapse", "LAYOUTS", "La
 def build_layout(tris: Triangles, name: str, prim_tris: int = BVH8_PRIM_TRIS) -> Layout:
     """One layout by name (LAYOUTS): bvh2 from a SAH BVH2 with leaves of up to 4 triangles; the
     wide ones collapsed from a SAH BVH2 with one triangle per leaf. `prim_tris`: triangles per
-    bvh8 primitive node at most (bvh8_layout)."""
+    bvh8 primitive node at most (1 to PRIM_TRIS; collapse's leaf_tris)."""
     if name not in LAYOUTS:
         raise ValueError(f"unknown BVH layout {name!r} (try: {', '.join(LAYOUTS)})")
+    if not 1 <= prim_tris <= PRIM_TRIS:
+        raise ValueError(f"a primitive node holds 1 to {PRIM_TRIS} triangles, got {prim_tris}")
     if name == "bvh2":
         return bvh2_layout(build_bvh2(tris))
-    wide = collapse(build_bvh2(tris, 1), 4 if name == "bvh4" else 8)
     if name == "bvh4":
-        return bvh4_layout(wide)
-    return bvh8_layout(wide, obb=name == "bvh8-obb", prim_tris=prim_tris)
+        return bvh4_layout(collapse(build_bvh2(tris, 1), 4))
+    wide = collapse(build_bvh2(tris, 1), 8, prim_tris, PRIM_VERTS)
+    return bvh8_layout(wide, obb=name == "bvh8-obb")
 
 
 def warm_up() -> None:

@@ -3,7 +3,8 @@ wide trees the hardware layouts are encoded from (renderer.bvh.layouts).
 
     tris = Triangles.of_scene(get_scene("bunny"))
     bvh2 = build_bvh2(tris)                  # Bvh2: nodes, leaves of <= 4 triangles
-    wide = collapse(bvh2, 8)                 # Wide: 8 children per node, each a node or a triangle
+    wide = collapse(bvh2, 8, 4, 7)           # Wide: 8 children per node, each a node or a slot
+                                             # of up to 4 triangles (7 distinct corners)
 """
 from __future__ import annotations
 
@@ -106,8 +107,9 @@ class Wide(NamedTuple):
     n_wide: np.ndarray      # int64 (k,)
     n_child: np.ndarray     # int64 (k,)
     parent: np.ndarray      # int64 (k,) -1 for the root
-    tri_order: np.ndarray   # int64 (r,) triangle of each slot (a split one in several)
-    tri_parent: np.ndarray  # int64 (r,) wide node holding each slot
+    tri_order: np.ndarray   # int64 (r,) triangle at each position (a split one in several slots)
+    tri_parent: np.ndarray  # int64 (r,) wide node holding each position
+    tri_count: np.ndarray   # int64 (r,) triangles of the slot starting at each position, else 0
     tris: Triangles
     seconds: float
 
@@ -133,12 +135,19 @@ def build_bvh2(tris: Triangles, max_leaf: int = MAX_LEAF, split: float | None = 
                 tris, time.perf_counter() - t0)
 
 
-def collapse(bvh: Bvh2, width: int) -> Wide:
+def collapse(bvh: Bvh2, width: int, leaf_tris: int = 1, leaf_corners: int | None = None) -> Wide:
+    """`leaf_tris` > 1: a child slot may be a primitive node of up to that many triangles with up
+    to `leaf_corners` distinct corners (default: any), where the SAH cost says so
+    (builder_kernels.collapse)."""
     if width not in (4, 8):
         raise ValueError(f"wide BVHs are 4 or 8 wide, got {width}")
+    leaf_corners = 3 * leaf_tris if leaf_corners is None else leaf_corners
+    if not 1 <= leaf_tris <= 8 or leaf_corners < 3:
+        raise ValueError(f"a triangle slot holds 1 to 8 triangles and >= 3 corners, got {leaf_tris}, "
+                         f"{leaf_corners}")
     t0 = time.perf_counter()
     out = bk.collapse(bvh.lo, bvh.hi, bvh.left, bvh.first, bvh.count, bvh.perm, bvh.pos_lo,
-                      bvh.pos_hi, width)
+                      bvh.pos_hi, bvh.tris.v, width, leaf_tris, leaf_corners)
     return Wide(width, *out, bvh.tris, time.perf_counter() - t0)
 
 

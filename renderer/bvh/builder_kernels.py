@@ -18,6 +18,10 @@ N_BINS = 64          # centroid bins per axis; Embree's binned SAH uses 32 (kern
 #                      (process-alternating, 4 rounds), for a build 25% slower (sponza 0.60 -> 0.77 s)
 C_TRAV = 1.0         # SAH cost of a traversal step relative to one triangle test: 1:1 as pbrt-v4's
 C_ISECT = 1.0        # BVHAggregate and tinybvh's default C_TRAV/C_INT
+# The collapse's costs of a primitive node, relative to a wide node's C_TRAV: opening it (a
+# fetch and a step) and each triangle it tests
+C_PRIM = 0.5
+C_TRI = 0.25
 
 
 @njit(cache=True, inline="always")
@@ -267,26 +271,69 @@ def build_sah(tri_lo, tri_hi, max_leaf):
 
 
 @njit(cache=True)
-def _collapse_costs(lo, hi, left, count, width):
+def prim_fits(pos0, n, perm, v, max_tri, max_vert):
+    """The distinct triangles among leaf positions pos0..pos0 + n - 1 (pieces of one triangle
+    count once) if they fit one primitive node of max_tri triangles and max_vert distinct
+    corners, else -1."""
+    tri = np.empty(n, np.int64)
+    nt = 0
+    for p in range(pos0, pos0 + n):
+        seen = False
+        for q in range(nt):
+            seen |= tri[q] == perm[p]
+        if not seen:
+            tri[nt] = perm[p]
+            nt += 1
+    if nt > max_tri:
+        return -1
+    corner = np.empty((3 * nt, 3), np.float32)
+    nv = 0
+    for q in range(nt):
+        for c in range(3):
+            seen = False
+            for u in range(nv):
+                seen |= (corner[u, 0] == v[tri[q], c, 0]) & (corner[u, 1] == v[tri[q], c, 1]) & (
+                    corner[u, 2] == v[tri[q], c, 2])
+            if not seen:
+                corner[nv] = v[tri[q], c]
+                nv += 1
+    return nt if nv <= max_vert else -1
+
+
+@njit(cache=True)
+def _collapse_costs(lo, hi, left, first, count, perm, v, width, max_tri, max_vert):
     """Ylitie et al. 2017 §4.1's dynamic programme on a BVH2, bottom up: cost[b, i] is the least
     SAH cost of the BVH2 subtree b laid out in at most i child slots of a wide node, where a
-    slot is a wide node or one triangle. Every triangle takes a slot of its own wherever it
-    goes, so the triangles' share of the cost is the same for every layout: what the layouts
-    differ in is their wide nodes, each costing its box's area (the chance a ray opens it).
+    slot is a wide node, one triangle, or (max_tri > 1) a primitive node holding a whole
+    subtree of up to max_tri triangles with up to max_vert distinct corners. Costs are areas
+    (the chance a ray opens the slot) times what opening it costs: C_TRAV for a wide node,
+    C_PRIM + C_TRI per triangle for a primitive node. With max_tri = 1 every triangle takes a
+    slot of its own wherever it goes, so the triangles' cost is the same for every layout and
+    is left out (what the layouts differ in is their wide nodes).
     how[b, i] says how: 0 b as one slot (a wide node; a leaf's triangles a slot each when they
-    fit), k > 0 k slots for the left child and i - k for the right; split[b] is that k for the
-    `width` slots of b's own wide node."""
+    fit), -1 one primitive node, k > 0 k slots for the left child and i - k for the right;
+    split[b] is that k for the `width` slots of b's own wide node."""
     m = left.shape[0]
     cost = np.empty((m, width + 1))
     how = np.zeros((m, width + 1), np.int8)      # (k <= width <= 8)
     split = np.zeros(m, np.int64)
     part = np.empty(width + 1)
     part_k = np.empty(width + 1, np.int64)
+    sub = np.empty(m, np.int64)                  # leaf positions under b: first[b]..+ sub[b]
+    one = (C_PRIM + C_TRI) if max_tri > 1 else 0.0      # a triangle's own slot, per unit area
     for b in range(m - 1, -1, -1):          # children follow parents
         node = _area(lo[b, 0], lo[b, 1], lo[b, 2], hi[b, 0], hi[b, 1], hi[b, 2])
+        sub[b] = count[b] if left[b] < 0 else sub[left[b]] + sub[left[b] + 1]
+        nt = prim_fits(first[b], sub[b], perm, v, max_tri, max_vert) if (
+            max_tri > 1 and sub[b] <= 2 * max_tri) else -1
+        prim = node * (C_PRIM + C_TRI * nt) if nt > 0 else np.inf
         if left[b] < 0:
+            tris = node * one * count[b]      # (its pieces' boxes are within the leaf's)
             for i in range(1, width + 1):
-                cost[b, i] = 0.0 if i >= count[b] else node
+                c = tris if i >= count[b] else node * C_TRAV + tris
+                cost[b, i] = c
+                if prim < c:
+                    cost[b, i], how[b, i] = prim, -1
             continue
         l, r = left[b], left[b] + 1
         for i in range(2, width + 1):
@@ -295,22 +342,26 @@ def _collapse_costs(lo, hi, left, count, width):
                 c = cost[l, k] + cost[r, i - k]
                 if c < part[i]:
                     part[i], part_k[i] = c, k
-        whole = node + part[width]
+        whole = node * C_TRAV + part[width]
         split[b] = part_k[width]
         cost[b, 1] = whole
+        if prim < whole:
+            cost[b, 1], how[b, 1] = prim, -1
         for i in range(2, width + 1):
-            if part[i] < whole:
+            if part[i] < cost[b, 1]:
                 cost[b, i], how[b, i] = part[i], part_k[i]
             else:
-                cost[b, i] = whole
-    return how, split
+                cost[b, i], how[b, i] = cost[b, 1], how[b, 1]
+    return how, split, sub
 
 
 @njit(cache=True)
-def collapse(lo, hi, left, first, count, perm, pos_lo, pos_hi, width):
-    """BVH2 -> wide tree of `width` children. A wide node's child is a wide node or one triangle.
-    The children of a node are allocated together, wide children first, then its triangles, so
-    each kind is contiguous (RDNA 4's node stores one base per kind, peers.md §3.1).
+def collapse(lo, hi, left, first, count, perm, pos_lo, pos_hi, v, width, max_tri, max_vert):
+    """BVH2 -> wide tree of `width` children. A wide node's child is a wide node or a triangle
+    slot: one triangle, or (max_tri > 1) up to max_tri triangles with at most max_vert distinct
+    corners, a BVH2 subtree that is one primitive node (RDNA 4's primitive nodes hold several).
+    The children of a node are allocated together, wide children first, then its triangle
+    slots, so each kind is contiguous (RDNA 4's node stores one base per kind, peers.md §3.1).
 
     Which BVH2 nodes become wide nodes is chosen for the least SAH cost (_collapse_costs:
     Ylitie et al. 2017's optimal collapse, as their compressed wide BVH does). Against the
@@ -320,8 +371,10 @@ def collapse(lo, hi, left, first, count, perm, pos_lo, pos_hi, width):
 
     Returns (child int64 (k, width) refs: >= 0 wide node, < 0 triangle slot -(s + 1), unused
     slots -1 << 40), child boxes c_lo/c_hi (k, width, 3), n_wide (k,) wide children, n_child
-    (k,), parent (k,), tri_order (n,) original triangle of each triangle slot, tri_parent (n,).
-    A triangle slot's box is its leaf position's (pos_lo, pos_hi): a split triangle's piece."""
+    (k,), parent (k,), tri_order (n,) original triangle of each triangle position, tri_parent
+    (n,) the wide node holding it, tri_count (n,): at a slot's first position s its triangles
+    (positions s.., distinct triangles), 0 at the others. A one-triangle slot's box is its leaf
+    position's (pos_lo, pos_hi): a split triangle's piece; a primitive node's its subtree's."""
     n_tri = perm.shape[0]
     k_cap = 2 * n_tri + 1     # wide nodes <= BVH2 internal nodes + leaves
     EMPTY = -(1 << 40)
@@ -333,7 +386,8 @@ def collapse(lo, hi, left, first, count, perm, pos_lo, pos_hi, width):
     wparent = np.full(k_cap, -1, np.int64)
     tri_order = np.empty(n_tri, np.int64)
     tri_parent = np.empty(n_tri, np.int64)
-    how, split = _collapse_costs(lo, hi, left, count, width)
+    tri_count = np.zeros(n_tri, np.int64)
+    how, split, sub = _collapse_costs(lo, hi, left, first, count, perm, v, width, max_tri, max_vert)
     src = np.empty(k_cap, np.int64)        # BVH2 node each wide node comes from
     src[0] = 0
     k = 1
@@ -360,7 +414,10 @@ def collapse(lo, hi, left, first, count, perm, pos_lo, pos_hi, width):
         while top > 0:
             top -= 1
             c, i = st_node[top], st_slots[top]
-            if left[c] < 0 and count[c] <= i:    # its triangles, a slot each
+            if how[c, i] == -1:                  # one primitive node
+                e_kind[ne], e_id[ne] = 2, c
+                ne += 1
+            elif left[c] < 0 and count[c] <= i:  # its triangles, a slot each
                 for j in range(count[c]):
                     e_kind[ne], e_id[ne] = 1, first[c] + j
                     ne += 1
@@ -384,11 +441,27 @@ def collapse(lo, hi, left, first, count, perm, pos_lo, pos_hi, width):
                 slot += 1
         n_wide[w] = slot
         for i in range(ne):                      # then its triangles, in consecutive slots
-            if e_kind[i] == 1:
+            if e_kind[i] == 2:                   # a primitive node's: one slot, pieces merged
+                c = e_id[i]
+                child[w, slot] = -(n_slots + 1)
+                for a in range(3):
+                    c_lo[w, slot, a], c_hi[w, slot, a] = lo[c, a], hi[c, a]
+                s0 = n_slots
+                for pos in range(first[c], first[c] + sub[c]):
+                    seen = False
+                    for s in range(s0, n_slots):
+                        seen |= tri_order[s] == perm[pos]
+                    if not seen:
+                        tri_order[n_slots] = perm[pos]
+                        tri_parent[n_slots] = w
+                        n_slots += 1
+                tri_count[s0] = n_slots - s0
+                slot += 1
+            elif e_kind[i] == 1:
                 pos = e_id[i]
                 same = -1                        # a piece of a triangle the node already has:
                 for j in range(n_wide[w], slot):     # one slot, the pieces' boxes' union
-                    if tri_order[-child[w, j] - 1] == perm[pos]:
+                    if tri_count[-child[w, j] - 1] == 1 and tri_order[-child[w, j] - 1] == perm[pos]:
                         same = j
                 if same >= 0:
                     for a in range(3):
@@ -397,6 +470,7 @@ def collapse(lo, hi, left, first, count, perm, pos_lo, pos_hi, width):
                     continue
                 tri_order[n_slots] = perm[pos]
                 tri_parent[n_slots] = w
+                tri_count[n_slots] = 1
                 child[w, slot] = -(n_slots + 1)
                 for a in range(3):
                     c_lo[w, slot, a], c_hi[w, slot, a] = pos_lo[pos, a], pos_hi[pos, a]
@@ -405,4 +479,4 @@ def collapse(lo, hi, left, first, count, perm, pos_lo, pos_hi, width):
         n_child[w] = slot
     return (child[:k].copy(), c_lo[:k].copy(), c_hi[:k].copy(), n_wide[:k].copy(),
             n_child[:k].copy(), wparent[:k].copy(), tri_order[:n_slots].copy(),
-            tri_parent[:n_slots].copy())
+            tri_parent[:n_slots].copy(), tri_count[:n_slots].copy())

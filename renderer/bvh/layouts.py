@@ -12,8 +12,8 @@ byte size of the real node (asserted in tests/test_bvh.py). Consumes a Bvh2 or a
               and leaf base indices, 8 children of 12-bit bounds) + 128 B primitive nodes of up
               to 4 triangles whose shared corners are stored once (RDNA 4 packs up to 8 with
               quantized, compressed vertices, RRA 1.8, seed-notes 000_partB l.105; ours keep
-              float32 corners, so 4 triangles and 7 corners are what fit); by default one
-              triangle per primitive node (BVH8_PRIM_TRIS)
+              float32 corners, so 4 triangles and 7 corners are what fit): each a child slot
+              of the wide tree (collapse's leaf_tris, by default BVH8_PRIM_TRIS)
     bvh8-obb  bvh8 whose nodes may carry a rotation (index into a 104-entry table) shared by
               their children, used where it shrinks the children's surface area by the
               builder's factor (AMD GPURT's OBB_SA_FACTOR_THRESHOLD 1.12, seed-notes 000_partB L117)
@@ -41,13 +41,13 @@ PRIM_NODE = np.dtype([("n_tri", "u1"), ("n_vert", "u1"), ("pad", "u1", 2), ("tri
                       ("flags", "u1", 4), ("index", "u1", (4, 3)), ("v", "<f4", (7, 3)),
                       ("geometry_id", "<u2", 4)])
 PRIM_TRIS, PRIM_VERTS = 4, 7     # what fits 128 B with 4-byte ids: 4 + 16 + 4 + 12 + 7 x 12 + 8
-# Triangles a bvh8 builder puts in one primitive node by default: one. The collapse gives every
-# triangle its own child slot, so each keeps its own box and the node's 8-wide box test culls
-# triangles one by one; packing them PRIM_TRIS to a node (RDNA 4's compressed primitive nodes,
-# corners shared) makes a smaller tree that tests more triangles. Measured on 1920x1080 primary
-# rays (bench/bench_bvh.py's rays, this machine): packing 4 to a node cost sponza 4.54
-# triangle tests per ray against 2.20 singly, and 4% of its rays/s (dragon 5-8%).
-BVH8_PRIM_TRIS = 1
+# Triangles a bvh8 builder puts in one primitive node at most, by default (collapse's leaf_tris:
+# a BVH2 subtree of up to 4 triangles with 7 corners becomes one primitive node, a child slot,
+# where the SAH cost says so; builder_kernels C_PRIM, C_TRI). Measured on 1920x1080 primary rays
+# (bench/bench_bvh.py's, this machine, one process, 5 rounds): against a triangle per node,
+# dragon 1.81 box nodes and 0.19 primitive nodes per ray (against 1.90 and 0.29), 19-34% more
+# rays/s; sponza 10.59 and 1.57 (against 11.63 and 2.21), 34% more.
+BVH8_PRIM_TRIS = 4
 BOX8_NODE = np.dtype([("origin", "<f4", 3), ("internal_base", "<u4"), ("leaf_base", "<u4"),
                       ("parent", "<u4"), ("exponents", "u1", 3), ("obb", "u1"),
                       ("n_internal", "u1"), ("n_children", "u1"), ("pad", "u1", 2),
@@ -75,10 +75,11 @@ class Layout(NamedTuple):
     # simulator's decoded copy of the 128 B nodes, so that traversal reads a plane instead of
     # decoding it per test; fetches and bytes stay the node's
     child_boxes: np.ndarray = np.zeros((1, 6, 8), np.float32)
-    # bvh8: float64 (n_prims, prim_tris, 9) each primitive node's triangles as the triangle test
+    # bvh8: float64 (n_prims, 9, PRIM_TRIS) each primitive node's triangles as the triangle test
     # takes them, corner a and edges b - a, c - a (exact in float64, the values the test would
-    # compute from the node's corners): the simulator's decoded copy, as child_boxes
-    tri_edges: np.ndarray = np.zeros((1, 1, 9))
+    # compute from the node's corners), a lane per triangle (unused lanes 0: degenerate, never
+    # hit): the simulator's decoded copy, as child_boxes
+    tri_edges: np.ndarray = np.zeros((1, 9, 4))
 
     @property
     def bytes(self) -> int:
@@ -119,6 +120,8 @@ def bvh2_layout(bvh: Bvh2) -> Layout:
 def bvh4_layout(w: Wide) -> Layout:
     if w.width != 4:
         raise ValueError(f"bvh4 needs a 4-wide tree, got {w.width}")
+    if (w.tri_count > 1).any():
+        raise ValueError("bvh4's triangle nodes hold one triangle: collapse with leaf_tris=1")
     t0 = time.perf_counter()
     nodes = np.zeros(len(w.child), BOX4_NODE)
     c = w.child
@@ -154,29 +157,26 @@ def obb_table() -> np.ndarray:
 OBB_TABLE = obb_table()
 
 
-def bvh8_layout(w: Wide, obb: bool = False, prim_tris: int = BVH8_PRIM_TRIS) -> Layout:
-    """`prim_tris`: triangles per primitive node at most, 1 to PRIM_TRIS (BVH8_PRIM_TRIS)."""
+def bvh8_layout(w: Wide, obb: bool = False) -> Layout:
+    """Each triangle slot of the wide tree is one primitive node (collapse's leaf_tris chose how
+    many triangles share one, at most PRIM_TRIS with PRIM_VERTS corners)."""
     if w.width != 8:
         raise ValueError(f"bvh8 needs an 8-wide tree, got {w.width}")
-    if not 1 <= prim_tris <= PRIM_TRIS:
-        raise ValueError(f"a primitive node holds 1 to {PRIM_TRIS} triangles, got {prim_tris}")
     t0 = time.perf_counter()
     k = len(w.child)
     rot = np.full(k, lk.NO_OBB, np.int64)
     c_lo, c_hi = w.c_lo.copy(), w.c_hi.copy()
     if obb:
-        lk.choose_obb(w.child, w.n_child, w.parent, w.tri_order, w.tris.v, OBB_TABLE,
+        lk.choose_obb(w.child, w.n_child, w.parent, w.tri_order, w.tri_count, w.tris.v, OBB_TABLE,
                       OBB_SA_FACTOR, rot, c_lo, c_hi)
-    # each node's triangles into primitive nodes; their boxes (in the node's frame) replace the
-    # triangles' among the node's children, after the wide children
-    (p_first, p_n, p_v, p_nv, p_idx, p_lo, p_hi, node_first, node_n) = lk.pack_prims(
-        w.child, w.n_wide, w.n_child, w.tri_order, w.tris.v, c_lo, c_hi, prim_tris, PRIM_VERTS)
-    n_child = w.n_wide + node_n
+    (p_first, p_n, p_v, p_nv, p_idx, node_first, node_n, too_big) = lk.pack_prims(
+        w.child, w.n_wide, w.n_child, w.tri_order, w.tri_count, w.tris.v, PRIM_TRIS, PRIM_VERTS)
+    if too_big >= 0:
+        raise ValueError(f"a triangle slot of {w.tri_count[too_big]} triangles does not fit a primitive "
+                         f"node ({PRIM_TRIS} triangles, {PRIM_VERTS} corners): collapse with "
+                         f"leaf_tris <= {PRIM_TRIS}, leaf_corners <= {PRIM_VERTS}")
+    n_child = w.n_child
     j = np.arange(8)[None, :]
-    is_prim = (j >= w.n_wide[:, None]) & (j < n_child[:, None])
-    prim_of = np.where(is_prim, node_first[:, None] + j - w.n_wide[:, None], 0)
-    c_lo = np.where(is_prim[..., None], p_lo[prim_of], c_lo)
-    c_hi = np.where(is_prim[..., None], p_hi[prim_of], c_hi)
     valid = j < n_child[:, None]
     big = np.where(valid[..., None], c_lo, np.inf).min(axis=1)          # node box (in its frame)
     top = np.where(valid[..., None], c_hi, -np.inf).max(axis=1)
@@ -210,7 +210,6 @@ def bvh8_layout(w: Wide, obb: bool = False, prim_tris: int = BVH8_PRIM_TRIS) -> 
     prims = np.zeros(len(p_first), PRIM_NODE)
     prims["n_tri"], prims["n_vert"] = p_n, p_nv
     q = np.arange(PRIM_TRIS)[None, :]
-    p_idx = np.pad(p_idx, ((0, 0), (0, PRIM_TRIS - prim_tris), (0, 0)))
     slot = np.where(q < p_n[:, None], p_first[:, None] + q, 0)
     tri = w.tri_order[slot]
     live = q < p_n[:, None]
@@ -223,9 +222,10 @@ def bvh8_layout(w: Wide, obb: bool = False, prim_tris: int = BVH8_PRIM_TRIS) -> 
     # rounded outward to the float32 the box test reads
     planes = np.where(valid[..., None], np.concatenate(planes32(lo_dec, hi_dec), axis=2), np.float32(np.inf))
     child_boxes = np.ascontiguousarray(planes.transpose(0, 2, 1))
-    corners = np.take_along_axis(prims["v"][:, None], p_idx[:, :prim_tris, :, None].astype(np.int64), axis=2)
+    corners = np.take_along_axis(prims["v"][:, None], p_idx[:, :, :, None].astype(np.int64), axis=2)
     a = corners[:, :, 0].astype(np.float64)
     tri_edges = np.concatenate([a, corners[:, :, 1] - a, corners[:, :, 2] - a], axis=2)
+    tri_edges = np.where(live[..., None], tri_edges, 0.0).transpose(0, 2, 1)   # lanes by triangle
     return Layout("bvh8-obb" if obb else "bvh8", lk.L_BVH8, nodes, prims, w.parent.astype(np.int32),
                   tri_parent, BOX8_NODE.itemsize, time.perf_counter() - t0, child_boxes,
                   np.ascontiguousarray(tri_edges))

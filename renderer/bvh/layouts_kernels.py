@@ -32,7 +32,7 @@ def _sa(dx, dy, dz):
 
 
 @njit(cache=True, parallel=True)
-def choose_obb(child, n_child, parent, tri_order, v, table, factor, rot, c_lo, c_hi):
+def choose_obb(child, n_child, parent, tri_order, tri_count, v, table, factor, rot, c_lo, c_hi):
     """For each node, the rotation r minimising the summed surface area of its children's boxes
     in frame r; kept (rot[node] = r, children's boxes replaced by their frame-r boxes, outward
     rounded) only where the axis-aligned sum is at least `factor` times larger."""
@@ -52,15 +52,17 @@ def choose_obb(child, n_child, parent, tri_order, v, table, factor, rot, c_lo, c
                     for r in range(N_OBB):
                         for a in range(6):
                             box[j, r, a] = dop[c, r, a]
-                else:
-                    t = tri_order[-c - 1]
+                else:                  # a triangle slot: its triangles' corners
+                    s0 = -c - 1
                     for r in range(N_OBB):
                         for a in range(3):
                             lo, hi = np.inf, -np.inf
-                            for p in range(3):
-                                x = (table[r, a, 0] * v[t, p, 0] + table[r, a, 1] * v[t, p, 1]
-                                     + table[r, a, 2] * v[t, p, 2])
-                                lo, hi = min(lo, x), max(hi, x)
+                            for s in range(s0, s0 + tri_count[s0]):
+                                t = tri_order[s]
+                                for p in range(3):
+                                    x = (table[r, a, 0] * v[t, p, 0] + table[r, a, 1] * v[t, p, 1]
+                                         + table[r, a, 2] * v[t, p, 2])
+                                    lo, hi = min(lo, x), max(hi, x)
                             box[j, r, a], box[j, r, 3 + a] = _down(lo), _up(hi)
             aabb = 0.0
             for j in range(n_child[node]):
@@ -89,12 +91,13 @@ def choose_obb(child, n_child, parent, tri_order, v, table, factor, rot, c_lo, c
 
 
 @njit(cache=True)
-def pack_prims(child, n_wide, n_child, tri_order, v, c_lo, c_hi, max_tri, max_vert):
-    """Each node's triangle children, in slot order, packed into primitive nodes of at most
-    max_tri triangles and max_vert distinct corners (a corner shared by triangles of one node is
-    stored once, as RDNA 4's compressed primitive nodes do). Prim p holds triangle slots
-    first[p]..first[p] + n[p] - 1; node w's prims are node_first[w].. + node_n[w]. Returns also
-    each prim's corners, corner indices per triangle, and its box in the node's frame."""
+def pack_prims(child, n_wide, n_child, tri_order, tri_count, v, max_tri, max_vert):
+    """Each node's triangle slots, in slot order, as primitive nodes, one per slot, holding its
+    triangles (positions first[p]..first[p] + n[p] - 1) and their distinct corners once each
+    (a corner shared by triangles of one slot is stored once, as RDNA 4's compressed primitive
+    nodes do). Node w's prims are node_first[w].. + node_n[w]. Returns also each prim's
+    corners, corner indices per triangle (max_tri rows), and the first slot with more than
+    max_tri triangles or max_vert corners (-1 if none)."""
     k = child.shape[0]
     n = tri_order.shape[0]
     first = np.empty(n, np.int64)
@@ -102,51 +105,31 @@ def pack_prims(child, n_wide, n_child, tri_order, v, c_lo, c_hi, max_tri, max_ve
     verts = np.zeros((n, max_vert, 3), np.float32)
     n_vert = np.zeros(n, np.int64)
     idx = np.zeros((n, max_tri, 3), np.uint8)
-    p_lo = np.empty((n, 3))
-    p_hi = np.empty((n, 3))
     node_first = np.zeros(k, np.int64)
-    node_n = np.zeros(k, np.int64)
+    node_n = n_child - n_wide
     P = 0
     for w in range(k):
         node_first[w] = P
-        j = n_wide[w]
-        while j < n_child[w]:
-            first[P], count[P], n_vert[P] = -child[w, j] - 1, 0, 0
-            for a in range(3):
-                p_lo[P, a], p_hi[P, a] = np.inf, -np.inf
-            while j < n_child[w] and count[P] < max_tri:
-                t = tri_order[-child[w, j] - 1]
-                # corners this triangle would add
-                new = 0
-                for c in range(3):
-                    found = False
-                    for q in range(n_vert[P]):
-                        if verts[P, q, 0] == v[t, c, 0] and verts[P, q, 1] == v[t, c, 1] and verts[P, q, 2] == v[t, c, 2]:
-                            found = True
-                    if not found:
-                        dup = False          # the same corner twice in one (degenerate) triangle
-                        for c2 in range(c):
-                            if v[t, c2, 0] == v[t, c, 0] and v[t, c2, 1] == v[t, c, 1] and v[t, c2, 2] == v[t, c, 2]:
-                                dup = True
-                        if not dup:
-                            new += 1
-                if n_vert[P] + new > max_vert:
-                    break
+        for j in range(n_wide[w], n_child[w]):
+            s0 = -child[w, j] - 1
+            first[P], count[P] = s0, tri_count[s0]
+            if count[P] > max_tri:
+                return first, count, verts, n_vert, idx, node_first, node_n, s0
+            nv = 0
+            for s in range(s0, s0 + count[P]):
+                t = tri_order[s]
                 for c in range(3):
                     q = 0
-                    while q < n_vert[P] and not (verts[P, q, 0] == v[t, c, 0] and verts[P, q, 1] == v[t, c, 1]
-                                                  and verts[P, q, 2] == v[t, c, 2]):
+                    while q < nv and not (verts[P, q, 0] == v[t, c, 0] and verts[P, q, 1] == v[t, c, 1]
+                                          and verts[P, q, 2] == v[t, c, 2]):
                         q += 1
-                    if q == n_vert[P]:
+                    if q == nv:
+                        if nv == max_vert:
+                            return first, count, verts, n_vert, idx, node_first, node_n, s0
                         verts[P, q, 0], verts[P, q, 1], verts[P, q, 2] = v[t, c, 0], v[t, c, 1], v[t, c, 2]
-                        n_vert[P] += 1
-                    idx[P, count[P], c] = q
-                for a in range(3):
-                    p_lo[P, a] = min(p_lo[P, a], c_lo[w, j, a])
-                    p_hi[P, a] = max(p_hi[P, a], c_hi[w, j, a])
-                count[P] += 1
-                j += 1
+                        nv += 1
+                    idx[P, s - s0, c] = q
+            n_vert[P] = nv
             P += 1
-        node_n[w] = P - node_first[w]
     return (first[:P].copy(), count[:P].copy(), verts[:P].copy(), n_vert[:P].copy(), idx[:P].copy(),
-            p_lo[:P].copy(), p_hi[:P].copy(), node_first, node_n)
+            node_first, node_n, -1)

@@ -71,7 +71,7 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
         raise ValueError("BVH4x2 (dual) traversal runs on the bvh4 layout")
     if layout.kind == L_BVH8 and (layout.child_boxes.shape != (len(layout.nodes), 6, 8)
                                   or layout.child_boxes.dtype != np.float32
-                                  or layout.tri_edges.shape[0] != len(layout.tris)):
+                                  or layout.tri_edges.shape != (len(layout.tris), 9, 4)):
         # box8 reads a node's 48 float32 planes unchecked
         raise ValueError("a bvh8 layout needs its decoded float32 child boxes and triangles (made by "
                          "bvh8_layout)")

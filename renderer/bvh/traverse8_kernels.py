@@ -9,29 +9,36 @@ from renderer.block_masks import lowest_bit
 
 from .box8_kernels import box8, entry_planes, lim32, tame
 from .layouts_kernels import N_OBB
-from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, R_DX, R_DY, R_DZ, R_OX, R_OY, R_OZ, R_TMAX,
-                               R_TMIN, REC_NODE, REC_PARENT, REC_SHIFT, REC_TRI, REF_BOX, REF_TRI,
-                               _inv, _slab, _tri_edges, _write_costs)
+from .tri4_kernels import tri4
+from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, FLAG_CULL_BACK, R_DX, R_DY, R_DZ, R_OX, R_OY,
+                               R_OZ, R_TMAX, R_TMIN, REC_NODE, REC_PARENT, REC_SHIFT, REC_TRI, REF_BOX,
+                               REF_TRI, TRI_CULL_DISABLE, TRI_FRONT_CW, _inv, _slab, _write_costs)
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def _prims(te, tu, s, ox, oy, oz, dx, dy, dz, tmin, tmax, flags, best_t, best_p):
+def _prims(te, tu, s, ox, oy, oz, dx, dy, dz, tmin, tmax, flags, best_t, best_p, lane_t, lane_det):
     """Tests bvh8 primitive node s's triangles against the closest hit so far: up to 4 (word 0
-    count, 1-4 ids, 5 flags a byte each; te[s, q]: triangle q's corner and edges, decoded from
-    the node's corners, Layout.tri_edges). Returns the closest hit, the triangles tested and
-    whether to stop (a first hit under FLAG_ANY_HIT)."""
-    tested = 0
-    for q in range(np.int64(tu[s, 0] & 0xFF)):
-        tested += 1
-        t = _tri_edges(ox, oy, oz, dx, dy, dz, tmin, tmax, te[s, q, 0], te[s, q, 1], te[s, q, 2],
-                       te[s, q, 3], te[s, q, 4], te[s, q, 5], te[s, q, 6], te[s, q, 7], te[s, q, 8],
-                       (tu[s, 5] >> (8 * q)) & 0xFF, flags)
+    count, 1-4 ids, 5 flags a byte each; te[s]: their corners and edges, decoded from the
+    node's corners, Layout.tri_edges), all at once (tri4), then taken in order as _tri_edges
+    one by one would. Returns the closest hit, the triangles tested and whether to stop (a
+    first hit under FLAG_ANY_HIT)."""
+    n = np.int64(tu[s, 0] & 0xFF)
+    hit = tri4(te, s, ox, oy, oz, dx, dy, dz, tmin, tmax, lane_t, lane_det) & ((np.uint64(1) << n) - 1)
+    while hit:                     # the lanes with a hit, in order
+        q = lowest_bit(hit)
+        hit &= hit - np.uint64(1)
+        t = lane_t[q]
+        if flags & FLAG_CULL_BACK:
+            tf = (tu[s, 5] >> (8 * q)) & 0xFF
+            det = lane_det[q]
+            if not (tf & TRI_CULL_DISABLE) and ((det <= 0.0) if not (tf & TRI_FRONT_CW) else (det >= 0.0)):
+                continue
         p = np.int64(tu[s, 1 + q])
-        if t < np.inf and (t < best_t or (t == best_t and p < best_p)):
+        if t < best_t or (t == best_t and p < best_p):
             best_t, best_p = t, p
             if flags & FLAG_ANY_HIT:
-                return best_t, best_p, tested, True
-    return best_t, best_p, tested, False
+                return best_t, best_p, q + 1, True
+    return best_t, best_p, n, False
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
@@ -75,6 +82,7 @@ def trace_chunk8(nu, te, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
     at = np.empty(boxes.shape[2])        # entry distances of the opened node's slots
     at32 = np.empty(8, np.float32)       # box8's
     sl = np.empty(boxes.shape[2], np.int64)   # slots kept, nearest first
+    lane_t, lane_det = np.empty(4), np.empty(4)      # tri4's
     box_clocks = np.empty(boxes.shape[2] + 1, np.int64)   # clocks of a node's n box tests
     for n in range(boxes.shape[2] + 1):                   # (no integer division per step)
         box_clocks[n] = (n + box_rate - 1) // box_rate
@@ -111,7 +119,7 @@ def trace_chunk8(nu, te, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
                         rec[rec0 + nrec] = (REC_TRI << REC_SHIFT) | s
                     nrec += 1
                 best_t, best_p, tested, done = _prims(te, tu, s, ox, oy, oz, dx, dy, dz, tmin, tmax,
-                                                      flags, best_t, best_p)
+                                                      flags, best_t, best_p, lane_t, lane_det)
                 tri_tests += tested
                 clocks += (tested + tri_rate - 1) // tri_rate
                 last = cur
@@ -261,6 +269,7 @@ def trace_chunk8_fast(nu, te, tu, boxes, rays, r0, r1, flags, stack, box_rate, t
     st_t = np.empty(stack, np.float32)
     at = np.empty(8, np.float32)
     sl = np.empty(boxes.shape[2], np.int64)
+    lane_t, lane_det = np.empty(4), np.empty(4)
     box_clocks = np.empty(boxes.shape[2] + 1, np.int64)
     for n in range(boxes.shape[2] + 1):
         box_clocks[n] = (n + box_rate - 1) // box_rate
@@ -299,7 +308,7 @@ def trace_chunk8_fast(nu, te, tu, boxes, rays, r0, r1, flags, stack, box_rate, t
             if (cur & 3) == REF_TRI:
                 leaf_nodes += 1
                 best_t, best_p, tested, stop = _prims(te, tu, cur >> 2, ox, oy, oz, dx, dy, dz, tmin,
-                                                      tmax, flags, best_t, best_p)
+                                                      tmax, flags, best_t, best_p, lane_t, lane_det)
                 tri_tests += tested
                 clocks += (tested + tri_rate - 1) // tri_rate
                 lim = lim32(best_t)
