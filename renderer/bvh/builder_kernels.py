@@ -1,7 +1,8 @@
 """Numba kernels of the BVH builder: triangle splitting into references (before the build), binned
 SAH over reference centroids (BVH2), and the collapse of a BVH2 into a wide tree (4 or 8
-children) whose children are either wide nodes or single triangles, as AMD's box nodes point at
-box nodes or triangle nodes (peers.md §3.1).
+children) whose children are either wide nodes or triangle slots (one triangle, or a primitive
+node of several), as AMD's box nodes point at box nodes or triangle / primitive nodes (peers.md
+§3.1).
 
 Sequential and deterministic: one explicit work stack, no threads, so the same triangles give
 the same tree on every run.
@@ -19,7 +20,10 @@ N_BINS = 64          # centroid bins per axis; Embree's binned SAH uses 32 (kern
 C_TRAV = 1.0         # SAH cost of a traversal step relative to one triangle test: 1:1 as pbrt-v4's
 C_ISECT = 1.0        # BVHAggregate and tinybvh's default C_TRAV/C_INT
 # The collapse's costs of a primitive node, relative to a wide node's C_TRAV: opening it (a
-# fetch and a step) and each triangle it tests
+# fetch and a step) and each triangle it tests. Assumed (a box step tests 8 boxes, a primitive
+# node up to 4 triangles at once), then checked on 1080p primary rays: C_PRIM 0.25-2 and C_TRI
+# 0.1-0.5 all give dragon 1.81-1.84 box nodes and 0.19-0.21 primitive nodes per ray, sponza
+# 10.56-10.71 and 1.54-1.62; rays/s differed less than this machine's noise
 C_PRIM = 0.5
 C_TRI = 0.25
 
