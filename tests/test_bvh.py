@@ -346,6 +346,7 @@ def test_the_common_case_kernel_equals_the_full_one(scene):
     rays = random_rays(tris, 1500, 7)
     rays[:100, tk.R_DX] = 0.0                     # parallel to the x planes
     rays[100:150, tk.R_DY:tk.R_DZ + 1] = 0.0      # along x
+    rays[150:250, tk.R_DX:tk.R_DZ + 1] *= -1.0    # away from the model: most miss at the root
     b1 = build_bvh2(tris, 1)
     for lay in (bvh8_layout(collapse(b1, 8)), bvh8_layout(collapse(b1, 8, PRIM_TRIS, PRIM_VERTS))):
         assert (lay.nodes["obb"] == NO_OBB).all()    # so that unrecorded traces take the fast kernel
@@ -354,6 +355,7 @@ def test_the_common_case_kernel_equals_the_full_one(scene):
             full, _ = trace_rays(lay, rays, record=True, **kw)
             assert np.array_equal(fast.prim, full.prim) and np.array_equal(fast.t, full.t), (lay.name, kw)
             assert np.array_equal(fast.counts, full.counts), (lay.name, kw)
+            assert (fast.counts[150:250, tk.C_STEPS] == 1).sum() > 50     # the kernel's early exit ran
             if kw.get("stack", 16) <= 2:
                 assert full.counts[:, tk.C_RESTARTS].sum() > 0      # the hand-back path ran
 
