@@ -69,6 +69,30 @@ def _sort_kept(at, sl, m):
         at[_u(z)], sl[_u(z)] = t, k
 
 
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _push_kept(keep, at, sl, st_ref, st_t, top, size, stack, n_int, ib, lb):
+    """The children a box test kept, two or more (mask keep, entry distances at by slot): packed
+    to the front by slot, sorted nearest first (ties by slot), all but the nearest pushed far
+    first onto the ring stack (st_ref, st_t; top, size). Returns the nearest's ref, top, size
+    and how many entries the ring overwrote (overflows)."""
+    m = 0
+    while keep:                # the m-th kept slot is at or after m: packs in place
+        j = lowest_bit(keep)
+        keep &= keep - np.uint64(1)
+        at[_u(m)], sl[_u(m)] = at[j], j
+        m += 1
+    _sort_kept(at, sl, m)
+    lost = 0
+    for x in range(m - 1, 0, -1):
+        st_ref[_u(top)], st_t[_u(top)] = _ref8(sl[_u(x)], n_int, ib, lb), at[_u(x)]
+        top = top + 1 if top + 1 < stack else 0
+        if size == stack:
+            lost += 1
+        else:
+            size += 1
+    return _ref8(sl[0], n_int, ib, lb), top, size, lost
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def trace_chunk8(nu, te, tu, node_parent, tri_parent, table, boxes, rays, r0, r1, flags, stack,
                  box_rate, tri_rate, out_prim, out_t, cnt, rec, rec0, rec_cap):
@@ -233,23 +257,9 @@ def trace_chunk8(nu, te, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
             if keep & (keep - np.uint64(1)) == 0:        # one child: no stack traffic
                 cur = _ref8(lowest_bit(keep), n_int, ib, lb)
                 continue
-            m = 0
-            while keep:                # the m-th kept slot is at or after m: packs in place
-                j = lowest_bit(keep)
-                keep &= keep - np.uint64(1)
-                at[m], sl[m] = at[j], j
-                m += 1
-            _sort_kept(at, sl, m)
-            # push all but the nearest, far first
-            for x in range(m - 1, 0, -1):
-                st_ref[top], st_t[top] = _ref8(sl[x], n_int, ib, lb), at[x]
-                top = top + 1 if top + 1 < stack else 0
-                if size == stack:
-                    overflows += 1
-                    over = True
-                else:
-                    size += 1
-            cur = _ref8(sl[0], n_int, ib, lb)
+            cur, top, size, lost = _push_kept(keep, at, sl, st_ref, st_t, top, size, stack, n_int, ib, lb)
+            overflows += lost
+            over |= lost > 0
         out_prim[r] = best_p
         out_t[r] = best_t if best_p >= 0 else np.inf
         _write_costs(cnt, r, steps, box_nodes, leaf_nodes, box_tests, tri_tests, overflows, restarts,
@@ -319,22 +329,10 @@ def trace_chunk8_fast(nu, te, tu, boxes, rays, r0, r1, flags, stack, box_rate, t
             elif keep & (keep - np.uint64(1)) == 0:      # one: no stack traffic
                 cur = _ref8(lowest_bit(keep), n_int, ib, lb)
             else:
-                m = 0
-                while keep:
-                    j = lowest_bit(keep)
-                    keep &= keep - np.uint64(1)
-                    at[_u(m)], sl[_u(m)] = at[j], j
-                    m += 1
-                _sort_kept(at, sl, m)
-                for x in range(m - 1, 0, -1):            # all but the nearest, far first
-                    st_ref[_u(top)], st_t[_u(top)] = _ref8(sl[_u(x)], n_int, ib, lb), at[_u(x)]
-                    top = top + 1 if top + 1 < stack else 0
-                    if size == stack:
-                        overflows += 1
-                        over = True
-                    else:
-                        size += 1
-                cur = _ref8(sl[0], n_int, ib, lb)
+                cur, top, size, lost = _push_kept(keep, at, sl, st_ref, st_t, top, size, stack, n_int,
+                                                  ib, lb)
+                overflows += lost
+                over |= lost > 0
             # on to the next box node, popping and testing primitive nodes on the way
             done = False
             while True:
