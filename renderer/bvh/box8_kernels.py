@@ -97,7 +97,7 @@ def lim32(best_t):
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def tame(ox, oy, oz, dx, dy, dz):
-    """Whether box8's ranges hold for this ray (see the module's note)."""
+    """Whether box8's ranges hold for this ray (see the module's note); float32 or float64 values."""
     return (min(abs(dx), abs(dy), abs(dz)) >= 1.0 / RANGE
             and max(abs(ox), abs(oy), abs(oz)) <= RANGE)
 

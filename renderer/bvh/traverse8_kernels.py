@@ -293,18 +293,18 @@ def trace_chunk8_fast(nu, te, tu, boxes, rays, r0, r1, flags, stack, box_rate, t
     n_redo = 0
     root_rotated = np.int64(nu[0, 6] >> 24) < N_OBB      # (the caller passes none: a guard)
     for r in range(r0, r1):
-        ox, oy, oz = np.float64(rays[r, R_OX]), np.float64(rays[r, R_OY]), np.float64(rays[r, R_OZ])
-        dx, dy, dz = np.float64(rays[r, R_DX]), np.float64(rays[r, R_DY]), np.float64(rays[r, R_DZ])
-        if root_rotated or not tame(ox, oy, oz, dx, dy, dz):
+        o32x, o32y, o32z, tmin32 = rays[r, R_OX], rays[r, R_OY], rays[r, R_OZ], rays[r, R_TMIN]
+        # (the float32 values: the float64 ray, which only the triangle test needs, is made
+        # after the root's test; 5% of dragon's time in A/B runs)
+        if root_rotated or not tame(o32x, o32y, o32z, rays[r, R_DX], rays[r, R_DY], rays[r, R_DZ]):
             redo[n_redo] = r
             n_redo += 1
             continue
-        tmin, tmax = np.float64(rays[r, R_TMIN]), np.float64(rays[r, R_TMAX])
-        o32x, o32y, o32z, tmin32 = rays[r, R_OX], rays[r, R_OY], rays[r, R_OZ], rays[r, R_TMIN]
         ix = np.float32(1.0) / rays[r, R_DX]
         iy = np.float32(1.0) / rays[r, R_DY]
         iz = np.float32(1.0) / rays[r, R_DZ]
         nx, ny, nz = entry_planes(ix, iy, iz)
+        tmax = np.float64(rays[r, R_TMAX])
         lim = lim32(tmax)
         node = np.int64(0)
         w7 = nu[0, 7]
@@ -315,6 +315,9 @@ def trace_chunk8_fast(nu, te, tu, boxes, rays, r0, r1, flags, stack, box_rate, t
             out_t[r] = np.inf
             _write_costs(cnt, r, 1, 1, 0, n, 0, 0, 0, 0, 0, 0, 0, box_clocks[n])
             continue
+        ox, oy, oz = np.float64(rays[r, R_OX]), np.float64(rays[r, R_OY]), np.float64(rays[r, R_OZ])
+        dx, dy, dz = np.float64(rays[r, R_DX]), np.float64(rays[r, R_DY]), np.float64(rays[r, R_DZ])
+        tmin = np.float64(rays[r, R_TMIN])
         best_t = tmax
         best_p = np.int64(-1)
         size, top, over, bail = 0, 0, False, False
