@@ -230,16 +230,15 @@ def test_primitive_nodes_hold_each_triangle_once_with_shared_corners():
     # the SAH takes several triangles a node where a mesh's neighbours share corners, and fewer
     # box nodes than a triangle per slot
     assert p["n_tri"].mean() > 1.5 and len(lay.nodes) < 0.6 * len(w1.child)
-    # the decoded copy traversal reads: lane q of node s is triangle q's corner a, b - a, c - a
-    te = lay.tri_edges
-    assert te.shape == (len(p), 9, PRIM_TRIS)
+    # the decoded copy traversal reads: lane q of node s is triangle q's corners a, b, c
+    tc = lay.tri_corners
+    assert tc.shape == (len(p), 9, PRIM_TRIS) and tc.dtype == np.float32
     for s in range(0, len(p), 97):
         for q in range(PRIM_TRIS):
             if q < p["n_tri"][s]:
-                a, bb, c = tris.v[p["tri_id"][s][q]].astype(np.float64)
-                assert np.array_equal(te[s, :, q], np.concatenate([a, bb - a, c - a]))
+                assert np.array_equal(tc[s, :, q], tris.v[p["tri_id"][s][q]].ravel())
             else:
-                assert (te[s, :, q] == 0).all()
+                assert (tc[s, :, q] == 0).all()
     with pytest.raises(ValueError, match="does not fit"):
         bvh8_layout(collapse(b, 8, 8, 24))
 

@@ -75,11 +75,10 @@ class Layout(NamedTuple):
     # simulator's decoded copy of the 128 B nodes, so that traversal reads a plane instead of
     # decoding it per test; fetches and bytes stay the node's
     child_boxes: np.ndarray = np.zeros((1, 6, 8), np.float32)
-    # bvh8: float64 (n_prims, 9, PRIM_TRIS) each primitive node's triangles as the triangle test
-    # takes them, corner a and edges b - a, c - a (exact in float64, the values the test would
-    # compute from the node's corners), a lane per triangle (unused lanes 0: degenerate, never
-    # hit): the simulator's decoded copy, as child_boxes
-    tri_edges: np.ndarray = np.zeros((1, 9, 4))
+    # bvh8: float32 (n_prims, 9, PRIM_TRIS) each primitive node's triangles' corners a, b, c by
+    # axis, a lane per triangle (unused lanes 0: degenerate, never hit): the simulator's decoded
+    # copy of the node's corner indices, as child_boxes (tri4 reads 4 lanes at once)
+    tri_corners: np.ndarray = np.zeros((1, 9, 4), np.float32)
 
     @property
     def bytes(self) -> int:
@@ -223,12 +222,11 @@ def bvh8_layout(w: Wide, obb: bool = False) -> Layout:
     planes = np.where(valid[..., None], np.concatenate(planes32(lo_dec, hi_dec), axis=2), np.float32(np.inf))
     child_boxes = np.ascontiguousarray(planes.transpose(0, 2, 1))
     corners = np.take_along_axis(prims["v"][:, None], p_idx[:, :, :, None].astype(np.int64), axis=2)
-    a = corners[:, :, 0].astype(np.float64)
-    tri_edges = np.concatenate([a, corners[:, :, 1] - a, corners[:, :, 2] - a], axis=2)
-    tri_edges = np.where(live[..., None], tri_edges, 0.0).transpose(0, 2, 1)   # lanes by triangle
+    corners = np.where(live[..., None, None], corners, np.float32(0))      # (n, lane, corner, axis)
+    tri_corners = corners.reshape(len(prims), PRIM_TRIS, 9).transpose(0, 2, 1)   # lanes by triangle
     return Layout("bvh8-obb" if obb else "bvh8", lk.L_BVH8, nodes, prims, w.parent.astype(np.int32),
                   tri_parent, BOX8_NODE.itemsize, time.perf_counter() - t0, child_boxes,
-                  np.ascontiguousarray(tri_edges))
+                  np.ascontiguousarray(tri_corners))
 
 
 def decode_bvh8(nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -12,7 +12,7 @@ BANDS = 32            # trace gives each thread a run of chunks in each of this 
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def trace(layout, nf, nu, tf, tu, node_parent, tri_parent, table, boxes, te, rays, chunk, flags, stack,
+def trace(layout, nf, nu, tf, tu, node_parent, tri_parent, table, boxes, tc, rays, chunk, flags, stack,
           dual, box_rate, tri_rate, out_prim, out_t, cnt, rec, rec_cap, rec_n, n_threads, fast):
     """All rays, parallel over chunks of `chunk` rays; chunk c records into rec[c * rec_cap:].
     fast: a bvh8 layout with no rotated node and no records wanted, run by trace_chunk8_fast.
@@ -31,15 +31,15 @@ def trace(layout, nf, nu, tf, tu, node_parent, tri_parent, table, boxes, te, ray
                 r0 = c * chunk
                 r1 = min(rays.shape[0], r0 + chunk)
                 if fast:
-                    n_redo = trace_chunk8_fast(nu, te, tu, boxes, rays, r0, r1, flags, stack, box_rate,
+                    n_redo = trace_chunk8_fast(nu, tc, tu, boxes, rays, r0, r1, flags, stack, box_rate,
                                                tri_rate, out_prim, out_t, cnt, redo)
                     for k in range(n_redo):
-                        trace_chunk8(nu, te, tu, node_parent, tri_parent, table, boxes, rays, redo[k],
+                        trace_chunk8(nu, tc, tu, node_parent, tri_parent, table, boxes, rays, redo[k],
                                      redo[k] + 1, flags, stack, box_rate, tri_rate, out_prim, out_t, cnt,
                                      rec, 0, 0)
                     rec_n[c] = 0
                 elif layout == L_BVH8:
-                    rec_n[c] = trace_chunk8(nu, te, tu, node_parent, tri_parent, table, boxes, rays,
+                    rec_n[c] = trace_chunk8(nu, tc, tu, node_parent, tri_parent, table, boxes, rays,
                                             r0, r1, flags, stack, box_rate, tri_rate, out_prim, out_t,
                                             cnt, rec, c * rec_cap, rec_cap)
                 else:

@@ -71,7 +71,8 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
         raise ValueError("BVH4x2 (dual) traversal runs on the bvh4 layout")
     if layout.kind == L_BVH8 and (layout.child_boxes.shape != (len(layout.nodes), 6, 8)
                                   or layout.child_boxes.dtype != np.float32
-                                  or layout.tri_edges.shape != (len(layout.tris), 9, 4)):
+                                  or layout.tri_corners.shape != (len(layout.tris), 9, 4)
+                                  or layout.tri_corners.dtype != np.float32):
         # box8 reads a node's 48 float32 planes unchecked
         raise ValueError("a bvh8 layout needs its decoded float32 child boxes and triangles (made by "
                          "bvh8_layout)")
@@ -85,7 +86,7 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
     rec = np.empty(n_chunks * cap if record else 1, np.int64)
     rec_n = np.zeros(n_chunks, np.int64)
     args = (layout.kind, nf, nu, tf, tu, layout.node_parent, layout.tri_parent, OBB_TABLE,
-            layout.child_boxes, layout.tri_edges)
+            layout.child_boxes, layout.tri_corners)
     # the common case's kernel: bvh8 with no rotated node, nothing recorded
     fast = layout.kind == L_BVH8 and not record and not (layout.nodes["obb"] < N_OBB).any()
     trace_kernel(*args, rays, CHUNK, _flags(any_hit, cull_back), stack, dual, box_rate, tri_rate, prim, t,

@@ -16,14 +16,14 @@ from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, FLAG_CULL_BACK, R_DX, R_DY
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def _prims(te, tu, s, ox, oy, oz, dx, dy, dz, tmin, tmax, flags, best_t, best_p, lane_t, lane_det):
+def _prims(tc, tu, s, ox, oy, oz, dx, dy, dz, tmin, tmax, flags, best_t, best_p, lane_t, lane_det):
     """Tests bvh8 primitive node s's triangles against the closest hit so far: up to 4 (word 0
-    count, 1-4 ids, 5 flags a byte each; te[s]: their corners and edges, decoded from the
-    node's corners, Layout.tri_edges), all at once (tri4), then taken in order as _tri_edges
+    count, 1-4 ids, 5 flags a byte each; tc[s]: their corners by lane, decoded from the
+    node's corner indices, Layout.tri_corners), all at once (tri4), then taken in order as _tri
     one by one would. Returns the closest hit, the triangles tested and whether to stop (a
     first hit under FLAG_ANY_HIT)."""
     n = np.int64(tu[s, 0] & 0xFF)
-    hit = tri4(te, s, ox, oy, oz, dx, dy, dz, tmin, tmax, lane_t, lane_det) & ((np.uint64(1) << n) - 1)
+    hit = tri4(tc, s, ox, oy, oz, dx, dy, dz, tmin, tmax, lane_t, lane_det) & ((np.uint64(1) << n) - 1)
     while hit:                     # the lanes with a hit, in order
         q = lowest_bit(hit)
         hit &= hit - np.uint64(1)
@@ -94,7 +94,7 @@ def _push_kept(keep, at, sl, st_ref, st_t, top, size, stack, n_int, ib, lb):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def trace_chunk8(nu, te, tu, node_parent, tri_parent, table, boxes, rays, r0, r1, flags, stack,
+def trace_chunk8(nu, tc, tu, node_parent, tri_parent, table, boxes, rays, r0, r1, flags, stack,
                  box_rate, tri_rate, out_prim, out_t, cnt, rec, rec0, rec_cap):
     """trace_chunk for the bvh8 layout: the same traversal, hits, counters and records. Its own
     kernel so that the box test runs over all 8 slots of a node's decoded planes at once (empty
@@ -142,7 +142,7 @@ def trace_chunk8(nu, te, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
                     if nrec < rec_cap:
                         rec[rec0 + nrec] = (REC_TRI << REC_SHIFT) | s
                     nrec += 1
-                best_t, best_p, tested, done = _prims(te, tu, s, ox, oy, oz, dx, dy, dz, tmin, tmax,
+                best_t, best_p, tested, done = _prims(tc, tu, s, ox, oy, oz, dx, dy, dz, tmin, tmax,
                                                       flags, best_t, best_p, lane_t, lane_det)
                 tri_tests += tested
                 clocks += (tested + tri_rate - 1) // tri_rate
@@ -268,7 +268,7 @@ def trace_chunk8(nu, te, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def trace_chunk8_fast(nu, te, tu, boxes, rays, r0, r1, flags, stack, box_rate, tri_rate, out_prim,
+def trace_chunk8_fast(nu, tc, tu, boxes, rays, r0, r1, flags, stack, box_rate, tri_rate, out_prim,
                       out_t, cnt, redo):
     """trace_chunk8 for the common case alone: no fetch records, no rotated node, a tame ray
     (box8_kernels: none parallel to an axis plane), no restart after an overflow. A ray that
@@ -354,7 +354,7 @@ def trace_chunk8_fast(nu, te, tu, boxes, rays, r0, r1, flags, stack, box_rate, t
                 if (cur & 3) != REF_TRI:
                     break
                 leaf_nodes += 1
-                best_t, best_p, tested, done = _prims(te, tu, cur >> 2, ox, oy, oz, dx, dy, dz, tmin,
+                best_t, best_p, tested, done = _prims(tc, tu, cur >> 2, ox, oy, oz, dx, dy, dz, tmin,
                                                       tmax, flags, best_t, best_p, lane_t, lane_det)
                 tri_tests += tested
                 clocks += (tested + tri_rate - 1) // tri_rate

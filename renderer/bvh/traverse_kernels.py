@@ -86,16 +86,9 @@ def _slab(lx, ly, lz, hx, hy, hz, ox, oy, oz, ix, iy, iz, tmin, tmax):
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, ax, ay, az, bx, by, bz, cx, cy, cz, tflags, flags):
     """Moeller-Trumbore in float64 on one triangle (scalars only: no array reaches a helper in
-    the hot loop). Returns t in [tmin, tmax], or inf."""
-    return _tri_edges(ox, oy, oz, dx, dy, dz, tmin, tmax, ax, ay, az, bx - ax, by - ay, bz - az,
-                      cx - ax, cy - ay, cz - az, tflags, flags)
-
-
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def _tri_edges(ox, oy, oz, dx, dy, dz, tmin, tmax, ax, ay, az, e1x, e1y, e1z, e2x, e2y, e2z, tflags,
-               flags):
-    """_tri on the corner a and the edges b - a, c - a (made once per triangle where a layout
-    keeps them: Layout.tri_edges)."""
+    the hot loop). Returns t in [tmin, tmax], or inf. The edges of float32 corners are exact in
+    float64. tri4_kernels.tri4 is this test on 4 triangles at once, bit for bit."""
+    e1x, e1y, e1z, e2x, e2y, e2z = bx - ax, by - ay, bz - az, cx - ax, cy - ay, cz - az
     px, py, pz = dy * e2z - dz * e2y, dz * e2x - dx * e2z, dx * e2y - dy * e2x
     det = e1x * px + e1y * py + e1z * pz          # > 0: front face (counter-clockwise)
     if flags & FLAG_CULL_BACK and not (tflags & TRI_CULL_DISABLE):

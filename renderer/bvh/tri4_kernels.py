@@ -1,13 +1,14 @@
 """The bvh8 triangle test: a ray against a primitive node's 4 triangle lanes at once, in float64.
 
-`tri4` is traverse_kernels._tri_edges (Moeller-Trumbore) with the same operations in the same
-order, each lane on its own, so every lane's values are the scalar test's bit for bit: IEEE
+`tri4` is traverse_kernels._tri (Moeller-Trumbore) with the same operations in the same order,
+each lane on its own, so every lane's values are the scalar test's bit for bit: IEEE
 operations, no fused multiply-add, no reassociation. numba's vectoriser left the lane loop
 scalar (4 divides and 110 scalar multiplies in the kernel's assembly), so the test is written as
-LLVM vector IR: 4 float64 lanes, one AVX2 register per row of the node's decoded triangles
-(Layout.tri_edges: corner a, edges e1 = b - a, e2 = c - a, by axis, a lane per triangle).
+LLVM vector IR: 4 float64 lanes, one AVX2 register per row of the node's triangles
+(Layout.tri_corners: float32 corners a, b, c by axis, a lane per triangle; widened to float64,
+where the edges b - a, c - a are exact).
 
-Where _tri_edges returns early, tri4 computes on and masks: a miss is det == 0, u < 0, u > 1,
+Where _tri returns early, tri4 computes on and masks: a miss is det == 0, u < 0, u > 1,
 v < 0, u + v > 1, t < tmin or t > tmax, each an ordered compare, so a NaN (which no compare takes)
 reaches neither a hit nor a miss here or there: the caller takes only lanes whose t < inf.
 Back-face culling is the caller's, on the determinant tri4 also returns.
@@ -20,22 +21,23 @@ from numba import types
 from numba.extending import intrinsic
 
 LANES = 4                 # triangles a primitive node holds (layouts.PRIM_TRIS)
-ROWS = 9                  # a, e1, e2 by axis
+ROWS = 9                  # corners a, b, c by axis
 
 _D4 = ir.VectorType(ir.DoubleType(), LANES)
+_F4 = ir.VectorType(ir.FloatType(), LANES)
 _I32x4 = ir.VectorType(ir.IntType(32), LANES)
 
 
 @intrinsic
-def tri4(typingctx, te, s, ox, oy, oz, dx, dy, dz, tmin, tmax, out_t, out_det):
-    """Primitive node s of te (float64 C (n, 9, 4)) against the ray o, d (float64) within
+def tri4(typingctx, tc, s, ox, oy, oz, dx, dy, dz, tmin, tmax, out_t, out_det):
+    """Primitive node s of tc (float32 C (n, 9, 4)) against the ray o, d (float64) within
     [tmin, tmax]. Writes each lane's t to out_t (float64 (4,), +inf for a miss) and its
     determinant to out_det; returns the mask of lanes whose t < inf."""
-    sig = types.uint64(te, s, ox, oy, oz, dx, dy, dz, tmin, tmax, out_t, out_det)
+    sig = types.uint64(tc, s, ox, oy, oz, dx, dy, dz, tmin, tmax, out_t, out_det)
 
     def codegen(context, builder, signature, args):
-        te, s, ox, oy, oz, dx, dy, dz, tmin, tmax, out_t, out_det = args
-        rows = context.make_array(signature.args[0])(context, builder, te).data
+        tc, s, ox, oy, oz, dx, dy, dz, tmin, tmax, out_t, out_det = args
+        rows = context.make_array(signature.args[0])(context, builder, tc).data
         t_ptr = context.make_array(signature.args[10])(context, builder, out_t).data
         det_ptr = context.make_array(signature.args[11])(context, builder, out_det).data
         i64 = s.type
@@ -45,9 +47,9 @@ def tri4(typingctx, te, s, ox, oy, oz, dx, dy, dz, tmin, tmax, out_t, out_det):
             v = builder.insert_element(ir.Constant(_D4, ir.Undefined), x, ir.Constant(ir.IntType(32), 0))
             return builder.shuffle_vector(v, ir.Constant(_D4, ir.Undefined), ir.Constant(_I32x4, [0] * LANES))
 
-        def row(k):
+        def row(k):               # float32 corners, widened (exact)
             ptr = builder.gep(rows, [builder.add(base, ir.Constant(i64, k * LANES))])
-            return builder.load(builder.bitcast(ptr, _D4.as_pointer()), align=8)
+            return builder.fpext(builder.load(builder.bitcast(ptr, _F4.as_pointer()), align=4), _D4)
 
         mul, sub, add = builder.fmul, builder.fsub, builder.fadd
 
@@ -60,7 +62,8 @@ def tri4(typingctx, te, s, ox, oy, oz, dx, dy, dz, tmin, tmax, out_t, out_det):
         def lt(x, y):
             return builder.fcmp_ordered("<", x, y)
 
-        ax, ay, az, e1x, e1y, e1z, e2x, e2y, e2z = (row(k) for k in range(ROWS))
+        ax, ay, az, bx, by, bz, cx, cy, cz = (row(k) for k in range(ROWS))
+        e1x, e1y, e1z, e2x, e2y, e2z = sub(bx, ax), sub(by, ay), sub(bz, az), sub(cx, ax), sub(cy, ay), sub(cz, az)
         dx, dy, dz = splat(dx), splat(dy), splat(dz)
         px, py, pz = cross(dx, dy, dz, e2x, e2y, e2z)
         det = dot(e1x, e1y, e1z, px, py, pz)
