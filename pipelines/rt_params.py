@@ -6,7 +6,7 @@ Keys: rt_layout (renderer.bvh.LAYOUTS name), rt_box_tests_per_clk / rt_tri_tests
 ray accelerator), rt_stack_entries (short traversal stack per ray), rt_dual_fallback (BVH4x2: two
 BVH4 nodes per step as the counted fallback of a BVH8 part), rt_obb (oriented box nodes),
 rt_ray_flags_in_hw (cull / first-hit flags filtered by the intersection unit), rt_prim_tris
-(triangles a bvh8 builder packs into one primitive node, at most; absent: the builder's default,
+(triangles a bvh8 builder groups into one primitive node, at most; absent: the builder's default,
 renderer.bvh.layouts.BVH8_PRIM_TRIS).
 """
 from __future__ import annotations
@@ -63,7 +63,7 @@ PARAMS["apple-m5"] = {
     **PARAMS["apple-m3"],
     "rt_layout": Param("bvh8", APPLE_LAYOUT + ": the third-generation RT unit (seed-notes/004_partA.md l.78, "
                                               "seed L125-131, 'up to 45% faster RT') taken as 8-wide", "assumed"),
-    "rt_prim_tris": Param(1, APPLE_LAYOUT + ": the builder's default, a triangle per primitive node", "assumed"),
+    "rt_prim_tris": Param(1, APPLE_LAYOUT + ": a triangle per primitive node (RDNA 2/3's one-triangle nodes taken)", "assumed"),
 }
 
 DEFAULTS = PARAMS["amd-rdna3"]       # a preset without RT parameters traces as RDNA 3 (said in the result)

@@ -174,8 +174,8 @@ def test_bvh4x2_is_rdna4s_fallback_with_the_same_hits():
 
 
 def test_rdna4_packs_primitive_nodes_with_the_same_hits():
-    # RDNA 4's builder packs triangles into primitive nodes (rt_prim_tris 4); the builder's
-    # default (apple-m5's) gives each its own: the same hits, fewer leaf fetches packed
+    # RDNA 4's builder groups up to 4 triangles into a primitive node (rt_prim_tris 4);
+    # apple-m5's assumed builder gives each its own: the same hits, fewer leaf fetches grouped
     packed = trace("teapot", "amd-rdna4", 64, 48, rays=("primary",), mode="bvh8")
     single = trace("teapot", "apple-m5", 64, 48, rays=("primary",))
     assert prim_tris(rt_params("amd-rdna4")) == 4 and prim_tris(rt_params("apple-m5")) == 1
