@@ -9,9 +9,10 @@ LLVM vector IR: 4 float64 lanes, one AVX2 register per row of the node's triangl
 where the edges b - a, c - a are exact).
 
 Where _tri returns early, tri4 computes on and masks: a miss is det == 0, u < 0, u > 1,
-v < 0, u + v > 1, t < tmin or t > tmax, each an ordered compare, so a NaN (which no compare takes)
-reaches neither a hit nor a miss here or there: the caller takes only lanes whose t < inf.
-Back-face culling is the caller's, on the determinant tri4 also returns.
+v < 0, u + v > 1, t < tmin or t > tmax, each an ordered compare. A lane whose arithmetic gives
+NaN is not masked (no compare takes a NaN) and comes out NaN, as _tri returns it; callers take
+only lanes whose t < inf, which a NaN is not. Back-face culling is the caller's, on the
+determinant tri4 also returns.
 """
 from __future__ import annotations
 
