@@ -275,19 +275,27 @@ def build_sah(tri_lo, tri_hi, max_leaf):
 
 
 @njit(cache=True)
+def distinct_tris(perm, pos0, n, out):
+    """The triangles at leaf positions pos0..pos0 + n - 1, each once (a split one's pieces are
+    several positions), into out[:nt] in position order; returns nt."""
+    nt = 0
+    for p in range(pos0, pos0 + n):
+        seen = False
+        for q in range(nt):
+            seen |= out[q] == perm[p]
+        if not seen:
+            out[nt] = perm[p]
+            nt += 1
+    return nt
+
+
+@njit(cache=True)
 def prim_fits(pos0, n, perm, v, max_tri, max_vert):
     """The distinct triangles among leaf positions pos0..pos0 + n - 1 (pieces of one triangle
     count once) if they fit one primitive node of max_tri triangles and max_vert distinct
     corners, else -1."""
     tri = np.empty(n, np.int64)
-    nt = 0
-    for p in range(pos0, pos0 + n):
-        seen = False
-        for q in range(nt):
-            seen |= tri[q] == perm[p]
-        if not seen:
-            tri[nt] = perm[p]
-            nt += 1
+    nt = distinct_tris(perm, pos0, n, tri)
     if nt > max_tri:
         return -1
     corner = np.empty((3 * nt, 3), np.float32)
@@ -450,16 +458,10 @@ def collapse(lo, hi, left, first, count, perm, pos_lo, pos_hi, v, width, max_tri
                 child[w, slot] = -(n_slots + 1)
                 for a in range(3):
                     c_lo[w, slot, a], c_hi[w, slot, a] = lo[c, a], hi[c, a]
-                s0 = n_slots
-                for pos in range(first[c], first[c] + sub[c]):
-                    seen = False
-                    for s in range(s0, n_slots):
-                        seen |= tri_order[s] == perm[pos]
-                    if not seen:
-                        tri_order[n_slots] = perm[pos]
-                        tri_parent[n_slots] = w
-                        n_slots += 1
-                tri_count[s0] = n_slots - s0
+                nt = distinct_tris(perm, first[c], sub[c], tri_order[n_slots:])
+                tri_parent[n_slots:n_slots + nt] = w
+                tri_count[n_slots] = nt
+                n_slots += nt
                 slot += 1
             elif e_kind[i] == 1:
                 pos = e_id[i]

@@ -10,9 +10,9 @@ from renderer.block_masks import lowest_bit
 from .box8_kernels import box8, entry_planes, lim32, tame
 from .layouts_kernels import N_OBB
 from .tri4_kernels import tri4
-from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, FLAG_CULL_BACK, R_DX, R_DY, R_DZ, R_OX, R_OY,
-                               R_OZ, R_TMAX, R_TMIN, REC_NODE, REC_PARENT, REC_SHIFT, REC_TRI, REF_BOX,
-                               REF_TRI, TRI_CULL_DISABLE, TRI_FRONT_CW, _inv, _slab, _write_costs)
+from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, R_DX, R_DY, R_DZ, R_OX, R_OY, R_OZ, R_TMAX,
+                               R_TMIN, REC_NODE, REC_PARENT, REC_SHIFT, REC_TRI, REF_BOX, REF_TRI,
+                               _culled, _inv, _slab, _write_costs)
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
@@ -27,12 +27,9 @@ def _prims(tc, tu, s, ox, oy, oz, dx, dy, dz, tmin, tmax, flags, best_t, best_p,
     while hit:                     # the lanes with a hit, in order
         q = lowest_bit(hit)
         hit &= hit - np.uint64(1)
+        if _culled(lane_det[q], (tu[s, 5] >> (8 * q)) & 0xFF, flags):
+            continue
         t = lane_t[q]
-        if flags & FLAG_CULL_BACK:
-            tf = (tu[s, 5] >> (8 * q)) & 0xFF
-            det = lane_det[q]
-            if not (tf & TRI_CULL_DISABLE) and ((det <= 0.0) if not (tf & TRI_FRONT_CW) else (det >= 0.0)):
-                continue
         p = np.int64(tu[s, 1 + q])
         if t < best_t or (t == best_t and p < best_p):
             best_t, best_p = t, p

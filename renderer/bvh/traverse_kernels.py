@@ -84,6 +84,15 @@ def _slab(lx, ly, lz, hx, hy, hz, ox, oy, oz, ix, iy, iz, tmin, tmax):
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _culled(det, tflags, flags):
+    """Whether a triangle of determinant det (> 0: counter-clockwise) is culled as a back face:
+    the ray asks for it and the triangle's draw does not disable it (TRI_* in tflags)."""
+    if not (flags & FLAG_CULL_BACK) or tflags & TRI_CULL_DISABLE:
+        return False
+    return (det <= 0.0) if not (tflags & TRI_FRONT_CW) else (det >= 0.0)
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, ax, ay, az, bx, by, bz, cx, cy, cz, tflags, flags):
     """Moeller-Trumbore in float64 on one triangle (scalars only: no array reaches a helper in
     the hot loop). Returns t in [tmin, tmax], or inf. The edges of float32 corners are exact in
@@ -91,9 +100,8 @@ def _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, ax, ay, az, bx, by, bz, cx, cy, cz,
     e1x, e1y, e1z, e2x, e2y, e2z = bx - ax, by - ay, bz - az, cx - ax, cy - ay, cz - az
     px, py, pz = dy * e2z - dz * e2y, dz * e2x - dx * e2z, dx * e2y - dy * e2x
     det = e1x * px + e1y * py + e1z * pz          # > 0: front face (counter-clockwise)
-    if flags & FLAG_CULL_BACK and not (tflags & TRI_CULL_DISABLE):
-        if (det <= 0.0) if not (tflags & TRI_FRONT_CW) else (det >= 0.0):
-            return np.inf
+    if _culled(det, tflags, flags):
+        return np.inf
     if det == 0.0:
         return np.inf
     inv = 1.0 / det
