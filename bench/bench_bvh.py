@@ -19,7 +19,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipelines.raytrace import camera_rays, trace  # noqa: E402
+from pipelines.passes.raytrace import camera_rays, trace  # noqa: E402
 from renderer.bvh import Triangles, build_bvh2, collapse, trace_rays, warm_up  # noqa: E402
 from renderer.bvh.layouts import BVH8_PRIM_TRIS, PRIM_VERTS, bvh2_layout, bvh4_layout, bvh8_layout  # noqa: E402
 from scenes.library import get_scene, rotated  # noqa: E402

@@ -26,9 +26,10 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from pipelines import render  # noqa: E402
-from pipelines.compression_params import PARAMS, compression_of  # noqa: E402
-from pipelines.postchain import (LPDDR5_GBPS, gbuffer, postchain_passes, run_graph,  # noqa: E402
-                                 tax_frame, transaction_elimination, two_frame_scene)
+from pipelines.presets.compression import PARAMS, compression_of  # noqa: E402
+from pipelines.passes.postchain import (LPDDR5_GBPS, chain_kernels, gbuffer, run_graph,  # noqa: E402
+                                        tax_frame, transaction_elimination, two_frame_scene)
+from scenes.library import POST_CHAIN  # noqa: E402
 from renderer.compression import block_sizes, compressed_size  # noqa: E402
 from renderer.compression import codecs as C  # noqa: E402
 from renderer.rop import rgba8  # noqa: E402
@@ -97,11 +98,11 @@ def tax(width: int, height: int, scene: str) -> None:
     print(f"{'preset':<13}{'codec':<7}{'DRAM MB':>9}{'tax MB':>8}{'decomp MB':>10}{'rmw MB':>8}"
           f"{'tax GB/s':>9}{'boundary GB/s':>14}{'LLC MB':>8}{'DRAM MB w/ LLC':>16}")
     for preset in PARAMS:
-        passes = postchain_passes(g, width, height)
-        r = run_graph(passes, preset)
+        passes, kernels = POST_CHAIN, chain_kernels(g)
+        r = run_graph(passes, preset, kernels)
         c, at = r.counters, r.tax_at()
         llc = _llc_bytes(preset)
-        cached = run_graph(passes, preset, cache_bytes=llc).counters.dram_bytes() if llc else None
+        cached = run_graph(passes, preset, kernels, cache_bytes=llc).counters.dram_bytes() if llc else None
         print(f"{preset:<13}{r.codec:<7}{c.dram_bytes() / 1e6:>9.2f}{c['comp.tax_bytes'] / 1e6:>8.2f}"
               f"{c['comp.decompress.bytes'] / 1e6:>10.2f}{c['comp.rmw.bytes'] / 1e6:>8.2f}"
               f"{at['tax_gbps']:>9.2f}{at['boundary_gbps']:>14.2f}"
@@ -121,7 +122,8 @@ def seed_tax() -> None:
         if p["codec"] == "none":
             continue
         C = sum(compressed_size(t, p["codec"], p["dcc_max_compressed_block"]) for t in targets.values())
-        r = run_graph(tax_frame(targets), preset)
+        passes, kernels = tax_frame(targets)
+        r = run_graph(passes, preset, kernels)
         at = r.tax_at()
         print(f"{preset:<13}{p['codec']:<6} C {C / 1e6:6.1f} MB ({U / C:4.2f}:1)  tax "
               f"{at['tax_mb']:6.1f} MB/frame = {at['tax_gbps']:5.2f} GB/s at 60 fps = "

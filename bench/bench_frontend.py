@@ -27,7 +27,7 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from pipelines import render  # noqa: E402
-from pipelines.frontend_params import frontend_params  # noqa: E402
+from pipelines.presets.frontend import frontend_params  # noqa: E402
 from pipelines.presets import get_preset  # noqa: E402
 from renderer.frontend import acmr, front_end  # noqa: E402
 from renderer.frontend.mesh import export_bytes  # noqa: E402

@@ -32,7 +32,7 @@ import numba  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-import pipelines.imr as imr  # noqa: E402
+import pipelines.arch.imr as imr  # noqa: E402
 from gl_oracle import GLFrame, gl_renderer  # noqa: E402
 from pipelines import render  # noqa: E402
 from renderer.geometry import forget_setups  # noqa: E402
@@ -41,7 +41,7 @@ from scenes.library import get_scene  # noqa: E402
 
 SCENES = ["spheres", "overdraw:32:btf", "overdraw:32:ftb", "sponza"]
 PRESET = "imr-baseline"
-# What pipelines.imr calls per pass, in order, on the frame's own thread; time not inside one of
+# What pipelines.arch.imr calls per pass, in order, on the frame's own thread; time not inside one of
 # these is "other". "replay" is the whole memory replay of the raster's requests: both threads.
 STAGES = {name: (imr, name) for name in ("front_end", "bin_triangles", "build_tables",
                                          "rasterize")}
@@ -52,7 +52,7 @@ BACKGROUND = {"clears (bg)": (imr, "clear_attachments"), "framebuffer (bg)": (im
 
 
 class StageTimer:
-    """Wall time of each stage of the frames rendered inside it: the stage functions pipelines.imr
+    """Wall time of each stage of the frames rendered inside it: the stage functions pipelines.arch.imr
     calls are wrapped (a few Python calls per pass, so the wrappers cost nothing measurable);
     "other" is a frame's time outside them."""
 

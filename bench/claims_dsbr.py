@@ -16,7 +16,7 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from pipelines import render  # noqa: E402
-from pipelines.claims import binning_off  # noqa: E402
+from pipelines.commands.claims import binning_off  # noqa: E402
 from pipelines.presets import AMD_RDNA2  # noqa: E402
 
 

@@ -20,7 +20,7 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from pipelines import render  # noqa: E402
-from pipelines.claims import opaque_variant  # noqa: E402
+from pipelines.commands.claims import opaque_variant  # noqa: E402
 from pipelines.presets import APPLE_M3, Param  # noqa: E402
 from scenes.library import get_scene  # noqa: E402
 

@@ -3,5 +3,5 @@
     from pipelines import render
     result = render("bunny", "imr-baseline", 640, 480)
 """
-from .api import render  # noqa: F401
-from .result import Result  # noqa: F401
+from pipelines.api import render  # noqa: F401
+from pipelines.result import Result  # noqa: F401

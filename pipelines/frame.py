@@ -1,103 +1,156 @@
-"""What every architecture's pipeline shares around the stages: the pass's primitives as
-submitted, its render targets, and the per-tile heat maps."""
+"""The frame runner: one owner for a frame (DESIGN.md §3).
+
+    from pipelines.frame import Settings, run
+    f = run(get_scene("postchain"), get_preset("amd-rdna2"), Settings(640, 360, rays=("shadow",)))
+    f.image                  # uint8 (h, w, 4): what the frame presents
+    f.counters               # the frame's totals: the sum of its passes' counters
+    [(p.name, p.kind, p.counters.dram_bytes()) for p in f.passes]
+
+Consumes a scene, a preset and the settings; walks the scene's frame graph (scenes.model
+.FrameGraph, `Scene.graph`): the render passes through the preset's architecture (the registry,
+pipelines.registry), which runs them as one frame with one memory model; then the compute passes
+(pipelines.passes.postchain) on the G-buffer of that render; then the ray passes
+(pipelines.passes.raytrace), shadows from the raster's depth, every fetch priced through the
+preset's caches. Produces a FrameResult: the per-pass counters, their totals, the images and the
+heat maps. `tilesim render`, `report` and `view` and `pipelines.render` call `run` and only format
+what it returns.
+"""
 from __future__ import annotations
 
-from typing import NamedTuple
+import time
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from renderer.binning_kernels import BLOCK
-from renderer.memo import MeshMemo, mesh_ids
-from renderer.memory import STREAM
-from renderer.memory_kernels import write_linear
-from renderer.rop import Framebuffer, rgba8
-from renderer.raster_kernels import RC
-from renderer.rop_kernels import fill
-from scenes.model import LoadAction, SceneError
+from renderer.counters import Counters
+from renderer.frontend import FRONTENDS
+from scenes.library import get_scene
+from scenes.model import Scene, SceneError
+
+from pipelines.presets import Preset, get_preset
+from pipelines.registry import ARCHITECTURES
+from pipelines.result import Result
+
+MAX_DIM = 16384      # integer edge functions are sized for 16384 x 16384 (DESIGN.md §2)
 
 
-class GeometryStreams(NamedTuple):
-    """The pass's primitives as submitted: which draw each belongs to and its vertex indices.
-    What the front end fetches, and from where, is its FetchPlan (renderer.frontend)."""
-    prim_off: np.ndarray     # int64 (n_draws + 1,) first primitive of each draw (pass-global)
-    indices: np.ndarray      # int64 (3 * n_prims,) draw-local vertex index of every corner
-
-    @staticmethod
-    def of(draws) -> "GeometryStreams":
-        """Remembered while the same meshes are drawn (shared: never written to)."""
-        def compute():
-            counts = [d.mesh.n_triangles for d in draws]
-            prim_off = np.zeros(len(draws) + 1, np.int64)
-            np.cumsum(counts, out=prim_off[1:])
-            idx = np.concatenate([d.mesh.indices.reshape(-1) for d in draws]).astype(np.int64) \
-                if draws else np.zeros(0, np.int64)
-            return GeometryStreams(prim_off, idx)
-        return _STREAMS.get(mesh_ids(draws), (d.mesh for d in draws), compute)
-
-    def prim_draw(self) -> np.ndarray:
-        """int64 (n_prims,): the draw of every primitive."""
-        return np.repeat(np.arange(len(self.prim_off) - 1, dtype=np.int64), np.diff(self.prim_off))
+def check_resolution(width: int, height: int) -> None:
+    if not (1 <= width <= MAX_DIM and 1 <= height <= MAX_DIM):
+        raise SceneError(f"resolution {width}x{height} out of range: each side must be 1..{MAX_DIM}")
 
 
-_STREAMS = MeshMemo(8)
+@dataclass(frozen=True)
+class Settings:
+    width: int = 1280
+    height: int = 720
+    samples: int = 1
+    fps: float = 60.0                    # frame rate the report's GB/s are given at
+    frontend: str | None = None          # geometry front end; None: the preset's default
+    rays: tuple[str, ...] = ()           # ray passes added to the frame graph (scenes.model.RAY_PASSES)
+
+    def check(self) -> None:
+        check_resolution(self.width, self.height)
+        if self.samples not in (1, 4):
+            raise SceneError(f"samples must be 1 or 4, got {self.samples}")
+        if self.frontend is not None and self.frontend not in FRONTENDS:
+            raise SceneError(f"unknown front end {self.frontend!r} (try: {', '.join(FRONTENDS)})")
 
 
-def blocks(width: int, height: int) -> tuple[int, int, int]:
-    """8x8 ROP blocks across, down, in all."""
-    bx, by = -(-width // BLOCK), -(-height // BLOCK)
-    return bx, by, bx * by
+@dataclass
+class PassResult:
+    """One node's share of the frame. The architecture runs all render passes as one frame (their
+    attachments meet in its caches), so they come as one entry named after them."""
+    name: str
+    kind: str                            # "render" | "compute" | "rays"
+    counters: Counters
 
 
-def shaded_counts(width: int, height: int) -> np.ndarray:
-    """uint32 (h, w) zeros: fragments shaded per pixel over the frame's passes (the overdraw
-    heat map), zeroed by a parallel fill on the calling thread's numba threads (np.zeros clears
-    recycled heap memory on one core; the IMR makes them on the memory model's thread)."""
-    shaded = np.empty((height, width), np.uint32)
-    fill(shaded.reshape(-1), np.uint32(0))
-    return shaded
+@dataclass
+class FrameResult:
+    """A frame: per-pass counters and their totals, the raster's images and heat maps, and the
+    ray and compute passes' own results. It answers as a raster Result does (color, depth,
+    counters, tile_maps, pixel_maps, derived()), so a heat map or the viewer reads either."""
+    scene: str
+    preset: str
+    settings: Settings
+    raster: Result                       # the render passes' images, counters and tile maps
+    passes: list[PassResult]
+    counters: Counters                   # the sum of passes' counters
+    rt: object = None                    # pipelines.passes.raytrace.RtResult of the ray passes
+    post: object = None                  # pipelines.passes.postchain.PostResult of the compute passes
+    dram_gbps: float | None = None
+    seconds: float = 0.0
+    pixel_maps: dict[str, np.ndarray] = field(default_factory=dict)   # raster's and rays' (h, w)
+
+    width = property(lambda self: self.settings.width)
+    height = property(lambda self: self.settings.height)
+    samples = property(lambda self: self.settings.samples)
+    color = property(lambda self: self.raster.color)
+    depth = property(lambda self: self.raster.depth)
+    tile_maps = property(lambda self: self.raster.tile_maps)
+    tile_size = property(lambda self: self.raster.tile_size)
+
+    @property
+    def image(self) -> np.ndarray:
+        """uint8 (h, w, 4): what the frame presents: the compute chain's final surface, else
+        the raster colour darkened by the traced shadow and AO, else the raster colour."""
+        if self.post is not None and "final" in self.post.surfaces:
+            return self.post.surfaces["final"]
+        if self.rt is not None:
+            from pipelines.passes.raytrace import combine
+            return combine(self.raster.color, self.rt)
+        return self.raster.color
+
+    def derived(self) -> dict[str, float]:
+        return self.counters.derived(self.dram_gbps, self.settings.fps)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Every image and map of the frame by a stable name (the behaviour snapshot's)."""
+        out = {"image.color": self.raster.color, "image.depth": self.raster.depth,
+               **{f"tile.{k}": v for k, v in self.tile_maps.items()},
+               **{f"pixel.{k}": v for k, v in self.pixel_maps.items()}}
+        if self.rt is not None:
+            out.update({f"rt.{k}": v for k, v in self.rt.images.items()})
+            out["image.combined"] = self.image
+        if self.post is not None:
+            out.update({f"post.{k}": v for k, v in self.post.surfaces.items()})
+        return out
 
 
-def framebuffer(rp, images, view, shaded) -> Framebuffer:
-    """The pass's attachments: previous contents for LOAD, else the clear value."""
-    def get(att, shape, dtype, clear):
-        if att.load == LoadAction.LOAD and att.name in images and images[att.name].shape == shape:
-            return images[att.name]
-        img = np.empty(shape, dtype)
-        texel = np.frombuffer(np.asarray(clear, dtype).tobytes(), np.uint32)   # 4 B: one word
-        fill(img.reshape(-1).view(np.uint32), texel[0])
-        images[att.name] = img
-        return img
-    h, w, s = view.height, view.width, view.samples
-    color = get(rp.color, (h, w, s, 4), np.uint8, rgba8(rp.color.clear))
-    depth = get(rp.depth, (h, w, s), np.float32, rp.depth.clear[0]) if rp.depth is not None \
-        else np.ones((h, w, s), np.float32)
-    return Framebuffer(color, depth, shaded)
+def raster(scene: Scene, preset: Preset, settings: Settings) -> Result:
+    """The render passes alone, through the preset's architecture."""
+    kw = {} if settings.frontend is None else {"frontend": settings.frontend}
+    return ARCHITECTURES[preset.architecture](scene, preset, settings.width, settings.height,
+                                              settings.samples, **kw)
 
 
-def tile_maps(per_tile, tile_bytes, tiles_x, tiles_y) -> dict[str, np.ndarray]:
-    shape = (tiles_y, tiles_x)
-    shaded = per_tile[:, RC.SHADED].reshape(shape)
-    covered = per_tile[:, RC.PIXELS_COVERED].reshape(shape)
-    return {"overdraw": np.where(covered > 0, shaded / np.maximum(covered, 1), 0.0),
-            "shaded": shaded, "dram_bytes": tile_bytes.reshape(shape).copy()}
-
-
-def read_inputs(rp, mm, attachments: dict, images: dict, fb, width: int, height: int) -> None:
-    """A pass that samples earlier attachments (rp.inputs) reads each once per pixel, through the
-    caches from L2 down (stream texture): what the caches still hold of a surface its own pass
-    stored is read on chip, the rest from DRAM. With rp.shows, the pass's colour is that
-    attachment's image (see scenes.model.RenderPass)."""
-    level = [c.name for c in mm.config.levels].index("l2")
-    for name in rp.inputs:
-        if name not in attachments:
-            raise SceneError(f"pass {rp.name!r} reads {name!r}, which no earlier pass wrote")
-        att, samples = attachments[name]
-        surf = mm.surface(name, att.format, samples)
-        write_linear(mm.state, mm.acc, mm.tile_bytes, level, surf.region,
-                     width * height * surf.bytes_per_pixel, STREAM["texture"], False)
-    if rp.shows is not None:
-        src = images[rp.shows]
-        if src.shape != fb.color.shape:
-            raise SceneError(f"pass {rp.name!r} shows {rp.shows!r}, whose size or samples differ")
-        fb.color[...] = src
-
+def run(scene: Scene | str, preset: Preset | str, settings: Settings = Settings()) -> FrameResult:
+    """Run one frame of `scene` through `preset` (module docstring)."""
+    settings.check()
+    scene = get_scene(scene) if isinstance(scene, str) else scene
+    preset = get_preset(preset) if isinstance(preset, str) else preset
+    graph = scene.graph(settings.samples, settings.rays)
+    t0 = time.perf_counter()
+    frame = raster(scene, preset, settings)
+    frame.seconds = time.perf_counter() - t0
+    names = "+".join(p.name for p in graph.render_passes)
+    passes = [PassResult(names, "render", frame.counters)]
+    post = rt = None
+    if graph.compute_passes:
+        from pipelines.passes.postchain import chain_kernels, gbuffer, run_graph
+        # The chain's G-buffer is single-sampled: a 4x frame's colour resolves, its depth does not.
+        lit = frame if settings.samples == 1 else None
+        g, _ = gbuffer(scene, settings.width, settings.height, preset.name, lit=lit)
+        post = run_graph(graph.compute_passes, preset.name, chain_kernels(g))
+        passes += [PassResult(p.name, "compute", post.pass_counters[p.name])
+                   for p in graph.compute_passes]
+    if graph.ray_passes:
+        from pipelines.passes.raytrace import layout_for, trace
+        rays = tuple(p.name for p in graph.ray_passes)
+        rt = trace(scene, preset, settings.width, settings.height, rays=rays, depth=frame.depth,
+                   layout=layout_for(scene, preset))
+        passes += [PassResult(p, "rays", rt.pass_counters[p]) for p in rays]
+    totals = sum((p.counters for p in passes), Counters())
+    maps = {**frame.pixel_maps, **(rt.pixel_maps if rt is not None else {})}
+    return FrameResult(scene.name, preset.name, settings, frame, passes, totals, rt, post,
+                       preset.dram_gbps, time.perf_counter() - t0, maps)

@@ -2,7 +2,11 @@
 function. Presets live in pipelines.presets, scenes in scenes.library."""
 from __future__ import annotations
 
-from . import dsbr, imr, tbdr
+from pipelines.arch import dsbr
+
+from pipelines.arch import imr
+
+from pipelines.arch import tbdr
 
 ARCHITECTURES = {
     "imr": imr.render,

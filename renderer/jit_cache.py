@@ -5,7 +5,10 @@ helper or a constant from another module (memory_kernels' field numbers, say) ke
 machine code built from that module's old text after it changes, indexing arrays by a layout
 they no longer have: wrong counters at best, a heap corrupted at worst (seen: glibc's
 "munmap_chunk(): invalid pointer" at exit after a stash changed memory_kernels under a cached
-imr_kernels). Keying the whole cache by every source file makes any edit start a fresh one.
+imr_kernels). Keying the whole cache by every source file a kernel can reach makes any edit of
+them start a fresh one. The frame runner, the presets and the commands (pipelines' top level,
+pipelines/presets, pipelines/commands) hold no kernel and no kernel imports them, so editing
+them keeps the cache warm.
 It must be set before the first kernel module is imported: numba picks a function's cache
 directory when the function is decorated. NUMBA_CACHE_DIR, when set, is the parent directory."""
 from __future__ import annotations
@@ -18,7 +21,7 @@ from pathlib import Path
 import numba
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("renderer", "pipelines", "scenes")    # every package with kernels or their constants
+PACKAGES = ("renderer", "pipelines/arch", "pipelines/passes", "scenes")   # kernels, their constants
 KEEP = 3        # cache directories kept (the newest), so that switching branches stays warm
 
 

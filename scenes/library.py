@@ -27,8 +27,8 @@ from renderer.transforms import look_at
 from .loaders import frame_bounds, load_mesh_file, world_bounds
 from renderer.formats import FORMATS
 
-from .model import (AlphaMode, Attachment, Camera, Draw, LoadAction, Material, Mesh, RenderPass, Scene,
-                    SceneError, StoreAction, Texture)
+from .model import (AlphaMode, Attachment, Camera, ComputePass, Draw, LoadAction, Material, Mesh,
+                    RenderPass, Scene, SceneError, StoreAction, Texture)
 from .procedural import leaf_mask_texture, particle_texture, quad, uv_sphere
 
 # A plane at distance d in front of a camera with fovy 60 spans ±d·tan 30° = ±0.577·d vertically and
@@ -262,9 +262,24 @@ def deferred_tiled() -> Scene:
                                passes=_tiled_deferred_passes)
 
 
+# The post chain (pipelines.passes.postchain says how each pass is computed and priced): the G-buffer as
+# its render pass wrote it, deferred light, SSAO, tone map, a separable 5-tap blur (a row pass in
+# 64x1 workgroups, a column pass in 8x8) and a full-screen present that composites LDR and blur.
+POST_CHAIN = (
+    ComputePass("gbuffer", "gbuffer", (), {"albedo": "rgba8", "normal": "rgba16f", "depth": "d32f"},
+                stage="ps"),
+    ComputePass("light", "light", ("albedo", "normal", "depth"), {"hdr": "rgba16f"}),
+    ComputePass("ssao", "ssao", ("depth", "normal"), {"ao": "rgba8"}),
+    ComputePass("tonemap", "tonemap", ("hdr", "ao"), {"ldr": "rgba8"}),
+    ComputePass("blur_x", "blur_x", ("ldr",), {"blur_tmp": "rgba8"}, workgroup=(64, 1)),
+    ComputePass("blur_y", "blur_y", ("blur_tmp",), {"blur": "rgba8"}, workgroup=(8, 8)),
+    ComputePass("present", "present", ("ldr", "blur"), {"final": "rgba8"}, stage="ps"),
+)
+
+
 def postchain() -> Scene:
     return dataclasses.replace(sponza(), name="postchain", description=SCENES["postchain"].description,
-                               post_chain=True)
+                               compute=POST_CHAIN)
 
 
 def dragon() -> Scene:

@@ -1,8 +1,12 @@
-"""The scene model: meshes, glTF-style materials, draws in submission order, camera, light, passes.
+"""The scene model: meshes, glTF-style materials, draws in submission order, camera, light, and the
+frame graph.
 
-Consumed by every architecture through `Scene.frame(samples)`, which yields the render passes
-(attachments with load/store actions, sample count, draws).  Nothing here renders or counts;
-these are plain data with validation, so a bad file fails here with one clear message.
+A frame is a `FrameGraph`: render passes (attachments with load/store actions, sample count,
+draws), compute passes (read surfaces written earlier, write new ones) and ray passes (trace the
+scene's BVH), in order, each naming the surfaces it reads and writes. `Scene.graph(samples, rays)`
+makes it; `pipelines.frame.run` walks it. The architectures consume its render passes
+(`Scene.frame(samples)`). Nothing here renders or counts; these are plain data with validation,
+so a bad file fails here with one clear message.
 
     mesh = Mesh("tri", positions=np.array([[-1,-1,0],[1,-1,0],[0,1,0]], np.float32),
                 indices=np.array([[0, 1, 2]], np.uint32))
@@ -224,13 +228,92 @@ class RenderPass:
             raise SceneError(f"pass {self.name!r}: samples must be 1 or 4, got {self.samples}")
 
 
+@dataclass(frozen=True, eq=False)
+class ComputePass:
+    """A pass over whole surfaces (DESIGN.md §3): reads surfaces earlier passes wrote, writes new
+    ones. `kernel` names its work in pipelines.passes.postchain.KERNELS; stage "ps" is a full-screen
+    render pass (pixel shader and render backend: it always writes compressed where the codec
+    can), "cs" a compute dispatch of `workgroup`-sized groups."""
+    name: str
+    kernel: str
+    reads: tuple[str, ...]
+    writes: dict[str, str]              # surface -> format (renderer.formats.FORMATS)
+    stage: str = "cs"                   # "cs" | "ps"
+    workgroup: tuple[int, int] = (8, 8)  # px one workgroup writes (compute)
+    scattered: bool = False             # atomics / scattered writes: forces decompression
+
+
+RAY_PASSES = ("primary", "shadow", "ao")
+
+
+def parse_ray_passes(text: str | None) -> tuple[str, ...]:
+    """`primary,shadow` -> ("primary", "shadow"); an unknown name is a SceneError."""
+    passes = tuple(p.strip() for p in text.split(",") if p.strip()) if text else ()
+    for p in passes:
+        RayPass(p)
+    return passes
+
+
+@dataclass(frozen=True)
+class RayPass:
+    """A pass of rays traced against the scene's BVH (pipelines.passes.raytrace): primary visibility,
+    shadows to the light from the raster's depth, or ambient occlusion from the primary hits."""
+    name: str                           # RAY_PASSES
+
+    def __post_init__(self):
+        if self.name not in RAY_PASSES:
+            raise SceneError(f"unknown ray pass {self.name!r} (try: {', '.join(RAY_PASSES)})")
+
+    @property
+    def reads(self) -> tuple[str, ...]:
+        return {"primary": (), "shadow": ("depth",), "ao": ("rt.primary",)}[self.name]
+
+    @property
+    def writes(self) -> tuple[str, ...]:
+        return (f"rt.{self.name}",)
+
+
+@dataclass(eq=False)
+class FrameGraph:
+    """A frame's passes in order. Render passes come first (the architecture runs them as one
+    frame), then compute passes, then ray passes (which read the raster's depth) in the order of
+    RAY_PASSES, which is the order they meet the caches in."""
+    passes: list
+
+    def __post_init__(self):
+        kinds = [_KIND_ORDER[type(p)] for p in self.passes]
+        if kinds != sorted(kinds):
+            raise SceneError("frame graph: render passes, then compute passes, then ray passes")
+        names = [p.name for p in self.passes]
+        if len(set(names)) != len(names):
+            raise SceneError(f"frame graph: pass names must be unique, got {names}")
+
+    def of(self, kind) -> list:
+        return [p for p in self.passes if isinstance(p, kind)]
+
+    @property
+    def render_passes(self) -> list["RenderPass"]:
+        return self.of(RenderPass)
+
+    @property
+    def compute_passes(self) -> list[ComputePass]:
+        return self.of(ComputePass)
+
+    @property
+    def ray_passes(self) -> list[RayPass]:
+        return self.of(RayPass)
+
+
+_KIND_ORDER = {RenderPass: 0, ComputePass: 1, RayPass: 2}
+
+
 @dataclass(eq=False)
 class Scene:
     """What a user renders: draws in submission order under one camera and light.
 
-    `passes`, when given, is the frame graph as a function of the sample count; otherwise the frame
-    is one pass: colour cleared and stored, depth cleared and stored (what a GL app that does not
-    invalidate depth gets).
+    `passes`, when given, makes the render passes as a function of the sample count; otherwise
+    the frame is one pass: colour cleared and stored, depth cleared and stored (what a GL app that
+    does not invalidate depth gets). `compute` passes follow the render passes (a post chain).
     """
     name: str
     description: str
@@ -239,7 +322,16 @@ class Scene:
     light: Light = field(default_factory=Light)
     background: tuple[float, float, float, float] = (0.06, 0.07, 0.09, 1.0)
     passes: "callable | None" = None
-    post_chain: bool = False    # compute passes follow the frame (pipelines.postchain; the report runs them)
+    compute: tuple[ComputePass, ...] = ()
+
+    def graph(self, samples: int = 1, rays: tuple[str, ...] = ()) -> FrameGraph:
+        """The frame graph: the render passes, the scene's compute passes, then the ray passes
+        asked for (AO starts from the primary hits, so asking for AO traces primary rays too)."""
+        for r in rays:
+            RayPass(r)                             # an unknown name fails here, in one line
+        wanted = set(rays) | ({"primary"} if "ao" in rays else set())
+        return FrameGraph([*self.frame(samples), *self.compute,
+                           *(RayPass(r) for r in RAY_PASSES if r in wanted)])
 
     def frame(self, samples: int = 1) -> list[RenderPass]:
         if self.passes is not None:

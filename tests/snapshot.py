@@ -22,7 +22,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pipelines.presets import PRESETS  # noqa: E402
-from pipelines.report import Settings  # noqa: E402
+from pipelines.frame import Settings  # noqa: E402
 from scenes.library import get_scene, scene_names  # noqa: E402
 
 PATH = Path(__file__).parent / "golden" / "snapshot.json"
@@ -44,26 +44,9 @@ def case_id(scene: str, preset: str, samples: int, rays: tuple[str, ...]) -> str
 
 def frame_outputs(scene: str, preset: str, samples: int, rays: tuple[str, ...]):
     """Counters and every named array of one frame, as the report and `tilesim render` make it."""
-    from pipelines import render
-    from pipelines.postchain import postchain
-    from pipelines.raytrace import combine, trace
-    sc, pr = get_scene(scene), PRESETS[preset]
-    r = render(sc, pr, WIDTH, HEIGHT, samples)
-    c = r.counters
-    arrays = {"image.color": r.color, "image.depth": r.depth,
-              **{f"tile.{k}": v for k, v in r.tile_maps.items()},
-              **{f"pixel.{k}": v for k, v in r.pixel_maps.items()}}
-    if rays:
-        rt = trace(sc, pr, WIDTH, HEIGHT, rays=rays, depth=r.depth)
-        c = c + rt.counters
-        arrays.update({f"rt.{k}": v for k, v in rt.images.items()})
-        arrays.update({f"pixel.{k}": v for k, v in rt.pixel_maps.items()})
-        arrays["image.combined"] = combine(r.color, rt)
-    if sc.post_chain:
-        post = postchain(sc, pr.name, WIDTH, HEIGHT, raster_preset=pr.name)
-        c = c + post.counters
-        arrays.update({f"post.{k}": v for k, v in post.surfaces.items()})
-    return c, arrays
+    from pipelines.frame import run
+    f = run(get_scene(scene), PRESETS[preset], Settings(WIDTH, HEIGHT, samples, rays=rays))
+    return f.counters, f.arrays()
 
 
 def _hash(data: bytes) -> str:

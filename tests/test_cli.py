@@ -31,7 +31,7 @@ def tilesim(*args, cwd: Path, timeout: float = 300) -> subprocess.CompletedProce
     """`tilesim ARGS...` run in `cwd`; the repository is importable whether or not it is installed."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    return subprocess.run([sys.executable, "-m", "pipelines.cli", *map(str, args)], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "pipelines.commands.cli", *map(str, args)], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout)
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from pipelines import render
-from pipelines.dsbr import bin_size, gfx9_bin_size
+from pipelines.arch.dsbr import bin_size, gfx9_bin_size
 from pipelines.presets import AMD_GCN, AMD_RDNA2, AMD_RDNA4, AMD_VEGA, Param
 from scenes.library import get_scene, scene_names
 from scenes.model import AlphaMode, Camera, CullMode, Draw, DrawState, Material, Mesh, Scene

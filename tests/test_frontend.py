@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipelines import render
-from pipelines.frontend_params import PARAMS, frontend_params
+from pipelines.presets.frontend import PARAMS, frontend_params
 from pipelines.presets import PRESETS, get_preset
 from renderer import geometry_kernels as gk
 from renderer.frontend import (CULLED_MESHLET, CULLED_SMALL, FRONTENDS, acmr, front_end)

@@ -179,7 +179,7 @@ def test_kernel_cache_is_keyed_by_every_source(tmp_path):
     assert mk.serve._cache._cache_path.startswith(numba.config.CACHE_DIR)
     assert numba.config.CACHE_DIR.endswith(jit_cache.source_key())
     for package in jit_cache.PACKAGES:
-        (tmp_path / package).mkdir()
+        (tmp_path / package).mkdir(parents=True)
         (tmp_path / package / "a_kernels.py").write_text("X = 1\n")
     before = jit_cache.source_key(tmp_path)
     (tmp_path / "renderer" / "b.py").write_text("F_N = 3\n")

@@ -6,11 +6,13 @@ import numpy as np
 import pytest
 
 from pipelines.api import render
-from pipelines.compression_params import PARAMS, compression_of
-from pipelines.postchain import (LPDDR5_GBPS, Pass, PostchainError, gbuffer, postchain_passes,
-                                 run_graph, tax_frame, transaction_elimination, two_frame_scene)
+from pipelines.presets.compression import PARAMS, compression_of
+from pipelines.passes.postchain import (LPDDR5_GBPS, PostchainError, chain_kernels, gbuffer, run_graph,
+                                        tax_frame, transaction_elimination, two_frame_scene)
 from pipelines.presets import Param
 from renderer.compression import compressed_size, decode, encode
+from scenes.library import POST_CHAIN
+from scenes.model import ComputePass
 
 W, H = 96, 64
 PRESETS = list(PARAMS)
@@ -24,7 +26,12 @@ def gbuf():
 
 @pytest.fixture(scope="module")
 def runs(gbuf):
-    return {p: run_graph(postchain_passes(gbuf, W, H), p) for p in PRESETS}
+    return {p: run_graph(POST_CHAIN, p, chain_kernels(gbuf)) for p in PRESETS}
+
+
+def _tax(targets, preset):
+    passes, kernels = tax_frame(targets)
+    return run_graph(passes, preset, kernels)
 
 
 def _sizes(r, name):
@@ -38,7 +45,7 @@ def _sizes(r, name):
 def test_deferred_light_from_reconstructed_normals_matches_forward_shading(gbuf):
     """The light pass (albedo x Lambert with normals rebuilt from depth) against the raster's own
     forward-lit colour of the same scene: equal up to normal reconstruction and rounding."""
-    from pipelines import postchain_kernels as K
+    from pipelines.passes import postchain_kernels as K
     g, lit = gbuffer("spheres", W, H)
     for gb, color in ((g, lit.color), (gbuf, render("sponza", "imr-baseline", W, H).color)):
         L = gb["light"]
@@ -85,7 +92,7 @@ def test_bytes_add_up_and_tax_is_u_minus_c_of_each_raw_access(runs):
 
 
 def test_report_rows_and_store_bytes(runs, gbuf):
-    from pipelines.compression_params import store_bytes
+    from pipelines.presets.compression import store_bytes
     r = runs["amd-gcn"]
     rows = {row["surface"]: row for row in r.by_surface()}
     U, Cb = _sizes(r, "normal")
@@ -129,9 +136,9 @@ def test_policies_differ_as_the_notes_say(runs):
 def test_scattered_writes_force_decompress_even_on_utc():
     img = np.full((32, 32, 4), 9, np.uint8)
     img[::3] = 200
-    passes = [Pass("draw", "ps", (), {"rt": "rgba8"}, lambda s: {"rt": img}),
-              Pass("atomics", "cs", ("rt",), {"rt": "rgba8"}, lambda s: {"rt": s["rt"]}, scattered=True)]
-    r = run_graph(passes, "apple-m5")
+    passes = [ComputePass("draw", "draw", (), {"rt": "rgba8"}, stage="ps"),
+              ComputePass("atomics", "atomics", ("rt",), {"rt": "rgba8"}, scattered=True)]
+    r = run_graph(passes, "apple-m5", {"draw": lambda s: {"rt": img}, "atomics": lambda s: {"rt": s["rt"]}})
     U, Cb = img.nbytes, compressed_size(img, "apple")
     assert r.counters["comp.decompress.events"] == 1
     assert r.counters["comp.decompress.bytes"] == U + Cb
@@ -144,23 +151,26 @@ def test_cache_keeps_compressed_surfaces_on_rdna4_only(gbuf):
     img = gbuf["albedo"]
     U, Cb = img.nbytes, compressed_size(img, "dcc", 128)
     assert Cb < U // 2
-    passes = [Pass("draw", "ps", (), {"rt": "rgba8"}, lambda s: {"rt": img}),
-              Pass("read", "cs", ("rt",), {}, lambda s: {})]
+    passes = [ComputePass("draw", "draw", (), {"rt": "rgba8"}, stage="ps"),
+              ComputePass("read", "read", ("rt",), {})]
+    kernels = {"draw": lambda s: {"rt": img}, "read": lambda s: {}}
     cache = (Cb + U) // 2
-    r4 = run_graph(passes, "amd-rdna4", cache_bytes=cache)
-    r3 = run_graph(passes, "amd-rdna3", cache_bytes=cache)
+    r4 = run_graph(passes, "amd-rdna4", kernels, cache_bytes=cache)
+    r3 = run_graph(passes, "amd-rdna3", kernels, cache_bytes=cache)
     assert r4.counters["comp.cache.hit_bytes"] == compressed_size(img, "dcc", 256)
     assert r4.counters.dram_bytes("read") == 0
     assert r3.counters["comp.cache.hit_bytes"] == 0 and r3.counters.dram_bytes("read") == Cb
-    big = run_graph(passes, "amd-rdna3", cache_bytes=2 * U)
+    big = run_graph(passes, "amd-rdna3", kernels, cache_bytes=2 * U)
     assert big.counters.dram_bytes("read") == 0                 # fits raw too
 
 
 def test_bad_graph_is_one_clear_error():
     with pytest.raises(PostchainError, match="before any pass wrote"):
-        run_graph([Pass("x", "cs", ("nothing",), {}, lambda s: {})], "apple-m5")
+        run_graph([ComputePass("x", "x", ("nothing",), {})], "apple-m5", {"x": lambda s: {}})
     with pytest.raises(PostchainError, match="stage"):
-        run_graph([Pass("x", "vs", (), {}, lambda s: {})], "apple-m5")
+        run_graph([ComputePass("x", "x", (), {}, stage="vs")], "apple-m5", {"x": lambda s: {}})
+    with pytest.raises(PostchainError, match="no kernel"):
+        run_graph([ComputePass("x", "y", (), {})], "apple-m5", {"x": lambda s: {}})
 
 
 def test_seed_tax_example_4k_rgba16f_gbuffer():
@@ -174,7 +184,7 @@ def test_seed_tax_example_4k_rgba16f_gbuffer():
     for preset in ("amd-gcn", "apple-a11"):
         p = compression_of(preset)
         Cb = sum(compressed_size(t, p["codec"], p["dcc_max_compressed_block"]) for t in targets.values())
-        r = run_graph(tax_frame(targets), preset)
+        r = _tax(targets, preset)
         assert r.counters["comp.tax_bytes"] == 4 * (U - Cb)
         assert 0 < Cb < U
         at = r.tax_at()
@@ -183,7 +193,7 @@ def test_seed_tax_example_4k_rgba16f_gbuffer():
         print(f"\n{preset}: U {U / 1e6:.1f} MB, C {Cb / 1e6:.1f} MB ({U / Cb:.2f}:1), tax "
               f"{at['tax_mb']:.0f} MB/frame = {at['tax_gbps']:.1f} GB/s at 60 fps = "
               f"{100 * at['tax_share']:.0f}% of {LPDDR5_GBPS} GB/s LPDDR5")
-    r = run_graph(tax_frame(targets), "apple-m5")
+    r = _tax(targets, "apple-m5")
     assert r.counters["comp.tax_bytes"] == 0
 
 

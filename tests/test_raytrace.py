@@ -1,13 +1,13 @@
-"""Ray passes (pipelines.raytrace) against Embree, the rasterizer, and each other."""
+"""Ray passes (pipelines.passes.raytrace) against Embree, the rasterizer, and each other."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from pipelines.api import render
-from pipelines.raytrace import (MODES, SHADOW_PULL, SURFACE_EPS, camera_rays, combine, pixel_rays, trace,
+from pipelines.passes.raytrace import (MODES, SHADOW_PULL, SURFACE_EPS, camera_rays, combine, pixel_rays, trace,
                                 world_from_depth)
-from pipelines.rt_params import PARAMS, prim_tris, rt_params
+from pipelines.presets.rt import PARAMS, prim_tris, rt_params
 from renderer.bvh import Triangles, build_bvh2, build_layout, collapse, trace_rays
 from renderer.bvh.layouts import PRIM_TRIS, PRIM_VERTS, bvh2_layout, bvh4_layout, bvh8_layout
 from scenes.library import get_scene, scene_names

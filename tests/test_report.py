@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from pipelines import cli
-from pipelines.report import SCHEMA_PATH
+from pipelines.commands import cli
+from pipelines.commands.report import SCHEMA_PATH
 from renderer.formats import FORMATS
 
 PRESETS = "imr-baseline,apple-m3,amd-rdna2"
@@ -69,8 +69,8 @@ def test_json_totals_equal_the_sum_of_the_streams(doc):
 
 
 def test_a_claim_not_built_is_never_measured():
-    from pipelines.claims import Claim, evaluate
-    from pipelines.report import Settings
+    from pipelines.commands.claims import Claim, evaluate
+    from pipelines.frame import Settings
     (r,) = evaluate(Settings(16, 16), [Claim("x", "a claim", "a source", "a scene", ("p",), (0.0, 1.0),
                                              missing="the feature")])
     assert (r.status, r.measured, r.note) == ("not yet measured", None, "needs the feature")

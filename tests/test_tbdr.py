@@ -8,7 +8,7 @@ import pytest
 
 from pipelines import render
 from pipelines.presets import APPLE_M3, Param
-from pipelines.tbdr import choose_tile, tile_memory_bytes
+from pipelines.arch.tbdr import choose_tile, tile_memory_bytes
 from renderer.formats import FORMATS, PARAM_PRIMITIVE, PARAM_VERTEX, TILE_LIST_ENTRY
 from scenes.library import get_scene, scene_names
 from scenes.model import AlphaMode, Attachment, LoadAction, RenderPass, StoreAction

@@ -374,7 +374,7 @@ def test_cli_modes_and_front_ends_match_the_renderers():
 
 
 def test_no_display_is_one_line_with_a_suggestion(monkeypatch):
-    from pipelines.cli import main
+    from pipelines.commands.cli import main
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
     import argparse
@@ -382,7 +382,7 @@ def test_no_display_is_one_line_with_a_suggestion(monkeypatch):
     ap = argparse.ArgumentParser()
     add_parser(ap.add_subparsers())
     args = ap.parse_args(["view", "quad", "--preset", "imr-baseline", "--window", "pyglet"])
-    from pipelines.cli import UserError
+    from pipelines.commands.cli import UserError
     with pytest.raises(UserError) as e:
         args.func(args)
     msg = str(e.value)
@@ -421,7 +421,7 @@ def test_window_failures_are_one_line(monkeypatch):
 
 def test_cli_rejects_bad_input_before_opening_a_window():
     import argparse
-    from pipelines.cli import UserError
+    from pipelines.commands.cli import UserError
     from pipelines.presets import PresetError
     from scenes.model import SceneError
     from viewer.cli import add_parser
@@ -466,7 +466,7 @@ def test_cli_screenshot_that_never_came_is_an_error(tmp_path, monkeypatch):
     import argparse
 
     import viewer.app
-    from pipelines.cli import UserError
+    from pipelines.commands.cli import UserError
     from viewer.cli import add_parser
     monkeypatch.setattr(viewer.app, "open_viewer", lambda options, window: object())
     monkeypatch.setattr(viewer.app, "run", lambda v, frames, screenshot: False)

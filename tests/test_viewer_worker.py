@@ -185,17 +185,17 @@ def test_refiner_goes_full_after_the_settle_time():
 # ---- ray passes ----------------------------------------------------------------------------------
 
 def test_bvh_layouts_are_built_once_per_scene_and_kept_across_camera_moves():
-    from viewer import rays
+    from pipelines.passes.raytrace import layout_for, layout_name
     s = get_scene("spheres")
     moved = dataclasses.replace(s, camera=cam_ops.orbit(s.camera, 50, 0))
     p = get_preset("amd-rdna4")
-    assert rays.layout_for(s, p) is rays.layout_for(moved, p)
-    assert rays.layout_for(get_scene("quad"), p) is not rays.layout_for(s, p)
-    assert rays.layout_name(p) == rays.layout_for(s, p).name
+    assert layout_for(s, p) is layout_for(moved, p)
+    assert layout_for(get_scene("quad"), p) is not layout_for(s, p)
+    assert layout_name(p) == layout_for(s, p).name
 
 
 def test_worker_traces_ray_passes_on_full_frames_only():
-    from pipelines.raytrace import trace
+    from pipelines.passes.raytrace import trace
     s = get_scene("spheres")
     w = Worker()
     try:

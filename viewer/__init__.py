@@ -10,9 +10,9 @@ Modules, pure ones first (testable without a GL context):
 - `layout`: panel, title, strip and footer rectangles for 1 to 4 panels
 - `modes`: image, overdraw, DRAM bytes per tile, tile fallbacks, depth -> RGBA on one shared scale
 - `keys`: key -> action table and the on-screen help
-- `schedule`: the render worker thread (latest request wins) and the reduced/full resolution policy
+- `schedule`: the render worker thread (latest request wins) and the reduced/full resolution
+  policy; a full frame runs the panel's ray passes too (pipelines.frame.run, BVHs kept across moves)
 - `hud`: titles, counter strips with differences to the first panel, footer legend, screenshot JSON
-- `rays`: ray passes per panel at full resolution (pipelines.raytrace), BVHs kept across moves
 - `app`: the moderngl-window WindowConfig that uploads the panels as textures and draws quads
 - `cli`: `add_parser(subparsers)` registers `tilesim view`; imports nothing heavy
 

@@ -46,7 +46,7 @@ class Options:
     out_dir: str = "."          # screenshots go here
     loaded: dict = field(default_factory=dict)   # spec -> Scene, for scenes already loaded
     mode: str = "image"         # modes.MODES
-    rays: tuple = ()            # ray passes traced at full resolution (pipelines.raytrace.PASSES)
+    rays: tuple = ()            # ray passes traced at full resolution (pipelines.passes.raytrace.PASSES)
     threads: int | None = None  # numba threads rendering (None: numba's default, every core)
     frontend: str | None = None # geometry front end for every panel (None: each preset's own)
 
@@ -444,7 +444,7 @@ def _viewer_class():
 
         def save_screenshot(self, path: str) -> str:
             """Write the window as PNG and every panel's counters as JSON beside it."""
-            from pipelines.cli import UserError, save_json, save_png
+            from pipelines.commands.cli import UserError, save_json, save_png
             if self.shown is None:
                 return "nothing rendered yet"
             json_path = str(Path(path).with_suffix(".json"))

@@ -4,7 +4,7 @@ moderngl, no numba), so pipelines/cli.py can register the subcommand at start-up
     from viewer.cli import add_parser as add_view_parser
     add_view_parser(sub)                     # sub: build_parser()'s subparsers
 
-The handler raises pipelines.cli.UserError (one line, exit 2) for every error a user can meet,
+The handler raises pipelines.commands.cli.UserError (one line, exit 2) for every error a user can meet,
 no display and no OpenGL 3.3 included.
 """
 from __future__ import annotations
@@ -49,10 +49,10 @@ def options_from_args(args):
     from pathlib import Path
 
     from pipelines.api import check_resolution
-    from pipelines.cli import UserError
+    from pipelines.commands.cli import UserError
     from pipelines.presets import get_preset
     from scenes.library import scene_names
-    from scenes.model import Camera
+    from scenes.model import Camera, SceneError, parse_ray_passes
 
     from .app import Options, load_scene
     from .layout import MAX_PANELS
@@ -69,11 +69,10 @@ def options_from_args(args):
         raise UserError(f"--threads {args.threads}: must be at least 1")
     if not Path(args.out_dir).is_dir():
         raise UserError(f"--out-dir {args.out_dir}: no such directory")
-    rays = tuple(p.strip() for p in args.rays.split(",") if p.strip()) if args.rays else ()
-    if rays:
-        from pipelines.raytrace import PASSES
-        if bad := [p for p in rays if p not in PASSES]:
-            raise UserError(f"--rays: unknown ray pass {bad[0]!r} (try: {', '.join(PASSES)})")
+    try:
+        rays = parse_ray_passes(args.rays)
+    except SceneError as e:
+        raise UserError(f"--rays: {e}") from None
     scene = load_scene(args.scene)               # SceneError now, before any window opens
     builtins = scene_names()
     specs = builtins if args.scene in builtins else [args.scene, *builtins]
@@ -85,7 +84,7 @@ def options_from_args(args):
 
 
 def cmd_view(args) -> None:
-    from pipelines.cli import UserError, check_output
+    from pipelines.commands.cli import UserError, check_output
 
     from .app import ViewerError, open_viewer, run
     options = options_from_args(args)

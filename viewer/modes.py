@@ -62,7 +62,7 @@ def ray_rgba(image: np.ndarray) -> np.ndarray:
 
 
 # Fallback reasons: a tile map named "fallback.<reason>" per reason where the architecture gives
-# one, else the summed "fallbacks" map (pipelines.tbdr sums HSR flushes and spills per tile).
+# one, else the summed "fallbacks" map (pipelines.arch.tbdr sums HSR flushes and spills per tile).
 REASON_COLORS = (                     # tab10, without its grey: distinct on the dimmed image
     (31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189),
     (140, 86, 75), (227, 119, 194), (188, 189, 34), (23, 190, 207))

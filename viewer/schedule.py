@@ -43,7 +43,7 @@ class Request:
     height: int
     samples: int
     full: bool               # full resolution (camera at rest) or reduced (camera moving)
-    rays: tuple = ()         # ray passes (pipelines.raytrace.PASSES) traced on full requests
+    rays: tuple = ()         # ray passes (pipelines.passes.raytrace.PASSES) traced on full requests
     frontend: str | None = None   # geometry front end (legacy | ngg | mesh); None: each preset's
 
 
@@ -61,11 +61,10 @@ class Worker:
     one that came later is dropped. `render` is pipelines.api.render (injected so the
     scheduling can be tested with a stand-in)."""
 
-    def __init__(self, render=None, trace=None, threads: int | None = None):
+    def __init__(self, render=None, threads: int | None = None):
         if render is None:
             from pipelines.api import render
         self._render = render
-        self._trace = trace      # (scene, preset, result, passes) -> RtResult; viewer.rays by default
         self._threads = threads  # numba threads for this worker (numba's count is per thread)
         self._cv = threading.Condition()
         self._pending: Request | None = None
@@ -130,11 +129,6 @@ class Worker:
         with self._cv:
             return self._pending is not None or self._closed or self._taken > ticket
 
-    def _with_rays(self, req: Request, preset, result):
-        from . import rays
-        rt = (self._trace or rays.trace_panel)(req.scene, preset, result, req.rays)
-        return rays.attach(result, rt), {p: rt.images[p] for p in req.rays if p in rt.images}
-
     def _run(self, lane: int) -> None:
         self._render_thread()
         while True:
@@ -160,14 +154,15 @@ class Worker:
                     for preset in req.presets[1:]]
                 for k, preset in enumerate(req.presets):
                     if k == 0 or req.full:
-                        r = self._render(req.scene, preset, req.width, req.height, req.samples, **kw)
+                        traced = {"rays": req.rays} if req.full and req.rays else {}
+                        r = self._render(req.scene, preset, req.width, req.height, req.samples,
+                                         **kw, **traced)
                     else:
                         r = ahead[k - 1].result()
-                    images = {}
-                    if req.full and req.rays:
-                        r, images = self._with_rays(req, preset, r)
+                    rt = getattr(r, "rt", None)
+                    rays.append({} if rt is None else
+                                {p: rt.images[p] for p in req.rays if p in rt.images})
                     results.append(r)
-                    rays.append(images)
                     # A refinement yields to a new move; a moving frame finishes, or a steady
                     # stream of moves would abandon every frame and show none.
                     if req.full and self._newer(ticket):

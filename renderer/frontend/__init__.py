@@ -126,7 +126,7 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
               frontend: str | None = None, mm=None) -> FrontEnd:
     """Run the pass's draws through their front ends (`frontend` None: the preset's default,
     mesh for draws that ask for it where the preset has mesh shading). `params` as
-    pipelines.frontend_params; `mm` gives the buffers' addresses (None: a private model)."""
+    pipelines.presets.frontend; `mm` gives the buffers' addresses (None: a private model)."""
     c = Counters()
     path = _paths(draws, params, frontend, c)
     s = setup_all(draws, camera, width, height)

@@ -16,10 +16,10 @@ import numpy as np
 from scenes.library import get_scene
 from scenes.model import AlphaMode, Scene
 
-from .api import render
-from .presets import Param, get_preset
-from .report import Settings
-from .result import Result
+from pipelines.api import render
+from pipelines.presets import Param, get_preset
+from pipelines.frame import Settings
+from pipelines.result import Result
 
 # Claims are measured at a typical game resolution whatever the report's own: at small sizes the
 # whole framebuffer fits in the caches and every bandwidth claim degenerates.
@@ -153,7 +153,7 @@ BVH_SCENES = ("dragon", "sponza")
 def primary_ray_counts(scenes, modes) -> dict:
     """(scene name, mode) -> counters of amd-rdna4 tracing the primary rays of each scene in each
     node layout (each built from the same binned-SAH BVH2), at RT_RES, before the caches."""
-    from .raytrace import trace
+    from pipelines.passes.raytrace import trace
     return {(scene.name, mode): trace(scene, "amd-rdna4", *RT_RES, rays=("primary",), mode=mode,
                                       memory=False).counters
             for scene in scenes for mode in modes}
@@ -196,7 +196,7 @@ def colour_saving(preset: str) -> Callable[[Session], Measured]:
     """Median over COMPRESSION_SCENES of the colour surface's compressed / raw bytes in `preset`'s
     codec, on the frame's own pixels (DCC's fast-clear colour: the scene's background)."""
     def measure(s: Session) -> Measured:
-        from .compression_params import compression_of, store_bytes
+        from pipelines.presets.compression import compression_of, store_bytes
         ratios = {}
         for name in COMPRESSION_SCENES:
             r = s.render(name, "imr-baseline")
@@ -222,15 +222,16 @@ def compression_tax(s: Session) -> Measured:
     keeps no compression across stages."""
     from renderer.compression import compressed_size
 
-    from .compression_params import compression_of
-    from .postchain import gbuffer, run_graph, tax_frame
+    from pipelines.presets.compression import compression_of
+    from pipelines.passes.postchain import gbuffer, run_graph, tax_frame
     g, lit = gbuffer("sponza", *TAX_RES)
     hdr = (lit.color.astype(np.float32) / 255.0 * 2.0).astype(np.float16).view(np.uint16)
     targets = {"hdr": hdr, "normal": g["normal"]}
     raw = sum(t.nbytes for t in targets.values())
     p = compression_of("apple-a11")
     comp = sum(compressed_size(t, p["codec"], p["dcc_max_compressed_block"]) for t in targets.values())
-    at = run_graph(tax_frame(targets), "apple-a11").tax_at()
+    passes, kernels = tax_frame(targets)
+    at = run_graph(passes, "apple-a11", kernels).tax_at()
     return Measured(at["tax_mb"], f"{at['tax_mb']:.0f} MB per frame = {at['tax_gbps']:.1f} GB/s at "
                                   f"60 fps ({100 * at['tax_share']:.0f}% of 51.2 GB/s): raw "
                                   f"{raw / 1e6:.1f} MB, compressed {comp / 1e6:.1f} MB ({raw / comp:.1f}:1), "
@@ -240,7 +241,7 @@ def compression_tax(s: Session) -> Measured:
 def te_static(s: Session) -> Measured:
     """Three frames of a static background with a small sphere that moves once, then stops:
     the share of framebuffer write bytes the static third frame saves."""
-    from .postchain import transaction_elimination, two_frame_scene
+    from pipelines.passes.postchain import transaction_elimination, two_frame_scene
     w, h = s.settings.width, s.settings.height
     frames = [s.render(two_frame_scene(i), "imr-baseline").color for i in range(3)]
     counters = transaction_elimination(frames)

@@ -9,7 +9,7 @@ changes. Bin sizes follow Mesa radeonsi (si_state_binning.c, GFX10+ formula).
 Optional deferred shading within a batch (preset batch_deferred_shading): among a binned
 batch's opaque primitives only the front-most fragment per pixel is shaded (the raster's HSR
 phases, with the batch as the run); blended draws keep their order. Hierarchical Z, fast clear
-and the Infinity Cache come from the IMR side (pipelines.imr, the presets).
+and the Infinity Cache come from the IMR side (pipelines.arch.imr, the presets).
 """
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from renderer.counters import Counters
 from renderer.formats import FORMATS, VERTEX
 from scenes.model import AlphaMode
 
-from . import imr
-from .dsbr_kernels import batches, work_binned
+from pipelines.arch import imr
+from pipelines.arch.dsbr_kernels import batches, work_binned
 
 FPOVS_PER_BATCH = 63          # primitives per batch, Mesa radeonsi si_emit_dpbb_state
 # Vertex attributes a vertex exports to the parameter cache: renderer.formats.VERTEX's fields

@@ -20,11 +20,11 @@ from renderer.raster_kernels import RC
 from renderer.shade import build_tables, light_vector
 from scenes.model import LoadAction, StoreAction
 
-from .frame import (GeometryStreams, blocks, framebuffer, read_inputs, shaded_counts,
+from pipelines.arch.shared import (GeometryStreams, blocks, framebuffer, read_inputs, shaded_counts,
                     tile_maps)
-from .frontend_params import frontend_params
-from .imr_kernels import replay, serve_handed, work_in_submission_order
-from .result import Result
+from pipelines.presets.frontend import frontend_params
+from pipelines.arch.imr_kernels import replay, serve_handed, work_in_submission_order
+from pipelines.result import Result
 
 
 CMASK_BITS = 4     # fast-clear metadata per 8x8 colour block (AMD CMASK)

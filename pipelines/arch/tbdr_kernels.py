@@ -14,7 +14,7 @@ texels are fetched, and store actions write the tile out. Colour and depth in be
 tile memory and never leave the chip.
 
 The replay runs chunk by chunk (partial renders), phase 1 then phase 2, and phase 2 over any
-run of tiles at a time, its place kept in a TilerState: pipelines.tbdr starts it while the raster
+run of tiles at a time, its place kept in a TilerState: pipelines.arch.tbdr starts it while the raster
 is still drawing and hands it each band of tiles as the band is finished. Requests are served in
 the order one call over everything would serve them, so the counters do not depend on the bands.
 """

@@ -13,7 +13,6 @@ import csv
 import io
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
@@ -23,27 +22,17 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from renderer.counters import STREAMS
 from renderer.frontend import FRONTENDS
 
-from .api import render
-from .presets import Preset
-from .result import Result
+from pipelines.frame import FrameResult, Settings, run
+from pipelines.presets import Preset
+from pipelines.presets.rt import rt_params
 
 SCHEMA_NAME = "tilesim-report"
 SCHEMA_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
 
-# The tiler's fallback reasons (pipelines.tbdr): each is a counter tile.fallback.<reason>.
+# The tiler's fallback reasons (pipelines.arch.tbdr): each is a counter tile.fallback.<reason>.
 FALLBACK_REASONS = ("tile_shrink", "pass_split", "over_budget")
 FALLBACK_SHORT = {"tile_shrink": "shrink", "pass_split": "split", "over_budget": "over budget"}
-
-
-@dataclass(frozen=True)
-class Settings:
-    width: int = 1280
-    height: int = 720
-    samples: int = 1
-    fps: float = 60.0
-    frontend: str | None = None          # geometry front end; None: each preset's default
-    rays: tuple[str, ...] = ()           # ray passes traced after the raster frame (pipelines.raytrace)
 
 
 # What the ray-tracing columns show per pass: name -> (counter, divided by rays?)
@@ -79,7 +68,7 @@ def tilesim_version() -> str:
 
 def post_fields(post, preset: Preset, settings: Settings) -> dict:
     """A post chain's compression figures: the flat summary and, under "post", every surface and
-    pass (pipelines.postchain.PostResult.by_surface / by_pass)."""
+    pass (pipelines.passes.postchain.PostResult.by_surface / by_pass)."""
     c = post.counters
     tax = post.tax_at(settings.fps, preset.dram_gbps)
     raw, comp = c["comp.raw_bytes"], c["comp.compressed_bytes"]
@@ -91,10 +80,10 @@ def post_fields(post, preset: Preset, settings: Settings) -> dict:
             "post": {"surfaces": post.by_surface(), "passes": post.by_pass()}}
 
 
-def make_row(scene, preset: Preset, result: Result, settings: Settings, c=None) -> dict:
-    """The flat row of one scene x preset from counters `c` (default the result's); `rel_first`
-    is filled in by run_report."""
-    c = result.counters if c is None else c
+def make_row(scene, preset: Preset, result, settings: Settings) -> dict:
+    """The flat row of one scene x preset from a frame's totals; `rel_first` is filled in by
+    run_report."""
+    c = result.counters
     dram = c.dram_bytes()
     gbps = dram * settings.fps / 1e9
     covered, shaded = c["raster.pixels_covered"], c["raster.shaded"]
@@ -127,32 +116,25 @@ def geometry_fields(c) -> dict:
             "geom.alu_ops": c["geom.vs_alu_ops"] + c["geom.cull_alu_ops"]}
 
 
-def frame_row(scene, preset: Preset, settings: Settings) -> tuple[dict, Result]:
-    """Render one scene through one preset, with the ray passes and the post chain that belong
-    to its frame (their bytes count in its DRAM), and make its row."""
-    r = render(scene, preset, settings.width, settings.height, settings.samples,
-               frontend=settings.frontend)
-    c, extra = r.counters, {}
-    if settings.rays:
-        from .raytrace import trace
-        from .rt_params import rt_params
-        rt = trace(scene, preset, settings.width, settings.height, rays=settings.rays, depth=r.depth)
-        c = c + rt.counters
+def frame_row(scene, preset: Preset, settings: Settings) -> tuple[dict, FrameResult]:
+    """Run one frame of a scene through a preset (pipelines.frame.run: its ray passes and compute
+    passes included, their bytes in its DRAM) and make its row."""
+    f = run(scene, preset, settings)
+    c, extra = f.counters, {}
+    if f.rt is not None:
         borrowed = rt_params(preset).get("rt_params_from")          # no RT unit of its own
-        extra.update(rt_fields(c, settings.rays, rt.mode if borrowed is None
-                               else f"{rt.mode} (as {borrowed.value})"))
-    if scene.post_chain:
-        from .postchain import postchain
-        post = postchain(scene, preset.name, settings.width, settings.height, raster_preset=preset.name)
-        c = c + post.counters
-        extra.update(post_fields(post, preset, settings))
-    row = {**make_row(scene, preset, r, settings, c), **extra,
+        rays = [p.name for p in f.passes if p.kind == "rays"]
+        extra.update(rt_fields(c, rays, f.rt.mode if borrowed is None
+                               else f"{f.rt.mode} (as {borrowed.value})"))
+    if f.post is not None:
+        extra.update(post_fields(f.post, preset, settings))
+    row = {**make_row(scene, preset, f, settings), **extra,
            "counters": c.as_json(), "derived": c.derived(preset.dram_gbps, settings.fps)}
-    return row, r
+    return row, f
 
 
 def run_report(scenes, presets, settings: Settings, progress: bool = True,
-               on_result: Callable[[object, Preset, Result], None] | None = None) -> list[dict]:
+               on_result: Callable[[object, Preset, FrameResult], None] | None = None) -> list[dict]:
     """Render every scene through every preset; rows carry counters and derived figures too.
     `on_result(scene, preset, result)` sees each result before it is dropped (the HTML report
     keeps thumbnails and heat maps from it)."""

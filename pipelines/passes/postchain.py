@@ -1,8 +1,8 @@
 """Post-processing chain: a small frame graph of a G-buffer pass and compute passes over real
 surfaces, with each surface's compression state tracked across stage boundaries by the preset's
-policy (pipelines.compression_params); and transaction elimination over two rendered frames.
+policy (pipelines.presets.compression); and transaction elimination over two rendered frames.
 
-    from pipelines.postchain import postchain
+    from pipelines.passes.postchain import postchain
     r = postchain("sponza", "amd-gcn", 320, 180)
     r.counters["comp.tax_bytes"], r.events[:3], r.surfaces["final"]
 
@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Callable, Literal
+from typing import Callable
 
 import numpy as np
 
@@ -49,12 +49,12 @@ from renderer.compression.te import SIGNATURE, TE_TILE
 from renderer.counters import Counters
 from renderer.formats import FORMATS
 from renderer.transforms import look_at, perspective
-from scenes.library import get_scene
-from scenes.model import Draw, Light, Material, Scene
+from scenes.library import POST_CHAIN, get_scene
+from scenes.model import ComputePass, Draw, Light, Material, Scene
 from scenes.procedural import uv_sphere
 
-from . import postchain_kernels as K
-from .compression_params import compression_of
+from pipelines.passes import postchain_kernels as K
+from pipelines.presets.compression import compression_of
 
 RGBA16F = FORMATS["rgba16f"]
 
@@ -66,18 +66,6 @@ FPS = 60.0
 
 class PostchainError(ValueError):
     pass
-
-
-@dataclass(frozen=True)
-class Pass:
-    """One node of the frame graph. `run` maps the surfaces it reads to the surfaces it writes."""
-    name: str
-    stage: Literal["ps", "cs"]          # render pass (pixel shader + RB) or compute
-    reads: tuple[str, ...]
-    writes: dict[str, str]              # surface -> format
-    run: Callable[[dict], dict]
-    workgroup: tuple[int, int] = (8, 8)  # px one workgroup writes (compute); a render pass writes whole blocks
-    scattered: bool = False             # atomics / scattered writes: forces decompression everywhere
 
 
 @dataclass
@@ -100,6 +88,7 @@ class PostResult:
     surfaces: dict[str, np.ndarray]
     counters: Counters
     events: list[dict] = field(default_factory=list)
+    pass_counters: dict[str, Counters] = field(default_factory=dict)   # per pass; they sum to counters
 
     def by_surface(self) -> list[dict]:
         """One row per surface: format, raw and compressed bytes of its last contents, the ratio,
@@ -168,10 +157,13 @@ def _compressible(state: SurfaceState, policy: dict) -> bool:
     return policy["codec"] != "none" and state.format != "d32f"
 
 
-def run_graph(passes: list[Pass], preset: str, surfaces: dict[str, SurfaceState] | None = None,
-              policy: dict | None = None, cache_bytes: int = 0) -> PostResult:
-    """Run the passes in order on real surfaces and count every byte the compression policy of
-    `preset` moves (module docstring). `policy` overrides compression_of(preset).
+def run_graph(passes: list[ComputePass], preset: str, kernels: dict[str, Callable[[dict], dict]],
+              surfaces: dict[str, SurfaceState] | None = None, policy: dict | None = None,
+              cache_bytes: int = 0) -> PostResult:
+    """Run the passes (frame-graph nodes, scenes.model.ComputePass) in order on real surfaces and
+    count every byte the compression policy of `preset` moves (module docstring).
+    `kernels[p.kernel](inputs)` maps the surfaces pass p reads to those it writes. `policy`
+    overrides compression_of(preset). The counters come per pass too (PostResult.pass_counters).
 
     cache_bytes > 0 adds a coarse last-level cache: whole surfaces in LRU order, each taking its
     compressed bytes if the preset keeps compressed lines in cache (RDNA 4, UTC) and its raw
@@ -180,7 +172,8 @@ def run_graph(passes: list[Pass], preset: str, surfaces: dict[str, SurfaceState]
     DRAM (write-through: the store a later pass or the display needs)."""
     policy = dict(compression_of(preset) if policy is None else policy)
     surfaces = {} if surfaces is None else surfaces
-    cnt = Counters()
+    by_pass: dict[str, Counters] = {}
+    cnt = Counters()                          # the current pass's
     events: list[dict] = []
     width = height = 0
     lru: list[tuple[str, int]] = []           # (surface, bytes in cache), most recent last
@@ -193,7 +186,7 @@ def run_graph(passes: list[Pass], preset: str, surfaces: dict[str, SurfaceState]
         while lru and sum(b for _, b in lru) > cache_bytes:
             lru.pop(0)
 
-    def log(p: Pass, name: str, kind: str, nbytes: int, stream: str, direction: str,
+    def log(p: ComputePass, name: str, kind: str, nbytes: int, stream: str, direction: str,
             compressed: bool, tax: int = 0, meta: int = 0):
         if nbytes:
             cnt.add(f"mem.dram.{direction}.{stream}", nbytes - meta)
@@ -210,7 +203,7 @@ def run_graph(passes: list[Pass], preset: str, surfaces: dict[str, SurfaceState]
         events.append({"pass": p.name, "stage": p.stage, "surface": name, "kind": kind,
                        "compressed": compressed, "bytes": int(nbytes), "tax": int(tax)})
 
-    def decompress(p: Pass, name: str, s: SurfaceState):
+    def decompress(p: ComputePass, name: str, s: SurfaceState):
         """In-place decompress (or conversion to linear): read C, write U; metadata dropped."""
         nbytes = s.C + s.U
         cnt.add("comp.decompress.events", 1)
@@ -223,6 +216,7 @@ def run_graph(passes: list[Pass], preset: str, surfaces: dict[str, SurfaceState]
         touch(name, s)
 
     for p in passes:
+        cnt = by_pass.setdefault(p.name, Counters())
         if p.stage not in ("ps", "cs"):
             raise PostchainError(f"pass {p.name!r}: stage must be 'ps' or 'cs', got {p.stage!r}")
         missing = [r for r in p.reads if r not in surfaces]
@@ -248,7 +242,9 @@ def run_graph(passes: list[Pass], preset: str, surfaces: dict[str, SurfaceState]
                 tax = s.U - s.C if _compressible(s, policy) else 0
                 log(p, name, "read", s.U, stream, "read", False, tax)
             touch(name, s)
-        outputs = p.run({n: surfaces[n].data for n in p.reads})
+        if p.kernel not in kernels:
+            raise PostchainError(f"pass {p.name!r}: no kernel {p.kernel!r}")
+        outputs = kernels[p.kernel]({n: surfaces[n].data for n in p.reads})
         may_write = p.stage == "ps" or (policy["cs_writes_compressed"] and not p.scattered)
         for name, fmt in p.writes.items():
             if name not in outputs:
@@ -289,23 +285,30 @@ def run_graph(passes: list[Pass], preset: str, surfaces: dict[str, SurfaceState]
             surfaces[name] = s
             touch(name, s)
     return PostResult(preset, policy["codec"], width, height,
-                      {n: s.data for n, s in surfaces.items()}, cnt, events)
+                      {n: s.data for n, s in surfaces.items()}, sum(by_pass.values(), Counters()),
+                      events, by_pass)
 
 
 # --- the built-in post chain -----------------------------------------------------------------
 def _unlit(scene: Scene) -> Scene:
     draws = [dataclasses.replace(d, material=dataclasses.replace(d.material, unlit=True))
              for d in scene.draws]
-    return dataclasses.replace(scene, name=scene.name + "-albedo", draws=draws, passes=None)
+    return dataclasses.replace(scene, name=scene.name + "-albedo", draws=draws, passes=None,
+                               compute=())
 
 
-def gbuffer(scene: Scene | str, width: int, height: int, raster_preset: str = "imr-baseline"):
-    """The G-buffer targets of `scene` (module docstring) as arrays, and the render Result.
-    The image does not depend on the architecture (DESIGN.md §4), so any raster preset serves."""
-    from .api import render
+def gbuffer(scene: Scene | str, width: int, height: int, raster_preset: str = "imr-baseline",
+            lit=None):
+    """The G-buffer targets of `scene` (module docstring) as arrays, and the render Result
+    (`lit`, when given: the frame's own single-sampled render). The image does not depend on the
+    architecture (DESIGN.md §4), so any raster preset serves."""
+    from pipelines.frame import Settings, raster
+    from pipelines.presets import get_preset
     scene = get_scene(scene) if isinstance(scene, str) else scene
-    lit = render(scene, raster_preset, width, height)
-    albedo = render(_unlit(scene), raster_preset, width, height).color
+    preset = get_preset(raster_preset)
+    if lit is None:
+        lit = raster(scene, preset, Settings(width, height))
+    albedo = raster(_unlit(scene), preset, Settings(width, height)).color
     cam = scene.camera
     proj = perspective(cam.fovy_deg, width / height, cam.near, cam.far)
     pos = K.view_positions(lit.depth, np.linalg.inv(proj))
@@ -326,34 +329,25 @@ def _float(bits: np.ndarray) -> np.ndarray:
     return bits.view(np.float16).astype(np.float32)
 
 
-def postchain_passes(g: dict, width: int, height: int) -> list[Pass]:
-    """G-buffer pass, five compute passes, and a render pass that presents (module docstring)."""
+def chain_kernels(g: dict) -> dict[str, Callable[[dict], dict]]:
+    """The work of each pass of the built-in post chain (scenes.library.POST_CHAIN) on the
+    G-buffer `g` (gbuffer()): kernel name -> inputs -> outputs."""
     light: Light = g["light"]
     pos = g["position"]
     covered = pos[..., 3] != 0
     # occluders count within 5 % of the median view distance: a scale-free SSAO radius
     world_radius = 0.05 * float(np.median(-pos[..., 2][covered])) if covered.any() else 1.0
-
-    def light_pass(s):
-        return {"hdr": _half(K.deferred_light(s["albedo"], _float(s["normal"]), g["light_dir"],
-                                              np.float32(light.color), np.float32(light.ambient),
-                                              np.float32(HDR_INTENSITY)))}
-
-    return [
-        Pass("gbuffer", "ps", (), {"albedo": "rgba8", "normal": "rgba16f", "depth": "d32f"},
-             lambda s: {"albedo": g["albedo"], "normal": g["normal"], "depth": g["depth"]}),
-        Pass("light", "cs", ("albedo", "normal", "depth"), {"hdr": "rgba16f"}, light_pass),
-        Pass("ssao", "cs", ("depth", "normal"), {"ao": "rgba8"},
-             lambda s: {"ao": K.ssao(pos, _float(s["normal"]), SSAO_RADIUS_PX, world_radius)}),
-        Pass("tonemap", "cs", ("hdr", "ao"), {"ldr": "rgba8"},
-             lambda s: {"ldr": K.tonemap(_float(s["hdr"]), s["ao"])}),
-        Pass("blur_x", "cs", ("ldr",), {"blur_tmp": "rgba8"},
-             lambda s: {"blur_tmp": K.blur_rows(s["ldr"])}, workgroup=(64, 1)),
-        Pass("blur_y", "cs", ("blur_tmp",), {"blur": "rgba8"},
-             lambda s: {"blur": K.blur_cols(s["blur_tmp"])}, workgroup=(8, 8)),
-        Pass("present", "ps", ("ldr", "blur"), {"final": "rgba8"},
-             lambda s: {"final": K.composite(s["ldr"], s["blur"])}),
-    ]
+    return {
+        "gbuffer": lambda s: {"albedo": g["albedo"], "normal": g["normal"], "depth": g["depth"]},
+        "light": lambda s: {"hdr": _half(K.deferred_light(
+            s["albedo"], _float(s["normal"]), g["light_dir"], np.float32(light.color),
+            np.float32(light.ambient), np.float32(HDR_INTENSITY)))},
+        "ssao": lambda s: {"ao": K.ssao(pos, _float(s["normal"]), SSAO_RADIUS_PX, world_radius)},
+        "tonemap": lambda s: {"ldr": K.tonemap(_float(s["hdr"]), s["ao"])},
+        "blur_x": lambda s: {"blur_tmp": K.blur_rows(s["ldr"])},
+        "blur_y": lambda s: {"blur": K.blur_cols(s["blur_tmp"])},
+        "present": lambda s: {"final": K.composite(s["ldr"], s["blur"])},
+    }
 
 
 def postchain(scene: Scene | str, preset: str, width: int = 320, height: int = 180,
@@ -361,24 +355,25 @@ def postchain(scene: Scene | str, preset: str, width: int = 320, height: int = 1
     """Render `scene`, build its G-buffer and run the post chain under `preset`'s compression.
     `raster_preset` renders the image (default: `preset` if it is a known raster preset, else
     imr-baseline; the image is the same on every architecture)."""
-    from .presets import PRESETS
+    from pipelines.presets import PRESETS
     if raster_preset is None:
         raster_preset = preset if preset in PRESETS else "imr-baseline"
     g, _ = gbuffer(scene, width, height, raster_preset)
-    return run_graph(postchain_passes(g, width, height), preset, cache_bytes=cache_bytes)
+    return run_graph(POST_CHAIN, preset, chain_kernels(g), cache_bytes=cache_bytes)
 
 
 # --- the seed's compression-tax frame --------------------------------------------------------
-def tax_frame(targets: dict[str, np.ndarray], switches: int = 4) -> list[Pass]:
+def tax_frame(targets: dict[str, np.ndarray], switches: int = 4):
     """The seed's worked example (seed-notes/004_partA.md L346-356): a G-buffer pass writes
     `targets` (RGBA16F bit patterns), then `switches` stage switches alternate CS and PS, each
-    stage reading the whole G-buffer once (light CS, shading PS, ...)."""
+    stage reading the whole G-buffer once (light CS, shading PS, ...). Returns the passes and
+    their kernels (run_graph's arguments)."""
     names = tuple(targets)
-    out = [Pass("gbuffer", "ps", (), {n: "rgba16f" for n in names}, lambda s: dict(targets))]
+    out = [ComputePass("gbuffer", "gbuffer", (), {n: "rgba16f" for n in names}, stage="ps")]
     for i in range(switches):
         stage = "cs" if i % 2 == 0 else "ps"
-        out.append(Pass(f"{stage}{i + 1}", stage, names, {}, lambda s: {}))
-    return out
+        out.append(ComputePass(f"{stage}{i + 1}", "read", names, {}, stage=stage))
+    return out, {"gbuffer": lambda s: dict(targets), "read": lambda s: {}}
 
 
 # --- transaction elimination -----------------------------------------------------------------

@@ -2,7 +2,7 @@
 the rasterized depth, ambient occlusion; traced against the scene's BVH in the preset's node
 layout, every node and triangle fetch priced through the preset's caches in front of DRAM.
 
-    from pipelines.raytrace import trace
+    from pipelines.passes.raytrace import trace
     rt = trace("dragon", "amd-rdna4", 640, 360, rays=("primary", "shadow", "ao"))
     rt.images["primary"]      # uint8 (h, w, 4) shaded primary hits, row 0 on top
     rt.images["shadow"]       # float32 (h, w) 1 lit, 0 in shadow (1 where nothing was drawn)
@@ -25,6 +25,7 @@ TRIANGLE_CULL_DISABLE), so the two see the same surfaces.
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,12 +38,12 @@ from renderer.memory import STREAM, MemoryModel
 from renderer.memory_kernels import A_DRAM_READ
 from renderer.transforms import clip_from_world, look_at
 from scenes.library import get_scene
-from scenes.model import Scene, SceneError
+from scenes.model import RAY_PASSES, Scene, SceneError
 
-from .presets import Preset, get_preset
-from .rt_params import prim_tris, rt_params
+from pipelines.presets import Preset, get_preset
+from pipelines.presets.rt import prim_tris, rt_params
 
-PASSES = ("primary", "shadow", "ao")
+PASSES = RAY_PASSES
 MODES = ("bvh2", "bvh4", "bvh4x2", "bvh8", "bvh8-obb")
 BATCH = 1 << 18          # rays traced and priced per batch: bounds the fetch records in memory
 SHADOW_PULL = 2e-3       # shadow origins move this fraction of their distance towards the eye:
@@ -60,6 +61,7 @@ class RtResult:
     images: dict[str, np.ndarray] = field(default_factory=dict)
     pixel_maps: dict[str, np.ndarray] = field(default_factory=dict)   # (h, w) steps per pass
     counters: Counters = field(default_factory=Counters)
+    pass_counters: dict[str, Counters] = field(default_factory=dict)  # per pass; they sum to counters
     build_seconds: float = 0.0
     trace_seconds: float = 0.0                  # traversal only (counters on), all passes
     price_seconds: float = 0.0                  # memory-model replay of the fetches
@@ -149,6 +151,30 @@ def ao_rays(p: np.ndarray, n: np.ndarray, samples: int, radius: float, eps: floa
     return make_rays(o, d.reshape(-1, 3), 0.0, radius)
 
 
+_LAYOUTS: OrderedDict = OrderedDict()   # (id(draws), layout name, prim_tris) -> (draws, Layout)
+KEEP = 6                                # scene x layout BVHs kept (the viewer steps through scenes)
+
+
+def layout_name(preset: Preset) -> str:
+    """The BVH layout the preset's RT mode traverses (RDNA 4's dual BVH4x2 walks BVH4 nodes)."""
+    mode = rt_params(preset)["rt_layout"].value
+    return "bvh4" if mode == "bvh4x2" else mode
+
+
+def layout_for(scene: Scene, preset: Preset) -> Layout:
+    """The scene's BVH in the preset's layout, built once while the same draws are traced (a
+    camera move keeps a scene's draws, and so their world-space triangles)."""
+    key = (id(scene.draws), layout_name(preset), prim_tris(rt_params(preset)))
+    hit = _LAYOUTS.get(key)
+    if hit is None or hit[0] is not scene.draws:        # an id reused by another scene's list
+        hit = (scene.draws, build_layout(Triangles.of_scene(scene), key[1], key[2]))
+        _LAYOUTS[key] = hit
+        while len(_LAYOUTS) > KEEP:
+            _LAYOUTS.popitem(last=False)
+    _LAYOUTS.move_to_end(key)
+    return hit[1]
+
+
 def _memory_level(mm: MemoryModel) -> int:
     """RT fetches enter at L2 (the ray accelerator's L0/L1 are not modelled)."""
     names = [c.name for c in mm.config.caches]
@@ -164,6 +190,7 @@ def _run(layout: Layout, rays: np.ndarray, mm: MemoryModel | None, level: int, r
     counts = np.zeros((0, C_N), np.int32)     # a pass of no rays (nothing drawn to shade)
     parts = []
     before = mm.acc.copy() if mm is not None else None
+    mem_before = mm.counters() if mm is not None else Counters()
     for b0 in range(0, n, BATCH):
         t0 = time.perf_counter()
         hits, fetches = trace_rays(layout, rays[b0:b0 + BATCH], any_hit, cull_back, stack, dual,
@@ -182,6 +209,16 @@ def _run(layout: Layout, rays: np.ndarray, mm: MemoryModel | None, level: int, r
         for s in ("bvh_node", "bvh_leaf"):
             c[f"rt.{name}.dram_read.{s}"] = int(mm.acc[A_DRAM_READ, STREAM[s]] - before[A_DRAM_READ, STREAM[s]])
     res.counters = res.counters + c
+    # The pass's own share of the frame's totals: its rt.<pass>.* counters also under rt.*, and
+    # what it moved through the memory model.
+    own = Counters(c)
+    for k, v in c.items():
+        own.add("rt." + k[len(f"rt.{name}."):], v)
+    if mm is not None:
+        after = mm.counters()
+        for k, v in after.items():
+            own.add(k, v - mem_before[k])
+    res.pass_counters[name] = own
     return hits
 
 
@@ -196,7 +233,7 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
     of the mode's layout for this scene (skips the build). memory: price fetches through the
     preset's caches. stack: override the preset's rt_stack_entries. shadow_any_hit: False
     traces shadow rays to their closest hit (to measure what terminate-on-first-hit saves)."""
-    from .api import check_resolution, render
+    from pipelines.frame import Settings, check_resolution, raster
     check_resolution(width, height)
     passes = tuple(p.strip() for p in rays.split(",")) if isinstance(rays, str) else tuple(rays)
     bad = [p for p in passes if p not in PASSES]
@@ -257,7 +294,7 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
 
     if "shadow" in passes:
         if depth is None:
-            depth = render(scene, preset, w, h).depth
+            depth = raster(scene, preset, Settings(w, h)).depth
         if depth.shape != (h, w):
             raise SceneError(f"depth image {depth.shape} does not match {w}x{h}")
         p = world_from_depth(cam, depth).reshape(-1, 3)

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from PIL import Image
 
-from .heatmaps import MAPS, heatmap_rgba, resample
-from .report import FALLBACK_REASONS, FALLBACK_SHORT
-from .report_text import (GEOMETRY_HEADER, RT_HEADER, by_scene, fallbacks_text, geometry_cells,
+from pipelines.commands.heatmaps import MAPS, heatmap_rgba, resample
+from pipelines.commands.report import FALLBACK_REASONS, FALLBACK_SHORT
+from pipelines.commands.report_text import (GEOMETRY_HEADER, RT_HEADER, by_scene, fallbacks_text, geometry_cells,
                           post_tables, rt_lines, streams_used)
 
 THUMB_WIDTH = 320        # px: a preset's image and three maps side by side fit a laptop screen

@@ -1,4 +1,4 @@
-"""Numba kernels of the post-processing chain's passes (pipelines.postchain): one pure function
+"""Numba kernels of the post-processing chain's passes (pipelines.passes.postchain): one pure function
 per pass over whole surfaces, parallel over rows, each row written by one iteration only.
 
 View space is OpenGL's (camera looks down -Z, y up); window row 0 is the top row, pixel centres

@@ -12,7 +12,7 @@ vertex-fetch wave: each wave asks for a vertex line once, renderer.frontend.fetc
 """
 from __future__ import annotations
 
-from .presets import Param, Preset
+from pipelines.presets.params import Param, Preset
 
 SEED0 = "seed 000 (seed-notes/000_partA.md"
 PTC = f"{SEED0} l.109: FIFO post-transform cache of about 16-32 entries, seed L1265, L1273)"

@@ -39,11 +39,11 @@ from renderer.raster_kernels import RC
 from renderer.shade import build_tables, light_vector
 from scenes.model import LoadAction, StoreAction
 
-from .frame import (GeometryStreams, blocks, framebuffer, read_inputs, shaded_counts,
+from pipelines.arch.shared import (GeometryStreams, blocks, framebuffer, read_inputs, shaded_counts,
                     tile_maps)
-from .frontend_params import frontend_params
-from .result import Result
-from .tbdr_kernels import param_chunks, tiler_geometry, tiler_state, tiler_tiles
+from pipelines.presets.frontend import frontend_params
+from pipelines.result import Result
+from pipelines.arch.tbdr_kernels import param_chunks, tiler_geometry, tiler_state, tiler_tiles
 
 # Square tiles, largest first: a tile that does not fit shrinks to the next. Apple's valid ones
 # are 32x32 and 16x16 (seed 004 L698); 64 and up for sweeps and for GMEM-sized bins (Adreno).

@@ -18,7 +18,7 @@ Atomics and scattered writes force a decompress on every preset (seed-notes/004_
 """
 from __future__ import annotations
 
-from .presets import Param
+from pipelines.presets.params import Param
 
 A = "seed-notes/000_partA.md"
 B = "seed-notes/000_partB.md"

@@ -23,7 +23,7 @@ class UserError(Exception):
 
 
 def _parse_res(text: str) -> tuple[int, int]:
-    from .api import check_resolution
+    from pipelines.api import check_resolution
     try:
         w, h = (int(v) for v in text.lower().split("x"))
     except ValueError:
@@ -91,9 +91,9 @@ def save_json(path, obj) -> None:
 
 
 def cmd_render(args) -> None:
-    from .api import render
-    from .heatmaps import MAPS as HEATMAPS, heatmap_rgba
-    from .presets import get_preset
+    from pipelines.commands.heatmaps import MAPS as HEATMAPS, heatmap_rgba
+    from pipelines.frame import Settings, run
+    from pipelines.presets import get_preset
     w, h = _parse_res(args.res)
     heatmaps = []
     for spec in args.heatmap or []:
@@ -101,11 +101,7 @@ def cmd_render(args) -> None:
         if kind not in HEATMAPS or not path:
             raise UserError(f"--heatmap {spec!r}: expected KIND=PATH with KIND in {', '.join(HEATMAPS)}")
         heatmaps.append((kind, path))
-    passes = [p.strip() for p in args.rays.split(",")] if args.rays else []
-    if passes:
-        from .raytrace import PASSES
-        if bad := [p for p in passes if p not in PASSES]:
-            raise UserError(f"--rays: unknown ray pass {bad[0]!r} (try: {', '.join(PASSES)})")
+    passes = _ray_passes(args.rays, "--rays")
     out = Path(args.output)
     ray_images = {p: out.with_name(f"{out.stem}.{p}{out.suffix or '.png'}") for p in passes}
     for path in (args.output, args.counters, *(path for _, path in heatmaps), *ray_images.values()):
@@ -115,34 +111,38 @@ def cmd_render(args) -> None:
     if any(kind == "fallbacks" for kind, _ in heatmaps) and preset.architecture != "tbdr":
         raise UserError(f"--heatmap fallbacks: preset {preset.name} is not a tiler (no tile fallbacks)")
     scene = _load_scene(args.scene, args.camera)
-    result = render(scene, preset, w, h, args.samples, frontend=args.frontend)
-    counters, image, rt = result.counters, result.color, None
-    if passes:
-        from .raytrace import combine, trace
-        rt = trace(scene, preset, w, h, rays=passes, depth=result.depth)
-        counters, image = counters + rt.counters, combine(result.color, rt)
-    save_png(args.output, image)
+    f = run(scene, preset, Settings(w, h, args.samples, frontend=args.frontend, rays=passes))
+    save_png(args.output, f.image)
     for p, path in ray_images.items():
-        img = rt.images[p]
+        img = f.rt.images[p]
         save_png(path, img if img.ndim == 3 else _grey(img))
     if args.counters:
-        save_json(args.counters, {"scene": result.scene, "preset": result.preset, "width": w,
+        save_json(args.counters, {"scene": f.scene, "preset": f.preset, "width": w,
                                   "height": h, "samples": args.samples,
-                                  "counters": counters.as_json(),
-                                  "derived": counters.derived(preset.dram_gbps)})
+                                  "counters": f.counters.as_json(), "derived": f.derived(),
+                                  "passes": {p.name: {"kind": p.kind, "counters": p.counters.as_json()}
+                                             for p in f.passes}})
     for kind, path in heatmaps:
-        save_png(path, heatmap_rgba(HEATMAPS[kind](result), w, h))
-    d = counters.derived(preset.dram_gbps)
-    print(f"{result.scene} via {result.preset} at {w}x{h}: {result.seconds * 1e3:.0f} ms, "
+        save_png(path, heatmap_rgba(HEATMAPS[kind](f), w, h))
+    d = f.derived()
+    print(f"{f.scene} via {f.preset} at {w}x{h}: {f.seconds * 1e3:.0f} ms, "
           f"overdraw {d['overdraw']:.2f}, DRAM {d['dram_mb']:.2f} MB/frame "
           f"({d['gbps_at_fps']:.1f} GB/s at 60 fps) -> {args.output}")
-    if rt is not None:
-        c = rt.counters
-        print(f"rays ({rt.mode}): " + "; ".join(
-            f"{p} {c[f'rt.{p}.rays']:,} rays, {c[f'rt.{p}.steps'] / max(c[f'rt.{p}.rays'], 1):.1f} "
-            f"steps and {(c[f'rt.{p}.bytes.node'] + c[f'rt.{p}.bytes.leaf']) / max(c[f'rt.{p}.rays'], 1):,.0f} "
-            f"B fetched per ray, {c[f'rt.{p}.stack.overflows']:,} stack overflows" for p in passes)
+    if f.rt is not None:
+        print(f"rays ({f.rt.mode}): " + "; ".join(
+            f"{p} {f.counters[f'rt.{p}.rays']:,} rays, "
+            f"{f.rt.per_ray('steps', p):.1f} steps and "
+            f"{f.rt.per_ray('bytes.node', p) + f.rt.per_ray('bytes.leaf', p):,.0f} B fetched per ray, "
+            f"{f.counters[f'rt.{p}.stack.overflows']:,} stack overflows" for p in passes)
             + f" -> {', '.join(str(x) for x in ray_images.values())}")
+
+
+def _ray_passes(text: str | None, option: str) -> tuple[str, ...]:
+    from scenes.model import SceneError, parse_ray_passes
+    try:
+        return parse_ray_passes(text)
+    except SceneError as e:
+        raise UserError(f"{option}: {e}") from None
 
 
 def _grey(values):
@@ -170,9 +170,10 @@ def cmd_report(args) -> None:
     from rich.console import Console
     from scenes.library import get_scene, scene_names
 
-    from . import report, report_text
-    from .claims import evaluate
-    from .presets import PRESETS, get_preset
+    from pipelines.commands import report, report_text
+    from pipelines.commands.claims import evaluate
+    from pipelines.frame import Settings
+    from pipelines.presets import PRESETS, get_preset
     w, h = _parse_res(args.res)
     if not (0 < args.fps < float("inf")):
         raise UserError(f"--fps {args.fps:g}: must be a positive number")
@@ -187,24 +188,19 @@ def cmd_report(args) -> None:
         raise UserError("--preset: name at least one preset, or all")
     scene_specs = args.scenes or ([] if args.claims and fmt != "html" else scene_names())
     scenes = [get_scene(n) for n in scene_specs]
-    rays = ()
-    if args.rt:
-        from .raytrace import PASSES
-        rays = tuple(p.strip() for p in args.rt.split(","))
-        if bad := [p for p in rays if p not in PASSES]:
-            raise UserError(f"--rt: unknown ray pass {bad[0]!r} (try: {', '.join(PASSES)})")
-    settings = report.Settings(w, h, args.samples, args.fps, args.frontend, rays)
+    rays = _ray_passes(args.rt, "--rt")
+    settings = Settings(w, h, args.samples, args.fps, args.frontend, rays)
     geometry = args.geometry or args.frontend is not None
     command = ["tilesim", *(sys.argv[1:] if args.argv is None else args.argv)]
 
     gallery = None
     if fmt == "html":
-        from .report_html import Gallery
+        from pipelines.commands.report_html import Gallery
         gallery = Gallery()
     rows = report.run_report(scenes, presets, settings, progress=not args.quiet, on_result=gallery)
     claims = None
     if args.claims or fmt == "html":
-        claims = evaluate(report.Settings(claims_w, claims_h, args.samples, args.fps))
+        claims = evaluate(Settings(claims_w, claims_h, args.samples, args.fps))
 
     if fmt == "table":
         console = Console(width=None if sys.stdout.isatty() and not out else 240,
@@ -217,7 +213,7 @@ def cmd_report(args) -> None:
             write_atomic(out, lambda tmp: Path(tmp).write_text(text))
         return
     if fmt == "html":
-        from .report_html import build_html
+        from pipelines.commands.report_html import build_html
         text = build_html(rows, presets, settings, gallery, claims, command, report.tilesim_version())
     elif fmt == "json":
         text = json.dumps(report.to_json(rows, presets, settings, command, claims), indent=1) + "\n"
@@ -241,7 +237,7 @@ def cmd_scenes(args) -> None:
 
 
 def cmd_presets(args) -> None:
-    from .presets import PRESETS
+    from pipelines.presets import PRESETS
     for p in PRESETS.values():
         print(f"{p.name}  [{p.architecture}]  {p.description}")
         if args.verbose:
@@ -259,7 +255,7 @@ def cmd_diff(args) -> None:
     import numpy as np
     from PIL import Image
 
-    from .diff import Tolerance, compare
+    from pipelines.commands.diff import Tolerance, compare
 
     def load(path):
         try:
@@ -285,7 +281,7 @@ def cmd_diff(args) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from renderer.frontend import FRONTENDS
 
-    from .heatmaps import MAPS as HEATMAPS
+    from pipelines.commands.heatmaps import MAPS as HEATMAPS
     ap = _Parser(prog="tilesim", description="Render a scene through GPU "
                                  "architectures and count what the frame costs.")
     sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -354,7 +350,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     from scenes.model import SceneError
 
-    from .presets import PresetError
+    from pipelines.presets import PresetError
     args = build_parser().parse_args(argv)
     args.argv = argv
     try:

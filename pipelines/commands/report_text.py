@@ -1,6 +1,6 @@
 """The bandwidth report for people reading text: per scene a terminal table (rich; colours only on
 a terminal) or Markdown with the same cells, the post chain's and the ray passes' own tables, and
-the claims. The rows come from pipelines.report."""
+the claims. The rows come from pipelines.commands.report."""
 from __future__ import annotations
 
 import sys
@@ -10,7 +10,8 @@ from rich.table import Table
 
 from renderer.counters import STREAMS
 
-from .report import FALLBACK_REASONS, FALLBACK_SHORT, Settings
+from pipelines.commands.report import FALLBACK_REASONS, FALLBACK_SHORT
+from pipelines.frame import Settings
 
 def streams_used(rows) -> list[str]:
     return [s for s in STREAMS if any(r[f"dram_bytes.{s}"] for r in rows)]

@@ -7,7 +7,7 @@ from numba import njit
 
 from renderer.stamped_set import add_new
 
-from .imr_kernels import append_in_order
+from pipelines.arch.imr_kernels import append_in_order
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

@@ -11,7 +11,7 @@ renderer.bvh.layouts.BVH8_PRIM_TRIS).
 """
 from __future__ import annotations
 
-from .presets import Param, Preset
+from pipelines.presets.params import Param, Preset
 
 A = "seed 000 (seed-notes/000_partA.md"
 B = "seed 000 (seed-notes/000_partB.md"

@@ -1,0 +1,103 @@
+"""What every architecture's pipeline shares around the stages: the pass's primitives as
+submitted, its render targets, and the per-tile heat maps."""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from renderer.binning_kernels import BLOCK
+from renderer.memo import MeshMemo, mesh_ids
+from renderer.memory import STREAM
+from renderer.memory_kernels import write_linear
+from renderer.rop import Framebuffer, rgba8
+from renderer.raster_kernels import RC
+from renderer.rop_kernels import fill
+from scenes.model import LoadAction, SceneError
+
+
+class GeometryStreams(NamedTuple):
+    """The pass's primitives as submitted: which draw each belongs to and its vertex indices.
+    What the front end fetches, and from where, is its FetchPlan (renderer.frontend)."""
+    prim_off: np.ndarray     # int64 (n_draws + 1,) first primitive of each draw (pass-global)
+    indices: np.ndarray      # int64 (3 * n_prims,) draw-local vertex index of every corner
+
+    @staticmethod
+    def of(draws) -> "GeometryStreams":
+        """Remembered while the same meshes are drawn (shared: never written to)."""
+        def compute():
+            counts = [d.mesh.n_triangles for d in draws]
+            prim_off = np.zeros(len(draws) + 1, np.int64)
+            np.cumsum(counts, out=prim_off[1:])
+            idx = np.concatenate([d.mesh.indices.reshape(-1) for d in draws]).astype(np.int64) \
+                if draws else np.zeros(0, np.int64)
+            return GeometryStreams(prim_off, idx)
+        return _STREAMS.get(mesh_ids(draws), (d.mesh for d in draws), compute)
+
+    def prim_draw(self) -> np.ndarray:
+        """int64 (n_prims,): the draw of every primitive."""
+        return np.repeat(np.arange(len(self.prim_off) - 1, dtype=np.int64), np.diff(self.prim_off))
+
+
+_STREAMS = MeshMemo(8)
+
+
+def blocks(width: int, height: int) -> tuple[int, int, int]:
+    """8x8 ROP blocks across, down, in all."""
+    bx, by = -(-width // BLOCK), -(-height // BLOCK)
+    return bx, by, bx * by
+
+
+def shaded_counts(width: int, height: int) -> np.ndarray:
+    """uint32 (h, w) zeros: fragments shaded per pixel over the frame's passes (the overdraw
+    heat map), zeroed by a parallel fill on the calling thread's numba threads (np.zeros clears
+    recycled heap memory on one core; the IMR makes them on the memory model's thread)."""
+    shaded = np.empty((height, width), np.uint32)
+    fill(shaded.reshape(-1), np.uint32(0))
+    return shaded
+
+
+def framebuffer(rp, images, view, shaded) -> Framebuffer:
+    """The pass's attachments: previous contents for LOAD, else the clear value."""
+    def get(att, shape, dtype, clear):
+        if att.load == LoadAction.LOAD and att.name in images and images[att.name].shape == shape:
+            return images[att.name]
+        img = np.empty(shape, dtype)
+        texel = np.frombuffer(np.asarray(clear, dtype).tobytes(), np.uint32)   # 4 B: one word
+        fill(img.reshape(-1).view(np.uint32), texel[0])
+        images[att.name] = img
+        return img
+    h, w, s = view.height, view.width, view.samples
+    color = get(rp.color, (h, w, s, 4), np.uint8, rgba8(rp.color.clear))
+    depth = get(rp.depth, (h, w, s), np.float32, rp.depth.clear[0]) if rp.depth is not None \
+        else np.ones((h, w, s), np.float32)
+    return Framebuffer(color, depth, shaded)
+
+
+def tile_maps(per_tile, tile_bytes, tiles_x, tiles_y) -> dict[str, np.ndarray]:
+    shape = (tiles_y, tiles_x)
+    shaded = per_tile[:, RC.SHADED].reshape(shape)
+    covered = per_tile[:, RC.PIXELS_COVERED].reshape(shape)
+    return {"overdraw": np.where(covered > 0, shaded / np.maximum(covered, 1), 0.0),
+            "shaded": shaded, "dram_bytes": tile_bytes.reshape(shape).copy()}
+
+
+def read_inputs(rp, mm, attachments: dict, images: dict, fb, width: int, height: int) -> None:
+    """A pass that samples earlier attachments (rp.inputs) reads each once per pixel, through the
+    caches from L2 down (stream texture): what the caches still hold of a surface its own pass
+    stored is read on chip, the rest from DRAM. With rp.shows, the pass's colour is that
+    attachment's image (see scenes.model.RenderPass)."""
+    level = [c.name for c in mm.config.levels].index("l2")
+    for name in rp.inputs:
+        if name not in attachments:
+            raise SceneError(f"pass {rp.name!r} reads {name!r}, which no earlier pass wrote")
+        att, samples = attachments[name]
+        surf = mm.surface(name, att.format, samples)
+        write_linear(mm.state, mm.acc, mm.tile_bytes, level, surf.region,
+                     width * height * surf.bytes_per_pixel, STREAM["texture"], False)
+    if rp.shows is not None:
+        src = images[rp.shows]
+        if src.shape != fb.color.shape:
+            raise SceneError(f"pass {rp.name!r} shows {rp.shows!r}, whose size or samples differ")
+        fb.color[...] = src
+
