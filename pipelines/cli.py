@@ -33,14 +33,15 @@ def _parse_res(text: str) -> tuple[int, int]:
 
 
 def _load_scene(spec: str, camera: str | None):
+    """A built-in scene or a mesh file; with `camera` (--camera text) seen from there instead,
+    near and far fitted to the scene from that eye (the scene's own planes frame its own eye)."""
     from scenes.library import get_scene
-    from scenes.loaders import load_mesh_file
+    from scenes.loaders import fit_depth, load_mesh_file
     from scenes.model import Camera
     is_file = Path(spec).suffix.lower() in (".glb", ".gltf", ".obj", ".ply") or os.sep in spec
     scene = load_mesh_file(spec) if is_file else get_scene(spec)
     if camera:
-        cam = Camera.parse(camera, scene.camera.near, scene.camera.far)
-        scene = dataclasses.replace(scene, camera=cam)
+        scene = dataclasses.replace(scene, camera=fit_depth(Camera.parse(camera), scene.draws))
     return scene
 
 
@@ -294,7 +295,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--preset", default="imr-baseline")
     r.add_argument("--res", default="1280x720", help="WIDTHxHEIGHT (default 1280x720)")
     r.add_argument("--samples", type=int, default=1, choices=(1, 4))
-    r.add_argument("--camera", help="eye:target:up:fovy, e.g. 0,1,5:0,0,0:0,1,0:60 (write --camera=-1,... when it starts with a minus)")
+    r.add_argument("--camera", help="eye:target:up:fovy, e.g. 0,1,5:0,0,0:0,1,0:60, near and far "
+                   "fitted to the scene from that eye (write --camera=-1,... when it starts with a minus)")
     r.add_argument("-o", "--output", default="out.png")
     r.add_argument("--counters", help="write the counters as JSON here")
     r.add_argument("--frontend", choices=FRONTENDS, help="geometry front end (default: the preset's)")
