@@ -169,7 +169,8 @@ def _report_format(args) -> str:
 
 def cmd_report(args) -> None:
     from rich.console import Console
-    from scenes.library import get_scene, scene_names
+    from scenes.library import scene_names
+    from scenes.model import Camera
 
     from . import report, report_text
     from .claims import evaluate
@@ -178,6 +179,8 @@ def cmd_report(args) -> None:
     if not (0 < args.fps < float("inf")):
         raise UserError(f"--fps {args.fps:g}: must be a positive number")
     claims_w, claims_h = _parse_res(args.claims_res)
+    if args.camera:
+        Camera.parse(args.camera)       # a bad --camera fails even when no scene is named
     fmt = _report_format(args)
     out = args.output or ("report.html" if fmt == "html" else None)
     if out:
@@ -187,7 +190,7 @@ def cmd_report(args) -> None:
     if not presets:
         raise UserError("--preset: name at least one preset, or all")
     scene_specs = args.scenes or ([] if args.claims and fmt != "html" else scene_names())
-    scenes = [get_scene(n) for n in scene_specs]
+    scenes = [_load_scene(spec, args.camera) for spec in scene_specs]
     rays = ()
     if args.rt:
         from .raytrace import PASSES
@@ -307,7 +310,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(func=cmd_render)
     p = sub.add_parser("report", help="scenes x presets -> the bandwidth report (table, JSON, CSV, "
                                       "Markdown or HTML)")
-    p.add_argument("scenes", nargs="*", metavar="SCENE", help="built-in scenes (default: all)")
+    p.add_argument("scenes", nargs="*", metavar="SCENE",
+                   help="built-in scenes (see `tilesim scenes`) or .glb/.gltf/.obj/.ply files "
+                        "(default: every built-in scene)")
+    p.add_argument("--camera", help="eye:target:up:fovy for every scene, as render's")
     p.add_argument("--preset", default="all", help="comma-separated presets, or all (default)")
     p.add_argument("--res", default="1280x720")
     p.add_argument("--samples", type=int, default=1, choices=(1, 4))
