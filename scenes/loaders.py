@@ -11,13 +11,14 @@ compared with the counts the file declares. Every failure is one `SceneError` li
 
     scene = load_mesh_file("assets/bunny.obj")
     camera = frame_bounds(*world_bounds(scene.draws), fovy=45)
+    street = fit_depth(Camera.parse("0,1,5:0,0,0:0,1,0:60"), scene.draws)   # any eye, near/far fitted
 """
 from __future__ import annotations
 
 import json
 import math
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -30,6 +31,11 @@ FORMATS = (".glb", ".gltf", ".obj", ".ply")
 FRAME_DIRECTION = (0.35, 0.35, 1.0)  # automatic framing looks from +Z, a little above and right
 FRAME_MARGIN = 1.05                  # bounding sphere radius → distance, 5 % border
 DEPTH_SLACK = 1.1                    # near/far sit 10 % of the radius outside the bounding sphere
+# A given camera's depth range: far/near at most this. Window depth spends its precision near the
+# near plane: a step at view depth z is about z^2 / near * 2^-24 in float32 (tilesim's depth) and
+# in the GL oracle's D24 test, so at far it is RATIO * far * 6e-8, 0.004 units at far 60.
+DEPTH_RANGE_RATIO = 1000.0
+DEPTH_RANGE_SLACK = 1.01             # near/far 1 % outside the box's depths: vertex rounding
 
 _GLB_MAGIC = b"glTF"
 _GLB_JSON = 0x4E4F534A               # chunk type "JSON"
@@ -82,6 +88,33 @@ def frame_bounds(lo, hi, fovy: float = 60.0, direction=FRAME_DIRECTION) -> Camer
     near = max(dist - DEPTH_SLACK * radius, 0.01 * dist)
     far = dist + DEPTH_SLACK * radius
     return Camera(_floats(centre + d * dist), _floats(centre), (0.0, 1.0, 0.0), float(fovy), near, far)
+
+
+def depth_range(lo, hi, camera: Camera) -> tuple[float, float]:
+    """(near, far) for `camera` seeing the box lo..hi: far just past the farthest corner's depth
+    along the view direction, near just before the nearest, never behind the eye and never below
+    far / DEPTH_RANGE_RATIO (an eye inside the box clips what lies nearer than that). A box
+    wholly behind the eye (nothing to see) still gets a valid range: 0 < near < far."""
+    lo, hi = np.asarray(lo, np.float64), np.asarray(hi, np.float64)
+    if lo.shape != (3,) or hi.shape != (3,) or not (np.isfinite(lo).all() and np.isfinite(hi).all()):
+        raise SceneError("depth_range: bounds must be two finite 3-vectors")
+    eye = np.asarray(camera.eye, np.float64)
+    forward = np.subtract(camera.target, eye)
+    corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
+    depths = (corners - eye) @ (forward / np.linalg.norm(forward))
+    # far's floor when no corner is in front (nothing to see): a RATIO-th of the scene's reach
+    # from the eye, or of the eye-target distance for a box that is one point at the eye
+    scale = max(float(np.linalg.norm(corners - eye, axis=1).max()), float(np.linalg.norm(forward)))
+    far = DEPTH_RANGE_SLACK * max(float(depths.max()), scale / DEPTH_RANGE_RATIO)
+    near = max(float(depths.min()) / DEPTH_RANGE_SLACK, far / DEPTH_RANGE_RATIO)
+    return near, far
+
+
+def fit_depth(camera: Camera, draws) -> Camera:
+    """`camera` with near and far from `depth_range` over the draws' world bounds: what a
+    user-given camera (--camera) renders with, so it sees the scene wherever it stands."""
+    near, far = depth_range(*world_bounds(draws), camera)
+    return replace(camera, near=near, far=far)
 
 
 def world_bounds(draws) -> tuple[np.ndarray, np.ndarray]:

@@ -138,7 +138,11 @@ def test_report_unwritable_output_writes_nothing(tmp_path):
     (["report", "triangle", "--preset", ",", "-q"], "name at least one preset"),
     (["report", "triangle", "--fps", "0", "-q"], "--fps"),
     (["report", "triangle", "--format", "pdf", "-q"], "invalid choice"),
-], ids=["scene", "preset", "res", "no-preset", "fps", "format"])
+    (["report", "missing.obj", "--res", "16x16", "-q"], "no such file"),
+    (["report", "triangle", "--camera", "1,2:3", "--res", "16x16", "-q"], "--camera"),
+    (["report", "--claims", "--camera", "0,0,0:0,0,0:0,1,0:60", "-q"], "eye equals target"),
+], ids=["scene", "preset", "res", "no-preset", "fps", "format", "missing-file", "camera",
+        "camera-no-scene"])
 def test_report_bad_input(argv, keyword, tmp_path):
     proc = tilesim(*argv, "-o", tmp_path / "r.json", cwd=tmp_path)
     assert_user_error(proc, keyword)
@@ -215,3 +219,14 @@ def test_render_obj_file_with_camera(tmp_path):
         rgba = im.convert("RGBA")
         # at distance 3 with fovy 60 the 2 x 2 quad covers the middle, not the corners
         assert rgba.getpixel((16, 12)) != rgba.getpixel((0, 0))
+
+
+def test_report_takes_mesh_files_and_a_camera(tmp_path):
+    obj = _write(tmp_path, "quad.obj", QUAD_OBJ)
+    proc = tilesim("report", obj, "--preset", "imr-baseline", "--camera", "0,0,3:0,0,0:0,1,0:60",
+                   "--res", "32x24", "--format", "csv", "-q", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    rows = list(csv.DictReader(proc.stdout.splitlines()))
+    assert [(r["scene"], r["preset"]) for r in rows] == [("quad", "imr-baseline")]
+    assert int(rows[0]["shaded"]) > 0           # the quad is in view, not clipped away

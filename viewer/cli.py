@@ -33,7 +33,8 @@ def add_parser(subparsers):
                    "(default: each preset's; G steps through them)")
     v.add_argument("--threads", type=int, help="numba threads that render (default: every core; "
                    "1 can be faster on a machine busy with other work)")
-    v.add_argument("--camera", help="eye:target:up:fovy replacing the scene's camera")
+    v.add_argument("--camera", help="eye:target:up:fovy replacing the scene's camera (near and far "
+                   "fitted to the scene from that eye)")
     v.add_argument("--window", default="pyglet", choices=WINDOWS,
                    help="moderngl-window backend (default pyglet; headless renders off screen)")
     v.add_argument("--out-dir", default=".", help="where S saves screenshots (PNG + counters JSON)")
@@ -52,6 +53,7 @@ def options_from_args(args):
     from pipelines.commands.cli import UserError
     from pipelines.presets import get_preset
     from scenes.library import scene_names
+    from scenes.loaders import fit_depth
     from scenes.model import Camera, SceneError, parse_ray_passes
 
     from .app import Options, load_scene
@@ -78,7 +80,7 @@ def options_from_args(args):
     specs = builtins if args.scene in builtins else [args.scene, *builtins]
     camera = None
     if args.camera:
-        camera = Camera.parse(args.camera, scene.camera.near, scene.camera.far)
+        camera = fit_depth(Camera.parse(args.camera), scene.draws)
     return Options(specs, presets, w, h, args.samples, args.scale, specs.index(args.scene), camera,
                    args.out_dir, {args.scene: scene}, args.mode, rays, args.threads, args.frontend)
 

@@ -33,14 +33,15 @@ def _parse_res(text: str) -> tuple[int, int]:
 
 
 def _load_scene(spec: str, camera: str | None):
+    """A built-in scene or a mesh file; with `camera` (--camera text) seen from there instead,
+    near and far fitted to the scene from that eye (the scene's own planes frame its own eye)."""
     from scenes.library import get_scene
-    from scenes.loaders import load_mesh_file
+    from scenes.loaders import fit_depth, load_mesh_file
     from scenes.model import Camera
     is_file = Path(spec).suffix.lower() in (".glb", ".gltf", ".obj", ".ply") or os.sep in spec
     scene = load_mesh_file(spec) if is_file else get_scene(spec)
     if camera:
-        cam = Camera.parse(camera, scene.camera.near, scene.camera.far)
-        scene = dataclasses.replace(scene, camera=cam)
+        scene = dataclasses.replace(scene, camera=fit_depth(Camera.parse(camera), scene.draws))
     return scene
 
 
@@ -168,7 +169,8 @@ def _report_format(args) -> str:
 
 def cmd_report(args) -> None:
     from rich.console import Console
-    from scenes.library import get_scene, scene_names
+    from scenes.library import scene_names
+    from scenes.model import Camera
 
     from pipelines.commands import report, report_text
     from pipelines.commands.claims import evaluate
@@ -178,6 +180,8 @@ def cmd_report(args) -> None:
     if not (0 < args.fps < float("inf")):
         raise UserError(f"--fps {args.fps:g}: must be a positive number")
     claims_w, claims_h = _parse_res(args.claims_res)
+    if args.camera:
+        Camera.parse(args.camera)       # a bad --camera fails even when no scene is named
     fmt = _report_format(args)
     out = args.output or ("report.html" if fmt == "html" else None)
     if out:
@@ -187,7 +191,7 @@ def cmd_report(args) -> None:
     if not presets:
         raise UserError("--preset: name at least one preset, or all")
     scene_specs = args.scenes or ([] if args.claims and fmt != "html" else scene_names())
-    scenes = [get_scene(n) for n in scene_specs]
+    scenes = [_load_scene(spec, args.camera) for spec in scene_specs]
     rays = _ray_passes(args.rt, "--rt")
     settings = Settings(w, h, args.samples, args.fps, args.frontend, rays)
     geometry = args.geometry or args.frontend is not None
@@ -290,7 +294,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--preset", default="imr-baseline")
     r.add_argument("--res", default="1280x720", help="WIDTHxHEIGHT (default 1280x720)")
     r.add_argument("--samples", type=int, default=1, choices=(1, 4))
-    r.add_argument("--camera", help="eye:target:up:fovy, e.g. 0,1,5:0,0,0:0,1,0:60 (write --camera=-1,... when it starts with a minus)")
+    r.add_argument("--camera", help="eye:target:up:fovy, e.g. 0,1,5:0,0,0:0,1,0:60, near and far "
+                   "fitted to the scene from that eye (write --camera=-1,... when it starts with a minus)")
     r.add_argument("-o", "--output", default="out.png")
     r.add_argument("--counters", help="write the counters as JSON here")
     r.add_argument("--frontend", choices=FRONTENDS, help="geometry front end (default: the preset's)")
@@ -301,7 +306,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(func=cmd_render)
     p = sub.add_parser("report", help="scenes x presets -> the bandwidth report (table, JSON, CSV, "
                                       "Markdown or HTML)")
-    p.add_argument("scenes", nargs="*", metavar="SCENE", help="built-in scenes (default: all)")
+    p.add_argument("scenes", nargs="*", metavar="SCENE",
+                   help="built-in scenes (see `tilesim scenes`) or .glb/.gltf/.obj/.ply files "
+                        "(default: every built-in scene)")
+    p.add_argument("--camera", help="eye:target:up:fovy for every scene, as render's")
     p.add_argument("--preset", default="all", help="comma-separated presets, or all (default)")
     p.add_argument("--res", default="1280x720")
     p.add_argument("--samples", type=int, default=1, choices=(1, 4))
