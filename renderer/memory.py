@@ -7,9 +7,16 @@ address region so lines never alias.
 
     mm = MemoryModel(MemoryConfig.from_preset(preset), n_tiles)
     color = mm.surface("color", "rgba8", samples=1)
-    ...  the architecture writes line requests (memory_kernels.request, request_block) into a
-         buffer and hands it to memory_kernels.serve(*mm.state, mm.acc, mm.tile_bytes, rq, n)
+    mm.clear(ROP_COLOR, color, which_blocks, "color", blocks_x, tile, tiles_x)
+    mm.write_linear(L2, mm.region("meta"), n_bytes, "meta")
+    ...  a kernel fills a request buffer (renderer.memory_requests) and hands it to
+         serve(*mm.state, mm.acc, mm.tile_bytes, rq, n), this module's serve
+    mm.flush(color, store=True)
     counters = mm.counters()
+
+The verbs: write_linear / read_linear (a region's first bytes, line by line), clear (whole
+blocks of a surface), resolve (MSAA samples to one), flush (store or drop a surface's dirty
+lines), serve_pipelined (a producer kernel's requests on two threads), dram_bytes.
 """
 from __future__ import annotations
 
@@ -22,6 +29,7 @@ import numba
 import numpy as np
 
 from . import memory_kernels as mk
+from .memory_kernels import serve, serve_levels  # noqa: F401  (what kernels hand their buffers to)
 from .counters import STREAMS, Counters
 from .formats import FORMATS
 
@@ -153,8 +161,45 @@ class MemoryModel:
     def address(self, region: int, offset=0):
         return (region << mk.REGION_SHIFT) + offset
 
-    def flush(self, surface: Surface, store: bool) -> None:
-        mk.flush_region(self.state, self.acc, self.tile_bytes, surface.region, not store)
+    def flush(self, surface: Surface | int, store: bool, tile_bytes: np.ndarray | None = None) -> None:
+        """End of pass for a surface (or a bare region): store writes its dirty lines down to
+        DRAM, else they are dropped. DRAM bytes go to `tile_bytes` (default the model's map)."""
+        region = surface.region if isinstance(surface, Surface) else int(surface)
+        mk.flush_region(self.state, self.acc, self.tile_bytes if tile_bytes is None else tile_bytes,
+                        region, not store)
+
+    def write_linear(self, level: int, region: int, n_bytes: int, stream: str, write: bool = True) -> None:
+        """Write (or read) the first n_bytes of a region, line by line, entering at `level`:
+        metadata such as a fast clear's, or a whole surface a pass samples once per pixel."""
+        mk.write_linear(self.state, self.acc, self.tile_bytes, level, region, n_bytes,
+                        STREAM[stream], write)
+
+    def read_linear(self, level: int, region: int, n_bytes: int, stream: str) -> None:
+        self.write_linear(level, region, n_bytes, stream, False)
+
+    def clear(self, level: int, surface: Surface, which: np.ndarray, stream: str, blocks_x: int,
+              tile: int, tiles_x: int) -> None:
+        """Write every line of the 8x8 blocks in `which` (bool per block) once: a clear without
+        fast-clear metadata, or a fast-clear eliminate; DRAM bytes by screen tile of `tile` px."""
+        mk.clear_surface(self.state, self.acc, self.tile_bytes, level, surface.region,
+                         surface.bytes_per_pixel, which, STREAM[stream], blocks_x, tile, tiles_x)
+
+    def resolve(self, level: int, src: Surface, dst: Surface, n_blocks: int, blocks_x: int,
+                tile: int, tiles_x: int) -> None:
+        """MSAA resolve: read every sample line of src (stream color), write dst (resolve)."""
+        mk.resolve_surface(self.state, self.acc, self.tile_bytes, level, src, dst, n_blocks,
+                           STREAM["color"], STREAM["resolve"], blocks_x, tile, tiles_x)
+
+    def serve_args(self, tile_bytes: np.ndarray | None = None) -> tuple:
+        """(state, acc, tile bytes): what a producer kernel that serves its own request buffers
+        takes first (renderer.memory_requests); DRAM bytes go to `tile_bytes` (default the
+        model's per-tile map)."""
+        return self.state, self.acc, self.tile_bytes if tile_bytes is None else tile_bytes
+
+    def dram_bytes(self, direction: str, stream: str) -> int:
+        """Bytes this model has moved to or from DRAM for a stream so far."""
+        row = mk.A_DRAM_READ if direction == "read" else mk.A_DRAM_WRITE
+        return int(self.acc[row, STREAM[stream]])
 
     def background(self, fn: Callable, *args):
         """Run fn(*args) on the model's second thread (the one serve_pipelined's lower levels

@@ -34,10 +34,10 @@ A way is invalid iff its tag is 0 (no line's: regions start at 1), and then its 
 valid way's stamp is the clock of its last use (>= 1, unique in its level), so the first way of
 least stamp is the first invalid way if there is one, else the least recently used.
 
-Requests: int64 (capacity, R_N), one row per line: level it enters at, line, op, tile (-1: none).
-op = write | write-back << 1 | stream << 2 | fill << 9. A write-back is a dirty line leaving the
-level above (a flush): it counts no on-chip bytes, hits or misses. A fill is a request a level above
-has passed on (serve_levels): it counts hits and misses but not its on-chip bytes again.
+Requests (renderer.memory_requests, the buffer producers fill): one row per line: level it
+enters at, line, op, tile (-1: none). A write-back is a dirty line leaving the level above (a
+flush): it counts no on-chip bytes, hits or misses. A fill is a request a level above has passed
+on (serve_levels): it counts hits and misses but not its on-chip bytes again.
 
 A lookup scans the whole set, with no early exit, so that it compiles to vector compares. (A
 table of the way each line was last found in, tried first, was measured and dropped: below the
@@ -49,24 +49,20 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .binning_kernels import BLOCK
-
-REGION_SHIFT = 40    # byte address = region << 40 | offset: one region per surface or buffer
+# The request buffer and the addressing its producers share (defined there, once).
+from .memory_requests import (ALL_LEVELS, M_LINE_BYTES, M_LINE_SHIFT, M_N, OP_FILL,  # noqa: F401
+                              OP_STREAM_SHIFT, OP_WRITE, OP_WRITE_BACK, R_LEVEL, R_LINE, R_N, R_OP,
+                              R_TILE, REGION_SHIFT, REQUESTS, block_layout, block_tile, op_code,
+                              request, request_block, request_fetch)
 
 F_TAG, F_STAMP, F_INFO, F_N = range(4)   # fields of a way
 I_DIRTY, I_STREAM_SHIFT, I_STREAM_MASK, I_TILE_SHIFT = 1, 1, 127, 8   # bits of F_INFO
 SH_SETS, SH_WAYS, SH_NEXT, SH_MASK, SH_BASE, SH_WALLOC, SH_CLOCK, SH_HELD, SH_N = range(9)
-M_LINE_BYTES, M_LINE_SHIFT, M_N = range(3)
 # Rows of acc: bytes by stream (columns) for the first four, events by level for the last two.
 A_DRAM_READ, A_DRAM_WRITE, A_ONCHIP_READ, A_ONCHIP_WRITE, A_HITS, A_MISSES, A_N = range(7)
-R_LEVEL, R_LINE, R_OP, R_TILE, R_N = range(5)
 WAY_BITS = 6
 MAX_WAYS = 1 << WAY_BITS   # a way's index fits the low bits of an LRU key (stamp << WAY_BITS | way)
-OP_WRITE, OP_WRITE_BACK, OP_STREAM_SHIFT = 1, 2, 2
-OP_FILL = 1 << 9       # above the stream's 7 bits: see serve_levels
 DRAM_BIT = 62          # serve_levels' `own` bit for DRAM
-ALL_LEVELS = -1        # every level and DRAM
-REQUESTS = 1024      # rows of a producer's request buffer: 32 KiB, stays in the L1 data cache
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -164,73 +160,6 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
             stream, write, counted = (op >> OP_STREAM_SHIFT) & I_STREAM_MASK, False, True
             below = -2
     return n_out
-
-
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def request(rq, n, lv, line, op, tile):
-    """Appends one request; returns the new count."""
-    rq[n, R_LEVEL] = lv
-    rq[n, R_LINE] = line
-    rq[n, R_OP] = op
-    rq[n, R_TILE] = tile
-    return n + 1
-
-
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def request_fetch(rq, n, meta, lv, index_base, vertex_base, local, v0, v1, v2, index_bytes,
-                  vertex_bytes, index_op, vertex_op):
-    """A front end fetching primitive `local` of a draw: its three indices and its three
-    vertices, one request per distinct line (the fetch unit merges a primitive's requests to
-    the same line, as it does for the indices it reads three at a time). Returns the new count."""
-    shift = meta[M_LINE_SHIFT]
-    last_index = -1
-    seen0 = seen1 = -1                     # vertex lines already requested for this primitive
-    for k in range(3):
-        line = (index_base + (local * 3 + k) * index_bytes) >> shift
-        if line != last_index:
-            n = request(rq, n, lv, line, index_op, -1)
-            last_index = line
-        first = vertex_base + (v0 if k == 0 else (v1 if k == 1 else v2)) * vertex_bytes
-        for line in range(first >> shift, ((first + vertex_bytes - 1) >> shift) + 1):
-            if line != seen0 and line != seen1:
-                n = request(rq, n, lv, line, vertex_op, -1)
-                seen0, seen1 = line, seen0
-    return n
-
-
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def op_code(write, stream):
-    return (OP_WRITE if write else 0) | (stream << OP_STREAM_SHIFT)
-
-
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def block_layout(meta, region, bpp):
-    """A block-linear surface (region, bpp = bytes per pixel with all its samples; the wrapper
-    checks that bpp divides the line) as request_block walks it: (first byte, bytes per 8x8
-    block, pixels per line, lines per block at most)."""
-    ppl = meta[M_LINE_BYTES] // bpp
-    return region << REGION_SHIFT, BLOCK * BLOCK * bpp, ppl, (BLOCK * BLOCK + ppl - 1) // ppl
-
-
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def request_block(rq, n, meta, lv, layout, block, mask, op, tile):
-    """The lines of one 8x8 block of a surface (layout from block_layout) that hold the pixels
-    in mask (bit y*8+x). Returns the new count."""
-    first, block_bytes, ppl, n_lines = layout
-    lb, shift = meta[M_LINE_BYTES], meta[M_LINE_SHIFT]
-    base = first + block * block_bytes
-    for j in range(n_lines):
-        lo = j * ppl
-        bits = min(ppl, BLOCK * BLOCK - lo)
-        m = (~np.uint64(0)) if bits == 64 else ((np.uint64(1) << np.uint64(bits)) - np.uint64(1))
-        if mask & (m << np.uint64(lo)):
-            n = request(rq, n, lv, (base + j * lb) >> shift, op, tile)
-    return n
-
-
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def block_tile(block, blocks_x, tile, tiles_x):
-    return ((block // blocks_x) * BLOCK // tile) * tiles_x + ((block % blocks_x) * BLOCK) // tile
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

@@ -13,8 +13,7 @@ from renderer.binning import RASTER_TILE, bin_triangles
 from renderer.counters import Counters
 from renderer.frontend import front_end
 from renderer.geometry_kernels import prim_offsets
-from renderer.memory import ROP_COLOR, ROP_DEPTH, STREAM, MemoryModel, Surface
-from renderer.memory_kernels import clear_surface, resolve_surface, write_linear
+from renderer.memory import ROP_COLOR, ROP_DEPTH, MemoryModel, Surface
 from renderer.raster import RasterView, rasterize
 from renderer.raster_kernels import RC
 from renderer.shade import build_tables, light_vector
@@ -53,12 +52,10 @@ def clear_attachments(mm, rp, color, depth, meta_regions, fast, blocks_x, n_bloc
             continue
         if fast:
             cleared[stream] = np.ones(n_blocks, np.bool_)
-            write_linear(mm.state, mm.acc, mm.tile_bytes, level, meta_regions[att.name],
-                         -(-n_blocks * meta_bits // 8), STREAM["meta"])
+            mm.write_linear(level, meta_regions[att.name], -(-n_blocks * meta_bits // 8), "meta")
         else:
-            clear_surface(mm.state, mm.acc, mm.tile_bytes, level, surf.region,
-                          surf.bytes_per_pixel, np.ones(n_blocks, np.bool_), STREAM[stream],
-                          blocks_x, RASTER_TILE, tiles_x)
+            mm.clear(level, surf, np.ones(n_blocks, np.bool_), stream, blocks_x, RASTER_TILE,
+                     tiles_x)
     return cleared
 
 
@@ -114,7 +111,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
                                                    hsr=deferred is not None, chunk=deferred, hiz=hiz)
         tex_region = mm.region("textures")
         cleared = clears.result()
-        args = (mm.state, mm.acc, mm.tile_bytes, fe.fetch[:4], fe.fetch.need, tris.draw, bins,
+        args = (*mm.serve_args(), fe.fetch[:4], fe.fetch.need, tris.draw, bins,
                 ref_tile, ev, mat, color, depth, tex_region,
                 mm.region(rp.depth.name + ".htile") if hiz else 0, cleared["color"],
                 cleared["depth"], work)
@@ -129,8 +126,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         read_inputs(rp, mm, attachments, images, fb, width, height)
         if rp.samples > 1:
             resolved = mm.surface(rp.color.name + ".resolved", rp.color.format, 1)
-            resolve_surface(mm.state, mm.acc, mm.tile_bytes, ROP_COLOR, color, resolved, n_blocks,
-                            STREAM["color"], STREAM["resolve"], blocks_x, RASTER_TILE, tiles_x)
+            mm.resolve(ROP_COLOR, color, resolved, n_blocks, blocks_x, RASTER_TILE, tiles_x)
             mm.flush(resolved, store=True)
         # An IMR has no tile memory: a memoryless attachment still lives in DRAM-backed caches,
         # and only its final store is skipped. A stored surface with blocks still in the fast-
@@ -141,9 +137,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
                 left = cleared[stream]
                 if left.any() and att.store == StoreAction.STORE and not att.memoryless:
                     counters.add(f"rop.fast_clear.eliminated_blocks.{stream}", int(left.sum()))
-                    clear_surface(mm.state, mm.acc, mm.tile_bytes, level, surf.region,
-                                  surf.bytes_per_pixel, left, STREAM[stream], blocks_x,
-                                  RASTER_TILE, tiles_x)
+                    mm.clear(level, surf, left, stream, blocks_x, RASTER_TILE, tiles_x)
                 mm.flush(surf, store=att.store == StoreAction.STORE and not att.memoryless)
         counters = counters + fe.counters + raster_counters
         per_tile += tile_rows

@@ -11,10 +11,11 @@ from numba import njit
 
 from renderer.memory import L2, ROP_COLOR, ROP_DEPTH, STREAM
 from renderer.frontend.fetch_kernels import issue
-from renderer.memory_kernels import (ALL_LEVELS, M_LINE_SHIFT, OP_WRITE_BACK, R_LEVEL, R_LINE,
-                                     R_N, R_OP, R_TILE, REGION_SHIFT, REQUESTS, block_layout,
-                                     op_code, request, request_block, serve,
-                                     serve_levels)
+from renderer.memory import serve, serve_levels
+from renderer.memory_requests import (ALL_LEVELS, OP_WRITE_BACK, REQUESTS, block_layout,
+                                      copy_request, line_shift, new_requests, op_code,
+                                      region_base, request, request_block, request_level,
+                                      request_line)
 
 S_COLOR, S_DEPTH, S_TEXTURE, S_META = (
     STREAM[s] for s in ("color", "depth", "texture", "meta"))
@@ -61,7 +62,7 @@ def replay(cs, acc, tile_bytes, fetch, prim_need, tri_draw, bins, ref_tile, ev, 
     fast clear (cleared_* true per block, empty without one) a block still in the cleared state
     is read from its metadata, not memory; the first write takes it out of that state.
 
-    Serves the levels in `own` (memory_kernels.serve_levels) and appends what reaches the others
+    Serves the levels in `own` (renderer.memory.serve_levels) and appends what reaches the others
     to `out` (for serve_handed), from work item `start` until the work is done or out might not
     hold the next item. Returns (the next item, the rows of out used)."""
     # Unpack the structs once: an array taken out of a tuple inside the loop is ref-counted
@@ -71,10 +72,10 @@ def replay(cs, acc, tile_bytes, fetch, prim_need, tri_draw, bins, ref_tile, ev, 
     ref_tri = bins.ref_tri
     block_off, n_block, block, tested_m, written_m, tex_off, n_tex, tex_addr = ev
     depth_test, depth_write, blend = mat.depth_test, mat.depth_write, mat.blend
-    shift = meta[M_LINE_SHIFT]
+    shift = line_shift(meta)
     texture_op = op_code(False, S_TEXTURE)
     meta_read, meta_written = op_code(False, S_META), op_code(True, S_META)
-    htile_base = htile_region << REGION_SHIFT
+    htile_base = region_base(htile_region)
     depth_read, depth_written = op_code(False, S_DEPTH), op_code(True, S_DEPTH)
     color_read, color_written = op_code(False, S_COLOR), op_code(True, S_COLOR)
     color_blocks = block_layout(meta, color[0], color[1])
@@ -83,7 +84,7 @@ def replay(cs, acc, tile_bytes, fetch, prim_need, tri_draw, bins, ref_tile, ev, 
     # a block's ROP requests, a texel block) the buffer is served if the unit might not fit.
     block_need = 2 * color_blocks[3] + 2 * depth_blocks[3] + 2
     cap = max(REQUESTS, prim_need, block_need)
-    rq = np.empty((cap, R_N), np.int64)
+    rq = new_requests(cap)
     n = 0
     n_out = 0
     # most requests one request can hand on (see serve_levels); none when all levels are ours
@@ -156,7 +157,7 @@ def replay(cs, acc, tile_bytes, fetch, prim_need, tri_draw, bins, ref_tile, ev, 
             if n == cap:
                 n_out = serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out)
                 n = 0
-            line = ((tex_region << REGION_SHIFT) + tex_addr[e]) >> shift
+            line = (region_base(tex_region) + tex_addr[e]) >> shift
             n = request(rq, n, L2, line, texture_op, ref_tile[r])
     return work.shape[0], serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out)
 
@@ -168,31 +169,29 @@ def serve_handed(lines, shape, meta, acc, tile_bytes, rows, n, fetch, prim_need,
     order, issuing the fetches and texel blocks a FETCH_MARK or TEXTURE_MARK row stands for."""
     f_off, f_addr, f_nbytes, f_op = fetch
     tex_off, n_tex, tex_addr = ev.tex_off, ev.n_tex, ev.tex_addr
-    shift = meta[M_LINE_SHIFT]
+    shift = line_shift(meta)
     texture_op = op_code(False, S_TEXTURE)
     cap = max(REQUESTS, prim_need)
-    rq = np.empty((cap, R_N), np.int64)
+    rq = new_requests(cap)
     m = 0
     for i in range(n):
-        lv = rows[i, R_LEVEL]
+        lv = request_level(rows, i)
         if lv >= -1:                      # a plain request
             if m == cap:
                 serve(lines, shape, meta, acc, tile_bytes, rq, m)
                 m = 0
-            rq[m, R_LEVEL], rq[m, R_LINE] = lv, rows[i, R_LINE]
-            rq[m, R_OP], rq[m, R_TILE] = rows[i, R_OP], rows[i, R_TILE]
-            m += 1
+            m = copy_request(rq, m, rows, i)
         elif lv == FETCH_MARK:
             if m > cap - prim_need:
                 serve(lines, shape, meta, acc, tile_bytes, rq, m)
                 m = 0
-            m = issue(rq, m, L2, shift, f_off, f_addr, f_nbytes, f_op, rows[i, R_LINE])
+            m = issue(rq, m, L2, shift, f_off, f_addr, f_nbytes, f_op, request_line(rows, i))
         else:
-            r = rows[i, R_LINE]
+            r = request_line(rows, i)
             for e in range(tex_off[r], tex_off[r] + n_tex[r]):
                 if m == cap:
                     serve(lines, shape, meta, acc, tile_bytes, rq, m)
                     m = 0
-                m = request(rq, m, L2, ((tex_region << REGION_SHIFT) + tex_addr[e]) >> shift,
+                m = request(rq, m, L2, (region_base(tex_region) + tex_addr[e]) >> shift,
                             texture_op, ref_tile[r])
     serve(lines, shape, meta, acc, tile_bytes, rq, m)

@@ -8,8 +8,6 @@ import numpy as np
 
 from renderer.binning_kernels import BLOCK
 from renderer.memo import MeshMemo, mesh_ids
-from renderer.memory import STREAM
-from renderer.memory_kernels import write_linear
 from renderer.rop import Framebuffer, rgba8
 from renderer.raster_kernels import RC
 from renderer.rop_kernels import fill
@@ -93,8 +91,7 @@ def read_inputs(rp, mm, attachments: dict, images: dict, fb, width: int, height:
             raise SceneError(f"pass {rp.name!r} reads {name!r}, which no earlier pass wrote")
         att, samples = attachments[name]
         surf = mm.surface(name, att.format, samples)
-        write_linear(mm.state, mm.acc, mm.tile_bytes, level, surf.region,
-                     width * height * surf.bytes_per_pixel, STREAM["texture"], False)
+        mm.read_linear(level, surf.region, width * height * surf.bytes_per_pixel, "texture")
     if rp.shows is not None:
         src = images[rp.shows]
         if src.shape != fb.color.shape:

@@ -33,7 +33,6 @@ from renderer.formats import FORMATS, PARAM_PRIMITIVE, PARAM_VERTEX, TILE_LIST_E
 from renderer.frontend import front_end
 from renderer.geometry_kernels import prim_offsets
 from renderer.memory import MemoryModel
-from renderer.memory_kernels import flush_region
 from renderer.raster import Raster, RasterView
 from renderer.raster_kernels import RC
 from renderer.shade import build_tables, light_vector
@@ -150,19 +149,19 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         _fold(spills, bins.tiles_x, tile0 // tile, tile_spills, tiles_x)
         for region, bpp in spill:                   # a spill is dead once reloaded
             if bpp:
-                flush_region(mm.state, mm.acc, pass_bytes, region, True)
+                mm.flush(region, store=False, tile_bytes=pass_bytes)
         counters.add("tile.partial_renders", int(prim_chunk[-1]) if n_prims else 0)
         counters.add("tile.partial_render.store_bytes", extra[0])
         counters.add("tile.partial_render.load_bytes", extra[1])
         for region, bpp, on in stores[1::2]:
             if on:
-                flush_region(mm.state, mm.acc, pass_bytes, region, False)
+                mm.flush(region, store=True, tile_bytes=pass_bytes)
             elif split and region:         # depth the split parked for its second half: dead
-                flush_region(mm.state, mm.acc, pass_bytes, region, True)
+                mm.flush(region, store=False, tile_bytes=pass_bytes)
         _fold(pass_bytes[:bins.n_tiles], bins.tiles_x, tile0 // tile, mm.tile_bytes, tiles_x)
         _fold(tile_rows, bins.tiles_x, tile0 // tile, per_tile, tiles_x)
         for region, _ in param:                   # the parameter buffer dies with the pass
-            flush_region(mm.state, mm.acc, pass_bytes, region, True)
+            mm.flush(region, store=False, tile_bytes=pass_bytes)
         counters.add("tile.param_bytes", param_bytes)
         counters = counters + fe.counters + raster_counters
         attachments.update({a.name: (a, rp.samples) for a in (rp.color, rp.depth) if a is not None})
@@ -210,12 +209,12 @@ def _replay(mm: MemoryModel, pass_bytes, geo, fetch, draw_vbase, prim_tri_off, t
         st = tiler_state(geo.prim_off, draw_vbase, tri_prim, bins, prim_chunk, fetch.need, param,
                          mm.config.line_bytes)
         for c in range(n_chunks):
-            tiler_geometry(mm.state, mm.acc, pass_bytes, geo, fetch[:4], fetch.need, draw_vbase,
+            tiler_geometry(*mm.serve_args(pass_bytes), geo, fetch[:4], fetch.need, draw_vbase,
                            prim_tri_off, bins, ref_tile, param, prim_chunk, st, c)
             lo = 0
             while lo < bins.n_tiles:
                 hi = drawn.beyond(lo)
-                tiler_tiles(mm.state, mm.acc, pass_bytes, geo, draw_vbase, tri_prim, bins, ev,
+                tiler_tiles(*mm.serve_args(pass_bytes), geo, draw_vbase, tri_prim, bins, ev,
                             param, actions, spill, prim_chunk, blocks_x, blocks_y, tex_region,
                             extra, spills, st, c, lo, hi)
                 lo = hi

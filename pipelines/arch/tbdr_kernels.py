@@ -28,8 +28,9 @@ from numba import njit
 from renderer.binning_kernels import BLOCK
 from renderer.memory import STREAM
 from renderer.frontend.fetch_kernels import issue
-from renderer.memory_kernels import (M_LINE_BYTES, M_LINE_SHIFT, R_N, REGION_SHIFT, REQUESTS,
-                                     block_layout, op_code, request, request_block, serve)
+from renderer.memory import serve
+from renderer.memory_requests import (REQUESTS, block_layout, line_bytes, line_shift, new_requests,
+                                      op_code, region_base, request, request_block)
 
 PARAM_CACHE, SLC = 0, 1            # levels of the tiler's MemoryConfig
 S_PARAM, S_COLOR, S_DEPTH, S_TEXTURE = (
@@ -101,7 +102,7 @@ def _tile_transfer(rq, n, meta, write, spilled, spill, actions, i, tx0, ty0, bx1
                          op_code(write, S_COLOR if a == 0 else S_DEPTH), i, tx0, ty0, bx1, by1,
                          blocks_x)
         if spilled:
-            moved += (n - n0) * meta[M_LINE_BYTES]
+            moved += (n - n0) * line_bytes(meta)
     return n, moved
 
 
@@ -142,7 +143,7 @@ def tiler_state(prim_off, draw_vbase, tri_prim, bins, prim_chunk, fetch_need, pa
     for i in range(n_tiles):
         if tile_offsets[i + 1] > tile_offsets[i]:
             last_chunk[i] = prim_chunk[tri_prim[ref_tri[tile_offsets[i + 1] - 1]]]
-    return TilerState(np.empty((cap, R_N), np.int64), np.full(draw_vbase[-1], -1, np.int64),
+    return TilerState(new_requests(cap), np.full(draw_vbase[-1], -1, np.int64),
                       draw_of, last_chunk, tile_offsets[:-1].copy(), np.zeros(n_tiles, np.bool_),
                       np.zeros(1, np.int64))
 
@@ -160,14 +161,14 @@ def tiler_geometry(cs, acc, tile_bytes, geo, fetch, fetch_need, draw_vbase, prim
     f_off, f_addr, f_nbytes, f_op = fetch
     tri_offsets, ref_slot = bins.tri_offsets, bins.ref_slot
     (vertex_region, vertex_b), (record_region, record_b), (list_region, entry_bytes) = param
-    lb, shift = meta[M_LINE_BYTES], meta[M_LINE_SHIFT]
+    lb, shift = line_bytes(meta), line_shift(meta)
     param_write = op_code(True, S_PARAM)
     rq, stamp, draw_of = st.rq, st.stamp, st.draw_of
     cap = rq.shape[0]
     need = _most_rows(fetch_need, param, lb)
-    vertex_base = vertex_region << REGION_SHIFT
-    record_base = record_region << REGION_SHIFT
-    list_base = list_region << REGION_SHIFT
+    vertex_base = region_base(vertex_region)
+    record_base = region_base(record_region)
+    list_base = region_base(list_region)
     n_prims = prim_off[-1]
     last_vertex = last_record = -1       # the line each write-combining slot holds
     last_list = np.full(bins.tile_offsets.shape[0] - 1, -1, np.int64)    # per tile list
@@ -225,15 +226,15 @@ def tiler_tiles(cs, acc, tile_bytes, geo, draw_vbase, tri_prim, bins, ev, param,
     tile_offsets, ref_tri = bins.tile_offsets, bins.ref_tri
     tex_off, n_tex, tex_addr = ev.tex_off, ev.n_tex, ev.tex_addr
     (vertex_region, vertex_b), (record_region, record_b), (list_region, entry_bytes) = param
-    lb, shift = meta[M_LINE_BYTES], meta[M_LINE_SHIFT]
+    lb, shift = line_bytes(meta), line_shift(meta)
     param_read = op_code(False, S_PARAM)
     texture_op = op_code(False, S_TEXTURE)
     rq, draw_of, cursor, spilled, last_chunk = st.rq, st.draw_of, st.cursor, st.spilled, st.last_chunk
     cap = rq.shape[0]
     need = _most_rows(0, param, lb)
-    vertex_base = vertex_region << REGION_SHIFT
-    record_base = record_region << REGION_SHIFT
-    list_base = list_region << REGION_SHIFT
+    vertex_base = region_base(vertex_region)
+    record_base = region_base(record_region)
+    list_base = region_base(list_region)
     n = 0
     for i in range(lo, hi):
         end = cursor[i]
@@ -278,7 +279,7 @@ def tiler_tiles(cs, acc, tile_bytes, geo, draw_vbase, tri_prim, bins, ev, param,
                 if n == cap:
                     serve(lines, shape, meta, acc, tile_bytes, rq, n)
                     n = 0
-                n = request(rq, n, SLC, ((tex_region << REGION_SHIFT) + tex_addr[e]) >> shift,
+                n = request(rq, n, SLC, (region_base(tex_region) + tex_addr[e]) >> shift,
                             texture_op, i)
         cursor[i] = end
         if n > cap // 2:

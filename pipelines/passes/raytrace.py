@@ -34,8 +34,7 @@ from renderer.bvh import Layout, Triangles, build_layout, cost_counters, make_ra
 from renderer.bvh.traverse import Hits
 from renderer.bvh.traverse_kernels import C_N, C_STEPS
 from renderer.counters import Counters
-from renderer.memory import STREAM, MemoryModel
-from renderer.memory_kernels import A_DRAM_READ
+from renderer.memory import MemoryModel
 from renderer.transforms import clip_from_world, look_at
 from scenes.library import get_scene
 from scenes.model import RAY_PASSES, Scene, SceneError
@@ -189,7 +188,7 @@ def _run(layout: Layout, rays: np.ndarray, mm: MemoryModel | None, level: int, r
     t = np.empty(n)
     counts = np.zeros((0, C_N), np.int32)     # a pass of no rays (nothing drawn to shade)
     parts = []
-    before = mm.acc.copy() if mm is not None else None
+    before = {s: mm.dram_bytes("read", s) for s in ("bvh_node", "bvh_leaf")} if mm is not None else {}
     mem_before = mm.counters() if mm is not None else Counters()
     for b0 in range(0, n, BATCH):
         t0 = time.perf_counter()
@@ -207,7 +206,7 @@ def _run(layout: Layout, rays: np.ndarray, mm: MemoryModel | None, level: int, r
     c = cost_counters(layout, hits, f"rt.{name}.")
     if mm is not None:
         for s in ("bvh_node", "bvh_leaf"):
-            c[f"rt.{name}.dram_read.{s}"] = int(mm.acc[A_DRAM_READ, STREAM[s]] - before[A_DRAM_READ, STREAM[s]])
+            c[f"rt.{name}.dram_read.{s}"] = mm.dram_bytes("read", s) - before[s]
     res.counters = res.counters + c
     # The pass's own share of the frame's totals: its rt.<pass>.* counters also under rt.*, and
     # what it moved through the memory model.

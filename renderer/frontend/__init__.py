@@ -36,7 +36,7 @@ from renderer.formats import INDEX, VERTEX
 from renderer.geometry import SetupTriangles, setup_all
 from renderer.memory import STREAM
 from renderer.memo import MeshMemo, mesh_ids
-from renderer.memory_kernels import OP_STREAM_SHIFT
+from renderer.memory_requests import OP_STREAM_SHIFT
 from renderer.raster import RasterView
 
 from . import fetch_kernels as fk
@@ -354,7 +354,7 @@ class _Addresses:
         return self._regions.setdefault(key, len(self._regions) + 1)
 
     def address(self, region: int, offset=0):
-        from renderer.memory_kernels import REGION_SHIFT
+        from renderer.memory_requests import REGION_SHIFT
         return (region << REGION_SHIFT) + offset
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from renderer.memory_kernels import request
+from renderer.memory_requests import request
 from renderer.stamped_set import add_new
 
 RECENT = 4   # lines a primitive's issue remembers: requests to them are merged

@@ -1,0 +1,143 @@
+"""The request buffer: what a producer (an architecture's replay, the tiler, the front end's
+fetch, a clear, a resolve, a flush) fills and hands to the memory model (renderer.memory), and the
+addressing it shares with the caches. Defined here once; the serve engine
+(renderer.memory_kernels) reads it, and nothing else needs its columns.
+
+    rq = new_requests(REQUESTS)
+    n = request(rq, 0, level, line_of(meta, region, offset), op_code(False, stream), tile)
+    serve(*mm.state, mm.acc, mm.tile_bytes, rq, n)       # renderer.memory.serve, in a kernel
+
+A buffer is int64 (capacity, R_N), one row per cache line: the level it enters at, the line
+(byte address >> log2 line bytes), op = write | write-back << 1 | stream << 2 | fill << 9, and
+the screen tile it is charged to (-1: none). A byte address is region << REGION_SHIFT | offset:
+one region per surface or buffer, so lines never alias. `meta` is the model's line geometry
+(MemoryModel.state.meta: line bytes, log2 line bytes).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .binning_kernels import BLOCK
+
+REGION_SHIFT = 40    # byte address = region << 40 | offset: one region per surface or buffer
+M_LINE_BYTES, M_LINE_SHIFT, M_N = range(3)     # the line geometry (meta)
+R_LEVEL, R_LINE, R_OP, R_TILE, R_N = range(5)  # columns of a request row
+OP_WRITE, OP_WRITE_BACK, OP_STREAM_SHIFT = 1, 2, 2
+OP_FILL = 1 << 9       # above the stream's 7 bits: see memory_kernels.serve_levels
+ALL_LEVELS = -1        # every level and DRAM (serve_levels' `own`)
+REQUESTS = 1024      # rows of a producer's request buffer: 32 KiB, stays in the L1 data cache
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def new_requests(capacity):
+    return np.empty((capacity, R_N), np.int64)
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def line_bytes(meta):
+    return meta[M_LINE_BYTES]
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def line_shift(meta):
+    """log2 of the line size: a byte address >> line_shift is its line."""
+    return meta[M_LINE_SHIFT]
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def region_base(region):
+    """The byte address of a region's first byte."""
+    return region << REGION_SHIFT
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def line_of(meta, region, offset):
+    """The line holding byte `offset` of `region`."""
+    return ((region << REGION_SHIFT) + offset) >> meta[M_LINE_SHIFT]
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def request_level(rq, i):
+    """Row i's level (a producer may mark rows with negative levels below -1 of its own)."""
+    return rq[i, R_LEVEL]
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def request_line(rq, i):
+    return rq[i, R_LINE]
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def copy_request(rq, n, src, i):
+    """Appends row i of buffer src; returns the new count."""
+    rq[n, R_LEVEL], rq[n, R_LINE] = src[i, R_LEVEL], src[i, R_LINE]
+    rq[n, R_OP], rq[n, R_TILE] = src[i, R_OP], src[i, R_TILE]
+    return n + 1
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def request(rq, n, lv, line, op, tile):
+    """Appends one request; returns the new count."""
+    rq[n, R_LEVEL] = lv
+    rq[n, R_LINE] = line
+    rq[n, R_OP] = op
+    rq[n, R_TILE] = tile
+    return n + 1
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def request_fetch(rq, n, meta, lv, index_base, vertex_base, local, v0, v1, v2, index_bytes,
+                  vertex_bytes, index_op, vertex_op):
+    """A front end fetching primitive `local` of a draw: its three indices and its three
+    vertices, one request per distinct line (the fetch unit merges a primitive's requests to
+    the same line, as it does for the indices it reads three at a time). Returns the new count."""
+    shift = meta[M_LINE_SHIFT]
+    last_index = -1
+    seen0 = seen1 = -1                     # vertex lines already requested for this primitive
+    for k in range(3):
+        line = (index_base + (local * 3 + k) * index_bytes) >> shift
+        if line != last_index:
+            n = request(rq, n, lv, line, index_op, -1)
+            last_index = line
+        first = vertex_base + (v0 if k == 0 else (v1 if k == 1 else v2)) * vertex_bytes
+        for line in range(first >> shift, ((first + vertex_bytes - 1) >> shift) + 1):
+            if line != seen0 and line != seen1:
+                n = request(rq, n, lv, line, vertex_op, -1)
+                seen0, seen1 = line, seen0
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def op_code(write, stream):
+    return (OP_WRITE if write else 0) | (stream << OP_STREAM_SHIFT)
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def block_layout(meta, region, bpp):
+    """A block-linear surface (region, bpp = bytes per pixel with all its samples; the wrapper
+    checks that bpp divides the line) as request_block walks it: (first byte, bytes per 8x8
+    block, pixels per line, lines per block at most)."""
+    ppl = meta[M_LINE_BYTES] // bpp
+    return region << REGION_SHIFT, BLOCK * BLOCK * bpp, ppl, (BLOCK * BLOCK + ppl - 1) // ppl
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def request_block(rq, n, meta, lv, layout, block, mask, op, tile):
+    """The lines of one 8x8 block of a surface (layout from block_layout) that hold the pixels
+    in mask (bit y*8+x). Returns the new count."""
+    first, block_bytes, ppl, n_lines = layout
+    lb, shift = meta[M_LINE_BYTES], meta[M_LINE_SHIFT]
+    base = first + block * block_bytes
+    for j in range(n_lines):
+        lo = j * ppl
+        bits = min(ppl, BLOCK * BLOCK - lo)
+        m = (~np.uint64(0)) if bits == 64 else ((np.uint64(1) << np.uint64(bits)) - np.uint64(1))
+        if mask & (m << np.uint64(lo)):
+            n = request(rq, n, lv, (base + j * lb) >> shift, op, tile)
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def block_tile(block, blocks_x, tile, tiles_x):
+    return ((block // blocks_x) * BLOCK // tile) * tiles_x + ((block % blocks_x) * BLOCK) // tile
