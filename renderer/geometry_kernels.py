@@ -18,7 +18,7 @@ MAX_OUT = MAX_POLY - 2            # triangles per clipped polygon (fan)
 # Per-input-primitive outcome (their tally makes the geom.* counters).
 EMITTED, CULLED_BACKFACE, CULLED_ZERO_AREA, CULLED_FRUSTUM = 0, 1, 2, 3
 
-# Cull modes, as scenes.model.CullMode.
+# Cull modes, as renderer.cull.CullMode.
 CULL_NONE, CULL_BACK, CULL_FRONT = 0, 1, 2
 
 

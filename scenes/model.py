@@ -20,21 +20,14 @@ from enum import IntEnum
 
 import numpy as np
 
-
-class SceneError(ValueError):
-    """A scene or mesh that cannot be rendered; the message names the problem in one line."""
+from renderer.cull import CullMode  # noqa: F401  (a draw state's; the stages read it)
+from renderer.errors import SceneError  # noqa: F401  (raised here for bad files and values)
 
 
 class AlphaMode(IntEnum):
     OPAQUE = 0   # glTF alphaMode OPAQUE: alpha ignored
     MASK = 1     # alpha test against alpha_cutoff ("punch-through"); needs the shader for coverage
     BLEND = 2    # source-over in submission order
-
-
-class CullMode(IntEnum):
-    NONE = 0
-    BACK = 1     # front faces are counter-clockwise in NDC (OpenGL default)
-    FRONT = 2
 
 
 class LoadAction(IntEnum):

@@ -444,7 +444,7 @@ def _viewer_class():
 
         def save_screenshot(self, path: str) -> str:
             """Write the window as PNG and every panel's counters as JSON beside it."""
-            from pipelines.commands.cli import UserError, save_json, save_png
+            from pipelines.commands.output import UserError, save_json, save_png
             if self.shown is None:
                 return "nothing rendered yet"
             json_path = str(Path(path).with_suffix(".json"))

@@ -4,7 +4,7 @@ moderngl, no numba), so pipelines/cli.py can register the subcommand at start-up
     from viewer.cli import add_parser as add_view_parser
     add_view_parser(sub)                     # sub: build_parser()'s subparsers
 
-The handler raises pipelines.commands.cli.UserError (one line, exit 2) for every error a user can meet,
+The handler raises pipelines.commands.output.UserError (one line, exit 2) for every error a user can meet,
 no display and no OpenGL 3.3 included.
 """
 from __future__ import annotations
@@ -50,7 +50,7 @@ def options_from_args(args):
     from pathlib import Path
 
     from pipelines.api import check_resolution
-    from pipelines.commands.cli import UserError
+    from pipelines.commands.output import UserError
     from pipelines.presets import get_preset
     from scenes.library import scene_names
     from scenes.loaders import fit_depth
@@ -86,7 +86,7 @@ def options_from_args(args):
 
 
 def cmd_view(args) -> None:
-    from pipelines.commands.cli import UserError, check_output
+    from pipelines.commands.output import UserError, check_output
 
     from .app import ViewerError, open_viewer, run
     options = options_from_args(args)

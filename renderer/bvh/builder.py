@@ -13,7 +13,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from scenes.model import CullMode, SceneError
+from renderer.cull import CullMode
+from renderer.errors import SceneError
 
 from . import builder_kernels as bk
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from renderer.counters import Counters
 from renderer.formats import PARAM_VERTEX
-from scenes.model import CullMode
+from renderer.cull import CullMode
 
 from . import mesh_kernels as mk
 from .meshlets import Meshlets
