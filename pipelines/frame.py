@@ -80,6 +80,7 @@ class FrameResult:
     post: object = None                  # pipelines.passes.postchain.PostResult of the compute passes
     dram_gbps: float | None = None
     seconds: float = 0.0
+    tile_maps: dict[str, np.ndarray] = field(default_factory=dict)    # the raster's (tiles_y, tiles_x)
     pixel_maps: dict[str, np.ndarray] = field(default_factory=dict)   # raster's and rays' (h, w)
 
     width = property(lambda self: self.settings.width)
@@ -87,7 +88,6 @@ class FrameResult:
     samples = property(lambda self: self.settings.samples)
     color = property(lambda self: self.raster.color)
     depth = property(lambda self: self.raster.depth)
-    tile_maps = property(lambda self: self.raster.tile_maps)
     tile_size = property(lambda self: self.raster.tile_size)
 
     @property
@@ -153,4 +153,4 @@ def run(scene: Scene | str, preset: Preset | str, settings: Settings = Settings(
     totals = sum((p.counters for p in passes), Counters())
     maps = {**frame.pixel_maps, **(rt.pixel_maps if rt is not None else {})}
     return FrameResult(scene.name, preset.name, settings, frame, passes, totals, rt, post,
-                       preset.dram_gbps, time.perf_counter() - t0, maps)
+                       preset.dram_gbps, time.perf_counter() - t0, frame.tile_maps, maps)

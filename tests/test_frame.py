@@ -1,0 +1,65 @@
+"""The frame runner (pipelines.frame.run): one frame graph of render, compute and ray passes, its
+per-pass counters adding up to the frame's totals, and the graph's rules."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pipelines import render
+from pipelines.frame import Settings, run
+from renderer.counters import Counters
+from scenes.library import get_scene
+from scenes.model import ComputePass, FrameGraph, RayPass, RenderPass, SceneError
+
+
+def test_render_compute_and_ray_passes_add_up_to_the_frame():
+    f = run(get_scene("postchain"), "amd-rdna2", Settings(96, 64, rays=("shadow",)))
+    kinds = [p.kind for p in f.passes]
+    assert kinds[0] == "render" and "compute" in kinds and kinds[-1] == "rays"
+    assert [p.name for p in f.passes if p.kind == "compute"] == \
+        [p.name for p in get_scene("postchain").compute]
+    total = sum((p.counters for p in f.passes), Counters())
+    assert total == f.counters
+    assert f.counters.dram_bytes() == sum(p.counters.dram_bytes() for p in f.passes)
+    for p in f.passes:                                  # every pass moved bytes of its own
+        assert p.counters.dram_bytes() > 0, p.name
+    # the parts are what each pass's own runner counted
+    assert f.passes[0].counters == f.raster.counters
+    assert sum((p.counters for p in f.passes if p.kind == "compute"), Counters()) == f.post.counters
+    assert sum((p.counters for p in f.passes if p.kind == "rays"), Counters()) == f.rt.counters
+    assert f.counters["rt.shadow.rays"] == f.counters["rt.rays"] > 0
+    np.testing.assert_array_equal(f.image, f.post.surfaces["final"])   # what the frame presents
+
+
+def test_the_one_function_api_is_run():
+    a = render("quad", "apple-m3", 64, 32)
+    b = run("quad", "apple-m3", Settings(64, 32))
+    assert a.counters == b.counters and np.array_equal(a.color, b.color)
+    assert [p.kind for p in a.passes] == ["render"]
+
+
+def test_graph_orders_ray_passes_and_traces_primary_for_ao():
+    g = get_scene("quad").graph(1, ("ao", "shadow"))
+    assert [type(p) for p in g.passes] == [RenderPass, RayPass, RayPass, RayPass]
+    assert [p.name for p in g.ray_passes] == ["primary", "shadow", "ao"]
+    assert g.ray_passes[1].reads == ("depth",) and g.ray_passes[2].reads == ("rt.primary",)
+    with pytest.raises(SceneError, match="unknown ray pass 'nope'"):
+        get_scene("quad").graph(1, ("nope",))
+
+
+def test_graph_rejects_passes_out_of_order_and_twice_named():
+    rp = get_scene("quad").frame(1)[0]
+    cp = ComputePass("blur", "blur_x", ("color",), {"out": "rgba8"})
+    with pytest.raises(SceneError, match="render passes, then compute"):
+        FrameGraph([RayPass("primary"), rp])
+    with pytest.raises(SceneError, match="render passes, then compute"):
+        FrameGraph([rp, RayPass("primary"), cp])
+    with pytest.raises(SceneError, match="unique"):
+        FrameGraph([rp, cp, cp])
+
+
+def test_bad_settings_are_one_clear_error():
+    for s, msg in ((Settings(0, 10), "out of range"), (Settings(10, 10, 2), "samples"),
+                   (Settings(10, 10, frontend="nope"), "front end")):
+        with pytest.raises(SceneError, match=msg):
+            run("quad", "imr-baseline", s)
