@@ -148,8 +148,9 @@ def run(scene: Scene | str, preset: Preset | str, settings: Settings = Settings(
         from pipelines.passes.raytrace import layout_for, trace
         rays = tuple(p.name for p in graph.ray_passes)
         rt = trace(scene, preset, settings.width, settings.height, rays=rays, depth=frame.depth,
-                   layout=layout_for(scene, preset))
+                   layout=layout_for(scene, preset), memory_model=frame.memory)
         passes += [PassResult(p, "rays", rt.pass_counters[p]) for p in rays]
+    frame.memory = None            # the caches' state is the frame's alone: not kept with it
     totals = sum((p.counters for p in passes), Counters())
     maps = {**frame.pixel_maps, **(rt.pixel_maps if rt is not None else {})}
     return FrameResult(scene.name, preset.name, settings, frame, passes, totals, rt, post,

@@ -23,6 +23,8 @@ class Result:
     tile_size: int = 0
     dram_gbps: float | None = None
     seconds: float = 0.0
+    memory: object = None      # renderer.memory.MemoryModel the frame's passes met: the ray
+                               # passes after it go through the same caches (pipelines.frame)
 
     def derived(self) -> dict[str, float]:
         return self.counters.derived(self.dram_gbps)

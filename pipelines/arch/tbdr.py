@@ -176,7 +176,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         maps[f"fallback.{reason}"] = np.asarray(per).reshape(tiles_y, tiles_x)
     maps["fallbacks"] = sum(maps[f"fallback.{r}"] for r in reasons)
     return Result(scene.name, preset.name, width, height, samples, fb.resolve(), fb.nearest_depth(),
-                  counters, maps, {"overdraw": shaded}, tile0, preset.dram_gbps)
+                  counters, maps, {"overdraw": shaded}, tile0, preset.dram_gbps, memory=mm)
 
 
 class _Progress:

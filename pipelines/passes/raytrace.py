@@ -224,13 +224,15 @@ def _run(layout: Layout, rays: np.ndarray, mm: MemoryModel | None, level: int, r
 def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
           rays=PASSES, mode: str | None = None, ao_samples: int = 4, ao_radius: float | None = None,
           seed: int = 0, depth: np.ndarray | None = None, layout: Layout | None = None,
-          memory: bool = True, stack: int | None = None, shadow_any_hit: bool = True) -> RtResult:
+          memory: bool = True, stack: int | None = None, shadow_any_hit: bool = True,
+          memory_model: MemoryModel | None = None) -> RtResult:
     """Trace the ray passes `rays` (a subset of PASSES, or a comma-separated string) of `scene`
     on `preset`'s RT hardware. mode: MODES name (default the preset's rt_layout; "bvh4x2" is the
     dual-node fallback, allowed where the preset has rt_dual_fallback). depth: (h, w) window
     depth for shadow origins (default: the preset's raster render). layout: a prebuilt Layout
     of the mode's layout for this scene (skips the build). memory: price fetches through the
-    preset's caches. stack: override the preset's rt_stack_entries. shadow_any_hit: False
+    preset's caches (memory_model: through this model's, the caches the frame's raster passes
+    left, as pipelines.frame.run traces; else a model of its own, cold). stack: override the preset's rt_stack_entries. shadow_any_hit: False
     traces shadow rays to their closest hit (to measure what terminate-on-first-hit saves)."""
     from pipelines.frame import Settings, check_resolution, raster
     check_resolution(width, height)
@@ -260,7 +262,8 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
     elif layout.name != layout_name:
         raise SceneError(f"layout {layout.name!r} given for mode {mode!r}")
     res.build_seconds = time.perf_counter() - t0
-    mm = MemoryModel(preset.memory, 1) if memory else None
+    mm = None if not memory else memory_model if memory_model is not None else \
+        MemoryModel(preset.memory, 1)
     level = _memory_level(mm) if mm is not None else 0
     lo, hi = tris.v.reshape(-1, 3).min(0), tris.v.reshape(-1, 3).max(0)
     diag = float(np.linalg.norm(hi.astype(np.float64) - lo))
@@ -331,8 +334,8 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
         if parts[0] == "rt" and parts[1] in PASSES:
             totals.add("rt." + ".".join(parts[2:]), v)
     res.counters = res.counters + totals
-    if mm is not None:
-        res.counters = res.counters + mm.counters()
+    for p in res.pass_counters.values():        # what each pass moved through the caches
+        res.counters = res.counters + Counters({k: v for k, v in p.items() if k.startswith("mem.")})
     return res
 
 
