@@ -46,7 +46,7 @@ PRESET = "imr-baseline"
 STAGES = {name: (imr, name) for name in ("front_end", "bin_triangles", "build_tables",
                                          "rasterize")}
 STAGES["replay"] = (MemoryModel, "serve_pipelined")
-STAGES["resolve_surface"] = (imr, "resolve_surface")
+STAGES["resolve"] = (MemoryModel, "resolve")
 # Run on the memory model's second thread while the front end works: timed, not subtracted.
 BACKGROUND = {"clears (bg)": (imr, "clear_attachments"), "framebuffer (bg)": (imr, "framebuffer")}
 
