@@ -117,11 +117,12 @@ class FrameResult:
         return out
 
 
-def raster(scene: Scene, preset: Preset, settings: Settings) -> Result:
-    """The render passes alone, through the preset's architecture."""
+def raster(scene: Scene, preset: Preset, settings: Settings, passes=None) -> Result:
+    """The render passes alone (`passes`, default the scene's), through the preset's
+    architecture."""
     kw = {} if settings.frontend is None else {"frontend": settings.frontend}
     return ARCHITECTURES[preset.architecture](scene, preset, settings.width, settings.height,
-                                              settings.samples, **kw)
+                                              settings.samples, passes=passes, **kw)
 
 
 def run(scene: Scene | str, preset: Preset | str, settings: Settings = Settings()) -> FrameResult:
@@ -131,7 +132,7 @@ def run(scene: Scene | str, preset: Preset | str, settings: Settings = Settings(
     preset = get_preset(preset) if isinstance(preset, str) else preset
     graph = scene.graph(settings.samples, settings.rays)
     t0 = time.perf_counter()
-    frame = raster(scene, preset, settings)
+    frame = raster(scene, preset, settings, graph.render_passes)
     frame.seconds = time.perf_counter() - t0
     names = "+".join(p.name for p in graph.render_passes)
     passes = [PassResult(names, "render", frame.counters)]
@@ -140,7 +141,7 @@ def run(scene: Scene | str, preset: Preset | str, settings: Settings = Settings(
         from pipelines.passes.postchain import chain_kernels, gbuffer, run_graph
         # The chain's G-buffer is single-sampled: a 4x frame's colour resolves, its depth does not.
         lit = frame if settings.samples == 1 else None
-        g, _ = gbuffer(scene, settings.width, settings.height, preset.name, lit=lit)
+        g, _ = gbuffer(scene, settings.width, settings.height, preset, lit=lit)
         post = run_graph(graph.compute_passes, preset.name, chain_kernels(g))
         passes += [PassResult(p.name, "compute", post.pass_counters[p.name])
                    for p in graph.compute_passes]

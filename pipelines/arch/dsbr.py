@@ -98,8 +98,9 @@ def gfx9_bin_size(color_bpe: int, samples: int, depth: bool) -> tuple[int, int]:
 
 
 def render(scene, preset, width: int, height: int, samples: int = 1,
-           frontend: str | None = None):
-    """`frontend`: the geometry front end (renderer.frontend), None for the preset's."""
+           frontend: str | None = None, passes=None):
+    """`frontend`: the geometry front end (renderer.frontend), None for the preset's.
+    `passes`: the render passes to run (the frame graph's), default `scene.frame(samples)`."""
     stats = Counters()
 
     def order(prim_tri_off, geo, bins, ref_tile, tris, rp, mat, preset):
@@ -152,6 +153,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         group = np.where(batch_binned[batch_of_prim], batch_of_prim, len(starts) + np.arange(len(prim_draw)))
         return work, group[tris.prim].astype(np.int64)
 
-    result = imr.render(scene, preset, width, height, samples, work_order=order, frontend=frontend)
+    result = imr.render(scene, preset, width, height, samples, work_order=order, frontend=frontend,
+                        passes=passes)
     result.counters = result.counters + stats
     return result

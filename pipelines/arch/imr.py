@@ -60,10 +60,11 @@ def clear_attachments(mm, rp, color, depth, meta_regions, fast, blocks_x, n_bloc
 
 
 def render(scene, preset, width: int, height: int, samples: int = 1,
-           work_order=submission_order, frontend: str | None = None) -> Result:
+           work_order=submission_order, frontend: str | None = None, passes=None) -> Result:
     """`work_order` plans the pass: the order of work for the caches, and optionally groups of
     triangles whose opaque fragments are shaded only where front-most (DSBR passes its own).
-    `frontend`: legacy | ngg | mesh, None for the preset's default (renderer.frontend)."""
+    `frontend`: legacy | ngg | mesh, None for the preset's default (renderer.frontend).
+    `passes`: the render passes to run (the frame graph's), default `scene.frame(samples)`."""
     fe_params = frontend_params(preset)
     tiles_x, tiles_y = -(-width // RASTER_TILE), -(-height // RASTER_TILE)
     mm = MemoryModel(preset.memory, tiles_x * tiles_y)
@@ -77,7 +78,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
     shaded_job = mm.background(shaded_counts, width, height)
     fb = None
     attachments: dict = {}           # name -> (attachment, samples) of the passes so far
-    for rp in scene.frame(samples):
+    for rp in scene.frame(samples) if passes is None else passes:
         view = RasterView.make(width, height, rp.samples)
         # The attachments' clear values and the clears' traffic are made on the memory model's
         # second thread while this one sets up geometry (which reads no cache or pixel).

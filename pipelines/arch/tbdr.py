@@ -72,15 +72,16 @@ def choose_tile(preset, rp) -> tuple[int, int]:
 
 
 def render(scene, preset, width: int, height: int, samples: int = 1,
-           frontend: str | None = None) -> Result:
-    """`frontend`: legacy | ngg | mesh, None for the preset's default (renderer.frontend)."""
+           frontend: str | None = None, passes=None) -> Result:
+    """`frontend`: legacy | ngg | mesh, None for the preset's default (renderer.frontend).
+    `passes`: the render passes to run (the frame graph's), default `scene.frame(samples)`."""
     fe_params = frontend_params(preset)
     light = light_vector(scene.light)
     counters = Counters()
     images: dict[str, np.ndarray] = {}
     shaded = shaded_counts(width, height)
     blocks_x, blocks_y, _ = blocks(width, height)
-    passes = scene.frame(samples)
+    passes = scene.frame(samples) if passes is None else passes
     tile0 = int(preset["tile_px"])
     hsr = bool(preset.get("hsr", True))       # False: early Z in submission order within each tile
     tiles_x, tiles_y = -(-width // tile0), -(-height // tile0)

@@ -297,15 +297,14 @@ def _unlit(scene: Scene) -> Scene:
                                compute=())
 
 
-def gbuffer(scene: Scene | str, width: int, height: int, raster_preset: str = "imr-baseline",
-            lit=None):
+def gbuffer(scene: Scene | str, width: int, height: int, raster_preset="imr-baseline", lit=None):
     """The G-buffer targets of `scene` (module docstring) as arrays, and the render Result
     (`lit`, when given: the frame's own single-sampled render). The image does not depend on the
     architecture (DESIGN.md §4), so any raster preset serves."""
     from pipelines.frame import Settings, raster
     from pipelines.presets import get_preset
     scene = get_scene(scene) if isinstance(scene, str) else scene
-    preset = get_preset(raster_preset)
+    preset = get_preset(raster_preset) if isinstance(raster_preset, str) else raster_preset
     if lit is None:
         lit = raster(scene, preset, Settings(width, height))
     albedo = raster(_unlit(scene), preset, Settings(width, height)).color
