@@ -26,7 +26,7 @@ PIXEL = "pixel:"      # a mode for any other per-pixel map an architecture retur
                       # passes' nodes visited per pixel: "pixel:<name of the map>"
 
 
-RAY = "ray:"          # a ray pass's own image (viewer.rays): "ray:primary", "ray:shadow", "ray:ao"
+RAY = "ray:"          # a ray pass's own image (FrameResult.rt.images): "ray:primary", "ray:shadow", "ray:ao"
 
 
 def extra_modes(results, ray_images=()) -> tuple[str, ...]:
