@@ -36,15 +36,9 @@ class SetupTriangles(NamedTuple):
 
     def take(self, rows: np.ndarray) -> "SetupTriangles":
         """These rows (int64 indices), in that order; copies gathered in parallel."""
-        out = [np.empty((len(rows),) + a.shape[1:], a.dtype) for a in self]
-        gk.take_rows(rows, *self, *out)
-        return SetupTriangles(*out)
-
-
-def _empty(n: int) -> tuple:
-    return (np.empty((n, 3), np.int64), np.empty((n, 3), np.int64), np.empty((n, 3)),
-            np.empty((n, 3)), np.empty((n, 3, 3), np.float32), np.empty((n, 3, 2), np.float32),
-            np.empty(n, np.bool_), np.empty((n, 3)))
+        out = SetupTriangles(*(np.empty((len(rows),) + a.shape[1:], a.dtype) for a in self))
+        gk.take_rows(rows, self, out)
+        return out
 
 
 def inverse_transpose(m: np.ndarray) -> np.ndarray:
@@ -155,16 +149,15 @@ def _setup_all(draws, camera, width: int, height: int) -> SetupPass:
         draw_flat = np.zeros(0, np.bool_)
     tri_draw = np.repeat(np.arange(len(draws), dtype=np.int32), n_prims)
     draw_cull = np.array([int(d.state.cull) for d in draws], np.int64)
-    nv = len(clip)
     # Left unwritten for vertices outside a clip plane: only the clipper uses those, from clip.
-    vert = (np.empty(nv, np.int64), np.empty(nv, np.int64), np.empty(nv), np.empty(nv),
-            np.empty(nv), np.empty(nv), np.empty(nv, np.int32))
+    vert = gk.Projected.empty(len(clip))
     gk.project_vertices(clip, width, height, *vert)
-    args = (clip, world, nrm, uv, idx, tri_draw, draw_flat, draw_cull, width, height, vert)
-    n_emit, outcome, clipped = gk.setup_triangles(*args, False, np.zeros(1, np.int64), _empty(0))
+    inp = gk.SetupInput(clip, world, nrm, uv, idx, tri_draw, draw_flat, draw_cull, width, height)
+    n_emit, outcome, clipped = gk.setup_triangles(inp, vert, False, np.zeros(1, np.int64),
+                                                  gk.SetupRows.empty(0))
     offsets = gk.running_sum(n_emit)
-    out = _empty(int(offsets[-1]))
-    gk.setup_triangles(*args, True, offsets, out)
+    out = gk.SetupRows.empty(int(offsets[-1]))
+    gk.setup_triangles(inp, vert, True, offsets, out)
     prim, draw = gk.emitted_rows(offsets, tri_draw)
     tris = SetupTriangles(*out, draw=draw, prim=prim)
     return SetupPass(tris, outcome, clipped, idx, n_prims, n_verts, cfw)

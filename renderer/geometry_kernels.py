@@ -5,6 +5,8 @@ output keeps submission order and is the same on any thread count.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit, prange
 
@@ -20,6 +22,61 @@ EMITTED, CULLED_BACKFACE, CULLED_ZERO_AREA, CULLED_FRUSTUM = 0, 1, 2, 3
 
 # Cull modes, as renderer.cull.CullMode.
 CULL_NONE, CULL_BACK, CULL_FRONT = 0, 1, 2
+
+
+class SetupInput(NamedTuple):
+    """A pass's vertices and triangles as setup reads them (vertices of all draws end to end)."""
+    clip: np.ndarray       # float64 (nv, 4) clip-space positions
+    world: np.ndarray      # float64 (nv, 3) world positions (faceted meshes' face normals)
+    normal: np.ndarray     # float64 (nv, 3) world-space unit normals, zero on faceted meshes
+    uv: np.ndarray         # (nv, 2) texture coordinates
+    idx: np.ndarray        # int64 (n, 3) pass-global vertex indices of each input triangle
+    tri_draw: np.ndarray   # int32 (n,) each triangle's draw
+    draw_flat: np.ndarray  # bool (n_draws,) faceted: the face normal at every corner
+    draw_cull: np.ndarray  # int64 (n_draws,) CULL_NONE / CULL_BACK / CULL_FRONT
+    width: int             # render target, pixels
+    height: int
+
+
+class Projected(NamedTuple):
+    """project_vertices' output, per vertex (left unwritten where outside a clip plane)."""
+    sx: np.ndarray         # int64 window x, snapped to 1/256 px
+    sy: np.ndarray         # int64 window y, snapped, y down
+    fx: np.ndarray         # float64 window x in subpixels, unsnapped (the depth plane's fit)
+    fy: np.ndarray         # float64 window y in subpixels, unsnapped
+    z: np.ndarray          # float64 window depth
+    inv_w: np.ndarray      # float64 1 / clip w
+    outcode: np.ndarray    # int32 bit k: outside _plane_dist's plane k
+
+    @staticmethod
+    def empty(nv: int) -> "Projected":
+        return Projected(np.empty(nv, np.int64), np.empty(nv, np.int64), np.empty(nv),
+                         np.empty(nv), np.empty(nv), np.empty(nv), np.empty(nv, np.int32))
+
+
+class Verdicts(NamedTuple):
+    """The counting pass's output, per input triangle."""
+    n_emit: np.ndarray     # int64 setup triangles it makes (0 when culled)
+    outcome: np.ndarray    # uint8 EMITTED or the cull reason
+    clipped: np.ndarray    # uint8 went through the clipper
+
+
+class SetupRows(NamedTuple):
+    """The writing pass's output: the columns of geometry.SetupTriangles that setup makes."""
+    x: np.ndarray          # int64 (m, 3) window x, 1/256 px
+    y: np.ndarray          # int64 (m, 3)
+    z: np.ndarray          # float64 (m, 3) window depth
+    inv_w: np.ndarray      # float64 (m, 3)
+    normal: np.ndarray     # float32 (m, 3, 3)
+    uv: np.ndarray         # float32 (m, 3, 2)
+    back: np.ndarray       # bool (m,)
+    zplane: np.ndarray     # float64 (m, 3)
+
+    @staticmethod
+    def empty(m: int) -> "SetupRows":
+        return SetupRows(np.empty((m, 3), np.int64), np.empty((m, 3), np.int64),
+                         np.empty((m, 3)), np.empty((m, 3)), np.empty((m, 3, 3), np.float32),
+                         np.empty((m, 3, 2), np.float32), np.empty(m, np.bool_), np.empty((m, 3)))
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
@@ -105,21 +162,21 @@ def _depth_plane(fxa, fya, fxb, fyb, fxc, fyc, sxa, sya, sxb, syb, sxc, syc, sza
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _emit_corner(o, k, x, y, z, inv_w, b0, b1, b2, flat, fn0, fn1, fn2, normal, uv, i0, i1, i2,
-                 ox, oy, oz, oinv_w, onrm, ouv):
+                 out_x, out_y, out_z, out_inv_w, out_normal, out_uv):
     """Corner k of setup triangle o: window position, depth and 1/w as given; the normal (the
     face's when flat) and uv weighed from the input triangle's corners i0, i1, i2 by (b0, b1,
     b2), in one order for clipped and whole triangles alike, so both give the same bits."""
-    ox[o, k] = x
-    oy[o, k] = y
-    oz[o, k] = z
-    oinv_w[o, k] = inv_w
+    out_x[o, k] = x
+    out_y[o, k] = y
+    out_z[o, k] = z
+    out_inv_w[o, k] = inv_w
     for j in range(3):
         if flat:
-            onrm[o, k, j] = fn0 if j == 0 else (fn1 if j == 1 else fn2)
+            out_normal[o, k, j] = fn0 if j == 0 else (fn1 if j == 1 else fn2)
         else:
-            onrm[o, k, j] = b0 * normal[i0, j] + b1 * normal[i1, j] + b2 * normal[i2, j]
+            out_normal[o, k, j] = b0 * normal[i0, j] + b1 * normal[i1, j] + b2 * normal[i2, j]
     for j in range(2):
-        ouv[o, k, j] = b0 * uv[i0, j] + b1 * uv[i1, j] + b2 * uv[i2, j]
+        out_uv[o, k, j] = b0 * uv[i0, j] + b1 * uv[i1, j] + b2 * uv[i2, j]
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
@@ -167,9 +224,11 @@ REJECT_PLANES = 0b1111100001      # near, far, viewport: all three outside one â
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def project_vertices(clip, width, height, sx, sy, fx, fy, z, inv_w, outcode):
-    """Per vertex, once: window position (unsnapped and snapped), depth, 1/w, and the clip
-    planes it is outside of (bit k for _plane_dist's plane k). Triangles with no vertex outside
-    the near or guard-band planes (almost all) take these as they are; the rest are clipped."""
+    """Per vertex, once, into Projected's fields: window position (unsnapped and snapped), depth,
+    1/w, and the clip planes it is outside of (bit k for _plane_dist's plane k). Triangles with
+    no vertex outside the near or guard-band planes (almost all) take these as they are; the rest
+    are clipped. (The fields one by one: a parallel loop that writes arrays taken out of a struct
+    before it is compiled wrong by numba 0.68, which swaps them.)"""
     gx = 1.0 + 2.0 * GUARD_PX / width
     gy = 1.0 + 2.0 * GUARD_PX / height
     for v in prange(clip.shape[0]):
@@ -209,18 +268,23 @@ def _face_normal(world, i0, i1, i2):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _setup_chunk(t0, t1, clip, world, normal, uv, idx, tri_draw, draw_flat, draw_cull, width, height,
-                 vsx, vsy, vfx, vfy, vz, viw, voc, write, offsets, n_emit, outcome, clipped,
-                 ox, oy, oz, oinv_w, onrm, ouv, oback, ozplane):
-    """Clip, project, snap and cull triangles t0..t1 (idx holds pass-global vertex indices; vsx..voc
-    are project_vertices' output). Counting (write False) fills n_emit, outcome, clipped; writing
-    puts each triangle's setup triangles at offsets[t] into ox..ozplane. One call per chunk, not
-    per triangle: a call passes every array as a struct of fields, and numba ref-counts arrays
-    taken out of tuples; per triangle either cost more than the triangle's own work."""
+def _setup_chunk(t0, t1, inp, vert, write, offsets, verdicts, out):
+    """Clip, project, snap and cull triangles t0..t1 of `inp` (SetupInput; `vert` its vertices
+    as project_vertices left them). Counting (write False) fills `verdicts`; writing puts each
+    triangle's setup triangles at offsets[t] into `out` (SetupRows). One call per chunk, not per
+    triangle: numba ref-counts an array taken out of a struct, so the structs are unpacked here,
+    once per chunk; per triangle that would cost more than the triangle's own work."""
+    clip, world, normal, uv, idx = inp.clip, inp.world, inp.normal, inp.uv, inp.idx
+    tri_draw, draw_flat, draw_cull = inp.tri_draw, inp.draw_flat, inp.draw_cull
+    width, height = inp.width, inp.height
+    snap_x, snap_y, exact_x, exact_y, win_z, inv_w, outcode = vert
+    n_emit, outcome, clipped = verdicts
+    out_x, out_y, out_z, out_inv_w, out_normal, out_uv, out_back, out_zplane = out
     bary, tmp = np.empty((MAX_POLY, 3)), np.empty((MAX_POLY, 3))
     p, q = np.empty(4), np.empty(4)
-    sx, sy = np.empty(MAX_POLY, np.int64), np.empty(MAX_POLY, np.int64)
-    sz, siw, fx, fy = np.empty(MAX_POLY), np.empty(MAX_POLY), np.empty(MAX_POLY), np.empty(MAX_POLY)
+    poly_sx, poly_sy = np.empty(MAX_POLY, np.int64), np.empty(MAX_POLY, np.int64)
+    poly_z, poly_iw = np.empty(MAX_POLY), np.empty(MAX_POLY)      # the clipped polygon's
+    poly_fx, poly_fy = np.empty(MAX_POLY), np.empty(MAX_POLY)     # corners, as vert's
     for t in range(t0, t1):
         if write and offsets[t + 1] == offsets[t]:
             continue
@@ -230,15 +294,15 @@ def _setup_chunk(t0, t1, clip, world, normal, uv, idx, tri_draw, draw_flat, draw
         res = (0, EMITTED, False)
         for _once in range(1):        # a block to break out of: each `break` is a verdict
             i0, i1, i2 = idx[t, 0], idx[t, 1], idx[t, 2]
-            if voc[i0] & voc[i1] & voc[i2] & REJECT_PLANES:
+            if outcode[i0] & outcode[i1] & outcode[i2] & REJECT_PLANES:
                 res = (0, CULLED_FRUSTUM, False)
                 break
-            mask = (voc[i0] | voc[i1] | voc[i2]) & CLIP_PLANES
+            mask = (outcode[i0] | outcode[i1] | outcode[i2]) & CLIP_PLANES
             if mask == 0:
                 # No plane cuts it (almost every triangle): its own three vertices make one
                 # setup triangle or none, without the polygon's scratch arrays (same result).
-                area = ((vsx[i1] - vsx[i0]) * (vsy[i2] - vsy[i0])
-                        - (vsy[i1] - vsy[i0]) * (vsx[i2] - vsx[i0]))
+                area = ((snap_x[i1] - snap_x[i0]) * (snap_y[i2] - snap_y[i0])
+                        - (snap_y[i1] - snap_y[i0]) * (snap_x[i2] - snap_x[i0]))
                 if area == 0:
                     res = (0, CULLED_ZERO_AREA, False)
                     break
@@ -256,12 +320,15 @@ def _setup_chunk(t0, t1, clip, world, normal, uv, idx, tri_draw, draw_flat, draw
                 for k in range(3):
                     v = k if back or k == 0 else 3 - k     # raster wants positive area
                     iv = i0 if v == 0 else (i1 if v == 1 else i2)
-                    _emit_corner(o, k, vsx[iv], vsy[iv], vz[iv], viw[iv], 1.0 if v == 0 else 0.0,
-                                 1.0 if v == 1 else 0.0, 1.0 if v == 2 else 0.0, flat, fn0, fn1,
-                                 fn2, normal, uv, i0, i1, i2, ox, oy, oz, oinv_w, onrm, ouv)
-                oback[o] = back
-                _depth_plane(vfx[i0], vfy[i0], vfx[i1], vfy[i1], vfx[i2], vfy[i2], vsx[i0], vsy[i0],
-                             vsx[i1], vsy[i1], vsx[i2], vsy[i2], vz[i0], vz[i1], vz[i2], ozplane[o])
+                    _emit_corner(o, k, snap_x[iv], snap_y[iv], win_z[iv], inv_w[iv],
+                                 1.0 if v == 0 else 0.0, 1.0 if v == 1 else 0.0,
+                                 1.0 if v == 2 else 0.0, flat, fn0, fn1, fn2, normal, uv, i0, i1,
+                                 i2, out_x, out_y, out_z, out_inv_w, out_normal, out_uv)
+                out_back[o] = back
+                _depth_plane(exact_x[i0], exact_y[i0], exact_x[i1], exact_y[i1], exact_x[i2],
+                             exact_y[i2], snap_x[i0], snap_y[i0], snap_x[i1], snap_y[i1],
+                             snap_x[i2], snap_y[i2], win_z[i0], win_z[i1], win_z[i2],
+                             out_zplane[o])
                 break
             # A plane cuts it: the clipped polygon, projected and snapped, as a fan.
             c0, c1, c2 = clip[i0], clip[i1], clip[i2]
@@ -277,12 +344,12 @@ def _setup_chunk(t0, t1, clip, world, normal, uv, idx, tri_draw, draw_flat, draw
                 cz = bary[v, 0] * c0[2] + bary[v, 1] * c1[2] + bary[v, 2] * c2[2]
                 cw = bary[v, 0] * c0[3] + bary[v, 1] * c1[3] + bary[v, 2] * c2[3]
                 iw = 1.0 / cw
-                fx[v] = (cx * iw * 0.5 + 0.5) * width * SUBPIXEL
-                fy[v] = (0.5 - cy * iw * 0.5) * height * SUBPIXEL
-                sx[v] = _snap(fx[v] / SUBPIXEL)
-                sy[v] = _snap(fy[v] / SUBPIXEL)
-                sz[v] = cz * iw * 0.5 + 0.5
-                siw[v] = iw
+                poly_fx[v] = (cx * iw * 0.5 + 0.5) * width * SUBPIXEL
+                poly_fy[v] = (0.5 - cy * iw * 0.5) * height * SUBPIXEL
+                poly_sx[v] = _snap(poly_fx[v] / SUBPIXEL)
+                poly_sy[v] = _snap(poly_fy[v] / SUBPIXEL)
+                poly_z[v] = cz * iw * 0.5 + 0.5
+                poly_iw[v] = iw
             fn0 = fn1 = fn2 = 0.0
             if flat and write:
                 fn0, fn1, fn2 = _face_normal(world, i0, i1, i2)
@@ -293,7 +360,8 @@ def _setup_chunk(t0, t1, clip, world, normal, uv, idx, tri_draw, draw_flat, draw
                 a, b, c = 0, f, f + 1
                 # Twice the signed area in subpixelsÂ² with y down: < 0 is counter-clockwise as seen,
                 # the OpenGL front face.
-                area = (sx[b] - sx[a]) * (sy[c] - sy[a]) - (sy[b] - sy[a]) * (sx[c] - sx[a])
+                area = ((poly_sx[b] - poly_sx[a]) * (poly_sy[c] - poly_sy[a])
+                        - (poly_sy[b] - poly_sy[a]) * (poly_sx[c] - poly_sx[a]))
                 if area == 0:
                     n_zero += 1
                     continue
@@ -306,12 +374,15 @@ def _setup_chunk(t0, t1, clip, world, normal, uv, idx, tri_draw, draw_flat, draw
                     order = (a, b, c) if back else (a, c, b)   # raster wants positive area
                     for k in range(3):
                         v = order[k]
-                        _emit_corner(o, k, sx[v], sy[v], sz[v], siw[v], bary[v, 0], bary[v, 1],
-                                     bary[v, 2], flat, fn0, fn1, fn2, normal, uv, i0, i1, i2, ox,
-                                     oy, oz, oinv_w, onrm, ouv)
-                    oback[o] = back
-                    _depth_plane(fx[a], fy[a], fx[b], fy[b], fx[c], fy[c], sx[a], sy[a], sx[b],
-                                 sy[b], sx[c], sy[c], sz[a], sz[b], sz[c], ozplane[o])
+                        _emit_corner(o, k, poly_sx[v], poly_sy[v], poly_z[v], poly_iw[v],
+                                     bary[v, 0], bary[v, 1], bary[v, 2], flat, fn0, fn1, fn2,
+                                     normal, uv, i0, i1, i2, out_x, out_y, out_z, out_inv_w,
+                                     out_normal, out_uv)
+                    out_back[o] = back
+                    _depth_plane(poly_fx[a], poly_fy[a], poly_fx[b], poly_fy[b], poly_fx[c],
+                                 poly_fy[c], poly_sx[a], poly_sy[a], poly_sx[b], poly_sy[b],
+                                 poly_sx[c], poly_sy[c], poly_z[a], poly_z[b], poly_z[c],
+                                 out_zplane[o])
                 n_out += 1
             if n_out > 0:
                 res = (n_out, EMITTED, True)
@@ -329,39 +400,47 @@ CHUNK = 4096   # triangles per parallel work item
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def setup_triangles(clip, world, normal, uv, idx, tri_draw, draw_flat, draw_cull, width, height,
-                    vert, write, offsets, out):
-    """Pass 1 (write False): setup triangles per input triangle and each one's outcome.
-    Pass 2 (write True): the same work, writing at the prefix-summed offsets into out."""
-    n = idx.shape[0]
-    n_emit = np.zeros(n if not write else 0, np.int64)
-    outcome = np.zeros(n if not write else 0, np.uint8)
-    clipped = np.zeros(n if not write else 0, np.uint8)
-    vsx, vsy, vfx, vfy, vz, viw, voc = vert
-    ox, oy, oz, oinv_w, onrm, ouv, oback, ozplane = out
+def setup_triangles(inp, vert, write, offsets, out):
+    """Pass 1 (write False): setup triangles per input triangle and each one's outcome, returned
+    as Verdicts. Pass 2 (write True): the same work, writing at the prefix-summed offsets into
+    out (SetupRows)."""
+    n = inp.idx.shape[0]
+    m = n if not write else 0
+    verdicts = Verdicts(np.zeros(m, np.int64), np.zeros(m, np.uint8), np.zeros(m, np.uint8))
     for ch in prange((n + CHUNK - 1) // CHUNK):
-        _setup_chunk(ch * CHUNK, min(n, (ch + 1) * CHUNK), clip, world, normal, uv, idx, tri_draw,
-                     draw_flat, draw_cull, width, height, vsx, vsy, vfx, vfy, vz, viw, voc, write,
-                     offsets, n_emit, outcome, clipped, ox, oy, oz, oinv_w, onrm, ouv, oback, ozplane)
-    return n_emit, outcome, clipped
+        _setup_chunk(ch * CHUNK, min(n, (ch + 1) * CHUNK), inp, vert, write, offsets, verdicts, out)
+    return verdicts
+
+
+TAKE_CHUNK = 4096   # rows per parallel work item of take_rows
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _take_chunk(i0, i1, rows, src, dst):
+    x, y, z, inv_w, normal, uv, back, zplane, draw, prim = src
+    out_x, out_y, out_z, out_inv_w, out_normal, out_uv, out_back, out_zplane, out_draw, out_prim = dst
+    for i in range(i0, i1):
+        r = rows[i]
+        for k in range(3):
+            out_x[i, k], out_y[i, k], out_z[i, k] = x[r, k], y[r, k], z[r, k]
+            out_inv_w[i, k], out_zplane[i, k] = inv_w[r, k], zplane[r, k]
+            for j in range(3):
+                out_normal[i, k, j] = normal[r, k, j]
+            for j in range(2):
+                out_uv[i, k, j] = uv[r, k, j]
+        out_back[i], out_draw[i], out_prim[i] = back[r], draw[r], prim[r]
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def take_rows(rows, x, y, z, inv_w, nrm, uv, back, zplane, draw, prim,
-              ox, oy, oz, oinv_w, onrm, ouv, oback, ozplane, odraw, oprim):
-    """Row i of every SetupTriangles field = row rows[i] of the source's: all fields in one
-    pass, element by element (one launch and one walk over rows instead of one per field, and
-    a row view per row costs more than its elements)."""
-    for i in prange(rows.shape[0]):
-        r = rows[i]
-        for k in range(3):
-            ox[i, k], oy[i, k], oz[i, k] = x[r, k], y[r, k], z[r, k]
-            oinv_w[i, k], ozplane[i, k] = inv_w[r, k], zplane[r, k]
-            for j in range(3):
-                onrm[i, k, j] = nrm[r, k, j]
-            for j in range(2):
-                ouv[i, k, j] = uv[r, k, j]
-        oback[i], odraw[i], oprim[i] = back[r], draw[r], prim[r]
+def take_rows(rows, src, dst):
+    """Row i of every field of dst = row rows[i] of src's (both geometry.SetupTriangles): all
+    fields in one pass, element by element (one launch and one walk over rows instead of one per
+    field, and a row view per row costs more than its elements). The structs are unpacked per
+    chunk, in _take_chunk: a parallel loop that writes arrays taken out of a struct before it is
+    compiled wrong by numba 0.68 (it swaps them)."""
+    n = rows.shape[0]
+    for c in prange((n + TAKE_CHUNK - 1) // TAKE_CHUNK):
+        _take_chunk(c * TAKE_CHUNK, min(n, (c + 1) * TAKE_CHUNK), rows, src, dst)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

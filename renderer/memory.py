@@ -10,7 +10,8 @@ address region so lines never alias.
     mm.clear(ROP_COLOR, color, which_blocks, "color", blocks_x, tile, tiles_x)
     mm.write_linear(L2, mm.region("meta"), n_bytes, "meta")
     ...  a kernel fills a request buffer (renderer.memory_requests) and hands it to
-         serve(*mm.state, mm.acc, mm.tile_bytes, rq, n), this module's serve
+         serve(*serving.caches, serving.totals, serving.tile_bytes, rq, n), this module's
+         serve, with serving = mm.serve_args()
     mm.flush(color, store=True)
     counters = mm.counters()
 
@@ -81,6 +82,14 @@ class CacheState(NamedTuple):
     lines: np.ndarray
     shape: np.ndarray
     meta: np.ndarray
+
+
+class Serving(NamedTuple):
+    """What a kernel that serves its own request buffers writes to (MemoryModel.serve_args):
+    it hands them to serve(*caches, totals, tile_bytes, rq, n)."""
+    caches: CacheState
+    totals: np.ndarray       # int64 (A_N, ...) the model's running byte, hit and miss counts
+    tile_bytes: np.ndarray   # int64 per screen tile: DRAM bytes, for the heat map
 
 
 class Surface(NamedTuple):
@@ -165,14 +174,12 @@ class MemoryModel:
         """End of pass for a surface (or a bare region): store writes its dirty lines down to
         DRAM, else they are dropped. DRAM bytes go to `tile_bytes` (default the model's map)."""
         region = surface.region if isinstance(surface, Surface) else int(surface)
-        mk.flush_region(self.state, self.acc, self.tile_bytes if tile_bytes is None else tile_bytes,
-                        region, not store)
+        mk.flush_region(self.serve_args(tile_bytes), region, not store)
 
     def write_linear(self, level: int, region: int, n_bytes: int, stream: str, write: bool = True) -> None:
         """Write (or read) the first n_bytes of a region, line by line, entering at `level`:
         metadata such as a fast clear's, or a whole surface a pass samples once per pixel."""
-        mk.write_linear(self.state, self.acc, self.tile_bytes, level, region, n_bytes,
-                        STREAM[stream], write)
+        mk.write_linear(self.serve_args(), level, region, n_bytes, STREAM[stream], write)
 
     def read_linear(self, level: int, region: int, n_bytes: int, stream: str) -> None:
         self.write_linear(level, region, n_bytes, stream, False)
@@ -181,20 +188,19 @@ class MemoryModel:
               tile: int, tiles_x: int) -> None:
         """Write every line of the 8x8 blocks in `which` (bool per block) once: a clear without
         fast-clear metadata, or a fast-clear eliminate; DRAM bytes by screen tile of `tile` px."""
-        mk.clear_surface(self.state, self.acc, self.tile_bytes, level, surface.region,
-                         surface.bytes_per_pixel, which, STREAM[stream], blocks_x, tile, tiles_x)
+        mk.clear_surface(self.serve_args(), level, surface.region, surface.bytes_per_pixel, which,
+                         STREAM[stream], blocks_x, tile, tiles_x)
 
     def resolve(self, level: int, src: Surface, dst: Surface, n_blocks: int, blocks_x: int,
                 tile: int, tiles_x: int) -> None:
         """MSAA resolve: read every sample line of src (stream color), write dst (resolve)."""
-        mk.resolve_surface(self.state, self.acc, self.tile_bytes, level, src, dst, n_blocks,
-                           STREAM["color"], STREAM["resolve"], blocks_x, tile, tiles_x)
+        mk.resolve_surface(self.serve_args(), level, src, dst, n_blocks, STREAM["color"],
+                           STREAM["resolve"], blocks_x, tile, tiles_x)
 
-    def serve_args(self, tile_bytes: np.ndarray | None = None) -> tuple:
-        """(state, acc, tile bytes): what a producer kernel that serves its own request buffers
-        takes first (renderer.memory_requests); DRAM bytes go to `tile_bytes` (default the
-        model's per-tile map)."""
-        return self.state, self.acc, self.tile_bytes if tile_bytes is None else tile_bytes
+    def serve_args(self, tile_bytes: np.ndarray | None = None) -> Serving:
+        """What a producer kernel that serves its own request buffers takes (renderer.
+        memory_requests); DRAM bytes go to `tile_bytes` (default the model's per-tile map)."""
+        return Serving(self.state, self.acc, self.tile_bytes if tile_bytes is None else tile_bytes)
 
     def dram_bytes(self, direction: str, stream: str) -> int:
         """Bytes this model has moved to or from DRAM for a stream so far."""

@@ -163,11 +163,12 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def flush_region(cs, acc, tile_bytes, region, invalidate_only):
+def flush_region(mem, region, invalidate_only):
     """End of pass for one surface: STORE writes its dirty lines down to DRAM, level by level
     from the top; DONT_CARE (invalidate_only) drops them without a byte of traffic. A level's
-    write-backs are served after its scan: they only reach later levels."""
-    lines, shape, meta = cs
+    write-backs are served after its scan: they only reach later levels. mem: memory.Serving,
+    as every verb below takes it."""
+    (lines, shape, meta), acc, tile_bytes = mem
     shift = REGION_SHIFT - meta[M_LINE_SHIFT]
     rq = np.empty((REQUESTS, R_N), np.int64)
     for lv in range(shape.shape[0]):          # levels are ordered top (ROP) to bottom
@@ -202,10 +203,11 @@ def flush_region(cs, acc, tile_bytes, region, invalidate_only):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def clear_surface(cs, acc, tile_bytes, lv, region, bpp, which, stream, blocks_x, tile, tiles_x):
+def clear_surface(mem, lv, region, bpp, which, stream, blocks_x, tile, tiles_x):
     """Write every line of the blocks in `which` (bool per 8x8 block) once: a clear without
-    fast-clear metadata (all blocks), or a fast-clear eliminate (the blocks still cleared)."""
-    lines, shape, meta = cs
+    fast-clear metadata (all blocks), or a fast-clear eliminate (the blocks still cleared).
+    DRAM bytes go to the screen tile (of `tile` px, tiles_x across) of each block."""
+    (lines, shape, meta), acc, tile_bytes = mem
     full = ~np.uint64(0)
     op = op_code(True, stream)
     layout = block_layout(meta, region, bpp)
@@ -223,10 +225,10 @@ def clear_surface(cs, acc, tile_bytes, lv, region, bpp, which, stream, blocks_x,
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def write_linear(cs, acc, tile_bytes, lv, region, n_bytes, stream, write=True):
+def write_linear(mem, lv, region, n_bytes, stream, write=True):
     """Write (or read) n_bytes at the start of a region, line by line: metadata such as a fast
     clear's, or a whole surface a full-screen pass samples once per pixel."""
-    lines, shape, meta = cs
+    (lines, shape, meta), acc, tile_bytes = mem
     rq = np.empty((REQUESTS, R_N), np.int64)
     n = 0
     first = region << REGION_SHIFT
@@ -239,11 +241,11 @@ def write_linear(cs, acc, tile_bytes, lv, region, n_bytes, stream, write=True):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def resolve_surface(cs, acc, tile_bytes, lv, src, dst, n_blocks, color_stream, resolve_stream,
-                    blocks_x, tile, tiles_x):
+def resolve_surface(mem, lv, src, dst, n_blocks, color_stream, resolve_stream, blocks_x, tile,
+                    tiles_x):
     """MSAA resolve: read every sample line of src, write the single-sample dst.
     src, dst: (region, bytes per pixel)."""
-    lines, shape, meta = cs
+    (lines, shape, meta), acc, tile_bytes = mem
     full = ~np.uint64(0)
     read, write = op_code(False, color_stream), op_code(True, resolve_stream)
     src_blocks, dst_blocks = block_layout(meta, src[0], src[1]), block_layout(meta, dst[0], dst[1])

@@ -5,7 +5,8 @@ addressing it shares with the caches. Defined here once; the serve engine
 
     rq = new_requests(REQUESTS)
     n = request(rq, 0, level, line_of(meta, region, offset), op_code(False, stream), tile)
-    serve(*mm.state, mm.acc, mm.tile_bytes, rq, n)       # renderer.memory.serve, in a kernel
+    serve(*mem.caches, mem.totals, mem.tile_bytes, rq, n)   # renderer.memory.serve, in a
+                                                            # kernel; mem = mm.serve_args()
 
 A buffer is int64 (capacity, R_N), one row per cache line: the level it enters at, the line
 (byte address >> log2 line bytes), op = write | write-back << 1 | stream << 2 | fill << 9, and

@@ -88,7 +88,8 @@ class Raster:
             chunk = np.zeros(tris.n, np.int64)
         self.bins = bins
         self._entry = rk.rasterize_tiles_1x if view.samples == 1 else rk.rasterize_tiles_4x
-        self._args = (tris, bins, mat, tex, light, fb, self.ev, view, hsr, hiz, Z_SKIP, chunk)
+        self._job = rk.RasterJob(tris, bins, mat, tex, light, fb, self.ev, view, hsr, hiz, Z_SKIP,
+                                 chunk)
 
     def bands(self, rows: int):
         """Render `rows` tile rows at a time, top to bottom; after each band, yield how many tiles
@@ -96,7 +97,7 @@ class Raster:
         tiles_x, tiles_y = self.bins.tiles_x, self.bins.tiles_y
         for y0 in range(0, tiles_y, rows):
             y1 = min(tiles_y, y0 + rows)
-            self._entry(*self._args, interleaved_rows(tiles_x, y1 - y0) + y0 * tiles_x,
+            self._entry(self._job, interleaved_rows(tiles_x, y1 - y0) + y0 * tiles_x,
                         self.per_tile)
             yield y1 * tiles_x
 

@@ -385,7 +385,8 @@ def test_bbox_filter_matches_naive(samples):
     """The NGG small-primitive box filter (a kernel) against its slow twin, which looks for a
     sample position inside each box one pixel at a time; boxes small and large, negative too."""
     from renderer.frontend.ngg import bbox_misses_samples
-    from renderer.geometry import SetupTriangles, _empty
+    from renderer.geometry import SetupTriangles
+    from renderer.geometry_kernels import SetupRows
     from tests.naive import bbox_misses_samples as naive
 
     rng = np.random.default_rng(samples)
@@ -393,7 +394,7 @@ def test_bbox_filter_matches_naive(samples):
     base = rng.integers(-2000, 6000, (n, 1))
     x = base + rng.integers(0, 700, (n, 3)) * rng.integers(0, 2, (n, 1))
     y = base[::-1] + rng.integers(0, 700, (n, 3)) * rng.integers(0, 2, (n, 1))
-    tris = SetupTriangles(*_empty(n), draw=np.zeros(n, np.int64), prim=np.arange(n))._replace(
+    tris = SetupTriangles(*SetupRows.empty(n), draw=np.zeros(n, np.int64), prim=np.arange(n))._replace(
         x=x.astype(np.int64), y=y.astype(np.int64))
     view = RasterView.make(64, 64, samples)
     sel = np.arange(n)[::2]

@@ -22,7 +22,7 @@ from scenes.model import LoadAction, StoreAction
 from pipelines.arch.shared import (GeometryStreams, blocks, framebuffer, read_inputs, shaded_counts,
                     tile_maps)
 from pipelines.presets.frontend import frontend_params
-from pipelines.arch.imr_kernels import replay, serve_handed, work_in_submission_order
+from pipelines.arch.imr_kernels import ImrPass, replay, serve_handed, work_in_submission_order
 from pipelines.result import Result
 
 
@@ -112,17 +112,16 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
                                                    hsr=deferred is not None, chunk=deferred, hiz=hiz)
         tex_region = mm.region("textures")
         cleared = clears.result()
-        args = (*mm.serve_args(), fe.fetch[:4], fe.fetch.need, tris.draw, bins,
-                ref_tile, ev, mat, color, depth, tex_region,
-                mm.region(rp.depth.name + ".htile") if hiz else 0, cleared["color"],
-                cleared["depth"], work)
+        ip = ImrPass(fe.fetch[:4], fe.fetch.need, tris.draw, bins, ref_tile, ev, mat, color,
+                     depth, tex_region, mm.region(rp.depth.name + ".htile") if hiz else 0,
+                     cleared["color"], cleared["depth"])
 
-        def produce(start, own, out, args=args, end=len(work)):
-            start, n = replay(*args, start, own, out)
-            return (None if start == end else start), n
+        def produce(start, own, out, mem=mm.serve_args(), ip=ip, work=work):
+            start, n = replay(mem, ip, work, start, own, out)
+            return (None if start == len(work) else start), n
 
-        def consume(*served, handed=(fe.fetch[:4], fe.fetch.need, ev, tex_region, ref_tile)):
-            serve_handed(*served, *handed)
+        def consume(*served, ip=ip):
+            serve_handed(*served, ip)
         mm.serve_pipelined(produce, UPPER_LEVELS, consume)
         read_inputs(rp, mm, attachments, images, fb, width, height)
         if rp.samples > 1:

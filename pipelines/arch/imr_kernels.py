@@ -6,6 +6,8 @@ fetches. That order (not the tile order the raster kernels ran in) is what the c
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -24,6 +26,23 @@ ALL = ~np.uint64(0)   # every pixel of a block
 # line = the primitive whose fetches, or the tile reference whose texel blocks, to issue.
 FETCH_MARK, TEXTURE_MARK = -2, -3
 HTILE_BYTES = 4     # hierarchical-Z word per 8x8 depth block (AMD HTILE: 32 bits per 8x8 tile)
+
+
+class ImrPass(NamedTuple):
+    """What an immediate-mode replay reads of one render pass."""
+    fetch: tuple               # the front end's FetchPlan rows (off, addr, nbytes, op)
+    fetch_need: int            # the most lines one primitive's fetches span
+    tri_draw: np.ndarray       # int32 each setup triangle's draw
+    bins: tuple                # renderer.binning.TileBins
+    ref_tile: np.ndarray       # int64 each tile reference's tile
+    events: tuple              # renderer.raster.RasterEvents: the raster's ROP blocks and texels
+    mat: tuple                 # renderer.raster.Materials (depth test / write, blend per draw)
+    color: tuple               # renderer.memory.Surface (region, bytes per pixel)
+    depth: tuple               # Surface; region 0 without depth
+    tex_region: int            # the textures' region
+    htile_region: int          # hierarchical Z's HTILE words; 0: no HiZ
+    cleared_color: np.ndarray  # bool per 8x8 block still in the fast-cleared state (empty:
+    cleared_depth: np.ndarray  # no fast clear); the first write takes a block out of it
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -51,27 +70,29 @@ def append_in_order(work, k, p0, p1, prim_tri_off, tri_offsets, ref_slot):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def replay(cs, acc, tile_bytes, fetch, prim_need, tri_draw, bins, ref_tile, ev, mat, color, depth,
-           tex_region, htile_region, cleared_color, cleared_depth, work, start, own, out):
-    """Feed the caches an immediate-mode GPU's requests, in the order `work` gives: -(p + 1)
-    issues primitive p's front-end fetches (renderer.frontend.FetchPlan: its indices,
-    vertices, meshlet tables; prim_need = the most lines one primitive spans); r >= 0 runs tile reference r's ROP block
-    requests (depth test, blend read, depth and colour writes) and texel fetches. With
-    hierarchical Z (htile_region > 0) every tested block also reads its HTILE word, every
-    depth-written block writes it, and a block HiZ rejected reads it and nothing else. After a
-    fast clear (cleared_* true per block, empty without one) a block still in the cleared state
-    is read from its metadata, not memory; the first write takes it out of that state.
+def replay(mem, ip, work, start, own, out):
+    """Feed the caches (`mem`, renderer.memory.Serving) an immediate-mode GPU's requests for
+    pass `ip` (ImrPass), in the order `work` gives: -(p + 1) issues primitive p's front-end
+    fetches (renderer.frontend.FetchPlan: its indices, vertices, meshlet tables); r >= 0 runs
+    tile reference r's ROP block requests (depth test, blend read, depth and colour writes)
+    and texel fetches. With hierarchical Z (htile_region > 0) every tested block also reads its
+    HTILE word, every depth-written block writes it, and a block HiZ rejected reads it and
+    nothing else. After a fast clear a block still in the cleared state is read from its
+    metadata, not memory; the first write takes it out of that state.
 
     Serves the levels in `own` (renderer.memory.serve_levels) and appends what reaches the others
     to `out` (for serve_handed), from work item `start` until the work is done or out might not
     hold the next item. Returns (the next item, the rows of out used)."""
     # Unpack the structs once: an array taken out of a tuple inside the loop is ref-counted
     # every time, which costs more than the cache lookup itself.
-    lines, shape, meta = cs
-    f_off, f_addr, f_nbytes, f_op = fetch
-    ref_tri = bins.ref_tri
-    block_off, n_block, block, tested_m, written_m, tex_off, n_tex, tex_addr = ev
-    depth_test, depth_write, blend = mat.depth_test, mat.depth_write, mat.blend
+    lines, shape, meta = mem.caches
+    acc, tile_bytes = mem.totals, mem.tile_bytes
+    f_off, f_addr, f_nbytes, f_op = ip.fetch
+    prim_need, tri_draw, ref_tile, ref_tri = ip.fetch_need, ip.tri_draw, ip.ref_tile, ip.bins.ref_tri
+    block_off, n_block, block, tested_m, written_m, tex_off, n_tex, tex_addr = ip.events
+    depth_test, depth_write, blend = ip.mat.depth_test, ip.mat.depth_write, ip.mat.blend
+    color, depth, tex_region, htile_region = ip.color, ip.depth, ip.tex_region, ip.htile_region
+    cleared_color, cleared_depth = ip.cleared_color, ip.cleared_depth
     shift = line_shift(meta)
     texture_op = op_code(False, S_TEXTURE)
     meta_read, meta_written = op_code(False, S_META), op_code(True, S_META)
@@ -163,12 +184,13 @@ def replay(cs, acc, tile_bytes, fetch, prim_need, tri_draw, bins, ref_tile, ev, 
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def serve_handed(lines, shape, meta, acc, tile_bytes, rows, n, fetch, prim_need, ev, tex_region,
-                 ref_tile):
-    """The lower thread of a pipelined replay: serves rows[:n] as replay handed them on, in
-    order, issuing the fetches and texel blocks a FETCH_MARK or TEXTURE_MARK row stands for."""
-    f_off, f_addr, f_nbytes, f_op = fetch
-    tex_off, n_tex, tex_addr = ev.tex_off, ev.n_tex, ev.tex_addr
+def serve_handed(lines, shape, meta, acc, tile_bytes, rows, n, ip):
+    """The lower thread of a pipelined replay of pass `ip` (ImrPass): serves rows[:n] (with
+    serve's arguments before them) as replay handed them on, in order, issuing the fetches and
+    texel blocks a FETCH_MARK or TEXTURE_MARK row stands for."""
+    f_off, f_addr, f_nbytes, f_op = ip.fetch
+    prim_need, tex_region, ref_tile = ip.fetch_need, ip.tex_region, ip.ref_tile
+    tex_off, n_tex, tex_addr = ip.events.tex_off, ip.events.n_tex, ip.events.tex_addr
     shift = line_shift(meta)
     texture_op = op_code(False, S_TEXTURE)
     cap = max(REQUESTS, prim_need)

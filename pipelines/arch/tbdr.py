@@ -42,7 +42,8 @@ from pipelines.arch.shared import (GeometryStreams, blocks, framebuffer, read_in
                     tile_maps)
 from pipelines.presets.frontend import frontend_params
 from pipelines.result import Result
-from pipelines.arch.tbdr_kernels import param_chunks, tiler_geometry, tiler_state, tiler_tiles
+from pipelines.arch.tbdr_kernels import (SpillTally, TilerPass, TileTransfers, param_chunks,
+                                         tiler_geometry, tiler_state, tiler_tiles)
 
 # Square tiles, largest first: a tile that does not fit shrinks to the next. Apple's valid ones
 # are 32x32 and 16x16 (seed 004 L698); 64 and up for sweeps and for GMEM-sized bins (Adreno).
@@ -135,10 +136,17 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         # The replay follows the raster down the screen on the memory model's second thread:
         # phase 1 needs only the bins, phase 2 a band's events once the band is drawn.
         drawn = _Progress()
-        replay = mm.background(
-            _replay, mm, pass_bytes, geo, fe.fetch, draw_vbase, prim_tri_off, tris.prim, bins,
-            ref_tile, job.ev, param, _split(stores) if split else (stores,), spill, prim_chunk,
-            blocks_x, blocks_y, mm.region("textures"), extra, spills, drawn)
+        runs = tuple(TileTransfers(actions, spill)
+                     for actions in (_split(stores) if split else (stores,)))
+        tp = TilerPass(geo.prim_off, geo.indices, draw_vbase, None, 0, prim_tri_off, tris.prim,
+                       prim_chunk, bins, ref_tile, job.ev, param, mm.region("textures"),
+                       blocks_x, blocks_y)
+
+        def replay_pass(tp=tp, fe=fe, pass_bytes=pass_bytes, tally=SpillTally(extra, spills)):
+            # the fetch plan is taken there: the front end makes it on that thread too
+            tp = tp._replace(fetch=fe.fetch[:4], fetch_need=fe.fetch.need)
+            _replay(mm, pass_bytes, tp, runs, tally, drawn)
+        replay = mm.background(replay_pass)
         try:
             for done in job.bands(BAND_ROWS):
                 drawn.reach(done)
@@ -199,25 +207,21 @@ class _Progress:
             return self._done
 
 
-def _replay(mm: MemoryModel, pass_bytes, geo, fetch, draw_vbase, prim_tri_off, tri_prim, bins,
-            ref_tile, ev, param, runs, spill, prim_chunk, blocks_x, blocks_y, tex_region, extra,
-            spills, drawn: _Progress) -> None:
+def _replay(mm: MemoryModel, pass_bytes, tp: TilerPass, runs: tuple[TileTransfers, ...],
+            tally: SpillTally, drawn: _Progress) -> None:
     """The tiler's memory replay (tbdr_kernels) for each run of the pass's actions (two when the
     pass is split): chunk by chunk, phase 1, then phase 2 over the tiles as the raster finishes
-    them."""
-    n_chunks = int(prim_chunk[-1]) + 1 if len(prim_chunk) else 1
-    for actions in runs:
-        st = tiler_state(geo.prim_off, draw_vbase, tri_prim, bins, prim_chunk, fetch.need, param,
-                         mm.config.line_bytes)
+    them. DRAM bytes go to pass_bytes, by this pass's tiles."""
+    n_chunks = int(tp.prim_chunk[-1]) + 1 if len(tp.prim_chunk) else 1
+    mem = mm.serve_args(pass_bytes)
+    for transfers in runs:
+        state = tiler_state(tp, mm.config.line_bytes)
         for c in range(n_chunks):
-            tiler_geometry(*mm.serve_args(pass_bytes), geo, fetch[:4], fetch.need, draw_vbase,
-                           prim_tri_off, bins, ref_tile, param, prim_chunk, st, c)
+            tiler_geometry(mem, tp, state, c)
             lo = 0
-            while lo < bins.n_tiles:
+            while lo < tp.bins.n_tiles:
                 hi = drawn.beyond(lo)
-                tiler_tiles(*mm.serve_args(pass_bytes), geo, draw_vbase, tri_prim, bins, ev,
-                            param, actions, spill, prim_chunk, blocks_x, blocks_y, tex_region,
-                            extra, spills, st, c, lo, hi)
+                tiler_tiles(mem, tp, transfers, tally, state, c, lo, hi)
                 lo = hi
 
 

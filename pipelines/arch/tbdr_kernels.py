@@ -106,6 +106,39 @@ def _tile_transfer(rq, n, meta, write, spilled, spill, actions, i, tx0, ty0, bx1
     return n, moved
 
 
+class TilerPass(NamedTuple):
+    """What the tiler's replay reads of one render pass: the same for every chunk and band."""
+    prim_off: np.ndarray      # int64 (n_draws + 1,) each draw's first primitive
+    indices: np.ndarray       # draw-local vertex indices, three per primitive
+    draw_vbase: np.ndarray    # int64 (n_draws + 1,) each draw's first transformed vertex
+    fetch: tuple              # the front end's FetchPlan rows (off, addr, nbytes, op)
+    fetch_need: int           # the most lines one primitive's fetches span
+    prim_tri_off: np.ndarray  # int64 CSR: each primitive's setup triangles
+    tri_prim: np.ndarray      # int64 each setup triangle's primitive
+    prim_chunk: np.ndarray    # int64 each primitive's chunk (param_chunks: partial renders)
+    bins: tuple               # renderer.binning.TileBins
+    ref_tile: np.ndarray      # int64 each tile reference's tile
+    events: tuple             # renderer.raster.RasterEvents (each reference's texel blocks)
+    param: tuple              # ((region, bytes) of a vertex, a primitive record, a list entry)
+    tex_region: int           # the textures' region
+    blocks_x: int             # 8x8 blocks across and down the target
+    blocks_y: int
+
+
+class TileTransfers(NamedTuple):
+    """What a tile moves at its start and end."""
+    actions: tuple   # (region, bytes per pixel, on) of colour load, colour store, depth load,
+                     # depth store: what the load and store actions move per tile
+    spill: tuple     # (region, bytes per pixel) of colour, depth: where a partial render parks a
+                     # tile's full working set (every sample; 0 bpp: no such attachment)
+
+
+class SpillTally(NamedTuple):
+    """What partial renders moved, added to by tiler_tiles."""
+    bytes: np.ndarray      # int64 (2,) stored, reloaded
+    per_tile: np.ndarray   # int64 per tile: partial renders that parked it
+
+
 class TilerState(NamedTuple):
     """Where the tiler's replay stands between calls: it runs chunk by chunk, phase 1 then
     phase 2, and phase 2 band by band as the raster finishes tiles (tiler_tiles)."""
@@ -127,10 +160,12 @@ def _most_rows(fetch_need, param, line_bytes):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def tiler_state(prim_off, draw_vbase, tri_prim, bins, prim_chunk, fetch_need, param, line_bytes):
-    """A fresh TilerState for one replay. Tiles nothing touches are rendered (cleared and
-    stored) with the first chunk."""
-    tile, tile_offsets, ref_tri = bins.tile, bins.tile_offsets, bins.ref_tri
+def tiler_state(tp, line_bytes):
+    """A fresh TilerState for one replay of `tp` (TilerPass). Tiles nothing touches are
+    rendered (cleared and stored) with the first chunk."""
+    prim_off, draw_vbase, tri_prim, prim_chunk = tp.prim_off, tp.draw_vbase, tp.tri_prim, tp.prim_chunk
+    fetch_need, param = tp.fetch_need, tp.param
+    tile, tile_offsets, ref_tri = tp.bins.tile, tp.bins.tile_offsets, tp.bins.ref_tri
     n_tiles = tile_offsets.shape[0] - 1
     tile_blocks = (tile // BLOCK) * (tile // BLOCK)
     need = _most_rows(fetch_need, param, line_bytes)
@@ -149,21 +184,23 @@ def tiler_state(prim_off, draw_vbase, tri_prim, bins, prim_chunk, fetch_need, pa
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def tiler_geometry(cs, acc, tile_bytes, geo, fetch, fetch_need, draw_vbase, prim_tri_off, bins,
-                   ref_tile, param, prim_chunk, st, c):
-    """Phase 1 of chunk c: geometry and tiling of its primitives, in submission order.
-    fetch: the front end's per-primitive fetch plan (renderer.frontend.FetchPlan's off, addr,
-    nbytes, op; fetch_need = the most lines one primitive spans). param = (region, bytes) of
-    the vertices, the primitive records and the tile lists; a vertex is written the first time
-    a chunk uses it (and read in phase 2 with every listed primitive)."""
-    lines, shape, meta = cs
-    prim_off, indices = geo.prim_off, geo.indices
-    f_off, f_addr, f_nbytes, f_op = fetch
+def tiler_geometry(mem, tp, state, c):
+    """Phase 1 of chunk c of `tp` (TilerPass), served through `mem` (renderer.memory.Serving)
+    from `state` (TilerState): geometry and tiling of its primitives, in submission order: each
+    primitive's fetches (the front end's plan), then its parameter-buffer writes (tp.param: the
+    vertices, the primitive records and the tile lists). A vertex is written the first time a
+    chunk uses it (and read in phase 2 with every listed primitive)."""
+    lines, shape, meta = mem.caches
+    acc, tile_bytes = mem.totals, mem.tile_bytes
+    prim_off, indices, draw_vbase, prim_tri_off = tp.prim_off, tp.indices, tp.draw_vbase, tp.prim_tri_off
+    prim_chunk, ref_tile, bins, param = tp.prim_chunk, tp.ref_tile, tp.bins, tp.param
+    fetch_need = tp.fetch_need
+    f_off, f_addr, f_nbytes, f_op = tp.fetch
     tri_offsets, ref_slot = bins.tri_offsets, bins.ref_slot
     (vertex_region, vertex_b), (record_region, record_b), (list_region, entry_bytes) = param
     lb, shift = line_bytes(meta), line_shift(meta)
     param_write = op_code(True, S_PARAM)
-    rq, stamp, draw_of = st.rq, st.stamp, st.draw_of
+    rq, stamp, draw_of = state.rq, state.stamp, state.draw_of
     cap = rq.shape[0]
     need = _most_rows(fetch_need, param, lb)
     vertex_base = region_base(vertex_region)
@@ -173,7 +210,7 @@ def tiler_geometry(cs, acc, tile_bytes, geo, fetch, fetch_need, draw_vbase, prim
     last_vertex = last_record = -1       # the line each write-combining slot holds
     last_list = np.full(bins.tile_offsets.shape[0] - 1, -1, np.int64)    # per tile list
     n = 0
-    p = st.prim[0]
+    p = state.prim[0]
     while p < n_prims and prim_chunk[p] == c:
         if n > cap - need:
             serve(lines, shape, meta, acc, tile_bytes, rq, n)
@@ -206,30 +243,33 @@ def tiler_geometry(cs, acc, tile_bytes, geo, fetch, fetch_need, draw_vbase, prim
                     n = request(rq, n, SLC, line, param_write, ref_tile[r])
                     last_list[ref_tile[r]] = line
         p += 1
-    st.prim[0] = p
+    state.prim[0] = p
     serve(lines, shape, meta, acc, tile_bytes, rq, n)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def tiler_tiles(cs, acc, tile_bytes, geo, draw_vbase, tri_prim, bins, ev, param, tiles, spill,
-                prim_chunk, blocks_x, blocks_y, tex_region, extra, tile_spills, st, c, lo, hi):
-    """Phase 2 of chunk c over tiles lo..hi-1: every tile the chunk touches (or, in the first,
-    that nothing touches). tiles = (colour load, colour store, depth load, depth store) as
-    (region, bytes per pixel, on) each: what the load and store actions move per tile.
-    spill = (colour, depth) as (region, bytes per pixel): where a partial render parks a tile's
-    full working set (every sample; bpp 0 = no such attachment) until the next chunk reloads
-    it. extra[0], extra[1] += bytes stored and reloaded by partial renders; tile_spills[i] += 1
-    for each partial render that parks tile i."""
-    lines, shape, meta = cs
-    indices = geo.indices
+def tiler_tiles(mem, tp, transfers, tally, state, c, lo, hi):
+    """Phase 2 of chunk c of `tp` (TilerPass) over tiles lo..hi-1: every tile the chunk touches
+    (or, in the first, that nothing touches), served through `mem` (Serving) from `state`.
+    A tile loads and stores what `transfers` (TileTransfers) says: its actions, or around a
+    partial render its spill, parked until the next chunk reloads it. tally (SpillTally):
+    bytes += stored and reloaded by partial renders; per_tile[i] += 1 for each partial render
+    that parks tile i."""
+    lines, shape, meta = mem.caches
+    acc, tile_bytes = mem.totals, mem.tile_bytes
+    indices, draw_vbase, tri_prim, prim_chunk = tp.indices, tp.draw_vbase, tp.tri_prim, tp.prim_chunk
+    bins, param, tex_region, blocks_x, blocks_y = tp.bins, tp.param, tp.tex_region, tp.blocks_x, tp.blocks_y
+    tiles, spill = transfers
+    extra, tile_spills = tally
     tile, tiles_x = bins.tile, bins.tiles_x
     tile_offsets, ref_tri = bins.tile_offsets, bins.ref_tri
-    tex_off, n_tex, tex_addr = ev.tex_off, ev.n_tex, ev.tex_addr
+    tex_off, n_tex, tex_addr = tp.events.tex_off, tp.events.n_tex, tp.events.tex_addr
     (vertex_region, vertex_b), (record_region, record_b), (list_region, entry_bytes) = param
     lb, shift = line_bytes(meta), line_shift(meta)
     param_read = op_code(False, S_PARAM)
     texture_op = op_code(False, S_TEXTURE)
-    rq, draw_of, cursor, spilled, last_chunk = st.rq, st.draw_of, st.cursor, st.spilled, st.last_chunk
+    rq, draw_of, cursor = state.rq, state.draw_of, state.cursor
+    spilled, last_chunk = state.spilled, state.last_chunk
     cap = rq.shape[0]
     need = _most_rows(0, param, lb)
     vertex_base = region_base(vertex_region)

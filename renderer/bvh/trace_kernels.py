@@ -11,16 +11,36 @@ from .traverse8_kernels import trace_chunk8, trace_chunk8_fast
 BANDS = 32            # trace gives each thread a run of chunks in each of this many bands
 
 
+@njit(cache=True, nogil=True, error_model="numpy")
+def _trace_chunk(tree, job, out, c, fast, redo):
+    """Chunk c of the rays; its record count into out.rec_n[c]."""
+    r0 = c * job.chunk
+    r1 = min(job.rays.shape[0], r0 + job.chunk)
+    rec_cap = out.rec_cap
+    if fast:
+        n_redo = trace_chunk8_fast(tree, job, r0, r1, out, redo)
+        for k in range(n_redo):
+            trace_chunk8(tree, job, redo[k], redo[k] + 1, out, 0, 0)
+        out.rec_n[c] = 0
+    elif tree.kind == L_BVH8:
+        out.rec_n[c] = trace_chunk8(tree, job, r0, r1, out, c * rec_cap, rec_cap)
+    else:
+        out.rec_n[c] = trace_chunk(tree, job, r0, r1, out, c * rec_cap, rec_cap)
+
+
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def trace(layout, nf, nu, tf, tu, node_parent, tri_parent, table, boxes, tc, rays, chunk, flags, stack,
-          dual, box_rate, tri_rate, out_prim, out_t, cnt, rec, rec_cap, rec_n, n_threads, fast):
-    """All rays, parallel over chunks of `chunk` rays; chunk c records into rec[c * rec_cap:].
-    fast: a bvh8 layout with no rotated node and no records wanted, run by trace_chunk8_fast.
+def trace(tree, job, out, n_threads, fast):
+    """All rays of `job` (RayJob) through `tree` (Tree) into `out` (TraceOut), parallel over
+    chunks of job.chunk rays; chunk c records into out.rec[c * out.rec_cap:]. fast: a bvh8
+    layout with no rotated node and no records wanted, run by trace_chunk8_fast. (The structs
+    are opened in _trace_chunk, not here: a parallel loop that writes arrays taken out of a
+    struct before it is compiled wrong by numba 0.68, which swaps them.)
 
     The cost of rays varies across an image (sky, then geometry), and a prange hands each of
     its n_threads threads one fixed share, so a thread's share is a run of chunks from each of
     BANDS bands of the rays: every thread gets about the same work, in consecutive chunks."""
-    n_chunks = (rays.shape[0] + chunk - 1) // chunk
+    chunk = job.chunk
+    n_chunks = (job.rays.shape[0] + chunk - 1) // chunk
     per_band = (n_chunks + BANDS - 1) // BANDS
     per_run = (per_band + n_threads - 1) // n_threads
     for w in prange(n_threads):
@@ -28,21 +48,4 @@ def trace(layout, nf, nu, tf, tu, node_parent, tri_parent, table, boxes, tc, ray
         for band in range(BANDS):
             c0 = band * per_band + w * per_run
             for c in range(c0, min(c0 + per_run, (band + 1) * per_band, n_chunks)):
-                r0 = c * chunk
-                r1 = min(rays.shape[0], r0 + chunk)
-                if fast:
-                    n_redo = trace_chunk8_fast(nu, tc, tu, boxes, rays, r0, r1, flags, stack, box_rate,
-                                               tri_rate, out_prim, out_t, cnt, redo)
-                    for k in range(n_redo):
-                        trace_chunk8(nu, tc, tu, node_parent, tri_parent, table, boxes, rays, redo[k],
-                                     redo[k] + 1, flags, stack, box_rate, tri_rate, out_prim, out_t, cnt,
-                                     rec, 0, 0)
-                    rec_n[c] = 0
-                elif layout == L_BVH8:
-                    rec_n[c] = trace_chunk8(nu, tc, tu, node_parent, tri_parent, table, boxes, rays,
-                                            r0, r1, flags, stack, box_rate, tri_rate, out_prim, out_t,
-                                            cnt, rec, c * rec_cap, rec_cap)
-                else:
-                    rec_n[c] = trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, rays, r0,
-                                           r1, flags, stack, dual, box_rate, out_prim, out_t, cnt,
-                                           rec, c * rec_cap, rec_cap)
+                _trace_chunk(tree, job, out, c, fast, redo)

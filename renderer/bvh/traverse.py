@@ -77,7 +77,10 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
         raise ValueError("a bvh8 layout needs its decoded float32 child boxes and triangles (made by "
                          "bvh8_layout)")
     n = len(rays)
-    nf, nu, tf, tu = layout.views()
+    node_f32, node_u32, tri_f32, tri_u32 = layout.views()
+    tree = tk.Tree(layout.kind, node_f32, node_u32, tri_f32, tri_u32, layout.node_parent,
+                   layout.tri_parent, OBB_TABLE, layout.child_boxes, layout.tri_corners)
+    job = tk.RayJob(rays, CHUNK, _flags(any_hit, cull_back), stack, dual, box_rate, tri_rate)
     prim = np.empty(n, np.int64)
     t = np.empty(n, np.float64)
     cnt = np.empty((n, tk.C_N), np.int32)      # every ray writes all of its row
@@ -85,12 +88,10 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
     cap = CHUNK * REC_PER_RAY if record else 0
     rec = np.empty(n_chunks * cap if record else 1, np.int64)
     rec_n = np.zeros(n_chunks, np.int64)
-    args = (layout.kind, nf, nu, tf, tu, layout.node_parent, layout.tri_parent, OBB_TABLE,
-            layout.child_boxes, layout.tri_corners)
     # the common case's kernel: bvh8 with no rotated node, nothing recorded
     fast = layout.kind == L_BVH8 and not record and not (layout.nodes["obb"] < N_OBB).any()
-    trace_kernel(*args, rays, CHUNK, _flags(any_hit, cull_back), stack, dual, box_rate, tri_rate, prim, t,
-             cnt, rec, cap, rec_n, numba.get_num_threads(), fast)
+    trace_kernel(tree, job, tk.TraceOut(prim, t, cnt, rec, cap, rec_n), numba.get_num_threads(),
+                 fast)
     hits = Hits(prim, t, cnt)
     if not record:
         return hits, None
@@ -101,8 +102,9 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
         else:                    # a chunk of very long rays: run it again with room enough
             big = np.empty(rec_n[c], np.int64)
             r0, r1 = c * CHUNK, min(n, (c + 1) * CHUNK)
-            trace_kernel(*args, rays[r0:r1], CHUNK, _flags(any_hit, cull_back), stack, dual, box_rate,
-                     tri_rate, prim[r0:r1], t[r0:r1], cnt[r0:r1], big, len(big), rec_n[c:c + 1], 1, False)
+            trace_kernel(tree, job._replace(rays=rays[r0:r1]),
+                         tk.TraceOut(prim[r0:r1], t[r0:r1], cnt[r0:r1], big, len(big), rec_n[c:c + 1]),
+                         1, False)
             parts.append(big)
     return hits, np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
@@ -112,10 +114,10 @@ def brute_force(layout: Layout, rays: np.ndarray, cull_back: bool = False) -> tu
     layout of one-triangle nodes (bvh2 or bvh4)."""
     if layout.tris.dtype != TRI_NODE:
         raise ValueError(f"brute_force reads 64 B triangle nodes; {layout.name} has primitive nodes")
-    _, _, tf, tu = layout.views()
+    _, _, tri_f32, tri_u32 = layout.views()
     prim = np.empty(len(rays), np.int64)
     t = np.empty(len(rays))
-    tk.brute_force(tf, tu, rays, _flags(False, cull_back), prim, t)
+    tk.brute_force(tri_f32, tri_u32, rays, _flags(False, cull_back), prim, t)
     return prim, t
 
 
@@ -146,7 +148,7 @@ def price(layout: Layout, fetches: np.ndarray, mm: MemoryModel, level: int) -> N
     size = np.array([layout.fetch_bytes, leaf, PARENT_LINK_BYTES, PARENT_LINK_BYTES], np.int64)
     stream = np.array([STREAM["bvh_node"], STREAM["bvh_leaf"], STREAM["bvh_node"],
                        STREAM["bvh_node"]], np.int64)
-    tk.replay(*mm.state, mm.acc, mm.tile_bytes, level, fetches, base, stride, size, stream)
+    tk.replay(mm.serve_args(), level, fetches, base, stride, size, stream)
 
 
 def warm_up() -> None:

@@ -27,6 +27,8 @@ model: a record is kind << 30 | index (REC_*).
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -53,6 +55,81 @@ COUNTER_NAMES = ("steps", "nodes.box", "nodes.leaf", "tests.box", "tests.tri", "
 # 8 or 2 on RDNA 4 (seed-notes 000_partA l.188, 000_partB l.84)
 # Ray columns
 R_OX, R_OY, R_OZ, R_TMIN, R_DX, R_DY, R_DZ, R_TMAX, R_N = range(9)
+
+
+class Tree(NamedTuple):
+    """A layout as the traversal kernels read it (layouts.Layout.for_traversal)."""
+    kind: int                  # layouts_kernels.L_*
+    node_f32: np.ndarray       # the box nodes' words as float32 (n_nodes, words)
+    node_u32: np.ndarray       # ... the same bytes as uint32
+    tri_f32: np.ndarray        # the triangle nodes' words as float32 (n_tris, words)
+    tri_u32: np.ndarray        # ... as uint32
+    node_parent: np.ndarray    # int32 per box node, -1 at the root (restarts climb these)
+    tri_parent: np.ndarray     # int32 per triangle node
+    obb_table: np.ndarray      # float64 (N_OBB, 3, 3) the OBB rotations (bvh8)
+    child_boxes: np.ndarray    # float32 (n_nodes, 6, 8) bvh8's decoded child planes
+    tri_corners: np.ndarray    # float32 (n_tris, 9, 4) bvh8 primitive nodes' corners by lane
+
+
+class RayJob(NamedTuple):
+    """The rays and how they are traced."""
+    rays: np.ndarray           # float32 (n, R_N)
+    chunk: int                 # rays per parallel work item
+    flags: int                 # FLAG_*
+    stack: int                 # short-stack entries
+    dual: bool                 # BVH4x2 steps (bvh4)
+    box_rate: int              # box tests per clock (isect_clocks)
+    tri_rate: int              # triangle tests per clock
+
+
+class TraceOut(NamedTuple):
+    """What tracing writes, per ray and per chunk."""
+    prim: np.ndarray           # int64 (n,) the closest (or first) hit's triangle, -1: miss
+    t: np.ndarray              # float64 (n,) its distance, inf: miss
+    costs: np.ndarray          # int32 (n, C_N) per-ray costs
+    rec: np.ndarray            # int64 fetch records, chunk c's from c * rec_cap
+    rec_cap: int               # records a chunk may write (0: record nothing)
+    rec_n: np.ndarray          # int64 (n_chunks,) records each chunk needed
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def record(rec, rec0, rec_cap, nrec, value):
+    """Appends one fetch record to a chunk's slab rec[rec0:rec0 + rec_cap] when recording
+    (rec_cap > 0); counts it even past the slab (the caller re-runs such a chunk with room)."""
+    if rec_cap > 0:
+        if nrec < rec_cap:
+            rec[rec0 + nrec] = value
+        nrec += 1
+    return nrec
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def pop_nearest(st_ref, st_t, top, size, stack, lim, last):
+    """Pops the ring stack (st_ref, st_t; top, size of `stack` entries) down to the nearest
+    entry still in front of the closest hit (distance <= lim). Entries behind it are dropped,
+    each becoming `last`, the node a restart resumes after. Returns (its ref or -1 when the
+    stack ran dry, top, size, last)."""
+    cur = np.int64(-1)
+    while size > 0:
+        top = top - 1 if top > 0 else stack - 1
+        size -= 1
+        e = st_ref[top]
+        if st_t[top] <= lim:
+            cur = e
+            break
+        last = e
+    return cur, top, size, last
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def climb_from(last, node_parent, tri_parent):
+    """A restart after an overflow climbs from the node visited last to its parent box node
+    (-1 above the root). Returns (the parent, the parent-link record's index: node links
+    even, triangle links odd, as replay reads them)."""
+    i = last >> 2
+    if last & 3 == REF_TRI:
+        return np.int64(tri_parent[i]), i * 2 + 1
+    return np.int64(node_parent[i]), i * 2
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
@@ -120,6 +197,15 @@ def _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, ax, ay, az, bx, by, bz, cx, cy, cz,
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _tri_node(ox, oy, oz, dx, dy, dz, tmin, tmax, tri_f32, tri_u32, s, flags):
+    """_tri on 64 B triangle node s (words 0-8 its corners, 13's top byte its flags)."""
+    return _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, np.float64(tri_f32[s, 0]),
+                np.float64(tri_f32[s, 1]), np.float64(tri_f32[s, 2]), np.float64(tri_f32[s, 3]),
+                np.float64(tri_f32[s, 4]), np.float64(tri_f32[s, 5]), np.float64(tri_f32[s, 6]),
+                np.float64(tri_f32[s, 7]), np.float64(tri_f32[s, 8]), tri_u32[s, 13] >> 24, flags)
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _write_costs(cnt, r, steps, box_nodes, leaf_nodes, box_tests, tri_tests, overflows, restarts,
                  refetch, parent_reads, duals, obbs, clocks):
     """Ray r's row of per-ray costs (C_*)."""
@@ -138,19 +224,16 @@ def _write_costs(cnt, r, steps, box_nodes, leaf_nodes, box_tests, tri_tests, ove
 
 
 @njit(cache=True)
-def brute_force(tf, tu, rays, flags, out_prim, out_t):
+def brute_force(tri_f32, tri_u32, rays, flags, out_prim, out_t):
     """Every ray against every triangle node, same test and tie rule: the slow twin's core."""
     for r in range(rays.shape[0]):
         ox, oy, oz = np.float64(rays[r, R_OX]), np.float64(rays[r, R_OY]), np.float64(rays[r, R_OZ])
         dx, dy, dz = np.float64(rays[r, R_DX]), np.float64(rays[r, R_DY]), np.float64(rays[r, R_DZ])
         tmin, tmax = np.float64(rays[r, R_TMIN]), np.float64(rays[r, R_TMAX])
         best_t, best_p = tmax, np.int64(-1)
-        for s in range(tf.shape[0]):
-            t = _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, np.float64(tf[s, 0]), np.float64(tf[s, 1]),
-                     np.float64(tf[s, 2]), np.float64(tf[s, 3]), np.float64(tf[s, 4]),
-                     np.float64(tf[s, 5]), np.float64(tf[s, 6]), np.float64(tf[s, 7]),
-                     np.float64(tf[s, 8]), tu[s, 13] >> 24, flags)
-            p = np.int64(tu[s, 12])
+        for s in range(tri_f32.shape[0]):
+            t = _tri_node(ox, oy, oz, dx, dy, dz, tmin, tmax, tri_f32, tri_u32, s, flags)
+            p = np.int64(tri_u32[s, 12])
             if t < best_t or (t == best_t and t < np.inf and p < best_p):
                 best_t, best_p = t, p
         out_prim[r] = best_p
@@ -158,10 +241,12 @@ def brute_force(tf, tu, rays, flags, out_prim, out_t):
 
 
 @njit(cache=True)
-def replay(lines, shape, meta, acc, tile_bytes, level, fetches, base, stride, size, stream):
-    """Fetch records (kind << 30 | index), in order, as line reads entering at cache `level`.
-    A bvh2 node record is its child pair; a parent record indexes node (even) or triangle (odd)
-    parent links."""
+def replay(mem, level, fetches, base, stride, size, stream):
+    """Fetch records (kind << 30 | index), in order, as line reads entering at cache `level` of
+    `mem` (renderer.memory.Serving). A bvh2 node record is its child pair; a parent record
+    indexes node (even) or triangle (odd) parent links. base, stride, size, stream: per record
+    kind (node, leaf, node parent link, triangle parent link)."""
+    (lines, shape, meta), acc, tile_bytes = mem
     rq = np.empty((mk.REQUESTS, mk.R_N), np.int64)
     shift = meta[mk.M_LINE_SHIFT]
     n = 0

@@ -310,9 +310,11 @@ def _fetch_plan(prim_off, lidx, fetch_index, fetch_pos, fetch_attr, head, rows,
     sizes = (INDEX.itemsize, POSITION_BYTES, ATTRIBUTE_BYTES,
              DESCRIPTOR.itemsize + BOUNDS.itemsize, VERTEX_REF.itemsize, at.tri_bytes)
     streams = (STREAM["index"], STREAM["vertex"])
-    args = (prim_off, lidx, fetch_index, fetch_pos, fetch_attr, at.index_base, at.pos_base,
-            at.attr_base, sizes, head, rows.alive, at.desc_addr, at.vlist_addr, at.tri_addr,
-            rows.vert_off, rows.verts, rows.draw, at.line_shift, streams, at.wave)
+    args = (fk.Demand(prim_off, lidx, fetch_index, fetch_pos, fetch_attr),
+            fk.MeshletFetch(head, rows.alive, rows.vert_off, rows.verts, rows.draw, at.desc_addr,
+                            at.vlist_addr, at.tri_addr),
+            fk.Buffers(at.index_base, at.pos_base, at.attr_base, sizes, streams, at.line_shift,
+                       at.wave))
     if len(rows.first):
         return _build_plan(n, args)
     # No meshlets: the plan is a function of these arrays alone, and the viewer and reports
@@ -331,10 +333,10 @@ def _build_plan(n: int, args) -> FetchPlan:
     off = np.zeros(n + 1, np.int64)
     lines = np.zeros(n, np.int64)
     empty = np.zeros(0, np.int64)
-    fk.build(*args, False, off, empty, empty, empty, lines)        # count per primitive
+    fk.build(*args, False, fk.PlanRows(off, empty, empty, empty, lines))   # count per primitive
     np.cumsum(off[1:].copy(), out=off[1:])
     addr, nbytes, stream = (np.empty(int(off[-1]), np.int64) for _ in range(3))
-    fk.build(*args, True, off, addr, nbytes, stream, lines)        # write at the offsets
+    fk.build(*args, True, fk.PlanRows(off, addr, nbytes, stream, lines))   # write at the offsets
     return FetchPlan(off, addr, nbytes, stream << OP_STREAM_SHIFT, int(lines.max()) if n else 0)
 
 

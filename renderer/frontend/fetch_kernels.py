@@ -14,6 +14,8 @@ What reaches the cache is what the fetch units ask for, not one request per item
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -26,19 +28,63 @@ SLOTS = 512  # per instruction, the stamped set of the lines a wave asked for: a
 MAX_WAVE = SLOTS // 4   # lanes: 128, the widest wave (Adreno's) fits
 
 
+class Demand(NamedTuple):
+    """What each input primitive of a pass reads, before any address: the front end's verdict."""
+    prim_off: np.ndarray      # int64 (n_draws + 1,) each draw's first primitive
+    local_index: np.ndarray   # int64 (3 n,) each corner's draw-local vertex index
+    fetch_index: np.ndarray   # bool (n,) the primitive's three indices are fetched
+    fetch_pos: np.ndarray     # bool (3 n,) the corner's position is fetched (a shaded vertex)
+    fetch_attr: np.ndarray    # bool (3 n,) ... and its attributes
+
+
+class MeshletFetch(NamedTuple):
+    """The meshlets a pass draws with (empty without), one row each, and where their tables lie."""
+    head: np.ndarray          # int64 (n,) p's meshlet row where p is its first primitive, else -1
+    alive: np.ndarray         # bool per row: kept by the amplification stage
+    vert_off: np.ndarray      # int64 (rows + 1,) its vertices in verts
+    verts: np.ndarray         # draw-local vertex indices
+    draw: np.ndarray          # per row: its draw
+    desc_addr: np.ndarray     # int64 per row: its descriptor's, vertex list's, triangles' bytes
+    vlist_addr: np.ndarray
+    tri_addr: np.ndarray
+
+
+class Buffers(NamedTuple):
+    """Where the draws' buffers lie and how they are read."""
+    index_base: np.ndarray    # int64 per draw: first byte of its index, position, attribute buffer
+    pos_base: np.ndarray
+    attr_base: np.ndarray
+    sizes: tuple              # bytes of an index, position, attribute set, meshlet descriptor,
+                              # meshlet vertex-list entry, meshlet triangle
+    streams: tuple            # stream ids of (index, vertex) fetches
+    line_shift: int           # log2 of the cache line
+    wave: int                 # lanes of a vertex fetch wave
+
+
+class PlanRows(NamedTuple):
+    """The fetch plan as build writes it."""
+    off: np.ndarray           # int64 (n + 1,) each primitive's entries
+    addr: np.ndarray          # int64 entry's first byte
+    nbytes: np.ndarray        # int64 its bytes
+    stream: np.ndarray        # int64 its stream
+    lines: np.ndarray         # int64 (n,) the most lines each primitive's entries span
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
-def build(prim_off, lidx, fetch_index, fetch_pos, fetch_attr, index_base, pos_base, attr_base,
-          sizes, head, alive, desc_addr, vlist_addr, tri_addr, m_vert_off, m_verts, m_draw,
-          line_shift, streams, wave, write, off, addr, nbytes, stream, lines):
-    """Count (write False: fills off[1:] with entries per primitive and lines[p] with the most
-    lines they span) or write (at off) the fetch plan. sizes = (index, position, attributes,
-    meshlet descriptor, meshlet vertex-list entry, meshlet triangle) bytes; streams = (index,
-    vertex) stream ids; wave = lanes of a vertex fetch wave. head[p] >= 0: p is the first
-    primitive of mesh-table row head[p] (the meshlet's descriptor is read there, and when alive
-    its lists and vertices). Index and vertex entries are whole lines; meshlet tables are the
-    byte ranges they occupy."""
-    index_b, pos_b, attr_b, desc_b, vlist_b, tri_b = sizes
-    s_index, s_vertex = streams
+def build(demand, meshlets, buffers, write, out):
+    """Count (write False: fills out.off[1:] with entries per primitive and out.lines[p] with the
+    most lines they span) or write (at out.off) the fetch plan of `demand` (Demand) over
+    `meshlets` (MeshletFetch) at `buffers` (Buffers). A primitive p with meshlets.head[p] >= 0
+    is the first of its meshlet (the descriptor is read there, and when the meshlet is alive its
+    lists and vertices). Index and vertex entries are whole lines; meshlet tables are the byte
+    ranges they occupy."""
+    prim_off, local_index, fetch_index, fetch_pos, fetch_attr = demand
+    head, alive, m_vert_off, m_verts, m_draw, desc_addr, vlist_addr, tri_addr = meshlets
+    index_base, pos_base, attr_base = buffers.index_base, buffers.pos_base, buffers.attr_base
+    index_b, pos_b, attr_b, desc_b, vlist_b, tri_b = buffers.sizes
+    s_index, s_vertex = buffers.streams
+    line_shift, wave = buffers.line_shift, buffers.wave
+    off, addr, nbytes, stream, lines = out
     lb = 1 << line_shift
     keys = np.zeros((2, SLOTS), np.int64)        # per instruction (positions, attributes)
     gens = np.zeros((2, SLOTS), np.int64)
@@ -70,10 +116,10 @@ def build(prim_off, lidx, fetch_index, fetch_pos, fetch_attr, index_base, pos_ba
                             a, b = index_base[d] + ((p - prim_off[d]) * 3 + i) * index_b, index_b
                     elif kind == 1:
                         if fetch_pos[p * 3 + i]:
-                            a, b, s = pos_base[d] + lidx[p * 3 + i] * pos_b, pos_b, s_vertex
+                            a, b, s = pos_base[d] + local_index[p * 3 + i] * pos_b, pos_b, s_vertex
                     elif kind == 2:
                         if fetch_attr[p * 3 + i]:
-                            a, b, s = attr_base[d] + lidx[p * 3 + i] * attr_b, attr_b, s_vertex
+                            a, b, s = attr_base[d] + local_index[p * 3 + i] * attr_b, attr_b, s_vertex
                     elif kind == 3:
                         nv = m_vert_off[h + 1] - m_vert_off[h]
                         if i == 0:
