@@ -1,7 +1,9 @@
 """Framebuffer compression of each preset: codec, block parameters, and which stages may read or
-write a surface compressed (DESIGN.md §4 "Compression", issue 6). `PARAMS[preset name] = CompressionParams(...)`;
-pipelines.presets takes each preset's record from here (NONE for a preset without). Sources are seed-note lines (seed-notes/<file> Lnn is
-the line of the note; "seed Lnnnn" inside a note is the original's line) or peers.md sections.
+write a surface compressed (DESIGN.md §4 "Compression", issue 6): the record
+`CompressionParams` and `PARAMS[preset name] = CompressionParams(...)`; pipelines.presets takes
+each preset's record from here (NONE for a preset without). Sources are seed-note lines
+(seed-notes/<file> Lnn is the line of the note; "seed Lnnnn" inside a note is the original's
+line) or peers.md sections.
 
 Keys:
     codec                      "dcc" | "afbc" | "apple" | "ubwc" | "none" (renderer.compression)

@@ -38,6 +38,7 @@ assert len(_OWNER) == sum(len(cls.names()) for cls in RECORDS.values()), "a name
 
 @dataclass(frozen=True)
 class Preset:
+    """A named GPU: its architecture and one record of sourced parameters per feature."""
     name: str
     architecture: str          # key of pipelines.registry.ARCHITECTURES
     description: str
