@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from pipelines import render  # noqa: E402
-from pipelines.presets.compression import PARAMS, compression_of  # noqa: E402
+from pipelines.presets.compression import PARAMS  # noqa: E402
 from pipelines.passes.postchain import (LPDDR5_GBPS, chain_kernels, gbuffer, run_graph,  # noqa: E402
                                         tax_frame, transaction_elimination, two_frame_scene)
 from scenes.library import POST_CHAIN  # noqa: E402
@@ -87,7 +87,7 @@ def _llc_bytes(preset: str) -> int:
     p = PRESETS.get(preset)
     if p is None:
         return 0
-    return int(p.get("llc_bytes", p.get("l2_bytes", 0)))
+    return int((p.memory.llc_bytes or p.memory.l2_bytes).value)
 
 
 def tax(width: int, height: int, scene: str) -> None:
@@ -118,10 +118,10 @@ def seed_tax() -> None:
     print(f"seed example: sponza 3840x2160, 2 RGBA16F MRTs (hdr, normal) = {U / 1e6:.1f} MB raw, "
           f"4 PS<->CS switches; seed: 128 MB raw, 16 MB compressed, 448 MB/frame, 26.9 GB/s, ~52% of 51.2 GB/s")
     for preset in PARAMS:
-        p = compression_of(preset)
-        if p["codec"] == "none":
+        p = PARAMS[preset]
+        if p.codec.value == "none":
             continue
-        C = sum(compressed_size(t, p["codec"], p["dcc_max_compressed_block"]) for t in targets.values())
+        C = sum(compressed_size(t, p.codec.value, p.dcc_max_compressed_block.value) for t in targets.values())
         passes, kernels = tax_frame(targets)
         r = run_graph(passes, preset, kernels)
         at = r.tax_at()

@@ -27,7 +27,6 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from pipelines import render  # noqa: E402
-from pipelines.presets.frontend import frontend_params  # noqa: E402
 from pipelines.presets import get_preset  # noqa: E402
 from renderer.frontend import acmr, front_end  # noqa: E402
 from renderer.frontend.mesh import export_bytes  # noqa: E402
@@ -84,7 +83,7 @@ def acmr_table(w: int, h: int) -> Table:
                 "ngg (128/128)", "mesh", "mesh, duplicated vertices", "mesh, meshlets culled",
                 "mesh, all shaded"):
         t.add_column(col, justify="right")
-    base = frontend_params(get_preset("amd-rdna2"))
+    base = get_preset("amd-rdna2").frontend.as_dict()
     for name in ("dragon", "bunny"):
         for label, s in (("as loaded", get_scene(name)), ("clustered", reordered(get_scene(name)))):
             run = lambda f, **kw: front_end(s.draws, s.camera, w, h, 1, {**base, **kw}, f).counters  # noqa: E731
@@ -107,7 +106,7 @@ def sweep_table(w: int, h: int) -> Table:
                 "cluster: lanes used"):
         t.add_column(col, justify="right")
     s = get_scene("dragon")
-    base = frontend_params(get_preset("apple-m3"))
+    base = get_preset("apple-m3").frontend.as_dict()
     for mv, mp in ((16, 16), (32, 32), (64, 64), (64, 126), (128, 256), (256, 512), (512, 1024)):
         params = {**base, "meshlet_max_verts": mv, "meshlet_max_prims": mp}
         c = front_end(s.draws, s.camera, w, h, 1, params, "mesh").counters

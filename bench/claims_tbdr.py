@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from pathlib import Path
 
@@ -47,9 +46,8 @@ def main() -> None:
     for col in ("tile", "tiles", "param buffer MB", "param lines written, MB", "param MB from DRAM", "DRAM MB"):
         t.add_column(col, justify="right")
     for size in (16, 32, 64):
-        p = dataclasses.replace(APPLE_M3, params={**APPLE_M3.params,
-                                                  "tile_px": Param(size, "sweep", "assumed"),
-                                                  "tile_memory_bytes": Param(1 << 20, "sweep", "assumed")})
+        p = APPLE_M3.with_params(tile_px=Param(size, "sweep", "assumed"),
+                                 tile_memory_bytes=Param(1 << 20, "sweep", "assumed"))
         c = render("sponza", p, w, h).counters
         t.add_row(str(size), f"{c['tile.tiles']:,}", f"{c['tile.param_bytes'] / 1e6:.1f}",
                   f"{c['mem.onchip.write.param'] / 1e6:.1f}", f"{c['mem.dram.read.param'] / 1e6:.1f}",

@@ -142,7 +142,8 @@ def run(scene: Scene | str, preset: Preset | str, settings: Settings = Settings(
         # The chain's G-buffer is single-sampled: a 4x frame's colour resolves, its depth does not.
         lit = frame if settings.samples == 1 else None
         g, _ = gbuffer(scene, settings.width, settings.height, preset, lit=lit)
-        post = run_graph(graph.compute_passes, preset.name, chain_kernels(g))
+        post = run_graph(graph.compute_passes, preset.name, chain_kernels(g),
+                         policy=preset.compression.as_dict())
         passes += [PassResult(p.name, "compute", post.pass_counters[p.name])
                    for p in graph.compute_passes]
     if graph.ray_passes:
@@ -155,4 +156,4 @@ def run(scene: Scene | str, preset: Preset | str, settings: Settings = Settings(
     totals = sum((p.counters for p in passes), Counters())
     maps = {**frame.pixel_maps, **(rt.pixel_maps if rt is not None else {})}
     return FrameResult(scene.name, preset.name, settings, frame, passes, totals, rt, post,
-                       preset.dram_gbps, time.perf_counter() - t0, frame.tile_maps, maps)
+                       float(preset.memory.dram_gbps.value), time.perf_counter() - t0, frame.tile_maps, maps)

@@ -1,20 +1,84 @@
 """Counters: one flat record of named int64 counters per frame, merged by addition (DESIGN.md §6),
-plus per-tile maps. Derived figures are computed from counters, never counted twice."""
+plus per-tile maps. Derived figures are computed from counters, never counted twice.
+
+Counters are sparse (a zero is not stored), so a registered name that was never added reads 0;
+a name that is no counter (a misspelling) raises KeyError. The names are registered here, in
+`_GRAMMAR`, one line per family, with the module that writes them; the kernels' own lists
+(renderer.raster_kernels.COUNTER_NAMES, renderer.bvh.traverse_kernels.COUNTER_NAMES) are
+taken as they are. `is_counter(name)` says whether a name is one."""
 from __future__ import annotations
 
+import re
 from collections import Counter as _Bag
+from functools import lru_cache
 
 import numpy as np
 
 STREAMS = ("index", "vertex", "param", "color", "depth", "resolve", "texture", "meta",
            "bvh_node", "bvh_leaf", "compute")
+RAY_PASSES = ("primary", "shadow", "ao")     # scenes.model.RAY_PASSES (renderer does not import
+                                             # scenes; tests/test_counters.py checks they agree)
+
+
+def _any(*names) -> str:
+    return "(?:" + "|".join(re.escape(n) for n in names) + ")"
+
+
+@lru_cache(maxsize=1)
+def _grammar() -> re.Pattern:
+    """Every counter name, one alternative per family (made on the first miss: the kernel
+    modules are imported then, not when this one is)."""
+    from renderer.bvh import traverse_kernels as tk
+    from renderer import raster_kernels as rk
+    stream, rw, part = _any(*STREAMS), "(?:read|write)", r"[^.]+"   # part: a pass or surface name
+    rt_costs = _any("rays", "hits", "bytes.node", "bytes.leaf", *tk.COUNTER_NAMES)
+    families = [
+        _any(*rk.COUNTER_NAMES),                                        # renderer.raster
+        rf"mem\.(?:dram|onchip)\.{rw}\.{stream}",                        # renderer.memory
+        r"mem\.cache\.\w+\.(?:hits|misses)",                             # a cache by its name
+        rf"rop\.fast_clear\.eliminated_blocks\.{stream}",                # pipelines.arch.imr
+        r"tile\." + _any("tiles", "memory_bytes", "param_bytes", "partial_renders",   # .tbdr
+                        "partial_render.load_bytes", "partial_render.store_bytes",
+                        "fallback.tile_shrink", "fallback.pass_split", "fallback.over_budget"),
+        r"dsbr\." + _any("bin_width", "bin_height", "bin_widened", "batches", "batches_binned",  # .dsbr
+                        "batch_break.primitive_limit", "batch_break.state_change",
+                        "batch_break.alloc_budget", "fallback.ps_kill_depth_write",
+                        "fallback.binning_off", "fallback.bin_size_zero"),
+        r"geom\." + _any("indices", "setup_triangles", "prims_in", "prims_clipped",   # renderer.geometry,
+                        "vertices_shaded", "vertices_attr_shaded", "vs_alu_ops",         # .frontend
+                        "cull_alu_ops", "cache_hits", "ngg.subgroups", "ngg.small_bbox",
+                        "meshlets", "meshlets_culled.cone", "meshlets_culled.frustum",
+                        "mesh.vertices_shaded", "mesh.duplicated_vertices", "mesh.export_bytes",
+                        "fallback.mesh_budget", "fallback.stream_out",
+                        "draws.legacy", "draws.ngg", "draws.mesh",
+                        *(f"prims_culled.{r}" for r in ("backface", "zero_area", "frustum",
+                                                        "small", "meshlet"))),
+        rf"rt\.(?:{_any(*RAY_PASSES)}\.)?{rt_costs}",                    # renderer.bvh.traverse
+        rf"rt\.(?:{_any(*RAY_PASSES)}\.)?dram_read\.{stream}",            # pipelines.passes.raytrace
+        r"comp\." + _any("blocks", "raw_bytes", "compressed_bytes", "tax_bytes",      # pipelines.passes
+                        "decompress.bytes", "decompress.events", "recompress.events",  # .postchain
+                        "rmw.bytes", "cache.hit_bytes"),
+        rf"comp\.pass\.{part}\.(?:{rw}|tax|rmw|decompress|cache_hit)_bytes",
+        rf"comp\.surface\.{part}\.(?:(?:{rw}|raw|compressed|tax)_bytes|decompress\.events)",
+        rf"comp\.stream\.{stream}\.{rw}\.(?:raw|compressed)_bytes",
+    ]
+    return re.compile("|".join(f"(?:{f})" for f in families))
+
+
+def is_counter(name: str) -> bool:
+    """Whether `name` is a counter (registered above), whether or not anything counted it."""
+    return isinstance(name, str) and _grammar().fullmatch(name) is not None
 
 
 class Counters(dict):
-    """name -> int. `a + b` merges by addition; missing names read as 0."""
+    """name -> int. `a + b` merges by addition; a counter never added reads 0, a name that is
+    no counter raises KeyError (is_counter)."""
 
     def __missing__(self, key):
-        return 0
+        if is_counter(key):
+            return 0
+        raise KeyError(f"{key!r} is not a counter name (renderer.counters: the names are "
+                       f"registered in _grammar)")
 
     def add(self, name: str, value) -> None:
         self[name] = self[name] + int(value)

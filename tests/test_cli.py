@@ -182,7 +182,7 @@ def test_presets_verbose_labels_every_parameter(tmp_path):
         shown[preset][key] = label
     assert set(shown) == set(PRESETS)
     for name, p in PRESETS.items():
-        assert shown[name] == {k: v.label for k, v in p.params.items()}
+        assert shown[name] == {k: v.label for k, v in p.all_params().items()}
 
 
 def test_render_triangle_writes_png_counters_and_heatmaps(tmp_path):

@@ -125,3 +125,44 @@ def test_deterministic_counters():
     b = render("spheres", "imr-baseline", 320, 180)
     assert a.counters == b.counters
     assert np.array_equal(a.color, b.color)
+
+
+# ---- counter names ---------------------------------------------------------------------------
+
+def test_a_misspelt_counter_name_raises_and_an_absent_one_reads_zero():
+    from renderer.counters import Counters, is_counter
+    c = Counters({"raster.shaded": 5})
+    assert c["raster.shaded"] == 5
+    assert c["raster.early_z_killed"] == 0                 # a counter nothing counted (sparse)
+    assert c["mem.dram.read.bvh_node"] == 0 and c["rt.shadow.nodes.box"] == 0
+    for typo in ("raster.shade", "mem.dram.read.colour", "rt.primry.rays", "geom.prims_culled.smal",
+                 "tile.fallback.shrink", "dsbr.batch"):
+        assert not is_counter(typo)
+        with pytest.raises(KeyError, match="not a counter"):
+            c[typo]                                                          # noqa: B018
+    with pytest.raises(KeyError):
+        c.add("raster.shade", 1)                            # nor can one be counted
+    assert (c + Counters({"raster.shaded": 1}))["raster.shaded"] == 6
+
+
+def test_every_counter_a_frame_writes_is_registered():
+    """The registry (renderer.counters._grammar) knows every name the architectures, the front
+    ends, the post chain and the ray passes write."""
+    from pipelines.frame import Settings, run
+    from renderer.counters import is_counter
+    names = set()
+    for scene, preset, settings in (("postchain", "amd-rdna2", Settings(96, 64, rays=("primary", "shadow", "ao"))),
+                                    ("foliage", "apple-m3", Settings(96, 64, samples=4)),
+                                    ("spheres", "amd-rdna4", Settings(96, 64, frontend="mesh")),
+                                    ("sponza", "amd-gcn", Settings(96, 64))):
+        f = run(scene, preset, settings)
+        names |= set(f.counters)
+        for p in f.passes:
+            names |= set(p.counters)
+    assert names and not [n for n in names if not is_counter(n)]
+
+
+def test_ray_passes_agree_with_the_scenes():
+    from renderer.counters import RAY_PASSES
+    from scenes.model import RAY_PASSES as SCENE_RAY_PASSES
+    assert RAY_PASSES == SCENE_RAY_PASSES

@@ -1,7 +1,6 @@
 """DSBR (issue 4, first part): the IMR's image, Mesa's bin sizes, batches as the driver cuts them."""
 from __future__ import annotations
 
-import dataclasses
 
 import numpy as np
 import pytest
@@ -13,8 +12,7 @@ from scenes.library import get_scene, scene_names
 from scenes.model import AlphaMode, Camera, CullMode, Draw, DrawState, Material, Mesh, Scene
 
 W, H = 160, 96
-NO_BINNING = dataclasses.replace(AMD_RDNA2, params={**AMD_RDNA2.params,
-                                                    "binning": Param(False, "test", "assumed")})
+NO_BINNING = AMD_RDNA2.with_params(binning=Param(False, "test", "assumed"))
 
 
 @pytest.mark.parametrize("preset", [AMD_RDNA2, NO_BINNING, AMD_VEGA, AMD_GCN, AMD_RDNA4],
@@ -76,8 +74,7 @@ def test_parameter_cache_budget_breaks_a_batch():
     slots per primitive. A budget of 3 groups of 16 holds 8 primitives (48 slots); the ninth
     opens a new batch. The presets' budgets (64 and 341 groups) never bind before 63 primitives:
     63 x 6 = 378 slots = 24 groups."""
-    tight = dataclasses.replace(AMD_RDNA2, params={**AMD_RDNA2.params,
-                                                   "max_alloc_count": Param(3, "test", "assumed")})
+    tight = AMD_RDNA2.with_params(max_alloc_count=Param(3, "test", "assumed"))
     c = render(_triangles(24, [Material("a", unlit=True)]), tight, W, H).counters
     assert c["dsbr.batches"] == 3 and c["dsbr.batch_break.alloc_budget"] == 2
     c = render(_triangles(64, [Material("a", unlit=True)]), AMD_RDNA2, W, H).counters
@@ -148,7 +145,7 @@ def test_fast_clear_writes_metadata_not_the_surface():
     clear skips writing the W x H x 4 bytes of the clear, and the blocks the triangle never
     touched are written out at the store (the eliminate)."""
     w, h = 256, 128
-    slow = dataclasses.replace(NO_BINNING, params={**NO_BINNING.params, "fast_clear": Param(False, "test", "assumed")})
+    slow = NO_BINNING.with_params(fast_clear=Param(False, "test", "assumed"))
     a = render("triangle", slow, w, h).counters
     b = render("triangle", NO_BINNING, w, h).counters
     assert a["mem.dram.write.color"] == b["mem.dram.write.color"] == w * h * 4
@@ -168,8 +165,7 @@ def test_infinity_cache_sits_between_l2_and_dram():
     c = render("sponza", AMD_RDNA2, 640, 360).counters
     lookups = c["mem.cache.llc.hits"] + c["mem.cache.llc.misses"]
     assert 0 < lookups <= c["mem.cache.l2.misses"]
-    no_llc = dataclasses.replace(AMD_RDNA2, params={k: v for k, v in AMD_RDNA2.params.items()
-                                                    if not k.startswith("llc")})
+    no_llc = AMD_RDNA2.with_params(llc_bytes=None, llc_ways=None)
     d = render("sponza", no_llc, 640, 360).counters
     assert "mem.cache.llc.hits" not in d
     assert c.dram_bytes("read") <= d.dram_bytes("read")
@@ -180,8 +176,7 @@ def test_deferred_shading_in_a_batch_shades_the_front_most_fragment():
     """overdraw:N back to front: with deferred shading each batch shades every pixel once; 8
     layers are 16 primitives, one batch: W x H. 40 layers are 80 primitives, two batches (63 +
     17): 2 x W x H, where immediate shading shades N x W x H."""
-    deferred = dataclasses.replace(AMD_RDNA2, params={**AMD_RDNA2.params,
-                                                      "batch_deferred_shading": Param(True, "test", "assumed")})
+    deferred = AMD_RDNA2.with_params(batch_deferred_shading=Param(True, "test", "assumed"))
     for n, batches in ((8, 1), (40, 2)):
         scene = get_scene(f"overdraw:{n}:btf")
         c = render(scene, deferred, W, H).counters

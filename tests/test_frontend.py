@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipelines import render
-from pipelines.presets.frontend import PARAMS, frontend_params
+from pipelines.presets.frontend import PARAMS
 from pipelines.presets import PRESETS, get_preset
 from renderer import geometry_kernels as gk
 from renderer.frontend import (CULLED_MESHLET, CULLED_SMALL, FRONTENDS, acmr, front_end)
@@ -25,7 +25,7 @@ from scenes.library import get_scene, scene_names
 from scenes.model import (Camera, CullMode, Draw, DrawState, Material, Mesh, Scene, SceneError)
 
 W, H = 96, 64
-BASE = frontend_params(get_preset("imr-baseline"))
+BASE = get_preset("imr-baseline").frontend.as_dict()
 
 
 # ---- images ----------------------------------------------------------------------------------
@@ -278,12 +278,12 @@ def test_every_primitive_is_accounted_for():
 # ---- presets and API -------------------------------------------------------------------------
 
 def test_every_preset_has_sourced_front_end_params():
-    for name in PRESETS:      # presets without an entry get the baseline's (frontend_params)
-        assert frontend_params(get_preset(name))["frontend"] in FRONTENDS
+    for name in PRESETS:      # every preset has a front-end record
+        assert get_preset(name).frontend.frontend.value in FRONTENDS
     for name, params in PARAMS.items():
         for key, p in params.items():
             assert p.source and p.label in ("spec", "measured", "derived", "assumed"), (name, key)
-    defaults = {n: frontend_params(get_preset(n))["frontend"] for n in PRESETS}
+    defaults = {n: get_preset(n).frontend.frontend.value for n in PRESETS}
     assert defaults["amd-gcn"] == defaults["apple-a11"] == "legacy"
     assert defaults["amd-rdna1"] == defaults["amd-rdna4"] == "ngg"
 
@@ -372,7 +372,7 @@ def test_dram_index_and_vertex_bytes_are_the_planned_lines(f):
 
 def test_mesh_primitives_culled_before_export_where_the_preset_says():
     scene = get_scene("spheres")
-    rdna2 = frontend_params(get_preset("amd-rdna2"))
+    rdna2 = get_preset("amd-rdna2").frontend.as_dict()
     c = front_end(scene.draws, scene.camera, W, H, 1, rdna2, "mesh").counters
     assert rdna2["mesh_prim_cull"] and c["geom.prims_culled.small"] > 0
     assert c["geom.cull_alu_ops"] == rdna2["cull_alu_ops"] * (c["geom.prims_in"] - c["geom.prims_culled.meshlet"])

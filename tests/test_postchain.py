@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from pipelines.api import render
-from pipelines.presets.compression import PARAMS, compression_of
+from pipelines.presets.compression import PARAMS
 from pipelines.passes.postchain import (LPDDR5_GBPS, PostchainError, chain_kernels, gbuffer, run_graph,
                                         tax_frame, transaction_elimination, two_frame_scene)
-from pipelines.presets import Param
+from pipelines.presets import Param, get_preset
 from renderer.compression import compressed_size, decode, encode
 from scenes.library import POST_CHAIN
 from scenes.model import ComputePass
@@ -39,7 +39,7 @@ def _sizes(r, name):
     U = data.nbytes
     if r.codec == "none" or data.dtype == np.float32:
         return U, U
-    return U, compressed_size(data, r.codec, compression_of(r.preset)["dcc_max_compressed_block"])
+    return U, compressed_size(data, r.codec, get_preset(r.preset).compression.dcc_max_compressed_block.value)
 
 
 def test_deferred_light_from_reconstructed_normals_matches_forward_shading(gbuf):
@@ -59,7 +59,7 @@ def test_deferred_light_from_reconstructed_normals_matches_forward_shading(gbuf)
 
 def test_params_have_sources_and_labels():
     for preset, params in PARAMS.items():
-        assert params["codec"].value in ("dcc", "afbc", "apple", "ubwc", "none")
+        assert params.codec.value in ("dcc", "afbc", "apple", "ubwc", "none")
         for key, p in params.items():
             assert isinstance(p, Param) and p.source and p.label in ("spec", "measured", "derived", "assumed")
 
@@ -70,7 +70,7 @@ def test_same_images_on_every_preset_and_codec_round_trips(runs):
         for name, data in r.surfaces.items():
             assert np.array_equal(data, ref[name]), (p, name)
             if r.codec != "none" and data.dtype != np.float32:
-                enc = encode(data, r.codec, compression_of(p)["dcc_max_compressed_block"])
+                enc = encode(data, r.codec, PARAMS[p].dcc_max_compressed_block.value)
                 assert np.array_equal(decode(enc), data)
 
 
@@ -102,10 +102,10 @@ def test_report_rows_and_store_bytes(runs, gbuf):
     assert [p["pass"] for p in passes] == ["gbuffer", "light", "ssao", "tonemap", "blur_x", "blur_y", "present"]
     assert sum(p["tax_bytes"] for p in passes) == r.counters["comp.tax_bytes"]
     albedo = gbuf["albedo"]
-    assert store_bytes("arm-mali", albedo) == compressed_size(albedo, "afbc")
-    assert store_bytes("amd-vega", albedo, 32).sum() == compressed_size(albedo, "dcc", 64)
-    assert store_bytes("imr-baseline", albedo) == albedo.nbytes
-    assert store_bytes("imr-baseline", albedo, 32).sum() == albedo.nbytes
+    assert store_bytes(PARAMS["arm-mali"], albedo) == compressed_size(albedo, "afbc")
+    assert store_bytes(PARAMS["amd-vega"], albedo, 32).sum() == compressed_size(albedo, "dcc", 64)
+    assert store_bytes(get_preset("imr-baseline").compression, albedo) == albedo.nbytes
+    assert store_bytes(get_preset("imr-baseline").compression, albedo, 32).sum() == albedo.nbytes
 
 
 def test_policies_differ_as_the_notes_say(runs):
@@ -182,8 +182,8 @@ def test_seed_tax_example_4k_rgba16f_gbuffer():
     U = sum(t.nbytes for t in targets.values())
     assert U == 3840 * 2160 * 8 * 2                            # 132.7 MB, the seed's "128 MB"
     for preset in ("amd-gcn", "apple-a11"):
-        p = compression_of(preset)
-        Cb = sum(compressed_size(t, p["codec"], p["dcc_max_compressed_block"]) for t in targets.values())
+        p = get_preset(preset).compression
+        Cb = sum(compressed_size(t, p.codec.value, p.dcc_max_compressed_block.value) for t in targets.values())
         r = _tax(targets, preset)
         assert r.counters["comp.tax_bytes"] == 4 * (U - Cb)
         assert 0 < Cb < U

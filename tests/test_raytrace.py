@@ -7,7 +7,8 @@ import pytest
 from pipelines.api import render
 from pipelines.passes.raytrace import (MODES, SHADOW_PULL, SURFACE_EPS, camera_rays, combine, pixel_rays, trace,
                                 world_from_depth)
-from pipelines.presets.rt import PARAMS, prim_tris, rt_params
+from pipelines.presets import get_preset
+from pipelines.presets.rt import PARAMS
 from renderer.bvh import Triangles, build_bvh2, build_layout, collapse, trace_rays
 from renderer.bvh.layouts import PRIM_TRIS, PRIM_VERTS, bvh2_layout, bvh4_layout, bvh8_layout
 from scenes.library import get_scene, scene_names
@@ -178,7 +179,7 @@ def test_rdna4_packs_primitive_nodes_with_the_same_hits():
     # apple-m5's assumed builder gives each its own: the same hits, fewer leaf fetches grouped
     packed = trace("teapot", "amd-rdna4", 64, 48, rays=("primary",), mode="bvh8")
     single = trace("teapot", "apple-m5", 64, 48, rays=("primary",))
-    assert prim_tris(rt_params("amd-rdna4")) == 4 and prim_tris(rt_params("apple-m5")) == 1
+    assert get_preset("amd-rdna4").rt.rt_prim_tris.value == 4 and get_preset("apple-m5").rt.rt_prim_tris.value == 1
     assert np.array_equal(packed.images["prim"], single.images["prim"])
     assert packed.counters["rt.tests.tri"] > single.counters["rt.tests.tri"]
     assert packed.counters["rt.nodes.leaf"] < single.counters["rt.nodes.leaf"]
@@ -210,8 +211,9 @@ def test_rt_params_have_sources_and_labels():
         p = PARAMS[name]
         for key in ("rt_layout", "rt_box_tests_per_clk", "rt_tri_tests_per_clk", "rt_stack_entries",
                     "rt_dual_fallback", "rt_obb"):
-            assert p[key].source and p[key].label in ("spec", "measured", "derived", "assumed")
-        assert p["rt_layout"].value in MODES
-    assert PARAMS["apple-m3"]["rt_layout"].label == "assumed"     # Apple's layout is not public
-    assert PARAMS["amd-rdna4"]["rt_box_tests_per_clk"].value == 8
-    assert "rt_params_from" in rt_params("imr-baseline")
+            assert getattr(p, key).source and getattr(p, key).label in ("spec", "measured", "derived", "assumed")
+        assert p.rt_layout.value in MODES
+    assert PARAMS["apple-m3"].rt_layout.label == "assumed"     # Apple's layout is not public
+    assert PARAMS["amd-rdna4"].rt_box_tests_per_clk.value == 8
+    assert get_preset("imr-baseline").rt.rt_params_from.value == "amd-rdna3"
+    assert get_preset("amd-rdna2").rt.rt_params_from is None

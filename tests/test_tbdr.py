@@ -45,8 +45,8 @@ def test_tile_memory_arithmetic_and_shrink():
     # 32 x 32 px x 4 samples x (4 B colour + 4 B depth, D32F standing for D24S8's 4 bytes)
     assert FORMATS["rgba8"].bytes_per_sample + FORMATS["d32f"].bytes_per_sample == 8
     assert tile_memory_bytes(32, rp) == 32768
-    fits = dataclasses.replace(APPLE_M3, params={**APPLE_M3.params, "tile_memory_bytes": Param(32768, "test", "assumed")})
-    tight = dataclasses.replace(APPLE_M3, params={**APPLE_M3.params, "tile_memory_bytes": Param(32767, "test", "assumed")})
+    fits = APPLE_M3.with_params(tile_memory_bytes=Param(32768, "test", "assumed"))
+    tight = APPLE_M3.with_params(tile_memory_bytes=Param(32767, "test", "assumed"))
     assert choose_tile(fits, rp) == (32, 0)
     assert choose_tile(tight, rp) == (16, 1)
     a = render("spheres", "imr-baseline", W, H, 4)
@@ -146,8 +146,7 @@ def test_parameter_buffer_overflow_partial_renders():
                   Camera((0, 0, 1), (0, 0, 0), fovy_deg=90.0, near=0.5, far=3.0))
     per_prim = 3 * PARAM_VERTEX.itemsize + PARAM_PRIMITIVE.itemsize + TILE_LIST_ENTRY.itemsize
     assert per_prim == 128
-    small = dataclasses.replace(APPLE_M3, params={**APPLE_M3.params,
-                                                  "param_buffer_bytes": Param(3 * per_prim, "test", "assumed")})
+    small = APPLE_M3.with_params(param_buffer_bytes=Param(3 * per_prim, "test", "assumed"))
     c = render(scene, small, 64, 64).counters
     spill = 32 * 32 * (FORMATS["rgba8"].bytes_per_sample + FORMATS["d32f"].bytes_per_sample)
     assert c["tile.partial_renders"] == 3
@@ -174,7 +173,7 @@ def test_pass_split_when_even_the_smallest_tile_does_not_fit():
     depth first (parked), then colour with it reloaded, the geometry binned twice."""
     rp = _pass(Attachment("c", "rgba8"), Attachment("d", "d32f"), samples=4)
     assert tile_memory_bytes(16, rp) == 8192
-    tiny = dataclasses.replace(APPLE_M3, params={**APPLE_M3.params, "tile_memory_bytes": Param(8191, "test", "assumed")})
+    tiny = APPLE_M3.with_params(tile_memory_bytes=Param(8191, "test", "assumed"))
     a = render("bunny", "apple-m3", W, H, 4)
     b = render("bunny", tiny, W, H, 4)
     assert np.array_equal(a.color, b.color)
@@ -182,7 +181,7 @@ def test_pass_split_when_even_the_smallest_tile_does_not_fit():
     assert a.counters["tile.fallback.pass_split"] == 0
     # against the same 16x16 tiles unsplit: the parameter buffer is written once per half, and
     # depth is parked and reloaded
-    small = dataclasses.replace(APPLE_M3, params={**APPLE_M3.params, "tile_px": Param(16, "test", "assumed")})
+    small = APPLE_M3.with_params(tile_px=Param(16, "test", "assumed"))
     c = render("bunny", small, W, H, 4)
     assert b.counters["mem.onchip.write.param"] == 2 * c.counters["mem.onchip.write.param"]
     assert b.counters["mem.onchip.read.depth"] > c.counters["mem.onchip.read.depth"]
@@ -193,7 +192,7 @@ def test_imageblock_and_threadgroup_memory_count_against_the_budget():
     assert tile_memory_bytes(32, rp) == 32 * 32 * 8
     rp.imageblock_bytes, rp.threadgroup_bytes = 16, 4096
     assert tile_memory_bytes(32, rp) == 32 * 32 * (8 + 16) + 4096
-    budget = dataclasses.replace(APPLE_M3, params={**APPLE_M3.params, "tile_memory_bytes": Param(32 * 32 * 24, "test", "assumed")})
+    budget = APPLE_M3.with_params(tile_memory_bytes=Param(32 * 32 * 24, "test", "assumed"))
     assert choose_tile(budget, rp) == (16, 1)          # the threadgroup bytes tip it over
 
 

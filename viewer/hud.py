@@ -39,7 +39,7 @@ def font(size: int):
 
 def title(preset) -> str:
     arch = ARCH_NAMES.get(preset.architecture, preset.architecture)
-    if preset.architecture == "tbdr" and not preset.get("hsr", True):   # Mali, Adreno: no HSR
+    if preset.tiler is not None and not preset.tiler.hsr.value:   # Mali, Adreno: no HSR
         arch = "tiler: early Z in draw order"
     return f"{preset.name}  ·  {arch}"
 

@@ -105,14 +105,14 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
 
     def order(prim_tri_off, geo, bins, ref_tile, tris, rp, mat, preset):
         prim_draw = geo.prim_draw()
-        n_rbs, n_pipes = int(preset["num_rbs"]), int(preset["num_l2_channels"])
+        n_rbs, n_pipes = int(preset.binning.num_rbs.value), int(preset.binning.num_l2_channels.value)
         bpe = FORMATS[rp.color.format].bytes_per_sample
-        if preset.get("bin_table") == "gfx9":
+        if preset.binning.bin_table.value == "gfx9":
             size = gfx9_bin_size(bpe, rp.samples, rp.depth is not None)
         else:
             size = bin_size(n_rbs, n_pipes, bpe, rp.samples, depth=rp.depth is not None,
                             has_depth_target=rp.depth is not None,
-                            min_bin=(MIN_BIN[0], int(preset.get("min_bin_height", MIN_BIN[1]))))
+                            min_bin=(MIN_BIN[0], int(preset.binning.min_bin_height.value)))
         bin_off = size[0] == 0 or size[1] == 0          # Mesa: a bin size of 0 disables DPBB
         # The raster's 64-px tiles are the unit the work list moves: narrower bins are widened.
         stats.add("dsbr.bin_widened", int(size[0] < RASTER_TILE or size[1] < RASTER_TILE))
@@ -121,12 +121,12 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         # pixel shader that can kill (alpha test), depth writes on.
         kill = np.array([d.material.alpha_mode == AlphaMode.MASK for d in rp.draws], np.bool_)
         off = (n_rbs > 4) & kill & mat.depth_write & (rp.depth is not None)
-        binned = ~off if preset["binning"] and not bin_off else np.zeros(len(rp.draws), np.bool_)
+        binned = ~off if preset.binning.binning.value and not bin_off else np.zeros(len(rp.draws), np.bool_)
         key = (mat.depth_test.astype(np.int64) | mat.depth_write.astype(np.int64) << 1
                | mat.blend.astype(np.int64) << 2 | mat.alpha_mode.astype(np.int64) << 3)
         starts, batch_binned, breaks = batches(prim_tri_off, prim_draw, key, binned, FPOVS_PER_BATCH,
                                                geo.indices, ATTRIBUTES_PER_VERTEX,
-                                               int(preset.get("max_alloc_count", 1 << 30)))
+                                               int(preset.binning.max_alloc_count.value))
         # Every raster tile (64 px) lies in one bin: bins are multiples of 64 px.
         tiles_per_bin_x, tiles_per_bin_y = size[0] // RASTER_TILE, size[1] // RASTER_TILE
         bins_x = -(-bins.tiles_x // tiles_per_bin_x)
@@ -139,13 +139,13 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
                             ("dsbr.batch_break.primitive_limit", int(breaks[0])),
                             ("dsbr.batch_break.state_change", int(breaks[1])),
                             ("dsbr.batch_break.alloc_budget", int(breaks[2])),
-                            ("dsbr.fallback.ps_kill_depth_write", int(off.sum()) if preset["binning"] else 0),
-                            ("dsbr.fallback.binning_off", 0 if preset["binning"] else len(rp.draws)),
-                            ("dsbr.fallback.bin_size_zero", len(rp.draws) if bin_off and preset["binning"] else 0)):
+                            ("dsbr.fallback.ps_kill_depth_write", int(off.sum()) if preset.binning.binning.value else 0),
+                            ("dsbr.fallback.binning_off", 0 if preset.binning.binning.value else len(rp.draws)),
+                            ("dsbr.fallback.bin_size_zero", len(rp.draws) if bin_off and preset.binning.binning.value else 0)):
             stats.add(name, value)
         work = work_binned(prim_tri_off, bins.tri_offsets, bins.ref_slot, ref_tile, tile_bin,
                            starts, batch_binned)
-        if not preset.get("batch_deferred_shading", False):
+        if not preset.binning.batch_deferred_shading.value:
             return work, None
         # Deferred shading within a batch: a binned batch's opaque fragments are shaded only
         # where front-most among the batch; an unbinned batch's triangles stand alone.

@@ -21,7 +21,6 @@ from scenes.model import LoadAction, StoreAction
 
 from pipelines.arch.shared import (GeometryStreams, blocks, framebuffer, read_inputs, shaded_counts,
                     tile_maps)
-from pipelines.presets.frontend import frontend_params
 from pipelines.arch.imr_kernels import ImrPass, replay, serve_handed, work_in_submission_order
 from pipelines.result import Result
 
@@ -65,9 +64,9 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
     triangles whose opaque fragments are shaded only where front-most (DSBR passes its own).
     `frontend`: legacy | ngg | mesh, None for the preset's default (renderer.frontend).
     `passes`: the render passes to run (the frame graph's), default `scene.frame(samples)`."""
-    fe_params = frontend_params(preset)
+    fe_params = preset.frontend.as_dict()
     tiles_x, tiles_y = -(-width // RASTER_TILE), -(-height // RASTER_TILE)
-    mm = MemoryModel(preset.memory, tiles_x * tiles_y)
+    mm = MemoryModel(preset.memory.config(), tiles_x * tiles_y)
     blocks_x, _, n_blocks = blocks(width, height)
     light = light_vector(scene.light)
     counters = Counters()
@@ -88,7 +87,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         depth = mm.surface(rp.depth.name, rp.depth.format, rp.samples) if rp.depth else Surface(0, 4)
         # Regions are numbered here, on this thread: their order decides addresses, so it must
         # not depend on the threads' timing.
-        fast = bool(preset.get("fast_clear", False))
+        fast = bool(preset.raster.fast_clear.value)
         meta_regions = {att.name: mm.region(att.name + suffix)
                         for att, suffix in ((rp.color, ".cmask"), (rp.depth, ".htile"))
                         if fast and att is not None and att.load == LoadAction.CLEAR}
@@ -102,7 +101,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         if rp.depth is None:
             mat.depth_test[:] = False
             mat.depth_write[:] = False
-        hiz = bool(preset.get("hiz", False)) and rp.depth is not None
+        hiz = bool(preset.raster.hiz.value) and rp.depth is not None
         geo = GeometryStreams.of(rp.draws)
         prim_tri_off = prim_offsets(tris.prim, len(geo.indices) // 3)
         ref_tile = bins.ref_tiles()
@@ -146,4 +145,4 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
     counters["tile.tiles"] = tiles_x * tiles_y
     return Result(scene.name, preset.name, width, height, samples, fb.resolve(), fb.nearest_depth(),
                   counters, tile_maps(per_tile, mm.tile_bytes, tiles_x, tiles_y),
-                  {"overdraw": shaded_job.result()}, RASTER_TILE, preset.dram_gbps, memory=mm)
+                  {"overdraw": shaded_job.result()}, RASTER_TILE, float(preset.memory.dram_gbps.value), memory=mm)

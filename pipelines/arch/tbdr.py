@@ -40,7 +40,6 @@ from scenes.model import LoadAction, StoreAction
 
 from pipelines.arch.shared import (GeometryStreams, blocks, framebuffer, read_inputs, shaded_counts,
                     tile_maps)
-from pipelines.presets.frontend import frontend_params
 from pipelines.result import Result
 from pipelines.arch.tbdr_kernels import (SpillTally, TilerPass, TileTransfers, param_chunks,
                                          tiler_geometry, tiler_state, tiler_tiles)
@@ -64,8 +63,8 @@ def tile_memory_bytes(tile: int, rp) -> int:
 def choose_tile(preset, rp) -> tuple[int, int]:
     """The preset's tile, shrunk while the working set exceeds tile memory (seed 004 L316:
     step down 32x32 → 16x16). Returns (tile, shrinks)."""
-    budget = int(preset["tile_memory_bytes"])
-    sizes = [s for s in TILE_SIZES if s <= int(preset["tile_px"])]
+    budget = int(preset.tiler.tile_memory_bytes.value)
+    sizes = [s for s in TILE_SIZES if s <= int(preset.tiler.tile_px.value)]
     for k, size in enumerate(sizes):
         if tile_memory_bytes(size, rp) <= budget:
             return size, k
@@ -76,17 +75,17 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
            frontend: str | None = None, passes=None) -> Result:
     """`frontend`: legacy | ngg | mesh, None for the preset's default (renderer.frontend).
     `passes`: the render passes to run (the frame graph's), default `scene.frame(samples)`."""
-    fe_params = frontend_params(preset)
+    fe_params = preset.frontend.as_dict()
     light = light_vector(scene.light)
     counters = Counters()
     images: dict[str, np.ndarray] = {}
     shaded = shaded_counts(width, height)
     blocks_x, blocks_y, _ = blocks(width, height)
     passes = scene.frame(samples) if passes is None else passes
-    tile0 = int(preset["tile_px"])
-    hsr = bool(preset.get("hsr", True))       # False: early Z in submission order within each tile
+    tile0 = int(preset.tiler.tile_px.value)
+    hsr = bool(preset.tiler.hsr.value)       # False: early Z in submission order within each tile
     tiles_x, tiles_y = -(-width // tile0), -(-height // tile0)
-    mm = MemoryModel(preset.memory, tiles_x * tiles_y)
+    mm = MemoryModel(preset.memory.config(), tiles_x * tiles_y)
     per_tile = np.zeros((tiles_y * tiles_x, RC.N), np.int64)
     max_tiles = -(-width // TILE_SIZES[-1]) * -(-height // TILE_SIZES[-1])
     tile_spills = np.zeros(tiles_y * tiles_x, np.int64)
@@ -119,7 +118,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         sizes = (PARAM_VERTEX.itemsize, PARAM_PRIMITIVE.itemsize, TILE_LIST_ENTRY.itemsize)
         prim_chunk, param_bytes = param_chunks(geo.prim_off, geo.indices, draw_vbase, prim_tri_off,
                                                np.diff(bins.tri_offsets), sizes,
-                                               int(preset["param_buffer_bytes"]))
+                                               int(preset.tiler.param_buffer_bytes.value))
         tri_chunk = prim_chunk[tris.prim] if tris.n else np.zeros(0, np.int64)
         job = Raster(tris, bins, mat, tex, light, fb, view, hsr=hsr, chunk=tri_chunk)
         ref_tile = bins.ref_tiles()
@@ -185,7 +184,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         maps[f"fallback.{reason}"] = np.asarray(per).reshape(tiles_y, tiles_x)
     maps["fallbacks"] = sum(maps[f"fallback.{r}"] for r in reasons)
     return Result(scene.name, preset.name, width, height, samples, fb.resolve(), fb.nearest_depth(),
-                  counters, maps, {"overdraw": shaded}, tile0, preset.dram_gbps, memory=mm)
+                  counters, maps, {"overdraw": shaded}, tile0, float(preset.memory.dram_gbps.value), memory=mm)
 
 
 class _Progress:

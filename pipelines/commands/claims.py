@@ -95,8 +95,8 @@ def tbdr_dram(s: Session) -> Measured:
 
 def binning_off(preset: str):
     p = get_preset(preset)
-    return dataclasses.replace(p, name=p.name + " (binning off)", params={
-        **p.params, "binning": Param(False, "the claim's reference: binning disabled", "assumed")})
+    return dataclasses.replace(p.with_params(binning=Param(False, "the claim's reference: binning disabled",
+                                                           "assumed")), name=p.name + " (binning off)")
 
 
 def dsbr_saving(scene: str) -> Callable[[Session], Measured]:
@@ -196,13 +196,13 @@ def colour_saving(preset: str) -> Callable[[Session], Measured]:
     """Median over COMPRESSION_SCENES of the colour surface's compressed / raw bytes in `preset`'s
     codec, on the frame's own pixels (DCC's fast-clear colour: the scene's background)."""
     def measure(s: Session) -> Measured:
-        from pipelines.presets.compression import compression_of, store_bytes
+        from pipelines.presets.compression import store_bytes
         ratios = {}
         for name in COMPRESSION_SCENES:
             r = s.render(name, "imr-baseline")
-            ratios[name] = r.color.nbytes / store_bytes(preset, r.color, clear=_rgba8_clear(get_scene(name)))
+            ratios[name] = r.color.nbytes / store_bytes(get_preset(preset).compression, r.color, clear=_rgba8_clear(get_scene(name)))
         med = float(np.median(list(ratios.values())))
-        codec = compression_of(preset)["codec"]
+        codec = get_preset(preset).compression.codec.value
         return Measured(med, f"{codec} median {med:.2f}:1 ({100 * (1 - 1 / med):.0f}% saved): "
                              + ", ".join(f"{k} {v:.2f}:1" for k, v in ratios.items()))
     return measure
@@ -222,14 +222,13 @@ def compression_tax(s: Session) -> Measured:
     keeps no compression across stages."""
     from renderer.compression import compressed_size
 
-    from pipelines.presets.compression import compression_of
     from pipelines.passes.postchain import gbuffer, run_graph, tax_frame
     g, lit = gbuffer("sponza", *TAX_RES)
     hdr = (lit.color.astype(np.float32) / 255.0 * 2.0).astype(np.float16).view(np.uint16)
     targets = {"hdr": hdr, "normal": g["normal"]}
     raw = sum(t.nbytes for t in targets.values())
-    p = compression_of("apple-a11")
-    comp = sum(compressed_size(t, p["codec"], p["dcc_max_compressed_block"]) for t in targets.values())
+    p = get_preset("apple-a11").compression
+    comp = sum(compressed_size(t, p.codec.value, p.dcc_max_compressed_block.value) for t in targets.values())
     passes, kernels = tax_frame(targets)
     at = run_graph(passes, "apple-a11", kernels).tax_at()
     return Measured(at["tax_mb"], f"{at['tax_mb']:.0f} MB per frame = {at['tax_gbps']:.1f} GB/s at "

@@ -197,7 +197,7 @@ def cmd_presets(args) -> None:
     for p in PRESETS.values():
         print(f"{p.name}  [{p.architecture}]  {p.description}")
         if args.verbose:
-            for k, v in p.params.items():
+            for k, v in p.all_params().items():
                 print(f"    {k:<24} {v.value!s:<12} {v.label:<8} {v.source}")
 
 

@@ -24,7 +24,6 @@ from renderer.frontend import FRONTENDS
 
 from pipelines.frame import FrameResult, Settings, run
 from pipelines.presets import Preset
-from pipelines.presets.rt import rt_params
 
 SCHEMA_NAME = "tilesim-report"
 SCHEMA_VERSION = 1
@@ -70,7 +69,7 @@ def post_fields(post, preset: Preset, settings: Settings) -> dict:
     """A post chain's compression figures: the flat summary and, under "post", every surface and
     pass (pipelines.passes.postchain.PostResult.by_surface / by_pass)."""
     c = post.counters
-    tax = post.tax_at(settings.fps, preset.dram_gbps)
+    tax = post.tax_at(settings.fps, float(preset.memory.dram_gbps.value))
     raw, comp = c["comp.raw_bytes"], c["comp.compressed_bytes"]
     return {"comp.codec": post.codec, "comp.ratio": raw / comp if comp else 1.0,
             "comp.decompress_events": c["comp.decompress.events"],
@@ -86,6 +85,7 @@ def make_row(scene, preset: Preset, result, settings: Settings) -> dict:
     c = result.counters
     dram = c.dram_bytes()
     gbps = dram * settings.fps / 1e9
+    peak = float(preset.memory.dram_gbps.value)
     covered, shaded = c["raster.pixels_covered"], c["raster.shaded"]
     return {
         "scene": scene.name, "preset": preset.name, "architecture": preset.architecture,
@@ -94,8 +94,8 @@ def make_row(scene, preset: Preset, result, settings: Settings) -> dict:
         **{f"dram_bytes.{s}": c.dram_bytes(stream=s) for s in STREAMS},
         "dram_bytes": dram, "dram_read_bytes": c.dram_bytes("read"),
         "dram_write_bytes": c.dram_bytes("write"), "dram_mb": dram / 1e6, "rel_first": 1.0,
-        "gbps": gbps, "dram_gbps": preset.dram_gbps,
-        "bw_share": gbps / preset.dram_gbps if preset.dram_gbps else None,
+        "gbps": gbps, "dram_gbps": peak,
+        "bw_share": gbps / peak if peak else None,
         "overdraw": shaded / covered if covered else 0.0, "shaded": shaded,
         "pixels_covered": covered,
         **{f"fallbacks.{r}": c[f"tile.fallback.{r}"] for r in FALLBACK_REASONS},
@@ -122,14 +122,14 @@ def frame_row(scene, preset: Preset, settings: Settings) -> tuple[dict, FrameRes
     f = run(scene, preset, settings)
     c, extra = f.counters, {}
     if f.rt is not None:
-        borrowed = rt_params(preset).get("rt_params_from")          # no RT unit of its own
+        borrowed = preset.rt.rt_params_from          # no RT unit of its own
         rays = [p.name for p in f.passes if p.kind == "rays"]
         extra.update(rt_fields(c, rays, f.rt.mode if borrowed is None
                                else f"{f.rt.mode} (as {borrowed.value})"))
     if f.post is not None:
         extra.update(post_fields(f.post, preset, settings))
     row = {**make_row(scene, preset, f, settings), **extra,
-           "counters": c.as_json(), "derived": c.derived(preset.dram_gbps, settings.fps)}
+           "counters": c.as_json(), "derived": c.derived(float(preset.memory.dram_gbps.value), settings.fps)}
     return row, f
 
 
@@ -178,7 +178,7 @@ def to_csv(rows) -> str:
 def preset_json(p: Preset) -> dict:
     return {"name": p.name, "architecture": p.architecture, "description": p.description,
             "params": {k: {"value": v.value, "source": v.source, "label": v.label}
-                       for k, v in p.params.items()}}
+                       for k, v in p.all_params().items()}}
 
 
 def to_json(rows, presets, settings: Settings, command: list[str], claims=None) -> dict:

@@ -189,7 +189,7 @@ def _presets_section(presets) -> str:
         parts.append(f"<h3>{html.escape(p.name)} <small>[{html.escape(p.architecture)}]</small></h3>"
                      f"<p>{html.escape(p.description)}</p>")
         parts.append(_table(["parameter", "value", "label", "source"],
-                            [[k, v.value, v.label, v.source] for k, v in p.params.items()], "params"))
+                            [[k, v.value, v.label, v.source] for k, v in p.all_params().items()], "params"))
     return "".join(parts) + "</section>"
 
 

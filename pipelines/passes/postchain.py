@@ -54,7 +54,7 @@ from scenes.model import ComputePass, Draw, Light, Material, Scene
 from scenes.procedural import uv_sphere
 
 from pipelines.passes import postchain_kernels as K
-from pipelines.presets.compression import compression_of
+from pipelines.presets import get_preset
 
 RGBA16F = FORMATS["rgba16f"]
 
@@ -163,14 +163,14 @@ def run_graph(passes: list[ComputePass], preset: str, kernels: dict[str, Callabl
     """Run the passes (frame-graph nodes, scenes.model.ComputePass) in order on real surfaces and
     count every byte the compression policy of `preset` moves (module docstring).
     `kernels[p.kernel](inputs)` maps the surfaces pass p reads to those it writes. `policy`
-    overrides compression_of(preset). The counters come per pass too (PostResult.pass_counters).
+    overrides the preset's (`preset.compression`). The counters come per pass too (PostResult.pass_counters).
 
     cache_bytes > 0 adds a coarse last-level cache: whole surfaces in LRU order, each taking its
     compressed bytes if the preset keeps compressed lines in cache (RDNA 4, UTC) and its raw
     bytes otherwise (RDNA 2's Infinity Cache holds decompressed data, 000_partA.md L170); a read
     of a surface still resident moves no DRAM bytes (comp.cache.hit_bytes). Writes still go to
     DRAM (write-through: the store a later pass or the display needs)."""
-    policy = dict(compression_of(preset) if policy is None else policy)
+    policy = dict(get_preset(preset).compression.as_dict() if policy is None else policy)
     surfaces = {} if surfaces is None else surfaces
     by_pass: dict[str, Counters] = {}
     cnt = Counters()                          # the current pass's

@@ -40,7 +40,6 @@ from scenes.library import get_scene
 from scenes.model import RAY_PASSES, Scene, SceneError
 
 from pipelines.presets import Preset, get_preset
-from pipelines.presets.rt import prim_tris, rt_params
 
 PASSES = RAY_PASSES
 MODES = ("bvh2", "bvh4", "bvh4x2", "bvh8", "bvh8-obb")
@@ -156,14 +155,14 @@ KEEP = 6                                # scene x layout BVHs kept (the viewer s
 
 def layout_name(preset: Preset) -> str:
     """The BVH layout the preset's RT mode traverses (RDNA 4's dual BVH4x2 walks BVH4 nodes)."""
-    mode = rt_params(preset)["rt_layout"].value
+    mode = preset.rt.rt_layout.value
     return "bvh4" if mode == "bvh4x2" else mode
 
 
 def layout_for(scene: Scene, preset: Preset) -> Layout:
     """The scene's BVH in the preset's layout, built once while the same draws are traced (a
     camera move keeps a scene's draws, and so their world-space triangles)."""
-    key = (id(scene.draws), layout_name(preset), prim_tris(rt_params(preset)))
+    key = (id(scene.draws), layout_name(preset), int(preset.rt.rt_prim_tris.value))
     hit = _LAYOUTS.get(key)
     if hit is None or hit[0] is not scene.draws:        # an id reused by another scene's list
         hit = (scene.draws, build_layout(Triangles.of_scene(scene), key[1], key[2]))
@@ -244,26 +243,26 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
         raise SceneError(f"ao_samples must be >= 1, got {ao_samples}")
     scene = get_scene(scene) if isinstance(scene, str) else scene
     preset = get_preset(preset) if isinstance(preset, str) else preset
-    params = rt_params(preset)
-    mode = mode or params["rt_layout"].value
+    params = preset.rt
+    mode = mode or params.rt_layout.value
     if mode not in MODES:
         raise SceneError(f"unknown RT mode {mode!r} (try: {', '.join(MODES)})")
     dual = mode == "bvh4x2"
-    if dual and not params["rt_dual_fallback"].value:
+    if dual and not params.rt_dual_fallback.value:
         raise SceneError(f"preset {preset.name!r} has no BVH4x2 dual mode (RDNA 4 only)")
     layout_name = "bvh4" if dual else mode
-    stack = int(stack if stack is not None else params["rt_stack_entries"].value)
-    rates = (int(params["rt_box_tests_per_clk"].value), int(params["rt_tri_tests_per_clk"].value))
+    stack = int(stack if stack is not None else params.rt_stack_entries.value)
+    rates = (int(params.rt_box_tests_per_clk.value), int(params.rt_tri_tests_per_clk.value))
     res = RtResult(scene.name, preset.name, width, height, mode)
     tris = Triangles.of_scene(scene)
     t0 = time.perf_counter()
     if layout is None:
-        layout = build_layout(tris, layout_name, prim_tris(params))
+        layout = build_layout(tris, layout_name, int(params.rt_prim_tris.value))
     elif layout.name != layout_name:
         raise SceneError(f"layout {layout.name!r} given for mode {mode!r}")
     res.build_seconds = time.perf_counter() - t0
     mm = None if not memory else memory_model if memory_model is not None else \
-        MemoryModel(preset.memory, 1)
+        MemoryModel(preset.memory.config(), 1)
     level = _memory_level(mm) if mm is not None else 0
     lo, hi = tris.v.reshape(-1, 3).min(0), tris.v.reshape(-1, 3).max(0)
     diag = float(np.linalg.norm(hi.astype(np.float64) - lo))

@@ -1,17 +1,32 @@
 """Presets: named GPUs. Every parameter carries its source and a label (DESIGN.md §5):
 spec (a vendor or driver number), measured, derived (arithmetic on sourced numbers) or assumed.
 
+Each preset holds one typed record per feature (pipelines.presets.preset: raster, binning or
+tiler, memory, front end, compression, RT), read one way: `preset.memory.l2_bytes.value`. The
+raster and memory parameters are the tables below; the front end's, compression's and ray
+tracing's are their modules' (frontend, compression, rt), merged here once (`_preset`).
+
 `tilesim presets` prints them; pipelines.registry maps a preset's architecture to its pipeline.
 """
 from __future__ import annotations
 
 from pipelines.presets import compression, frontend, rt
-from pipelines.presets.params import Label, Param, Preset, PresetError  # noqa: F401  (the types' home)
+from pipelines.presets.params import MESA_BINNING, Label, Param, PresetError  # noqa: F401  (the types' home)
+from pipelines.presets.preset import Preset
 
 MB = 1 << 20
-MESA_BINNING = "Mesa radeonsi si_state_binning.c (peers.md §2.7)"
 
-IMR_BASELINE = Preset(
+
+def _preset(name: str, architecture: str, description: str, params: dict[str, Param]) -> Preset:
+    """The one merge: the preset's raster and memory table split into its records by name (a
+    name no record has raises), and its feature records from their modules."""
+    return Preset.of(name, architecture, description, params,
+                     frontend=frontend.PARAMS[name],
+                     compression=compression.PARAMS.get(name, compression.NONE),
+                     rt=rt.PARAMS[name] if name in rt.PARAMS else rt.borrowed(name))
+
+
+IMR_BASELINE = _preset(
     "imr-baseline", "imr",
     "Generic desktop immediate-mode GPU, RDNA1-class memory system: no Hi-Z, no fast clear, "
     "no compression, no binning",
@@ -36,7 +51,7 @@ TILER_ASSUMED = {
     "param_buffer_bytes": Param(32 * MB, "no public figure; llvmpipe caps a scene at 36 MiB (peers.md §1.1); 32 MiB chosen", "assumed"),
 }
 
-APPLE_A11 = Preset(
+APPLE_A11 = _preset(
     "apple-a11", "tbdr",
     "Apple A11 (first in-house GPU): TBDR with HSR, 32x32 tiles, 32 KiB of tile memory",
     {
@@ -46,7 +61,7 @@ APPLE_A11 = Preset(
         "dram_gbps": Param(34.1, "64-bit LPDDR4X-4266 = 34.1 GB/s; the seeds give no A11 figure", "assumed"),
     })
 
-APPLE_M3 = Preset(
+APPLE_M3 = _preset(
     "apple-m3", "tbdr",
     "Apple M3: TBDR with HSR, 32x32 tiles, 64 KiB of tile memory, 8 MB SLC, 128-bit LPDDR5",
     {
@@ -56,19 +71,19 @@ APPLE_M3 = Preset(
         "dram_gbps": Param(102.4, f"2 x 51.2 GB/s (64-bit LPDDR5-6400, {SEED4} L869) for M3's 128-bit bus", "derived"),
     })
 
-APPLE_M5 = Preset(
+APPLE_M5 = _preset(
     "apple-m5", "tbdr",
     "Apple M5 (Apple10 family): TBDR with HSR, 32x32 tiles, 64 KiB of tile memory, 8 MB SLC, "
     "153 GB/s LPDDR5X; keeps compression across stages (UTC)",
     {
         **TILER_ASSUMED,
-        "tile_memory_bytes": APPLE_M3.params["tile_memory_bytes"],
-        "l2_bytes": APPLE_M3.params["l2_bytes"],
+        "tile_memory_bytes": APPLE_M3.tiler.tile_memory_bytes,
+        "l2_bytes": APPLE_M3.memory.l2_bytes,
         "dram_gbps": Param(153.6, f"M5 unified memory 153 GB/s (Apple M5 press release; {SEED4} L160 "
                                   "reviewer note: base M5 DRAM ~120-153 GB/s)", "spec"),
     })
 
-ARM_MALI = Preset(
+ARM_MALI = _preset(
     "arm-mali", "tbdr",
     "Arm Mali (Valhall-class): a tiler with 16x16 tiles and early Z in submission order (no "
     "deferred HSR), AFBC and transaction elimination, 51.2 GB/s LPDDR5",
@@ -86,7 +101,7 @@ ARM_MALI = Preset(
         "dram_gbps": Param(51.2, f"64-bit LPDDR5-6400 = 51.2 GB/s, {SEED4} L869", "derived"),
     })
 
-QCOM_ADRENO = Preset(
+QCOM_ADRENO = _preset(
     "qcom-adreno", "tbdr",
     "Qualcomm Adreno (6xx-class): GMEM binning in 256x256 bins, LRZ and early Z in draw order (no "
     "deferred HSR), UBWC, 51.2 GB/s LPDDR5",
@@ -121,8 +136,8 @@ def _amd(name: str, description: str, l2_mb: int, l2_source: str, gbps: float, g
          llc: tuple[int, str] | None = None, **extra: Param) -> Preset:
     """An RDNA part: the baseline's ROP caches and line, its own L2, DRAM, RBs and channels, and
     binning on (Mesa radeonsi enables DPBB on GFX10+)."""
-    return Preset(name, "dsbr", description, {
-        **{k: IMR_BASELINE.params[k] for k in ("cache_line_bytes", "rop_color_cache_bytes",
+    return _preset(name, "dsbr", description, {
+        **{k: IMR_BASELINE.all_params()[k] for k in ("cache_line_bytes", "rop_color_cache_bytes",
                                                "rop_color_cache_ways", "rop_depth_cache_bytes",
                                                "rop_depth_cache_ways", "l2_ways")},
         "l2_bytes": Param(l2_mb * MB, l2_source, "spec"),
@@ -166,11 +181,11 @@ AMD_RDNA4 = _amd("amd-rdna4", "AMD RDNA 4 (Navi 48): IMR + draw-stream binning, 
                  llc=(64, f"RDNA 4 Infinity Cache 64 MB on die, {SEED0} partB L1874"),
                  min_bin_height=Param(128, f"GFX12's minimum bin is 128x128, {MESA_BINNING}", "spec"))
 
-AMD_GCN = Preset(
+AMD_GCN = _preset(
     "amd-gcn", "imr", "AMD GCN 1.0 (Tahiti): IMR with hierarchical Z, render backends beside L2 "
     "(not its clients), 768 KB L2, 288 GB/s; no binning",
     {
-        **{k: IMR_BASELINE.params[k] for k in ("cache_line_bytes", "rop_color_cache_bytes",
+        **{k: IMR_BASELINE.all_params()[k] for k in ("cache_line_bytes", "rop_color_cache_bytes",
                                                "rop_color_cache_ways", "rop_depth_cache_bytes",
                                                "rop_depth_cache_ways", "l2_ways")},
         "l2_bytes": Param(768 * 1024, f"Tahiti L2 768 KB (6 MCs x 128 KB), {SEED0} L499", "spec"),
@@ -193,20 +208,6 @@ AMD_VEGA = _amd("amd-vega", "AMD Vega 10 (GCN 5): IMR + draw-stream binning with
 PRESETS: dict[str, Preset] = {p.name: p for p in (IMR_BASELINE, APPLE_A11, APPLE_M3, APPLE_M5, ARM_MALI, QCOM_ADRENO, AMD_GCN,
                                                   AMD_VEGA, AMD_RDNA1, AMD_RDNA2, AMD_RDNA3,
                                                   AMD_RDNA4)}
-
-
-def _merge_feature_params() -> None:
-    """Each feature keeps its per-preset parameters beside its code (front ends, compression, ray
-    tracing: `PARAMS[preset][key] = Param`); every preset carries them all, so that
-    `tilesim presets -v` and the report's preset table show them with their sources."""
-    for module in (frontend, compression, rt):
-        for name, extra in module.PARAMS.items():
-            if name in PRESETS:
-                p = PRESETS[name]
-                PRESETS[name] = Preset(p.name, p.architecture, p.description, {**extra, **p.params})
-
-
-_merge_feature_params()
 
 
 def get_preset(name: str) -> Preset:

@@ -1,7 +1,9 @@
 """Framebuffer compression of each preset: codec, block parameters, and which stages may read or
-write a surface compressed (DESIGN.md §4 "Compression", issue 6). Keyed by preset name; the
-lead merges these into pipelines.presets. Sources are seed-note lines (seed-notes/<file> Lnn is
-the line of the note; "seed Lnnnn" inside a note is the original's line) or peers.md sections.
+write a surface compressed (DESIGN.md §4 "Compression", issue 6): the record
+`CompressionParams` and `PARAMS[preset name] = CompressionParams(...)`; pipelines.presets takes
+each preset's record from here (NONE for a preset without). Sources are seed-note lines
+(seed-notes/<file> Lnn is the line of the note; "seed Lnnnn" inside a note is the original's
+line) or peers.md sections.
 
 Keys:
     codec                      "dcc" | "afbc" | "apple" | "ubwc" | "none" (renderer.compression)
@@ -18,13 +20,30 @@ Atomics and scattered writes force a decompress on every preset (seed-notes/004_
 """
 from __future__ import annotations
 
-from pipelines.presets.params import Param
+from dataclasses import dataclass
+
+from pipelines.presets.params import Param, Record
 
 A = "seed-notes/000_partA.md"
 B = "seed-notes/000_partB.md"
 A4 = "seed-notes/004_partA.md"
 B4 = "seed-notes/004_partB.md"
 PEERS = "peers.md"
+
+@dataclass(frozen=True)
+class CompressionParams(Record):
+    """The keys above; renderer.compression and the post chain read the values (`as_dict()`)."""
+    codec: Param
+    ps_reads_compressed: Param
+    cs_reads_compressed: Param
+    cs_writes_compressed: Param
+    merges_partial_writes: Param
+    compressed_in_cache: Param
+    transaction_elimination: Param
+    dcc_max_compressed_block: Param = Param(256, "read by the DCC codec only: 256 B, the largest "
+                                                 f"DCC block (GFX11.5+, {A} L401), where a part "
+                                                 "has no DCC figure", "assumed")
+
 
 _GCN_READ = Param(False, f"GCN DCC flow: a shader read of a DCC surface is decompressed first, {A} L163 (seed L966); "
                          "note: Mesa enables TC-compatible DCC reads from GFX8, so this may overstate GCN 1.2+/GCN 5", "spec")
@@ -60,7 +79,7 @@ _APPLE_LEGACY = {
     "transaction_elimination": _NO_TE,
 }
 
-PARAMS: dict[str, dict[str, Param]] = {
+_TABLES: dict[str, dict[str, Param]] = {
     "amd-gcn": _dcc(64, f"GFX9's 64 B taken for GFX8 (not given), {A} L401", "assumed", _GCN_READ, _GCN_WRITE,
                     codec_source=f"the preset is GCN 1.0 Tahiti, which predates DCC (DCC enters with GCN 1.2, {A} L160); "
                                  "modelled with the GCN 1.2 DCC flow", ),
@@ -110,32 +129,24 @@ PARAMS: dict[str, dict[str, Param]] = {
         "transaction_elimination": _NO_TE,
     },
 }
+PARAMS: dict[str, CompressionParams] = {name: CompressionParams.of(t) for name, t in _TABLES.items()}
+
+_NONE = "the generic baseline has no framebuffer compression (its description)"
+NONE = CompressionParams(Param("none", _NONE, "assumed"), *(Param(False, _NONE, "assumed"),) * 6)
 
 
-def compression_of(preset: str) -> dict[str, object]:
-    """Plain values of a preset's compression parameters ("none" codec for presets without)."""
-    params = PARAMS.get(preset)
-    if params is None:
-        return {"codec": "none", "dcc_max_compressed_block": 256, "ps_reads_compressed": False,
-                "cs_reads_compressed": False, "cs_writes_compressed": False,
-                "merges_partial_writes": False, "compressed_in_cache": False,
-                "transaction_elimination": False}
-    out = {k: p.value for k, p in params.items()}
-    out.setdefault("dcc_max_compressed_block", 256)
-    return out
-
-
-def store_bytes(preset: str, surface, tile_px: int | None = None, clear=None):
+def store_bytes(compression: CompressionParams, surface, tile_px: int | None = None, clear=None):
     """Bytes a colour store of `surface` (RGBA8 uint8 or RGBA16F bit patterns, (h, w, 4)) moves
-    under `preset`'s codec: an int, or with tile_px an int64 (tiles_y, tiles_x) map of the
-    compressed bytes each screen tile stores (renderer.compression.tile_size_map). Raw bytes
-    for presets without a codec. `clear`: the pass's fast-clear colour (DCC only)."""
+    under a preset's codec (`preset.compression`): an int, or with tile_px an int64 (tiles_y,
+    tiles_x) map of the compressed bytes each screen tile stores
+    (renderer.compression.tile_size_map). Raw bytes for presets without a codec. `clear`: the
+    pass's fast-clear colour (DCC only)."""
     import numpy as np
 
     from renderer.compression import as_surface, compressed_size, tile_size_map
-    p = compression_of(preset)
+    codec = compression.codec.value
     img, _ = as_surface(surface)
-    if p["codec"] == "none":
+    if codec == "none":
         if tile_px is None:
             return int(img.nbytes)
         h, w = img.shape[:2]
@@ -143,8 +154,8 @@ def store_bytes(preset: str, surface, tile_px: int | None = None, clear=None):
         out = np.zeros((-(-h // tile_px), -(-w // tile_px)), np.int64)
         np.add.at(out, (ys[:, None], xs[None, :]), img.shape[2] * img.itemsize)
         return out
-    clear = clear if p["codec"] == "dcc" else None
-    mcb = int(p["dcc_max_compressed_block"])
+    clear = clear if codec == "dcc" else None
+    mcb = int(compression.dcc_max_compressed_block.value)
     if tile_px is None:
-        return compressed_size(img, p["codec"], mcb, clear)
-    return tile_size_map(img, p["codec"], tile_px, mcb, clear)
+        return compressed_size(img, codec, mcb, clear)
+    return tile_size_map(img, codec, tile_px, mcb, clear)

@@ -1,6 +1,7 @@
-"""Geometry front-end parameters per preset (issue 5), until they are merged into presets.py:
-`PARAMS[preset name][key] = Param(value, source, label)`. `frontend_params(preset)` reads the
-preset's own params first, then this table, then the baseline's entries.
+"""Geometry front-end parameters per preset (issue 5): the record `FrontendParams` and
+`PARAMS[preset name] = FrontendParams(...)`, each field a Param(value, source, label); the
+presets (pipelines.presets) take their record from here. renderer.frontend reads the values
+(`preset.frontend.as_dict()`).
 
 Keys: frontend (the preset's default: legacy | ngg), ptc_entries (FIFO post-transform cache of
 the legacy path), ngg_max_verts / ngg_max_prims (an NGG subgroup), cull_alu_ops (ALU ops per
@@ -12,7 +13,9 @@ vertex-fetch wave: each wave asks for a vertex line once, renderer.frontend.fetc
 """
 from __future__ import annotations
 
-from pipelines.presets.params import Param, Preset
+from dataclasses import dataclass
+
+from pipelines.presets.params import Param, Record
 
 SEED0 = "seed 000 (seed-notes/000_partA.md"
 PTC = f"{SEED0} l.109: FIFO post-transform cache of about 16-32 entries, seed L1265, L1273)"
@@ -39,6 +42,23 @@ APPLE_BUDGET = Param(16 * 1024, "mesh output and payload ~16 KB, the on-chip exp
                                 "L1123, L1125, L1357 (seed-notes/004_partB.md l.191-192, l.411)", "spec")
 
 
+@dataclass(frozen=True)
+class FrontendParams(Record):
+    """What renderer.frontend reads (the keys above). The defaults are what a part gets for the
+    NGG and mesh paths when a draw asks for them explicitly."""
+    frontend: Param
+    ptc_entries: Param
+    mesh_shading: Param
+    fetch_wave: Param
+    ngg_max_verts: Param = Param(128, NGG_SUBGROUP, "spec")
+    ngg_max_prims: Param = Param(128, NGG_SUBGROUP, "spec")
+    cull_alu_ops: Param = Param(32, CULL_OPS, "assumed")
+    meshlet_max_verts: Param = MESHLET_V
+    meshlet_max_prims: Param = MESHLET_P
+    mesh_output_budget_bytes: Param = LDS_BUDGET
+    mesh_prim_cull: Param = Param(False, "no per-primitive cull before export unless a source says so", "assumed")
+
+
 def _legacy(entries: int, source: str, label: str = "assumed",
             wave: Param = WAVE64) -> dict[str, Param]:
     return {"frontend": Param("legacy", source, "spec"),
@@ -62,7 +82,7 @@ def _rdna(mesh: bool, cull_ops: int, cull_source: str, cull_label: str) -> dict[
     return out
 
 
-PARAMS: dict[str, dict[str, Param]] = {
+_TABLES: dict[str, dict[str, Param]] = {
     "imr-baseline": _legacy(32, "generic pre-NGG immediate-mode front end",
                             wave=Param(64, "a generic immediate-mode GPU: GCN's 64-wide waves "
                                            "taken", "assumed")),
@@ -80,32 +100,15 @@ PARAMS: dict[str, dict[str, Param]] = {
                  "meshlet_max_verts": MESHLET_V, "meshlet_max_prims": MESHLET_P,
                  "mesh_output_budget_bytes": APPLE_BUDGET},
 }
-PARAMS["arm-mali"] = _legacy(32, "Mali's fixed vertex path with index-driven vertex shading; no NGG-style "
+_TABLES["arm-mali"] = _legacy(32, "Mali's fixed vertex path with index-driven vertex shading; no NGG-style "
                                  "culling shader, and mesh shading is not modelled for Mali",
                              wave=Param(16, "Mali Valhall executes warps of 16 threads (Arm Mali-G77 "
                                             "and later)", "spec"))
-PARAMS["qcom-adreno"] = _legacy(32, "Adreno's fixed vertex path (VFD, post-transform reuse); no "
+_TABLES["qcom-adreno"] = _legacy(32, "Adreno's fixed vertex path (VFD, post-transform reuse); no "
                                     "NGG-style culling shader, mesh shading not modelled",
                                 wave=Param(64, "Adreno waves are 64 or 128 fibers wide; the "
                                                "narrower chosen", "assumed"))
-PARAMS["apple-m5"] = {**PARAMS["apple-m3"], "frontend": Param(
+_TABLES["apple-m5"] = {**_TABLES["apple-m3"], "frontend": Param(
     "legacy", "Apple has no NGG path; mesh shading where a draw asks for it (M5/M6 geometry "
     "front end: seed 004 L1137-1176, seed-notes/004_partB.md l.201-212)", "spec")}
-
-# What a preset without an entry gets for the NGG and mesh paths when asked for them explicitly.
-DEFAULTS: dict[str, Param] = {
-    "ngg_max_verts": Param(128, NGG_SUBGROUP, "spec"),
-    "ngg_max_prims": Param(128, NGG_SUBGROUP, "spec"),
-    "cull_alu_ops": Param(32, CULL_OPS, "assumed"),
-    "meshlet_max_verts": MESHLET_V,
-    "meshlet_max_prims": MESHLET_P,
-    "mesh_output_budget_bytes": LDS_BUDGET,
-    "mesh_prim_cull": Param(False, "no per-primitive cull before export unless a source says so", "assumed"),
-}
-
-
-def frontend_params(preset: Preset) -> dict:
-    """Every front-end key's value for this preset: its own params, else PARAMS, else the
-    baseline's and DEFAULTS."""
-    table = {**DEFAULTS, **PARAMS["imr-baseline"], **PARAMS.get(preset.name, {})}
-    return {k: preset.params[k].value if k in preset.params else p.value for k, p in table.items()}
+PARAMS: dict[str, FrontendParams] = {name: FrontendParams.of(t) for name, t in _TABLES.items()}

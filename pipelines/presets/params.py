@@ -1,14 +1,20 @@
-"""The preset types: a named GPU (`Preset`) and its parameters (`Param`), each with its source and
-label (DESIGN.md §5). The built-in presets are in pipelines.presets; the parameters of each
-feature (front end, compression, ray tracing) in its module beside this one."""
+"""The parameter types (DESIGN.md §5): a parameter (`Param`: value, source, label), the base of
+the typed records (`Record`), and the records of the raster and memory features, whose tables are
+the built-in presets' (pipelines.presets). The front end, compression and RT records live beside
+their tables (pipelines.presets.frontend, .compression, .rt); `Preset` (pipelines.presets.preset)
+holds one of each. This module imports no table, so that every table can import it."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
+import dataclasses
+from dataclasses import dataclass
+from typing import Iterator, Literal
 
 from renderer.memory import CacheConfig, MemoryConfig
 
 Label = Literal["spec", "measured", "derived", "assumed"]
+MESA_BINNING = "Mesa radeonsi si_state_binning.c (peers.md §2.7)"
+SEED0 = "seed 000 (seed-notes/000_partA.md, 000_partB.md)"
+SEED4 = "seed 004 (seed-notes/004_partA.md)"
 
 
 class PresetError(ValueError):
@@ -27,38 +33,106 @@ class Param:
 
 
 @dataclass(frozen=True)
-class Preset:
-    name: str
-    architecture: str          # key of pipelines.registry.ARCHITECTURES
-    description: str
-    params: dict[str, Param] = field(default_factory=dict)
+class Record:
+    """A feature's parameters, one `Param` per field; None where the part lacks the unit."""
 
-    def __getitem__(self, key: str):
-        return self.params[key].value
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(cls))
 
-    def get(self, key: str, default=None):
-        """An optional parameter's value (features a preset may not have, e.g. "hiz")."""
-        return self.params[key].value if key in self.params else default
+    def items(self) -> Iterator[tuple[str, Param]]:
+        """(name, Param) of every parameter the part has, in field order."""
+        for name in self.names():
+            p = getattr(self, name)
+            if p is not None:
+                yield name, p
 
-    @property
-    def memory(self) -> MemoryConfig:
-        l2 = CacheConfig("l2", int(self["l2_bytes"]), int(self["l2_ways"]))
-        rop_to_dram = not self.get("rb_l2_client", True)
-        if self.architecture == "tbdr":       # param cache (TILER_PARAM) in front of the SLC
-            return MemoryConfig(int(self["cache_line_bytes"]), (CacheConfig(
-                "param", int(self["param_cache_bytes"]), int(self["param_cache_ways"])), l2), (1, -1))
+    def as_dict(self) -> dict[str, float | int | str | bool]:
+        """name -> value, for code below pipelines/ that takes plain values (renderer.frontend,
+        the post chain's policy)."""
+        return {name: p.value for name, p in self.items()}
+
+    @classmethod
+    def of(cls, params: dict[str, Param]):
+        """The record from a flat name -> Param table; a name that is no field raises."""
+        unknown = set(params) - set(cls.names())
+        if unknown:
+            raise PresetError(f"{cls.__name__} has no parameter {', '.join(sorted(unknown))} "
+                              f"(its names: {', '.join(cls.names())})")
+        return cls(**params)
+
+
+@dataclass(frozen=True)
+class RasterParams(Record):
+    """What the immediate-mode raster (pipelines.arch.imr, which DSBR runs on) reads."""
+    hiz: Param = Param(False, "no hierarchical Z unless the part's sources give it one (the "
+                              "generic baseline has none)", "assumed")
+    fast_clear: Param = Param(False, "no fast clear unless the part's sources give it one (the "
+                                     "generic baseline has none)", "assumed")
+
+
+@dataclass(frozen=True)
+class BinningParams(Record):
+    """What draw-stream binning (pipelines.arch.dsbr) reads."""
+    num_rbs: Param
+    num_l2_channels: Param
+    binning: Param
+    max_alloc_count: Param
+    bin_table: Param = Param("gfx10", f"GFX10+ bin sizes from the RBs' on-chip tag budgets "
+                                      f"(gfx10_get_bin_sizes), {MESA_BINNING}", "spec")
+    min_bin_height: Param = Param(64, f"GFX10-11's minimum bin is 128x64, {MESA_BINNING}", "spec")
+    batch_deferred_shading: Param = Param(False, "AMD's DSBR shades a batch in submission order; "
+                                                 "deferred shading within a batch is a what-if "
+                                                 "(pipelines.arch.dsbr)", "assumed")
+
+
+@dataclass(frozen=True)
+class TilerParams(Record):
+    """What the tile-based deferred renderer (pipelines.arch.tbdr) reads."""
+    tile_px: Param
+    tile_memory_bytes: Param
+    param_buffer_bytes: Param
+    hsr: Param = Param(True, f"Apple's TBDR removes hidden surfaces before shading, the deferred "
+                             f"HSR the Mali and Adreno presets lack ({SEED4} L730-760)", "spec")
+
+
+# The default of MemoryParams.rb_l2_client for a part with ROP caches (pipelines.presets.preset).
+RB_L2_CLIENT = Param(True, f"the render backends write through L2, as on every part here but GCN "
+                           f"1.0/1.1 ({SEED0} L485-499, L721-725)", "assumed")
+
+
+@dataclass(frozen=True)
+class MemoryParams(Record):
+    """The memory system (renderer.memory): the line, the caches a part has (None: not there),
+    DRAM bandwidth."""
+    cache_line_bytes: Param
+    l2_bytes: Param
+    l2_ways: Param
+    dram_gbps: Param
+    rop_color_cache_bytes: Param | None = None     # IMR and DSBR: the ROP caches in front of L2
+    rop_color_cache_ways: Param | None = None
+    rop_depth_cache_bytes: Param | None = None
+    rop_depth_cache_ways: Param | None = None
+    param_cache_bytes: Param | None = None         # TBDR: the tiler's parameter cache
+    param_cache_ways: Param | None = None
+    llc_bytes: Param | None = None                 # Infinity Cache, between L2 and DRAM
+    llc_ways: Param | None = None
+    rb_l2_client: Param | None = None              # IMR and DSBR: the ROPs are L2 clients
+
+    def config(self) -> MemoryConfig:
+        line = int(self.cache_line_bytes.value)
+        l2 = CacheConfig("l2", int(self.l2_bytes.value), int(self.l2_ways.value))
+        if self.param_cache_bytes is not None:      # param cache (TILER_PARAM) in front of the SLC
+            return MemoryConfig(line, (CacheConfig("param", int(self.param_cache_bytes.value),
+                                                   int(self.param_cache_ways.value)), l2), (1, -1))
         config = MemoryConfig.rop_l2(
-            int(self["cache_line_bytes"]),
-            CacheConfig("rop_color", int(self["rop_color_cache_bytes"]), int(self["rop_color_cache_ways"])),
-            CacheConfig("rop_depth", int(self["rop_depth_cache_bytes"]), int(self["rop_depth_cache_ways"])),
+            line,
+            CacheConfig("rop_color", int(self.rop_color_cache_bytes.value), int(self.rop_color_cache_ways.value)),
+            CacheConfig("rop_depth", int(self.rop_depth_cache_bytes.value), int(self.rop_depth_cache_ways.value)),
             l2)
-        if rop_to_dram:           # GCN 1.0: the render backends write to memory, not through L2
+        if not self.rb_l2_client.value:     # GCN 1.0: the render backends write to memory, not through L2
             config = MemoryConfig(config.line_bytes, config.caches, (-1, -1, -1))
-        if "llc_bytes" in self.params:      # Infinity Cache: read-allocate, between L2 and DRAM
-            llc = CacheConfig("llc", int(self["llc_bytes"]), int(self["llc_ways"]), write_allocate=False)
+        if self.llc_bytes is not None:      # Infinity Cache: read-allocate, between L2 and DRAM
+            llc = CacheConfig("llc", int(self.llc_bytes.value), int(self.llc_ways.value), write_allocate=False)
             config = MemoryConfig(config.line_bytes, (*config.caches, llc), (2, 2, 3, -1))
         return config
-
-    @property
-    def dram_gbps(self) -> float:
-        return float(self["dram_gbps"])

@@ -1,6 +1,6 @@
-"""Ray-tracing parameters per preset (issue 7), until they are merged into presets.py:
-`PARAMS[preset name][key] = Param(value, source, label)`. `rt_params(preset)` reads the preset's
-own params first, then this table.
+"""Ray-tracing parameters per preset (issue 7): the record `RTParams` and `PARAMS[preset name] =
+RTParams(...)`; pipelines.presets takes each preset's record from here, and a preset without an
+entry traces with RDNA 3's, flagged by `rt_params_from` (`borrowed(name)`).
 
 Keys: rt_layout (renderer.bvh.LAYOUTS name), rt_box_tests_per_clk / rt_tri_tests_per_clk (per
 ray accelerator), rt_stack_entries (short traversal stack per ray), rt_dual_fallback (BVH4x2: two
@@ -11,7 +11,9 @@ renderer.bvh.layouts.BVH8_PRIM_TRIS).
 """
 from __future__ import annotations
 
-from pipelines.presets.params import Param, Preset
+from dataclasses import dataclass, replace
+
+from pipelines.presets.params import Param, Record
 
 A = "seed 000 (seed-notes/000_partA.md"
 B = "seed 000 (seed-notes/000_partB.md"
@@ -22,6 +24,22 @@ LDS_STACK = (f"the RDNA ISA's LDS ring stack holds 8/16/32/64 DWORDs per thread,
 APPLE_LAYOUT = ("Apple's BVH node layout is not public (seed 004 has no node widths: "
                 "seed-notes/004_partB.md l.29); assumed")
 
+@dataclass(frozen=True)
+class RTParams(Record):
+    """The keys above; pipelines.passes.raytrace reads them."""
+    rt_layout: Param
+    rt_box_tests_per_clk: Param
+    rt_tri_tests_per_clk: Param
+    rt_stack_entries: Param
+    rt_dual_fallback: Param
+    rt_obb: Param
+    rt_ray_flags_in_hw: Param
+    rt_prim_tris: Param = Param(4, "the BVH builder's default, renderer.bvh.layouts.BVH8_PRIM_TRIS "
+                                   "(4 float32 triangles and 7 corners fill a 128 B primitive node)",
+                                "derived")
+    rt_params_from: Param | None = None      # set where the part traces with another's parameters
+
+
 _RDNA23 = {
     "rt_layout": Param("bvh4", f"BVH4: 128 B box32 + 64 B triangle nodes, {B} l.82-83, seed L1772, L1598-1608; {RADV}", "spec"),
     "rt_box_tests_per_clk": Param(4, f"4 ray-box tests per clock per ray accelerator, {A} l.188, seed L1313)", "spec"),
@@ -31,7 +49,7 @@ _RDNA23 = {
     "rt_obb": Param(False, f"OBB nodes arrive with RDNA 4, {B} l.111-117, seed L1776-1780)", "spec"),
 }
 
-PARAMS: dict[str, dict[str, Param]] = {
+_TABLES: dict[str, dict[str, Param]] = {
     "amd-rdna2": {**_RDNA23,
                   "rt_ray_flags_in_hw": Param(False, f"RDNA 2 filters ray flags in the shader loop, {B} l.94, seed L2020)", "spec")},
     "amd-rdna3": {**_RDNA23,
@@ -59,31 +77,17 @@ PARAMS: dict[str, dict[str, Param]] = {
         "rt_ray_flags_in_hw": Param(True, "the RTU does traversal and ray-primitive tests in hardware, seed-notes/004_partB.md l.219 (seed L1180)", "spec"),
     },
 }
-PARAMS["apple-m5"] = {
-    **PARAMS["apple-m3"],
+_TABLES["apple-m5"] = {
+    **_TABLES["apple-m3"],
     "rt_layout": Param("bvh8", APPLE_LAYOUT + ": the third-generation RT unit (seed-notes/004_partA.md l.78, "
                                               "seed L125-131, 'up to 45% faster RT') taken as 8-wide", "assumed"),
     "rt_prim_tris": Param(1, APPLE_LAYOUT + ": a triangle per primitive node (RDNA 2/3's one-triangle nodes taken)", "assumed"),
 }
 
-DEFAULTS = PARAMS["amd-rdna3"]       # a preset without RT parameters traces as RDNA 3 (said in the result)
+PARAMS: dict[str, RTParams] = {name: RTParams.of(t) for name, t in _TABLES.items()}
 
 
-def rt_params(preset: Preset | str) -> dict[str, Param]:
-    """The preset's RT parameters: its own params, then this table, then RDNA 3's (flagged by
-    the key `rt_params_from`)."""
-    name = preset if isinstance(preset, str) else preset.name
-    own = {} if isinstance(preset, str) else {k: v for k, v in preset.params.items() if k.startswith("rt_")}
-    table = PARAMS.get(name)
-    out = {**(table if table is not None else DEFAULTS), **own}
-    if table is None and not own:
-        out["rt_params_from"] = Param("amd-rdna3", f"preset {name!r} has no RT parameters; RDNA 3's used", "assumed")
-    return out
-
-
-def prim_tris(params: dict[str, Param]) -> int:
-    """Triangles per bvh8 primitive node the preset's BVH builder packs, at most (rt_prim_tris,
-    else the builder's default)."""
-    from renderer.bvh.layouts import BVH8_PRIM_TRIS    # (not at import: presets load this module)
-    p = params.get("rt_prim_tris")
-    return BVH8_PRIM_TRIS if p is None else int(p.value)
+def borrowed(preset: str) -> RTParams:
+    """What a preset without RT parameters traces with: RDNA 3's, said in `rt_params_from`."""
+    return replace(PARAMS["amd-rdna3"], rt_params_from=Param(
+        "amd-rdna3", f"preset {preset!r} has no RT parameters; RDNA 3's used", "assumed"))
