@@ -36,16 +36,17 @@ class ModelFolder:
         self.root_as_named = Path(os.path.abspath(self.model.parent))
         self.allow_outside = allow_outside
 
-    def resolve(self, name: str, what: str, base: Path | None = None) -> Path:
+    def resolve(self, name: str, what: str, base: Path | None = None, shown: str | None = None) -> Path:
         """`name` (relative to `base`, a folder inside; default the model's) as a real path inside
-        the folder; SceneError, naming `what` and `name` only, when it leaves the folder."""
+        the folder; SceneError, naming `what` and the name as the file wrote it (`shown`, default
+        `name`) only, when it leaves the folder."""
         base = self.root if base is None else Path(base)
         if self.allow_outside:
             return base / name
         found = self._walk(base, name)
         if found is None:
-            raise SceneError(f"{self.model}: {what} {name[:120]!r} leaves the model's folder "
-                             "(--allow-outside permits it)")
+            raise SceneError(f"{self.model}: {what} {(shown or name)[:120]!r} leaves the model's "
+                             "folder (--allow-outside permits it)")
         return found
 
     def resolve_uri(self, uri: str, what: str) -> Path:
@@ -53,11 +54,11 @@ class ModelFolder:
         parts = urlsplit(uri)
         if parts.scheme == "file":
             # an absolute file URI; inside the folder it is allowed like any other path
-            return self.resolve(unquote(parts.path), what)
+            return self.resolve(unquote(parts.path), what, shown=uri)
         if parts.scheme and len(parts.scheme) > 1:   # one letter: a Windows drive, a path
             raise SceneError(f"{self.model}: {what} {uri[:120]!r}: only relative and data: URIs "
                              "are supported")
-        return self.resolve(unquote(uri), what)
+        return self.resolve(unquote(uri), what, shown=uri)
 
     def _walk(self, base: Path, name: str) -> Path | None:
         """The real path of `name` from `base`, or None when it leaves the folder. Only entries

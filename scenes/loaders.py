@@ -101,15 +101,20 @@ def load_mesh_file(path, *, allow_outside: bool = False, max_texture_bytes: int 
     return Scene(path.stem, f"{path.name}: {n_triangles:,} triangles in {len(draws)} draws", draws, camera)
 
 
-def user_camera(text: str, draws) -> Camera:
-    """A --camera (eye:target:up:fovy) for these draws, near and far fitted (`fit_depth`);
-    SceneError for text that is no camera or values past MAX_COORD (their squares would
-    overflow, and Camera's own checks would warn on the way)."""
+def user_camera(text: str, draws=None) -> Camera:
+    """A --camera (eye:target:up:fovy) for these draws, near and far fitted (`fit_depth`; no
+    draws: only checked); SceneError for text that is no camera or values past MAX_COORD (their
+    squares would overflow, and Camera's own checks would warn on the way)."""
     with np.errstate(all="ignore"):
+        values = text.replace(":", ",").split(",")
+        try:   # checked before Camera.parse, whose own checks would overflow first
+            too_far = any(abs(float(v)) > MAX_COORD for v in values)
+        except ValueError:
+            too_far = False                  # not numbers: Camera.parse says what is expected
+        if too_far:
+            raise SceneError(f"--camera {text!r}: values must be within +-{MAX_COORD:.0e}")
         camera = Camera.parse(text)
-        if max(abs(v) for v in (*camera.eye, *camera.target, *camera.up)) > MAX_COORD:
-            raise SceneError(f"--camera {text!r}: coordinates must be within +-{MAX_COORD:.0e}")
-        return fit_depth(camera, draws)
+        return camera if draws is None else fit_depth(camera, draws)
 
 
 def frame_bounds(lo, hi, fovy: float = 60.0, direction=FRAME_DIRECTION) -> Camera:
