@@ -53,8 +53,8 @@ def options_from_args(args):
     from pipelines.commands.output import UserError
     from pipelines.presets import get_preset
     from scenes.library import scene_names
-    from scenes.loaders import fit_depth
-    from scenes.model import Camera, SceneError, parse_ray_passes
+    from scenes.loaders import user_camera
+    from scenes.model import SceneError, parse_ray_passes
 
     from .app import Options, load_scene
     from .layout import MAX_PANELS
@@ -80,7 +80,7 @@ def options_from_args(args):
     specs = builtins if args.scene in builtins else [args.scene, *builtins]
     camera = None
     if args.camera:
-        camera = fit_depth(Camera.parse(args.camera), scene.draws)
+        camera = user_camera(args.camera, scene.draws)
     return Options(specs, presets, w, h, args.samples, args.scale, specs.index(args.scene), camera,
                    args.out_dir, {args.scene: scene}, args.mode, rays, args.threads, args.frontend)
 
@@ -88,10 +88,11 @@ def options_from_args(args):
 def cmd_view(args) -> None:
     from pipelines.commands.output import UserError, check_output
 
-    from .app import ViewerError, open_viewer, run
-    options = options_from_args(args)
-    if args.screenshot:
+    from .app import ViewerError, open_viewer, run, screenshot_json
+    if args.screenshot:             # before any work, as render's outputs
         check_output(args.screenshot)
+        check_output(screenshot_json(args.screenshot))
+    options = options_from_args(args)
     try:
         viewer = open_viewer(options, window=args.window)
     except ViewerError as e:
