@@ -22,7 +22,8 @@ DEFAULT_SHARE = 0.5      # of available memory: room for the OS, the caches and 
 # copies, per-sample shading inputs). Rounded up.
 SURFACE_FACTOR = {1: 2.5, 4: 4.5}
 PIXEL_BYTES = 16         # per pixel beyond the surfaces: the output image, its PNG encoding
-RAY_BYTES = 64           # per pixel per ray pass: origin, direction, hit, distance, result
+RAY_BYTES = 96           # per pixel per ray pass: origin, direction, hit, distance, result
+                         # (measured: about 80 B with primary, shadow and AO at 2048^2)
 
 
 def parse_size(text: str) -> int:
