@@ -447,6 +447,15 @@ def test_cli_refuses(tmp_path, capsys, monkeypatch, argv, match):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_view_screenshot_checked_before_work(tmp_path, capsys, monkeypatch):
+    """As render's outputs: checked before the scene loads or a window opens, one line, exit 2."""
+    monkeypatch.chdir(tmp_path)
+    assert_one_line(*run_cli(capsys, "view", "quad", "--screenshot", "/proc/s.png"), "cannot write /proc/s.png")
+    (tmp_path / "s.json").mkdir()               # the JSON beside it cannot be written
+    assert_one_line(*run_cli(capsys, "view", "quad", "--screenshot", "s.png"), "s.json: is a directory")
+    assert [p.name for p in tmp_path.iterdir()] == ["s.json"]
+
+
 def test_cli_outputs_onto_special_files(tmp_path, capsys):
     fifo = tmp_path / "fifo.png"
     os.mkfifo(fifo)

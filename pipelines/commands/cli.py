@@ -70,7 +70,8 @@ def _budgeted_scene(args, w: int, h: int, rays=()):
     room = None if limit is None else limit - budget.least_frame_bytes(w, h, args.samples)
     scene = _load_scene(args.scene, args.camera, args.allow_outside, room)
     need = budget.frame_bytes(scene, w, h, args.samples, rays) + _texture_bytes(scene)
-    budget.check(need, limit, f"rendering {scene.name} at {w}x{h}, {args.samples} sample(s), with its textures")
+    budget.check(need, limit, f"rendering {scene.name} at {w}x{h}, {args.samples} sample(s), "
+                              "with its textures")
     return scene
 
 
@@ -187,7 +188,8 @@ def cmd_report(args) -> None:
         held += _texture_bytes(scenes[-1])
     if scenes:
         frame = max(budget.frame_bytes(s, w, h, args.samples, rays) for s in scenes)
-        budget.check(frame + held, limit, f"rendering {len(scenes)} scene(s) at {w}x{h}, {args.samples} sample(s), with their textures")
+        budget.check(frame + held, limit, f"rendering {len(scenes)} scene(s) at {w}x{h}, "
+                                          f"{args.samples} sample(s), with their textures")
     settings = Settings(w, h, args.samples, args.fps, args.frontend, rays)
     geometry = args.geometry or args.frontend is not None
     command = ["tilesim", *(sys.argv[1:] if args.argv is None else args.argv)]
