@@ -81,8 +81,7 @@ def load_mesh_file(path, *, allow_outside: bool = False, max_texture_bytes: int 
     folder = ModelFolder(path, allow_outside)
     try:
         with np.errstate(all="ignore"):
-            check = {".glb": _check_gltf, ".gltf": _check_gltf, ".obj": _check_obj, ".ply": _check_ply}[ext]
-            facts = check(path, folder)
+            facts = {".glb": _check_gltf, ".gltf": _check_gltf, ".obj": _check_obj, ".ply": _check_ply}[ext](path, folder)
             facts.check_textures(path, max_texture_bytes)
             tm_scene = _trimesh_load(path, facts, folder)
             draws, n_loaded = _draws(tm_scene, path, facts)
