@@ -33,7 +33,7 @@ from scenes.loaders import load_mesh_file
 from scenes.model import SceneError
 
 REPO = Path(__file__).resolve().parent.parent
-FUZZ_EXAMPLES = int(os.environ.get("TILESIM_FUZZ_EXAMPLES", "60"))
+FUZZ_EXAMPLES = int(os.environ.get("TILESIM_FUZZ_EXAMPLES", "100"))
 FUZZ = settings(max_examples=FUZZ_EXAMPLES, derandomize=True, deadline=None, database=None,
                 suppress_health_check=list(HealthCheck))
 TRI = "v 0 0 0\nv 1 0 0\nv 0 1 0\n"
