@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from .folder import ModelFolder, trimesh_resolver
-from .gltf_checks import parse_gltf_json
+from .gltf_checks import element_bytes, parse_gltf_json
 from .model import AlphaMode, Camera, Draw, Material, Mesh, Scene, SceneError, Texture
 
 FORMATS = (".glb", ".gltf", ".obj", ".ply")
@@ -50,8 +50,7 @@ DEPTH_RANGE_RATIO = 1000.0
 DEPTH_RANGE_SLACK = 1.01             # near/far 1 % outside the box's depths: vertex rounding
 # Largest |coordinate| accepted, object or world space, and for a --camera: its square (1e36)
 # and sums of a few squares stay inside float32's 3.4e38, so lengths and dot products in the
-# stages stay finite. No real model comes near (a galaxy in millimetres is 1e24... in light years
-# it is 1e5).
+# stages stay finite. Real models stay far below (the Earth's radius in micrometres is 6.4e12).
 MAX_COORD = 1e18
 MAX_TEXTURE_SIDE = 16384             # the largest 2D texture Direct3D 11/12 and Vulkan GPUs accept
 # Bytes of memory one texel costs while loading: the decoded image (up to 4), its RGBA copy (4),
@@ -302,14 +301,23 @@ class _Facts:
     """What a format's raw check learnt, and how the format maps onto the model."""
     texture_sizes: dict = field(default_factory=dict)  # a texture's description → (width, height)
     text_for_trimesh: bytes | None = None              # the file as trimesh reads it; None: as is
+    # glTF accessors without a buffer view are zeros that trimesh allocates (count x element
+    # bytes each), a few bytes of JSON for any size: counted against the budget with the textures
+    zero_bytes: int = 0
 
     def check_textures(self, path: Path, max_bytes: int | None) -> None:
-        """Refuse textures that would take more than `max_bytes` to decode, before any is."""
-        need = TEXEL_LOAD_BYTES * sum(w * h for w, h in self.texture_sizes.values())
-        if max_bytes is not None and need > max_bytes:
-            (w, h), n = max(self.texture_sizes.values(), key=lambda s: s[0] * s[1]), len(self.texture_sizes)
-            raise SceneError(f"{path}: {n} texture(s), the largest {w}x{h}, need about {need / 2**30:.1f} GiB "
-                             f"to load, over the memory budget of {max_bytes / 2**30:.1f} GiB (--max-memory)")
+        """Refuse textures (and zero-filled accessors) that would take more than `max_bytes` to
+        decode, before any is."""
+        need = TEXEL_LOAD_BYTES * sum(w * h for w, h in self.texture_sizes.values()) + 2 * self.zero_bytes
+        if max_bytes is None or need <= max_bytes:
+            return
+        budget = f"over the memory budget of {max_bytes / 2**30:.1f} GiB (--max-memory)"
+        if not self.texture_sizes:
+            raise SceneError(f"{path}: accessors without buffer views need about {need / 2**30:.1f} GiB "
+                             f"of zeros, {budget}")
+        (w, h), n = max(self.texture_sizes.values(), key=lambda s: s[0] * s[1]), len(self.texture_sizes)
+        raise SceneError(f"{path}: {n} texture(s), the largest {w}x{h}, need about {need / 2**30:.1f} GiB "
+                         f"to load, {budget}")
 
     def verify(self, path: Path, n_loaded: int) -> None:
         """Raise if trimesh returned fewer triangles than the file holds."""
@@ -497,6 +505,7 @@ def _check_gltf(path: Path, folder: ModelFolder) -> _GltfFacts:
         facts.texture_sizes[what] = _image_size(source, what)
 
     accessors, meshes = header.get("accessors", []), header.get("meshes", [])
+    facts.zero_bytes = sum(a["count"] * element_bytes(a) for a in accessors if "bufferView" not in a)
     for node, _ in facts._nodes():
         if "mesh" not in node or "camera" in node:
             continue

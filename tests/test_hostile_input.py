@@ -414,6 +414,16 @@ def test_texture_bombs_and_sizes(folders):
     assert "memory budget" in msg
 
 
+def test_zero_filled_accessor_bomb(folders):
+    """An accessor without a buffer view is zeros trimesh would allocate: 96 GiB from 200 bytes."""
+    model, _ = folders
+    doc = {"asset": {"version": "2.0"}, "accessors": [{"componentType": 5126, "count": 2**33, "type": "VEC3"}],
+           "meshes": [{"primitives": [{"attributes": {"POSITION": 0}}]}], "nodes": [{"mesh": 0}],
+           "scenes": [{"nodes": [0]}]}
+    (model / "f.gltf").write_text(json.dumps(doc))
+    assert "memory budget" in refused_cleanly(model / "f.gltf", max_texture_bytes=1 << 30)
+
+
 # --- the commands in-process (cli.main): exit 2, one line, nothing written -----------------------
 
 def run_cli(capsys, *argv) -> tuple[int, str, str]:

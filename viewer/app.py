@@ -56,13 +56,16 @@ def screenshot_json(path: str) -> str:
     return str(Path(path).with_suffix(".json"))
 
 
-def load_scene(spec: str):
+def load_scene(spec: str, allow_outside: bool = False, max_texture_bytes: int | None = None):
     """A built-in scene by name or a mesh file by path (the CLI's rule: a mesh extension or a
-    path separator means a file)."""
+    path separator means a file; it reads inside its own folder unless `allow_outside`, and its
+    textures take at most `max_texture_bytes`)."""
     from scenes.library import get_scene
     from scenes.loaders import load_mesh_file
     is_file = Path(spec).suffix.lower() in (".glb", ".gltf", ".obj", ".ply") or os.sep in spec
-    return load_mesh_file(spec) if is_file else get_scene(spec)
+    if is_file:
+        return load_mesh_file(spec, allow_outside=allow_outside, max_texture_bytes=max_texture_bytes)
+    return get_scene(spec)
 
 
 _VS = """
