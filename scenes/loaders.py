@@ -70,7 +70,7 @@ def load_mesh_file(path, *, allow_outside: bool = False, max_texture_bytes: int 
     to decode (checked from their headers, before any is decoded)."""
     path = Path(path)
     ext = path.suffix.lower()
-    if not path.is_file():
+    if not _is_file(path):
         raise SceneError(f"{path}: no such file")
     if ext not in FORMATS:
         raise SceneError(f"{path}: unknown mesh format {ext or '(none)'!r} (supported: {', '.join(FORMATS)})")
@@ -96,6 +96,9 @@ def load_mesh_file(path, *, allow_outside: bool = False, max_texture_bytes: int 
         raise SceneError(msg if msg.startswith(str(path)) else f"{path}: {msg}") from None
     except (KeyError, IndexError, TypeError, ValueError) as e:  # a malformed glTF camera or material
         raise SceneError(f"{path}: malformed file ({type(e).__name__}: {_one_line(e)})") from None
+    except OSError as e:     # a file it names (inside its folder) cannot be read: EACCES, EISDIR...
+        raise SceneError(f"{path}: cannot read {Path(e.filename or path).name[:80]!r} "
+                         f"({e.strerror or type(e).__name__})") from None
     n_triangles = sum(d.mesh.n_triangles for d in draws)
     return Scene(path.stem, f"{path.name}: {n_triangles:,} triangles in {len(draws)} draws", draws, camera)
 
@@ -472,7 +475,7 @@ def _check_gltf(path: Path, folder: ModelFolder) -> _GltfFacts:
             available, what = len(source), f"data URI of buffers[{i}]"
         else:
             source = folder.resolve_uri(uri, "buffer file")     # before anything touches it
-            if not source.is_file():
+            if not _is_file(source):
                 raise SceneError(f"{path}: buffer file {uri!r} not found")
             available, what = source.stat().st_size, f"buffer file {uri!r}"
         if available < buf["byteLength"]:
@@ -487,7 +490,7 @@ def _check_gltf(path: Path, folder: ModelFolder) -> _GltfFacts:
                 source = _data_uri(uri, f"images[{i}]")
             else:
                 source = folder.resolve_uri(uri, "image")
-                if not source.is_file():
+                if not _is_file(source):
                     raise SceneError(f"{path}: image {uri!r} not found")
                 what = f"image {uri!r}"
         elif "bufferView" in image:
@@ -629,7 +632,7 @@ def _check_obj(path: Path, folder: ModelFolder) -> _ObjFacts:
         facts.text_for_trimesh = "\n".join(line.lstrip() for line in lines).encode("utf-8") + b"\n"
     for lib in libraries:
         mtl = folder.resolve(lib, "material library")   # before anything touches it
-        if not mtl.is_file():
+        if not _is_file(mtl):
             raise SceneError(f"{path}: material library {lib!r} not found")
         current = None
         for line in mtl.read_text(encoding="utf-8", errors="replace").splitlines():
@@ -639,7 +642,7 @@ def _check_obj(path: Path, folder: ModelFolder) -> _ObjFacts:
             elif len(parts) >= 2 and parts[0].lower() == "map_kd" and current is not None:
                 # options such as -s u v come before the file name
                 image = folder.resolve(parts[-1], "texture", base=mtl.parent)
-                if not image.is_file():
+                if not _is_file(image):
                     raise SceneError(f"{path}: texture {parts[-1]!r} of material {current!r} not found")
                 facts.mtl_textures[current] = image
                 facts.texture_sizes[f"texture {parts[-1]!r}"] = _image_size(image, f"texture {parts[-1]!r}")
@@ -687,6 +690,14 @@ def _check_ply(path: Path, folder: ModelFolder) -> _PlyFacts:
                              f"{sum(counts.values())} elements")
     # binary bodies: trimesh checks the exact byte length and raises on a cut file
     return _PlyFacts(counts)
+
+
+def _is_file(path: Path) -> bool:
+    """Path.is_file, False also for a name the system refuses (too long, a NUL in it)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _floats(v) -> tuple[float, ...]:
