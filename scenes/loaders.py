@@ -9,21 +9,33 @@ first faces, OBJ face index 0 silently aliases another vertex, glTF images that 
 so each format is first checked against its raw data here and the counts trimesh returns are
 compared with the counts the file declares. Every failure is one `SceneError` line naming the file.
 
+A model file is untrusted input, so before trimesh sees it: every path it names must stay inside
+its folder (scenes.folder; nothing outside is opened or even stat'ed), a glTF's JSON must match the
+glTF 2.0 schema and its indices and byte ranges must fit (scenes.gltf_checks), every texture's
+header must give a size a GPU accepts and decoding it must fit the caller's memory budget, and
+every coordinate must stay where float32 arithmetic keeps it finite (MAX_COORD). Loading runs with
+numpy's floating-point warnings off: every value that matters is checked for range afterwards, so
+a hostile value ends in the one error line, never in warnings first.
+
     scene = load_mesh_file("assets/bunny.obj")
     camera = frame_bounds(*world_bounds(scene.draws), fovy=45)
     street = fit_depth(Camera.parse("0,1,5:0,0,0:0,1,0:60"), scene.draws)   # any eye, near/far fitted
 """
 from __future__ import annotations
 
-import json
+import base64
+import binascii
+import io
 import math
 import struct
+import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from urllib.parse import unquote
 
 import numpy as np
 
+from .folder import ModelFolder, trimesh_resolver
+from .gltf_checks import element_bytes, parse_gltf_json
 from .model import AlphaMode, Camera, Draw, Material, Mesh, Scene, SceneError, Texture
 
 FORMATS = (".glb", ".gltf", ".obj", ".ply")
@@ -36,6 +48,14 @@ DEPTH_SLACK = 1.1                    # near/far sit 10 % of the radius outside t
 # in the GL oracle's D24 test, so at far it is RATIO * far * 6e-8, 0.004 units at far 60.
 DEPTH_RANGE_RATIO = 1000.0
 DEPTH_RANGE_SLACK = 1.01             # near/far 1 % outside the box's depths: vertex rounding
+# Largest |coordinate| accepted, object or world space, and for a --camera: its square (1e36)
+# and sums of a few squares stay inside float32's 3.4e38, so lengths and dot products in the
+# stages stay finite. Real models stay far below (the Earth's radius in micrometres is 6.4e12).
+MAX_COORD = 1e18
+MAX_TEXTURE_SIDE = 16384             # the largest 2D texture Direct3D 11/12 and Vulkan GPUs accept
+# Bytes of memory one texel costs while loading: the decoded image (up to 4), its RGBA copy (4),
+# the model's copy (4) and the renderer's mip chain (4 x 4/3); measured 13-14 B on 13000^2 PNGs.
+TEXEL_LOAD_BYTES = 16
 
 _GLB_MAGIC = b"glTF"
 _GLB_JSON = 0x4E4F534A               # chunk type "JSON"
@@ -43,32 +63,60 @@ _GLB_BIN = 0x004E4942                # chunk type "BIN\0"
 _GLTF_TRIANGLES, _GLTF_FAN = 4, 6    # primitive modes (glTF 2.0 §3.7.2.1)
 
 
-def load_mesh_file(path) -> Scene:
-    """Read one .glb/.gltf/.obj/.ply file into a Scene; `SceneError` for anything unusable."""
+def load_mesh_file(path, *, allow_outside: bool = False, max_texture_bytes: int | None = None) -> Scene:
+    """Read one .glb/.gltf/.obj/.ply file into a Scene; `SceneError` for anything unusable.
+    `allow_outside`: the file may name paths outside its own folder (off: refused before they are
+    touched). `max_texture_bytes`: refuse a model whose textures would take more memory than this
+    to decode (checked from their headers, before any is decoded)."""
     path = Path(path)
     ext = path.suffix.lower()
-    if not path.is_file():
+    if not _is_file(path):
         raise SceneError(f"{path}: no such file")
     if ext not in FORMATS:
         raise SceneError(f"{path}: unknown mesh format {ext or '(none)'!r} (supported: {', '.join(FORMATS)})")
     if path.stat().st_size == 0:
         raise SceneError(f"{path}: empty file")
 
-    facts = {".glb": _check_gltf, ".gltf": _check_gltf, ".obj": _check_obj, ".ply": _check_ply}[ext](path)
-    tm_scene = _trimesh_load(path)
+    folder = ModelFolder(path, allow_outside)
     try:
-        draws, n_loaded = _draws(tm_scene, path, facts)
-        facts.verify(path, n_loaded)
-        camera = facts.camera(draws)
-        if camera is None:
-            camera = frame_bounds(*world_bounds(draws))
+        with np.errstate(all="ignore"):
+            facts = {".glb": _check_gltf, ".gltf": _check_gltf, ".obj": _check_obj, ".ply": _check_ply}[ext](path, folder)
+            facts.check_textures(path, max_texture_bytes)
+            tm_scene = _trimesh_load(path, facts, folder)
+            draws, n_loaded = _draws(tm_scene, path, facts)
+            facts.verify(path, n_loaded)
+            lo, hi = world_bounds(draws)
+            if not (np.isfinite(lo).all() and np.isfinite(hi).all()) or max(-lo.min(), hi.max()) > MAX_COORD:
+                raise SceneError(f"node transforms place vertices beyond +-{MAX_COORD:.0e} (or at infinity)")
+            camera = facts.camera(draws)
+            if camera is None:
+                camera = frame_bounds(lo, hi)
     except SceneError as e:
         msg = str(e)
         raise SceneError(msg if msg.startswith(str(path)) else f"{path}: {msg}") from None
     except (KeyError, IndexError, TypeError, ValueError) as e:  # a malformed glTF camera or material
         raise SceneError(f"{path}: malformed file ({type(e).__name__}: {_one_line(e)})") from None
+    except OSError as e:     # a file it names (inside its folder) cannot be read: EACCES, EISDIR...
+        raise SceneError(f"{path}: cannot read {Path(e.filename or path).name[:80]!r} "
+                         f"({e.strerror or type(e).__name__})") from None
     n_triangles = sum(d.mesh.n_triangles for d in draws)
     return Scene(path.stem, f"{path.name}: {n_triangles:,} triangles in {len(draws)} draws", draws, camera)
+
+
+def user_camera(text: str, draws=None) -> Camera:
+    """A --camera (eye:target:up:fovy) for these draws, near and far fitted (`fit_depth`; no
+    draws: only checked); SceneError for text that is no camera or values past MAX_COORD (their
+    squares would overflow, and Camera's own checks would warn on the way)."""
+    with np.errstate(all="ignore"):
+        values = text.replace(":", ",").split(",")
+        try:   # checked before Camera.parse, whose own checks would overflow first
+            too_far = any(abs(float(v)) > MAX_COORD for v in values)
+        except ValueError:
+            too_far = False                  # not numbers: Camera.parse says what is expected
+        if too_far:
+            raise SceneError(f"--camera {text!r}: values must be within +-{MAX_COORD:.0e}")
+        camera = Camera.parse(text)
+        return camera if draws is None else fit_depth(camera, draws)
 
 
 def frame_bounds(lo, hi, fovy: float = 60.0, direction=FRAME_DIRECTION) -> Camera:
@@ -129,17 +177,27 @@ def world_bounds(draws) -> tuple[np.ndarray, np.ndarray]:
 
 # --- trimesh ------------------------------------------------------------------------------------
 
-def _trimesh_load(path: Path):
+def _trimesh_load(path: Path, facts, folder: ModelFolder):
     import trimesh  # slow to import; only loading files needs it
 
+    # trimesh looks up materials, textures, buffers and images itself: only through the folder
+    resolver = trimesh_resolver(folder, uris=path.suffix.lower() in (".glb", ".gltf"))
+    source = facts.text_for_trimesh
     try:
         # process=False keeps the file's vertices and faces exactly (no merging, no reordering)
-        return trimesh.load(str(path), force="scene", process=False)
+        if source is None:
+            scene = trimesh.load(str(path), force="scene", process=False, resolver=resolver)
+        else:
+            scene = trimesh.load(io.BytesIO(source), file_type=path.suffix[1:].lower(), force="scene",
+                                 process=False, resolver=resolver)
     except SceneError:
         raise
     except Exception as e:  # trimesh raises anything from ValueError to IndexError to JSONDecodeError
         raise SceneError(f"{path}: cannot parse {path.suffix[1:].upper()} "
                          f"({type(e).__name__}: {_one_line(e)})") from None
+    if resolver.refused:  # our checks saw every name; this is for any trimesh finds by itself
+        raise SceneError(resolver.refused[0])
+    return scene
 
 
 def _draws(tm_scene, path: Path, facts) -> tuple[list[Draw], int]:
@@ -178,6 +236,12 @@ def _draws(tm_scene, path: Path, facts) -> tuple[list[Draw], int]:
 
 
 def _mesh(g, name: str, mirrored: bool) -> Mesh:
+    vertices = np.asarray(g.vertices, np.float64)
+    far = ~(np.abs(vertices) <= MAX_COORD).all(axis=1)     # NaN compares False: caught too
+    if far.any():
+        i = int(np.flatnonzero(far)[0])
+        what = "NaN or infinite" if not np.isfinite(vertices[i]).all() else f"beyond +-{MAX_COORD:.0e}"
+        raise SceneError(f"mesh {name!r}: vertex {i} is {what}")
     indices = np.asarray(g.faces)
     if mirrored:
         indices = indices[:, ::-1]
@@ -188,7 +252,8 @@ def _mesh(g, name: str, mirrored: bool) -> Mesh:
         n = np.asarray(g._cache.cache["vertex_normals"], np.float64)
         length = np.linalg.norm(n, axis=1, keepdims=True)
         # zero normals (degenerate vertices in some exporters) cannot be shaded: fall back to faceted
-        normals = n / length if n.shape == g.vertices.shape and (length > 0).all() else None
+        ok = n.shape == g.vertices.shape and (length > 0).all() and np.isfinite(length).all()
+        normals = n / length if ok else None
     uvs = None
     uv = getattr(g.visual, "uv", None)
     if uv is not None and len(uv) == len(g.vertices):
@@ -201,12 +266,61 @@ def _texture(image, name: str, textures: dict) -> Texture | None:
     if image is None:
         return None
     if id(image) not in textures:
-        textures[id(image)] = Texture(name, np.asarray(image.convert("RGBA"), np.uint8).copy())
+        try:   # trimesh opens images lazily: a corrupt or truncated one fails only here
+            rgba = np.asarray(image.convert("RGBA"), np.uint8).copy()
+        except Exception as e:   # PIL raises OSError, SyntaxError, ValueError, EOFError, struct.error...
+            raise SceneError(f"texture of material {name!r} could not be decoded "
+                             f"({type(e).__name__}: {_one_line(e)})") from None
+        textures[id(image)] = Texture(name, rgba)
     return textures[id(image)]
 
 
+def _image_size(source, what: str) -> tuple[int, int]:
+    """(width, height) from an image's header alone (file path or bytes); SceneError for one that
+    is no image, larger than a GPU accepts or past PIL's decompression-bomb limit."""
+    from PIL import Image
+
+    try:
+        with warnings.catch_warnings():
+            # PIL warns from MAX_IMAGE_PIXELS and raises from twice that; the limit is checked below
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(source) if isinstance(source, bytes) else source) as im:
+                w, h = im.size
+    except Image.DecompressionBombError:
+        raise SceneError(f"{what} is larger than the decompression-bomb limit "
+                         f"({Image.MAX_IMAGE_PIXELS:,} pixels)") from None
+    except Exception as e:   # PIL raises UnidentifiedImageError (an OSError), SyntaxError, ValueError...
+        raise SceneError(f"{what} could not be decoded ({type(e).__name__}: {_one_line(e)})") from None
+    if max(w, h) > MAX_TEXTURE_SIDE:
+        raise SceneError(f"{what} is {w}x{h}, larger than GPUs accept ({MAX_TEXTURE_SIDE} a side)")
+    if Image.MAX_IMAGE_PIXELS and w * h > Image.MAX_IMAGE_PIXELS:
+        raise SceneError(f"{what} is {w}x{h}, over the decompression-bomb limit "
+                         f"({Image.MAX_IMAGE_PIXELS:,} pixels)")
+    return w, h
+
+
+@dataclass(kw_only=True)
 class _Facts:
     """What a format's raw check learnt, and how the format maps onto the model."""
+    texture_sizes: dict = field(default_factory=dict)  # a texture's description → (width, height)
+    text_for_trimesh: bytes | None = None              # the file as trimesh reads it; None: as is
+    # glTF accessors without a buffer view are zeros that trimesh allocates (count x element
+    # bytes each), a few bytes of JSON for any size: counted against the budget with the textures
+    zero_bytes: int = 0
+
+    def check_textures(self, path: Path, max_bytes: int | None) -> None:
+        """Refuse textures (and zero-filled accessors) that would take more than `max_bytes` to
+        decode, before any is."""
+        need = TEXEL_LOAD_BYTES * sum(w * h for w, h in self.texture_sizes.values()) + 2 * self.zero_bytes
+        if max_bytes is None or need <= max_bytes:
+            return
+        budget = f"over the memory budget of {max_bytes / 2**30:.1f} GiB (--max-memory)"
+        if not self.texture_sizes:
+            raise SceneError(f"{path}: accessors without buffer views need about {need / 2**30:.1f} GiB "
+                             f"of zeros, {budget}")
+        (w, h), n = max(self.texture_sizes.values(), key=lambda s: s[0] * s[1]), len(self.texture_sizes)
+        raise SceneError(f"{path}: {n} texture(s), the largest {w}x{h}, need about {need / 2**30:.1f} GiB "
+                         f"to load, {budget}")
 
     def verify(self, path: Path, n_loaded: int) -> None:
         """Raise if trimesh returned fewer triangles than the file holds."""
@@ -271,7 +385,10 @@ class _GltfFacts(_Facts):
         eye = m[:3, 3]
         forward = m[:3, :3] @ np.array([0.0, 0.0, -1.0])  # glTF cameras look down their local -Z
         up = m[:3, :3] @ np.array([0.0, 1.0, 0.0])
-        forward /= np.linalg.norm(forward)
+        length = np.linalg.norm(forward)
+        if not (0.0 < length < np.inf) or not np.isfinite(m).all() or np.abs(eye).max() > MAX_COORD:
+            raise SceneError("the camera node's transform is degenerate (zero scale) or out of range")
+        forward /= length
         near = float(p["znear"])
         far = p.get("zfar")
         if far is None:  # infinite projection in the file; ours needs a far plane: the farthest corner
@@ -312,10 +429,11 @@ def _node_matrix(node: dict) -> np.ndarray:
     return m
 
 
-def _check_gltf(path: Path) -> _GltfFacts:
-    """Parse the JSON ourselves (trimesh's camera support and error messages are thin)."""
+def _check_gltf(path: Path, folder: ModelFolder) -> _GltfFacts:
+    """Parse and check the JSON ourselves (scenes.gltf_checks; trimesh's checks and error messages
+    are thin), every buffer's bytes present, every image's header."""
     data = path.read_bytes()
-    bin_length = None  # GLB: size of the embedded BIN chunk, which buffer 0 may use
+    bin_chunk = None  # GLB: the embedded BIN chunk, which buffer 0 may use
     if path.suffix.lower() == ".glb":
         if len(data) < 20 or data[:4] != _GLB_MAGIC:
             raise SceneError(f"{path}: not a GLB file (no 'glTF' header)")
@@ -334,48 +452,85 @@ def _check_gltf(path: Path) -> _GltfFacts:
             n, kind = struct.unpack_from("<II", data, offset)
             if offset + 8 + n > length:
                 raise SceneError(f"{path}: truncated GLB (chunk at byte {offset} runs past the end)")
-            if kind == _GLB_BIN and bin_length is None:
-                bin_length = n
+            if kind == _GLB_BIN and bin_chunk is None:
+                bin_chunk = data[offset + 8:offset + 8 + n]
             offset += 8 + n
         data = data[20:20 + chunk_length]
     try:
-        header = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise SceneError(f"{path}: malformed glTF JSON ({_one_line(e)})") from None
-    if not isinstance(header, dict) or not str(header.get("asset", {}).get("version", "")).startswith("2"):
-        raise SceneError(f"{path}: not a glTF 2.0 file (asset.version missing or not 2.x)")
+        header = parse_gltf_json(data)
+    except SceneError as e:
+        raise SceneError(f"{path}: {e}") from None
     unsupported = set(header.get("extensionsRequired", [])) - {"KHR_materials_unlit"}
     if unsupported:
         raise SceneError(f"{path}: requires unsupported glTF extensions: {', '.join(sorted(unsupported))}")
     facts = _GltfFacts(header, 0)
-    try:
-        for buf in header.get("buffers", []):
-            uri = buf.get("uri")
-            if uri is None:
-                available, what = bin_length or 0, "embedded BIN chunk"
-            elif uri.startswith("data:"):
-                continue
+
+    buffers: dict[int, bytes | Path] = {}      # what each buffer's bytes are read from
+    for i, buf in enumerate(header.get("buffers", [])):
+        uri = buf.get("uri")
+        if uri is None:
+            source, available, what = bin_chunk, len(bin_chunk or b""), "embedded BIN chunk"
+        elif uri.startswith("data:"):
+            source = _data_uri(uri, f"buffers[{i}]")
+            available, what = len(source), f"data URI of buffers[{i}]"
+        else:
+            source = folder.resolve_uri(uri, "buffer file")     # before anything touches it
+            if not _is_file(source):
+                raise SceneError(f"{path}: buffer file {uri!r} not found")
+            available, what = source.stat().st_size, f"buffer file {uri!r}"
+        if available < buf["byteLength"]:
+            raise SceneError(f"{path}: truncated {what} ({available} of {buf['byteLength']} bytes)")
+        buffers[i] = source
+    views = header.get("bufferViews", [])
+    for i, image in enumerate(header.get("images", [])):
+        what = f"image {i}"
+        if "uri" in image:
+            uri = image["uri"]
+            if uri.startswith("data:"):
+                source = _data_uri(uri, f"images[{i}]")
             else:
-                file = path.parent / unquote(uri)
-                if not file.is_file():
-                    raise SceneError(f"{path}: buffer file {uri!r} not found")
-                available, what = file.stat().st_size, f"buffer file {uri!r}"
-            if available < buf["byteLength"]:
-                raise SceneError(f"{path}: truncated {what} ({available} of {buf['byteLength']} bytes)")
-        accessors, meshes = header.get("accessors", []), header.get("meshes", [])
-        for node, _ in facts._nodes():
-            if "mesh" not in node or "camera" in node:
-                continue
-            for p in meshes[node["mesh"]]["primitives"]:
-                mode = p.get("mode", _GLTF_TRIANGLES)
-                if mode == _GLTF_FAN:
-                    raise SceneError(f"{path}: triangle fans are not supported")
-                if mode == _GLTF_TRIANGLES:
-                    acc = p["indices"] if "indices" in p else p["attributes"]["POSITION"]
-                    facts.n_triangles += accessors[acc]["count"] // 3
-    except (KeyError, IndexError, TypeError) as e:
-        raise SceneError(f"{path}: malformed glTF ({type(e).__name__}: {_one_line(e)})") from None
+                source = folder.resolve_uri(uri, "image")
+                if not _is_file(source):
+                    raise SceneError(f"{path}: image {uri!r} not found")
+                what = f"image {uri!r}"
+        elif "bufferView" in image:
+            view = views[image["bufferView"]]
+            blob = buffers[view["buffer"]]
+            start = view.get("byteOffset", 0)
+            if isinstance(blob, Path):
+                with open(blob, "rb") as f:
+                    f.seek(start)
+                    source = f.read(view["byteLength"])
+            else:
+                source = blob[start:start + view["byteLength"]]
+        else:
+            continue
+        facts.texture_sizes[what] = _image_size(source, what)
+
+    accessors, meshes = header.get("accessors", []), header.get("meshes", [])
+    facts.zero_bytes = sum(a["count"] * element_bytes(a) for a in accessors if "bufferView" not in a)
+    for node, _ in facts._nodes():
+        if "mesh" not in node or "camera" in node:
+            continue
+        for p in meshes[node["mesh"]]["primitives"]:
+            mode = p.get("mode", _GLTF_TRIANGLES)
+            if mode == _GLTF_FAN:
+                raise SceneError(f"{path}: triangle fans are not supported")
+            if mode == _GLTF_TRIANGLES:
+                acc = p["indices"] if "indices" in p else p["attributes"]["POSITION"]
+                facts.n_triangles += accessors[acc]["count"] // 3
     return facts
+
+
+def _data_uri(uri: str, what: str) -> bytes:
+    """The bytes of a base64 data: URI (the only kind glTF writers use)."""
+    index = uri.find("base64,")           # where trimesh looks too
+    if index < 0:
+        raise SceneError(f"{what}: data URI is not base64")
+    try:
+        return base64.b64decode(uri[index + 7:])
+    except (binascii.Error, ValueError) as e:
+        raise SceneError(f"{what}: data URI is not valid base64 ({_one_line(e)})") from None
 
 
 # --- OBJ ----------------------------------------------------------------------------------------
@@ -412,46 +567,72 @@ class _ObjFacts(_Facts):
         return Material(name, (*rgb, alpha), texture, AlphaMode.BLEND if alpha < 1.0 else AlphaMode.OPAQUE)
 
 
-def _check_obj(path: Path) -> _ObjFacts:
+def _check_obj(path: Path, folder: ModelFolder) -> _ObjFacts:
     """Scan the OBJ text: finite vertices, face indices in range and not 0, triangle count, MTL."""
+    raw = path.read_bytes()
+    try:
+        if b"\0" in raw:      # UTF-16 and binary files have NULs; no text file does
+            raise UnicodeDecodeError("utf-8", raw, raw.index(b"\0"), raw.index(b"\0") + 1, "NUL byte")
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise SceneError(f"{path}: not a text file (byte {e.start} is not UTF-8 text); OBJ is text") from None
+    lines = text.splitlines()
+    # OBJ allows blanks before a statement; trimesh's reader drops such lines, so it gets them
+    # stripped (only then: an untouched file reaches trimesh byte for byte)
+    indented = any(line[:1] in (" ", "\t") and line.strip() for line in lines)
     n_v = n_tri = max_ref = 0
     libraries = []
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line_no, line in enumerate(f, 1):
-            key = line[:2]
-            if key in ("v ", "v\t"):
-                parts = line.split()
+    for line_no, full in enumerate(lines, 1):
+        line = full.lstrip()
+        key = line[:2]
+        if key in ("v ", "v\t"):
+            parts = line.split()
+            try:
+                xyz = [float(p) for p in parts[1:4]]
+            except ValueError:
+                xyz = []
+            if len(xyz) != 3:
+                raise SceneError(f"{path}:{line_no}: malformed vertex {line.strip()[:40]!r}")
+            if not all(map(math.isfinite, xyz)):
+                raise SceneError(f"{path}:{line_no}: vertex {n_v + 1} is NaN or infinite")
+            if max(map(abs, xyz)) > MAX_COORD:
+                raise SceneError(f"{path}:{line_no}: vertex {n_v + 1} is beyond +-{MAX_COORD:.0e}")
+            n_v += 1
+        elif key in ("f ", "f\t"):
+            corners = line.split()[1:]
+            if len(corners) < 3:
+                raise SceneError(f"{path}:{line_no}: face with fewer than 3 vertices")
+            if line_no == len(lines) and not text.endswith(("\n", "\r")):
+                # writers end every line; a file that stops inside a face line was cut, and the
+                # cut face can read as a whole smaller one ('f 1 2 34' → 'f 1 2 3')
+                raise SceneError(f"{path}:{line_no}: the file ends inside this face line (no line "
+                                 "break after it): truncated?")
+            n_tri += len(corners) - 2
+            forms = set()
+            for c in corners:
+                fields = c.split("/")
+                forms.add(tuple(bool(f) for f in fields))
                 try:
-                    xyz = [float(p) for p in parts[1:4]]
+                    i = int(fields[0])
                 except ValueError:
-                    xyz = []
-                if len(xyz) != 3:
-                    raise SceneError(f"{path}:{line_no}: malformed vertex {line.strip()[:40]!r}")
-                if not all(map(math.isfinite, xyz)):
-                    raise SceneError(f"{path}:{line_no}: vertex {n_v + 1} is NaN or infinite")
-                n_v += 1
-            elif key in ("f ", "f\t"):
-                corners = line.split()[1:]
-                if len(corners) < 3:
-                    raise SceneError(f"{path}:{line_no}: face with fewer than 3 vertices")
-                n_tri += len(corners) - 2
-                for c in corners:
-                    try:
-                        i = int(c.split("/", 1)[0])
-                    except ValueError:
-                        raise SceneError(f"{path}:{line_no}: malformed face {line.strip()[:40]!r}") from None
-                    if i == 0 or -i > n_v:  # 1-based; negative counts back from the last vertex so far
-                        raise SceneError(f"{path}:{line_no}: face index {i} out of range "
-                                         f"({n_v} vertices so far, indices start at 1)")
-                    max_ref = max(max_ref, i)
-            elif line.startswith("mtllib"):
-                libraries.append(line[6:].strip())
+                    raise SceneError(f"{path}:{line_no}: malformed face {line.strip()[:40]!r}") from None
+                if i == 0 or -i > n_v:  # 1-based; negative counts back from the last vertex so far
+                    raise SceneError(f"{path}:{line_no}: face index {i} out of range "
+                                     f"({n_v} vertices so far, indices start at 1)")
+                max_ref = max(max_ref, i)
+            if len(forms) > 1:     # v, v/vt, v//vn, v/vt/vn: one form per face; a cut corner is another
+                raise SceneError(f"{path}:{line_no}: malformed face {line.strip()[:40]!r} (corners of "
+                                 "different forms)")
+        elif line.startswith("mtllib"):
+            libraries.append(line[6:].strip())
     if max_ref > n_v:
         raise SceneError(f"{path}: face index {max_ref} out of range for {n_v} vertices")
     facts = _ObjFacts(n_tri, has_materials=bool(libraries))
+    if indented:
+        facts.text_for_trimesh = "\n".join(line.lstrip() for line in lines).encode("utf-8") + b"\n"
     for lib in libraries:
-        mtl = path.parent / lib
-        if not mtl.is_file():
+        mtl = folder.resolve(lib, "material library")   # before anything touches it
+        if not _is_file(mtl):
             raise SceneError(f"{path}: material library {lib!r} not found")
         current = None
         for line in mtl.read_text(encoding="utf-8", errors="replace").splitlines():
@@ -459,10 +640,12 @@ def _check_obj(path: Path) -> _ObjFacts:
             if len(parts) >= 2 and parts[0] == "newmtl":
                 current = parts[1]
             elif len(parts) >= 2 and parts[0].lower() == "map_kd" and current is not None:
-                image = mtl.parent / parts[-1]  # options such as -s u v come before the file name
-                if not image.is_file():
-                    raise SceneError(f"{mtl}: texture {parts[-1]!r} of material {current!r} not found")
+                # options such as -s u v come before the file name
+                image = folder.resolve(parts[-1], "texture", base=mtl.parent)
+                if not _is_file(image):
+                    raise SceneError(f"{path}: texture {parts[-1]!r} of material {current!r} not found")
                 facts.mtl_textures[current] = image
+                facts.texture_sizes[f"texture {parts[-1]!r}"] = _image_size(image, f"texture {parts[-1]!r}")
     return facts
 
 
@@ -480,7 +663,7 @@ class _PlyFacts(_Facts):
                              f"header declares {n_faces} faces")
 
 
-def _check_ply(path: Path) -> _PlyFacts:
+def _check_ply(path: Path, folder: ModelFolder) -> _PlyFacts:
     with open(path, "rb") as f:
         head = f.read(1 << 16)
     end = head.find(b"end_header")
@@ -507,6 +690,14 @@ def _check_ply(path: Path) -> _PlyFacts:
                              f"{sum(counts.values())} elements")
     # binary bodies: trimesh checks the exact byte length and raises on a cut file
     return _PlyFacts(counts)
+
+
+def _is_file(path: Path) -> bool:
+    """Path.is_file, False also for a name the system refuses (too long, a NUL in it)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _floats(v) -> tuple[float, ...]:

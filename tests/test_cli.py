@@ -71,8 +71,8 @@ BAD_INPUTS = {
     "res-100x0": (lambda t: ["render", "triangle", "--res", "100x0"], "out of range"),
     "res-20000x20000": (lambda t: ["render", "triangle", "--res", "20000x20000"], "out of range"),
     "res-negative": (lambda t: ["render", "triangle", "--res=-5x10"], "out of range"),
-    # as typed with a space argparse reads -5x10 as an option; still a one-line usage error
-    "res-negative-spaced": (lambda t: ["render", "triangle", "--res", "-5x10"], "--res"),
+    # as typed with a space: a resolution, not an option argparse would miss a value for (issue 30)
+    "res-negative-spaced": (lambda t: ["render", "triangle", "--res", "-5x10"], "resolution -5x10 out of range"),
     "camera-malformed": (lambda t: _render("triangle", "--camera", "1,2:3"), "--camera"),
     "camera-eye-is-target": (lambda t: _render("triangle", "--camera", "0,0,0:0,0,0:0,1,0:60"), "eye equals target"),
     "empty-obj": (lambda t: _render(_write(t, "empty.obj", "")), "empty"),

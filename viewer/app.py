@@ -51,13 +51,21 @@ class Options:
     frontend: str | None = None # geometry front end for every panel (None: each preset's own)
 
 
-def load_scene(spec: str):
+def screenshot_json(path: str) -> str:
+    """The counters JSON written beside a screenshot."""
+    return str(Path(path).with_suffix(".json"))
+
+
+def load_scene(spec: str, allow_outside: bool = False, max_texture_bytes: int | None = None):
     """A built-in scene by name or a mesh file by path (the CLI's rule: a mesh extension or a
-    path separator means a file)."""
+    path separator means a file; it reads inside its own folder unless `allow_outside`, and its
+    textures take at most `max_texture_bytes`)."""
     from scenes.library import get_scene
     from scenes.loaders import load_mesh_file
     is_file = Path(spec).suffix.lower() in (".glb", ".gltf", ".obj", ".ply") or os.sep in spec
-    return load_mesh_file(spec) if is_file else get_scene(spec)
+    if is_file:
+        return load_mesh_file(spec, allow_outside=allow_outside, max_texture_bytes=max_texture_bytes)
+    return get_scene(spec)
 
 
 _VS = """
@@ -443,17 +451,24 @@ def _viewer_class():
             return np.frombuffer(data, np.uint8).reshape(h, w, 4)[::-1].copy()
 
         def save_screenshot(self, path: str) -> str:
-            """Write the window as PNG and every panel's counters as JSON beside it."""
-            from pipelines.commands.output import UserError, save_json, save_png
-            if self.shown is None:
-                return "nothing rendered yet"
-            json_path = str(Path(path).with_suffix(".json"))
+            """Write the window as PNG and every panel's counters as JSON beside it; the message
+            for the HUD, a write error included (a key press must not end the viewer)."""
+            from pipelines.commands.output import UserError
             try:
-                save_png(path, self.read_window())
-                save_json(json_path, hud.snapshot(self.opts.scenes[self.scene_index], self.camera,
-                                                  self.mode, self.shown, self.opts.presets))
+                return self.write_screenshot(path)
             except UserError as e:
                 return str(e)
+
+        def write_screenshot(self, path: str) -> str:
+            """save_screenshot's writing; UserError when either file cannot be written, and then
+            neither is (pipelines.commands.output.write_all)."""
+            from pipelines.commands.output import json_writer, png_writer, write_all
+            if self.shown is None:
+                return "nothing rendered yet"
+            json_path = screenshot_json(path)
+            write_all([(path, png_writer(self.read_window())),
+                       (json_path, json_writer(hud.snapshot(self.opts.scenes[self.scene_index], self.camera,
+                                                            self.mode, self.shown, self.opts.presets)))])
             self.last_screenshot = (path, json_path)
             return f"saved {path}"
 
@@ -526,8 +541,7 @@ def run(viewer, frames: int | None = None, screenshot: str | None = None) -> boo
             viewer.step()
             if screenshot and viewer.is_full() and viewer.shown_mode == viewer.mode:
                 viewer.step()
-                msg = viewer.save_screenshot(screenshot)
-                print(msg)
+                print(viewer.write_screenshot(screenshot))     # a write error: UserError, exit 2
                 return True
             if frames is not None and viewer.frames >= frames:
                 break

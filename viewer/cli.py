@@ -41,6 +41,10 @@ def add_parser(subparsers):
     v.add_argument("--screenshot", metavar="PATH",
                    help="no interaction: wait for full resolution, save PATH (+ .json), exit")
     v.add_argument("--frames", type=int, help="stop after this many frames")
+    v.add_argument("--max-memory", metavar="SIZE", help="refuse panels and textures that need more "
+                   "(e.g. 8G; default: half the available memory)")
+    v.add_argument("--allow-outside", action="store_true", help="let a model file read files outside "
+                   "its own folder")
     v.set_defaults(func=cmd_view)
     return v
 
@@ -50,11 +54,12 @@ def options_from_args(args):
     from pathlib import Path
 
     from pipelines.api import check_resolution
+    from pipelines.commands import budget
     from pipelines.commands.output import UserError
     from pipelines.presets import get_preset
     from scenes.library import scene_names
-    from scenes.loaders import fit_depth
-    from scenes.model import Camera, SceneError, parse_ray_passes
+    from scenes.loaders import user_camera
+    from scenes.model import SceneError, parse_ray_passes
 
     from .app import Options, load_scene
     from .layout import MAX_PANELS
@@ -75,12 +80,18 @@ def options_from_args(args):
         rays = parse_ray_passes(args.rays)
     except SceneError as e:
         raise UserError(f"--rays: {e}") from None
-    scene = load_scene(args.scene)               # SceneError now, before any window opens
+    # every panel may render at 4 samples (M toggles them): that is what the budget must hold
+    limit = budget.memory_budget(args.max_memory)
+    what = f"{len(presets)} panel(s) of {w}x{h} at 4 samples"
+    budget.check(len(presets) * budget.least_frame_bytes(w, h, 4), limit, what)
+    room = None if limit is None else limit - len(presets) * budget.least_frame_bytes(w, h, 4)
+    scene = load_scene(args.scene, args.allow_outside, room)   # SceneError now, before any window
+    budget.check(len(presets) * budget.frame_bytes(scene, w, h, 4, rays), limit, what)
     builtins = scene_names()
     specs = builtins if args.scene in builtins else [args.scene, *builtins]
     camera = None
     if args.camera:
-        camera = fit_depth(Camera.parse(args.camera), scene.draws)
+        camera = user_camera(args.camera, scene.draws)
     return Options(specs, presets, w, h, args.samples, args.scale, specs.index(args.scene), camera,
                    args.out_dir, {args.scene: scene}, args.mode, rays, args.threads, args.frontend)
 
@@ -88,10 +99,11 @@ def options_from_args(args):
 def cmd_view(args) -> None:
     from pipelines.commands.output import UserError, check_output
 
-    from .app import ViewerError, open_viewer, run
-    options = options_from_args(args)
-    if args.screenshot:
+    from .app import ViewerError, open_viewer, run, screenshot_json
+    if args.screenshot:             # before any work, as render's outputs
         check_output(args.screenshot)
+        check_output(screenshot_json(args.screenshot))
+    options = options_from_args(args)
     try:
         viewer = open_viewer(options, window=args.window)
     except ViewerError as e:

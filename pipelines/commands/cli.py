@@ -1,7 +1,8 @@
 """`tilesim`: render, report, view, diff, scenes, presets.
 
 Every error a user can cause (unknown scene or preset, a bad mesh file, a bad resolution or
-camera) is one line on stderr and exit code 2; outputs are written to a temporary file and
+camera, a frame or textures over the memory budget) is one line on stderr and exit code 2, with
+no warnings before it; outputs are checked before any work and written to a temporary file and
 renamed, so a failed run never leaves a half-written file.
 """
 from __future__ import annotations
@@ -11,13 +12,18 @@ import dataclasses
 import io
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
+from pipelines.commands import budget
 from pipelines.commands.output import (UserError, check_output, save_json, save_png,  # noqa: F401
                                        write_atomic)
 
 EXIT_USAGE = 2
+# Options whose value may start with a minus (--res -5x5, --camera -1,2,3:...): argparse would
+# read such a value as an option of its own ("expected one argument"); main() joins them.
+VALUE_OPTIONS = ("--res", "--claims-res", "--camera", "--max-memory")
 
 
 def _parse_res(text: str) -> tuple[int, int]:
@@ -30,16 +36,42 @@ def _parse_res(text: str) -> tuple[int, int]:
     return w, h
 
 
-def _load_scene(spec: str, camera: str | None):
+def _load_scene(spec: str, camera: str | None, allow_outside: bool = False,
+                max_texture_bytes: int | None = None):
     """A built-in scene or a mesh file; with `camera` (--camera text) seen from there instead,
-    near and far fitted to the scene from that eye (the scene's own planes frame its own eye)."""
+    near and far fitted to the scene from that eye (the scene's own planes frame its own eye).
+    A file may read only inside its own folder unless `allow_outside`; its textures may take at
+    most `max_texture_bytes` to decode."""
     from scenes.library import get_scene
-    from scenes.loaders import fit_depth, load_mesh_file
-    from scenes.model import Camera
+    from scenes.loaders import load_mesh_file, user_camera
     is_file = Path(spec).suffix.lower() in (".glb", ".gltf", ".obj", ".ply") or os.sep in spec
-    scene = load_mesh_file(spec) if is_file else get_scene(spec)
+    if is_file:
+        scene = load_mesh_file(spec, allow_outside=allow_outside, max_texture_bytes=max_texture_bytes)
+    else:
+        scene = get_scene(spec)
     if camera:
-        scene = dataclasses.replace(scene, camera=fit_depth(Camera.parse(camera), scene.draws))
+        scene = dataclasses.replace(scene, camera=user_camera(camera, scene.draws))
+    return scene
+
+
+def _texture_bytes(scene) -> int:
+    """Bytes of the scene's decoded textures (each counted once)."""
+    textures = {id(d.material.texture): d.material.texture for d in scene.draws if d.material.texture}
+    return sum(t.rgba.nbytes for t in textures.values())
+
+
+def _budgeted_scene(args, w: int, h: int, rays=()):
+    """The scene of a render, refused when its frame and textures would pass the memory budget:
+    first the least any frame at this size takes (before loading), then the textures from their
+    headers (before decoding), then the frame this scene's graph makes (before rendering)."""
+    limit = budget.memory_budget(args.max_memory)
+    what = f"rendering {w}x{h} at {args.samples} sample(s)"
+    budget.check(budget.least_frame_bytes(w, h, args.samples), limit, what)
+    room = None if limit is None else limit - budget.least_frame_bytes(w, h, args.samples)
+    scene = _load_scene(args.scene, args.camera, args.allow_outside, room)
+    need = budget.frame_bytes(scene, w, h, args.samples, rays) + _texture_bytes(scene)
+    budget.check(need, limit, f"rendering {scene.name} at {w}x{h}, {args.samples} sample(s), "
+                              "with its textures")
     return scene
 
 
@@ -63,7 +95,7 @@ def cmd_render(args) -> None:
     preset = get_preset(args.preset)
     if any(kind == "fallbacks" for kind, _ in heatmaps) and preset.architecture != "tbdr":
         raise UserError(f"--heatmap fallbacks: preset {preset.name} is not a tiler (no tile fallbacks)")
-    scene = _load_scene(args.scene, args.camera)
+    scene = _budgeted_scene(args, w, h, passes)
     f = run(scene, preset, Settings(w, h, args.samples, frontend=args.frontend, rays=passes))
     save_png(args.output, f.image)
     for p, path in ray_images.items():
@@ -122,7 +154,7 @@ def _report_format(args) -> str:
 def cmd_report(args) -> None:
     from rich.console import Console
     from scenes.library import scene_names
-    from scenes.model import Camera
+    from scenes.loaders import user_camera
 
     from pipelines.commands import report, report_text
     from pipelines.commands.claims import evaluate
@@ -133,7 +165,7 @@ def cmd_report(args) -> None:
         raise UserError(f"--fps {args.fps:g}: must be a positive number")
     claims_w, claims_h = _parse_res(args.claims_res)
     if args.camera:
-        Camera.parse(args.camera)       # a bad --camera fails even when no scene is named
+        user_camera(args.camera)        # a bad --camera fails even when no scene is named
     fmt = _report_format(args)
     out = args.output or ("report.html" if fmt == "html" else None)
     if out:
@@ -143,8 +175,21 @@ def cmd_report(args) -> None:
     if not presets:
         raise UserError("--preset: name at least one preset, or all")
     scene_specs = args.scenes or ([] if args.claims and fmt != "html" else scene_names())
-    scenes = [_load_scene(spec, args.camera) for spec in scene_specs]
     rays = _ray_passes(args.rt, "--rt")
+    # the scenes are rendered one at a time but all held at once: their textures add up, the
+    # largest frame is what rendering adds
+    limit = budget.memory_budget(args.max_memory)
+    what = f"rendering {w}x{h} at {args.samples} sample(s)"
+    budget.check(budget.least_frame_bytes(w, h, args.samples), limit, what)
+    scenes, held = [], 0
+    for spec in scene_specs:
+        room = None if limit is None else limit - budget.least_frame_bytes(w, h, args.samples) - held
+        scenes.append(_load_scene(spec, args.camera, args.allow_outside, room))
+        held += _texture_bytes(scenes[-1])
+    if scenes:
+        frame = max(budget.frame_bytes(s, w, h, args.samples, rays) for s in scenes)
+        budget.check(frame + held, limit, f"rendering {len(scenes)} scene(s) at {w}x{h}, "
+                                          f"{args.samples} sample(s), with their textures")
     settings = Settings(w, h, args.samples, args.fps, args.frontend, rays)
     geometry = args.geometry or args.frontend is not None
     command = ["tilesim", *(sys.argv[1:] if args.argv is None else args.argv)]
@@ -207,22 +252,54 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"tilesim: error: {where + ': ' if where else ''}{message}\n")
 
 
+DIFF_PIXEL_BYTES = 160      # per pixel of the larger image: 2 x 4 (RGBA8) + 8 (int16) + 24
+                            # (float64 RGB squares) + 4 (diff) + masks, and FLIP's float32 copies
+
+
+def _one_line(e: Exception) -> str:
+    text = str(e).strip().splitlines()
+    return (text[0] if text else type(e).__name__)[:200]
+
+
 def cmd_diff(args) -> None:
+    import warnings
+
     import numpy as np
     from PIL import Image
 
     from pipelines.commands.diff import Tolerance, compare
 
+    def size(path):
+        """From the header alone: nothing is decoded before both sizes are known to fit."""
+        try:
+            with warnings.catch_warnings():
+                # PIL warns past MAX_IMAGE_PIXELS and raises past twice that; checked below
+                warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+                with Image.open(path) as im:
+                    w, h = im.size
+        except Image.DecompressionBombError:
+            raise UserError(f"cannot read image {path}: larger than the decompression-bomb limit "
+                            f"({Image.MAX_IMAGE_PIXELS:,} pixels)") from None
+        except Exception as e:      # PIL: OSError, SyntaxError, ValueError...; one line each
+            raise UserError(f"cannot read image {path}: {_one_line(e)}") from None
+        if Image.MAX_IMAGE_PIXELS and w * h > Image.MAX_IMAGE_PIXELS:
+            raise UserError(f"cannot read image {path}: {w}x{h} is over the decompression-bomb limit "
+                            f"({Image.MAX_IMAGE_PIXELS:,} pixels)")
+        return w * h
+
     def load(path):
         try:
             with Image.open(path) as im:
                 return np.asarray(im.convert("RGBA"))
-        except (OSError, ValueError) as e:
-            raise UserError(f"cannot read image {path}: {e}") from None
+        except Exception as e:      # a truncated or corrupt image fails only when decoded
+            raise UserError(f"cannot read image {path}: {_one_line(e)}") from None
     if args.tolerance < 0 or not 0 <= args.max_fraction <= 1:
         raise UserError("--tolerance must be >= 0 and --max-fraction within 0..1")
     if args.output:
         check_output(args.output)
+    pixels = max(size(args.a), size(args.b))
+    # both images, their int16 difference, its float64 squares, the diff image, FLIP's floats
+    budget.check(DIFF_PIXEL_BYTES * pixels, budget.memory_budget(args.max_memory), "comparing these images")
     try:
         d = compare(load(args.a), load(args.b), Tolerance(args.tolerance, args.max_fraction))
     except ValueError as e:
@@ -232,6 +309,27 @@ def cmd_diff(args) -> None:
     print(f"{'match' if d.within else 'DIFFER'}: {d.summary(perceptual=not args.no_flip)}")
     if not d.within:
         raise SystemExit(1)
+
+
+def _add_input_options(p) -> None:
+    p.add_argument("--max-memory", metavar="SIZE", help="refuse a frame and textures that need more "
+                   "(e.g. 8G, 512M; default: half the available memory)")
+    p.add_argument("--allow-outside", action="store_true", help="let a model file read files outside "
+                   "its own folder (its material libraries, textures, buffers)")
+
+
+def _join_values(argv: list[str]) -> list[str]:
+    """['--res', '-5x5'] -> ['--res=-5x5'] (VALUE_OPTIONS' values that begin with a minus)."""
+    out, i = [], 0
+    while i < len(argv):
+        a = argv[i]
+        if a in VALUE_OPTIONS and i + 1 < len(argv) and re.match(r"-[\d.]", argv[i + 1]):
+            out.append(f"{a}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -255,6 +353,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "shadow, ao; -o gets the raster image darkened by shadow and AO, OUT.<pass>.png each pass")
     r.add_argument("--heatmap", action="append", metavar="KIND=PATH",
                    help=f"write a heat map PNG; KIND: {', '.join(HEATMAPS)} (repeatable)")
+    _add_input_options(r)
     r.set_defaults(func=cmd_render)
     p = sub.add_parser("report", help="scenes x presets -> the bandwidth report (table, JSON, CSV, "
                                       "Markdown or HTML)")
@@ -283,6 +382,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="resolution the claims are measured at (default 1920x1080: at small sizes "
                         "the framebuffer fits the caches)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    _add_input_options(p)
     p.set_defaults(func=cmd_report)
     d = sub.add_parser("diff", help="compare two images: metrics and a diff image; exit 1 if they "
                                     "differ beyond the tolerance")
@@ -296,6 +396,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="share of pixels allowed over the tolerance (default 0)")
     d.add_argument("--no-flip", action="store_true", help="skip the perceptual FLIP metric (about "
                                                           "a second per megapixel)")
+    d.add_argument("--max-memory", metavar="SIZE", help="refuse images that need more (e.g. 4G; "
+                   "default: half the available memory)")
     d.set_defaults(func=cmd_diff)
     from viewer.cli import add_parser as add_view_parser     # imports nothing heavy
     add_view_parser(sub)
@@ -311,7 +413,7 @@ def main(argv=None) -> int:
     from scenes.model import SceneError
 
     from pipelines.presets import PresetError
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_join_values(sys.argv[1:] if argv is None else list(argv)))
     args.argv = argv
     try:
         args.func(args)
