@@ -221,7 +221,12 @@ def _draws(tm_scene, path: Path, facts) -> tuple[list[Draw], int]:
         mirrored = bool(np.linalg.det(transform[:3, :3]) < 0)
         key = (geom_name, mirrored)
         if key not in meshes:
-            meshes[key] = _mesh(g, geom_name, mirrored)
+            # An OBJ whose faces pair positions with uvs or normals (v/vt) gets its vertices from
+            # trimesh, which makes them by a numpy sort whose ties fall differently with and
+            # without AVX-512 (spot.obj: other faces, uvs and so vertex fetches on another CPU):
+            # such vertices are put in the order the faces first use them, on every machine.
+            made = isinstance(facts, _ObjFacts) and facts.paired
+            meshes[key] = _mesh(g, geom_name, mirrored, first_use_order=made)
         tm_mat = getattr(g.visual, "material", None)
         if id(tm_mat) not in materials:
             materials[id(tm_mat)] = facts.material(tm_mat, textures, path)
@@ -235,7 +240,16 @@ def _draws(tm_scene, path: Path, facts) -> tuple[list[Draw], int]:
     return draws, n_loaded
 
 
-def _mesh(g, name: str, mirrored: bool) -> Mesh:
+def _first_use(faces: np.ndarray, n: int) -> np.ndarray:
+    """The n vertices in the order the faces (in file order) first use them; unused ones last,
+    in their own order."""
+    flat = faces.reshape(-1)
+    first = np.full(n, len(flat), np.int64)
+    np.minimum.at(first, flat, np.arange(len(flat)))
+    return np.argsort(first, kind="stable")
+
+
+def _mesh(g, name: str, mirrored: bool, first_use_order: bool = False) -> Mesh:
     vertices = np.asarray(g.vertices, np.float64)
     far = ~(np.abs(vertices) <= MAX_COORD).all(axis=1)     # NaN compares False: caught too
     if far.any():
@@ -259,7 +273,15 @@ def _mesh(g, name: str, mirrored: bool) -> Mesh:
     if uv is not None and len(uv) == len(g.vertices):
         uvs = np.array(uv, np.float64)
         uvs[:, 1] = 1.0 - uvs[:, 1]  # trimesh stores v up (OBJ); the model has v down (glTF)
-    return Mesh(name, np.asarray(g.vertices), indices, normals, uvs)
+    positions = np.asarray(g.vertices)
+    if first_use_order:
+        order = _first_use(np.asarray(g.faces), len(positions))
+        remap = np.empty(len(order), np.int64)
+        remap[order] = np.arange(len(order))
+        positions, indices = positions[order], remap[indices]
+        normals = normals[order] if normals is not None else None
+        uvs = uvs[order] if uvs is not None else None
+    return Mesh(name, positions, indices, normals, uvs)
 
 
 def _texture(image, name: str, textures: dict) -> Texture | None:
@@ -538,6 +560,7 @@ def _data_uri(uri: str, what: str) -> bytes:
 @dataclass
 class _ObjFacts(_Facts):
     n_triangles: int                                        # polygons fanned: sum of (corners - 2)
+    paired: bool = False                                    # faces name v/vt or v//vn corners
     mtl_textures: dict[str, Path] = field(default_factory=dict)  # material name → map_Kd file
     has_materials: bool = False                             # any mtllib; else trimesh's are defaults
 
@@ -581,6 +604,7 @@ def _check_obj(path: Path, folder: ModelFolder) -> _ObjFacts:
     # stripped (only then: an untouched file reaches trimesh byte for byte)
     indented = any(line[:1] in (" ", "\t") and line.strip() for line in lines)
     n_v = n_tri = max_ref = 0
+    paired = False
     libraries = []
     for line_no, full in enumerate(lines, 1):
         line = full.lstrip()
@@ -608,6 +632,7 @@ def _check_obj(path: Path, folder: ModelFolder) -> _ObjFacts:
                 raise SceneError(f"{path}:{line_no}: the file ends inside this face line (no line "
                                  "break after it): truncated?")
             n_tri += len(corners) - 2
+            paired = paired or "/" in line
             forms = set()
             for c in corners:
                 fields = c.split("/")
@@ -627,7 +652,7 @@ def _check_obj(path: Path, folder: ModelFolder) -> _ObjFacts:
             libraries.append(line[6:].strip())
     if max_ref > n_v:
         raise SceneError(f"{path}: face index {max_ref} out of range for {n_v} vertices")
-    facts = _ObjFacts(n_tri, has_materials=bool(libraries))
+    facts = _ObjFacts(n_tri, paired=paired, has_materials=bool(libraries))
     if indented:
         facts.text_for_trimesh = "\n".join(line.lstrip() for line in lines).encode("utf-8") + b"\n"
     for lib in libraries:

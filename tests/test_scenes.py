@@ -434,3 +434,40 @@ def test_textured_material_without_uvs(tmp_path):
     (tmp_path / "m.mtl").write_text("newmtl a\nmap_Kd t.png\n")
     (tmp_path / "m.obj").write_text("mtllib m.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nusemtl a\nf 1 2 3\n")
     refused(tmp_path / "m.obj", "no UVs")
+
+
+_MESH_DIGEST = """
+import hashlib, sys
+from importlib import resources
+from scenes.loaders import load_mesh_file
+with resources.as_file(resources.files("assets") / sys.argv[1]) as path:
+    draws = load_mesh_file(path).draws
+h = hashlib.blake2b(digest_size=8)
+for d in draws:
+    for a in (d.mesh.positions, d.mesh.indices, d.mesh.uvs, d.mesh.normals):
+        h.update(b"-" if a is None else a.tobytes())
+print(h.hexdigest())
+"""
+
+
+@pytest.mark.parametrize("model", ["spot.obj", "teapot.obj"])
+def test_obj_loads_the_same_on_every_cpu(model):
+    """trimesh makes the vertices of an OBJ whose faces pair v with vt through a numpy sort
+    whose ties fall differently with AVX-512 and without; the loader orders them by first use,
+    so a model is the same mesh, vertex for vertex, on any CPU. Where this CPU has AVX-512, a
+    second interpreter runs with numpy's AVX-512 kernels off (NPY_DISABLE_CPU_FEATURES)."""
+    import os
+    import subprocess
+    import sys
+
+    from numpy._core._multiarray_umath import __cpu_features__ as features
+
+    repo = str(Path(__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [repo, os.environ.get("PYTHONPATH")])))
+    avx512 = " ".join(f for f, on in features.items() if on and ("AVX512" in f or f == "X86_V4"))
+    if not avx512:
+        pytest.skip("no AVX-512 on this CPU: nothing to compare")
+    got = [subprocess.run([sys.executable, "-c", _MESH_DIGEST, model], env=dict(env, **extra),
+                          capture_output=True, text=True, check=True).stdout.strip()
+           for extra in ({}, {"NPY_DISABLE_CPU_FEATURES": avx512})]
+    assert got[0] == got[1], f"{model} loads as another mesh without AVX-512: {got}"
