@@ -5,28 +5,21 @@ import numpy as np
 from numba import njit
 
 from .layouts_kernels import L_BVH2
-from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, R_DX, R_DY, R_DZ, R_OX, R_OY, R_OZ, R_TMAX,
-                               R_TMIN, REC_NODE, REC_PARENT, REC_SHIFT, REC_TRI, REF_BOX, REF_LEAF,
-                               REF_TRI, _inv, _slab, _tri_node, _write_costs, climb_from,
-                               pop_nearest, record)
+from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, R_DX, R_DY, R_DZ, R_OX, R_OY, R_OZ, R_TMAX, R_TMIN,
+                               REC_NODE, REC_PARENT, REC_SHIFT, REC_TRI, REF_BOX, REF_LEAF, REF_TRI, _inv,
+                               _slab, _tri, _write_costs)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def trace_chunk(tree, job, r0, r1, out, rec0, rec_cap):
-    """Traces rays r0..r1-1 of `job` (RayJob) through `tree` (Tree: a bvh2 or bvh4 layout) into
-    `out` (TraceOut); records fetches into out.rec[rec0:rec0 + rec_cap] when rec_cap > 0.
-    Returns the number of records the chunk needed.
+def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, rays, r0, r1, flags, stack, dual,
+                box_rate, out_prim, out_t, cnt, rec, rec0, rec_cap):
+    """Traces rays r0..r1-1 through a bvh2 or bvh4 layout; records fetches into
+    rec[rec0:rec0 + rec_cap] when rec_cap > 0. Returns the number of records the chunk needed.
 
     One loop per ray; each pass through it either tests a triangle node (or a bvh2 leaf), or
     opens one box node (two in BVH4x2 steps) -- descending from the stack, or re-testing a
     parent while climbing after an overflow. The node decoders are written out here, once,
-    with no helper taking an array that is not inlined (numba would reference-count it on every
-    call); the structs are unpacked once, for the same reason."""
-    kind, node_f32, node_u32, tri_f32, tri_u32 = (tree.kind, tree.node_f32, tree.node_u32,
-                                                  tree.tri_f32, tree.tri_u32)
-    node_parent, tri_parent = tree.node_parent, tree.tri_parent
-    rays, flags, stack, dual, box_rate = job.rays, job.flags, job.stack, job.dual, job.box_rate
-    out_prim, out_t, costs, rec = out.prim, out.t, out.costs, out.rec
+    with no helper taking an array (numba would reference-count it on every call)."""
     st_ref = np.empty(stack, np.int64)
     st_t = np.empty(stack)
     at = np.empty(16)                    # entry distances of the opened node(s): 8 slots each
@@ -34,7 +27,7 @@ def trace_chunk(tree, job, r0, r1, out, rec0, rec_cap):
     na = np.zeros(2, np.int64)           # children per opened node
     nrec = 0
     root = REF_BOX
-    if kind == L_BVH2 and node_u32[0, 7] > 0:
+    if layout == L_BVH2 and nu[0, 7] > 0:
         root = REF_LEAF
     for r in range(r0, r1):
         ox, oy, oz = np.float64(rays[r, R_OX]), np.float64(rays[r, R_OY]), np.float64(rays[r, R_OZ])
@@ -55,16 +48,22 @@ def trace_chunk(tree, job, r0, r1, out, rec0, rec_cap):
                 i = cur >> 2
                 s0, s1 = i, i + 1
                 if (cur & 3) == REF_LEAF:
-                    s0 = np.int64(node_u32[i, 3])
-                    s1 = s0 + np.int64(node_u32[i, 7])
+                    s0 = np.int64(nu[i, 3])
+                    s1 = s0 + np.int64(nu[i, 7])
                 for s in range(s0, s1):          # one triangle per 64 B triangle node
                     steps += 1
                     leaf_nodes += 1
                     tri_tests += 1
                     clocks += 1                   # one test: one clock at any rate
-                    nrec = record(rec, rec0, rec_cap, nrec, (REC_TRI << REC_SHIFT) | s)
-                    t = _tri_node(ox, oy, oz, dx, dy, dz, tmin, tmax, tri_f32, tri_u32, s, flags)
-                    p = np.int64(tri_u32[s, 12])
+                    if rec_cap > 0:
+                        if nrec < rec_cap:
+                            rec[rec0 + nrec] = (REC_TRI << REC_SHIFT) | s
+                        nrec += 1
+                    t = _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, np.float64(tf[s, 0]), np.float64(tf[s, 1]),
+                             np.float64(tf[s, 2]), np.float64(tf[s, 3]), np.float64(tf[s, 4]),
+                             np.float64(tf[s, 5]), np.float64(tf[s, 6]), np.float64(tf[s, 7]),
+                             np.float64(tf[s, 8]), tu[s, 13] >> 24, flags)
+                    p = np.int64(tu[s, 12])
                     if t < np.inf:
                         if t < best_t or (t == best_t and p < best_p):
                             best_t, best_p = t, p
@@ -77,15 +76,28 @@ def trace_chunk(tree, job, r0, r1, out, rec0, rec_cap):
             if cur >= 0:
                 node = cur >> 2
             else:
-                cur, top, size, last = pop_nearest(st_ref, st_t, top, size, stack, lim, last)
+                # pop the nearest entry still in front of the closest hit
+                while size > 0:
+                    top = top - 1 if top > 0 else stack - 1
+                    size -= 1
+                    e = st_ref[top]
+                    if st_t[top] <= lim:
+                        cur = e
+                        break
+                    last = e
                 if cur >= 0:
                     continue
                 if not over:
                     break
                 # stack dry after an overflow: climb from the last node visited
-                node, link = climb_from(last, node_parent, tri_parent)
+                kind = last & 3
+                node = np.int64(tri_parent[last >> 2] if kind == REF_TRI else node_parent[last >> 2])
                 parent_reads += 1
-                nrec = record(rec, rec0, rec_cap, nrec, (REC_PARENT << REC_SHIFT) | link)
+                if rec_cap > 0:
+                    if nrec < rec_cap:
+                        rec[rec0 + nrec] = (REC_PARENT << REC_SHIFT) | (
+                            (last >> 2) * 2 + (1 if kind == REF_TRI else 0))
+                    nrec += 1
                 if node < 0:
                     break
                 climbing = True
@@ -105,28 +117,28 @@ def trace_chunk(tree, job, r0, r1, out, rec0, rec_cap):
                 i = node if q == 0 else second
                 if not climbing:
                     box_nodes += 1
-                nrec = record(rec, rec0, rec_cap, nrec,
-                              (REC_NODE << REC_SHIFT) | (node_u32[i, 3] if kind == L_BVH2 else i))
+                if rec_cap > 0:
+                    if nrec < rec_cap:
+                        rec[rec0 + nrec] = (REC_NODE << REC_SHIFT) | (nu[i, 3] if layout == L_BVH2 else i)
+                    nrec += 1
                 b = 8 * q
-                if kind == L_BVH2:          # the node's two children, adjacent 32 B nodes
-                    l = np.int64(node_u32[i, 3])
+                if layout == L_BVH2:          # the node's two children, adjacent 32 B nodes
+                    l = np.int64(nu[i, 3])
                     for j in range(2):
                         c = l + j
-                        at[b + j] = _slab(node_f32[c, 0], node_f32[c, 1], node_f32[c, 2],
-                                          node_f32[c, 4], node_f32[c, 5], node_f32[c, 6],
+                        at[b + j] = _slab(nf[c, 0], nf[c, 1], nf[c, 2], nf[c, 4], nf[c, 5], nf[c, 6],
                                           ox, oy, oz, ix, iy, iz, tmin, tmax)
-                        ar[b + j] = (c << 2) | (REF_LEAF if node_u32[c, 7] > 0 else REF_BOX)
+                        ar[b + j] = (c << 2) | (REF_LEAF if nu[c, 7] > 0 else REF_BOX)
                     n = 2
                 else:                         # bvh4, radv box32: 4 child ids, 4 AABBs
                     n = 0
                     for j in range(4):
-                        w = node_u32[i, j]
+                        w = nu[i, j]
                         if w == 0xFFFFFFFF:
                             continue
                         k = 4 + 6 * j
-                        at[b + n] = _slab(node_f32[i, k], node_f32[i, k + 1], node_f32[i, k + 2],
-                                          node_f32[i, k + 3], node_f32[i, k + 4], node_f32[i, k + 5],
-                                          ox, oy, oz, ix, iy, iz, tmin, tmax)
+                        at[b + n] = _slab(nf[i, k], nf[i, k + 1], nf[i, k + 2], nf[i, k + 3],
+                                          nf[i, k + 4], nf[i, k + 5], ox, oy, oz, ix, iy, iz, tmin, tmax)
                         ar[b + n] = (np.int64(w >> 3) << 2) | (REF_BOX if (w & 7) == 5 else REF_TRI)
                         n += 1
                 box_tests += n
@@ -199,6 +211,6 @@ def trace_chunk(tree, job, r0, r1, out, rec0, rec_cap):
                 cur = -1
         out_prim[r] = best_p
         out_t[r] = best_t if best_p >= 0 else np.inf
-        _write_costs(costs, r, steps, box_nodes, leaf_nodes, box_tests, tri_tests, overflows, restarts,
+        _write_costs(cnt, r, steps, box_nodes, leaf_nodes, box_tests, tri_tests, overflows, restarts,
                      refetch, parent_reads, duals, 0, clocks)
     return nrec

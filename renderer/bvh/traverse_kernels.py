@@ -93,46 +93,6 @@ class TraceOut(NamedTuple):
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def record(rec, rec0, rec_cap, nrec, value):
-    """Appends one fetch record to a chunk's slab rec[rec0:rec0 + rec_cap] when recording
-    (rec_cap > 0); counts it even past the slab (the caller re-runs such a chunk with room)."""
-    if rec_cap > 0:
-        if nrec < rec_cap:
-            rec[rec0 + nrec] = value
-        nrec += 1
-    return nrec
-
-
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def pop_nearest(st_ref, st_t, top, size, stack, lim, last):
-    """Pops the ring stack (st_ref, st_t; top, size of `stack` entries) down to the nearest
-    entry still in front of the closest hit (distance <= lim). Entries behind it are dropped,
-    each becoming `last`, the node a restart resumes after. Returns (its ref or -1 when the
-    stack ran dry, top, size, last)."""
-    cur = np.int64(-1)
-    while size > 0:
-        top = top - 1 if top > 0 else stack - 1
-        size -= 1
-        e = st_ref[top]
-        if st_t[top] <= lim:
-            cur = e
-            break
-        last = e
-    return cur, top, size, last
-
-
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def climb_from(last, node_parent, tri_parent):
-    """A restart after an overflow climbs from the node visited last to its parent box node
-    (-1 above the root). Returns (the parent, the parent-link record's index: node links
-    even, triangle links odd, as replay reads them)."""
-    i = last >> 2
-    if last & 3 == REF_TRI:
-        return np.int64(tri_parent[i]), i * 2 + 1
-    return np.int64(node_parent[i]), i * 2
-
-
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _inv(d):
     """1/d, or 0 for d == 0: the flag _axis reads as "parallel to this slab"."""
     return 1.0 / d if d != 0.0 else 0.0
@@ -197,15 +157,6 @@ def _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, ax, ay, az, bx, by, bz, cx, cy, cz,
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def _tri_node(ox, oy, oz, dx, dy, dz, tmin, tmax, tri_f32, tri_u32, s, flags):
-    """_tri on 64 B triangle node s (words 0-8 its corners, 13's top byte its flags)."""
-    return _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, np.float64(tri_f32[s, 0]),
-                np.float64(tri_f32[s, 1]), np.float64(tri_f32[s, 2]), np.float64(tri_f32[s, 3]),
-                np.float64(tri_f32[s, 4]), np.float64(tri_f32[s, 5]), np.float64(tri_f32[s, 6]),
-                np.float64(tri_f32[s, 7]), np.float64(tri_f32[s, 8]), tri_u32[s, 13] >> 24, flags)
-
-
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _write_costs(cnt, r, steps, box_nodes, leaf_nodes, box_tests, tri_tests, overflows, restarts,
                  refetch, parent_reads, duals, obbs, clocks):
     """Ray r's row of per-ray costs (C_*)."""
@@ -232,7 +183,10 @@ def brute_force(tri_f32, tri_u32, rays, flags, out_prim, out_t):
         tmin, tmax = np.float64(rays[r, R_TMIN]), np.float64(rays[r, R_TMAX])
         best_t, best_p = tmax, np.int64(-1)
         for s in range(tri_f32.shape[0]):
-            t = _tri_node(ox, oy, oz, dx, dy, dz, tmin, tmax, tri_f32, tri_u32, s, flags)
+            t = _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, np.float64(tri_f32[s, 0]),
+                     np.float64(tri_f32[s, 1]), np.float64(tri_f32[s, 2]), np.float64(tri_f32[s, 3]),
+                     np.float64(tri_f32[s, 4]), np.float64(tri_f32[s, 5]), np.float64(tri_f32[s, 6]),
+                     np.float64(tri_f32[s, 7]), np.float64(tri_f32[s, 8]), tri_u32[s, 13] >> 24, flags)
             p = np.int64(tri_u32[s, 12])
             if t < best_t or (t == best_t and t < np.inf and p < best_p):
                 best_t, best_p = t, p
