@@ -61,6 +61,8 @@ def _grammar() -> re.Pattern:
         rf"comp\.pass\.{part}\.(?:{rw}|tax|rmw|decompress|cache_hit)_bytes",
         rf"comp\.surface\.{part}\.(?:(?:{rw}|raw|compressed|tax)_bytes|decompress\.events)",
         rf"comp\.stream\.{stream}\.{rw}\.(?:raw|compressed)_bytes",
+        r"te\." + _any("tiles", "tiles_written", "saved_bytes"),    # pipelines.passes.postchain
+                                                                   # (transaction elimination)
     ]
     return re.compile("|".join(f"(?:{f})" for f in families))
 

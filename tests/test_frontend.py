@@ -358,7 +358,7 @@ def test_dram_index_and_vertex_bytes_are_the_planned_lines(f):
     scene = get_scene("bunny")
     fe = front_end(scene.draws, scene.camera, W, H, 1, BASE, f)
     p = fe.fetch
-    lb = get_preset("imr-baseline")["cache_line_bytes"]
+    lb = int(get_preset("imr-baseline").memory.cache_line_bytes.value)
     first, last = p.addr // lb, (p.addr + p.nbytes - 1) // lb
     want = {}
     for s in ("index", "vertex"):
@@ -447,10 +447,12 @@ def test_fetch_plan_asks_each_line_once_per_wave(wave):
     fetch_attr = fetch_pos & (rng.random(3 * n) < 0.7)
     bases = [np.array([r << REGION_SHIFT], np.int64) for r in (1, 2, 3)]     # index, pos, attr
     none = np.zeros(0, np.int64)
-    args = (np.array([0, n], np.int64), lidx, np.ones(n, np.bool_), fetch_pos, fetch_attr,
-            *bases, (4, 12, 20, 16, 4, 3), np.full(n, -1, np.int64), np.zeros(0, np.bool_),
-            none, none, none, np.zeros(1, np.int64), none, none, shift,
-            (STREAM["index"], STREAM["vertex"]), wave)
+    from renderer.frontend import fetch_kernels as fk
+    args = (fk.Demand(np.array([0, n], np.int64), lidx, np.ones(n, np.bool_), fetch_pos, fetch_attr),
+            fk.MeshletFetch(np.full(n, -1, np.int64), np.zeros(0, np.bool_), np.zeros(1, np.int64),
+                            none, none, none, none, none),
+            fk.Buffers(*bases, (4, 12, 20, 16, 4, 3), (STREAM["index"], STREAM["vertex"]), shift,
+                       wave))
     plan = _build_plan(n, args)
     want = _plan_twin(n, lidx, fetch_pos, fetch_attr, int(bases[1][0]), int(bases[2][0]),
                       int(bases[0][0]), wave, shift)
@@ -467,7 +469,7 @@ def test_onchip_index_bytes_are_the_index_buffer_lines():
     so the on-chip index bytes equal the DRAM ones (bunny's buffers fit the baseline's L2)."""
     c = render("bunny", "imr-baseline", W, H, frontend="legacy").counters
     n_indices = get_scene("bunny").draws[0].mesh.indices.size
-    lb = get_preset("imr-baseline")["cache_line_bytes"]
+    lb = int(get_preset("imr-baseline").memory.cache_line_bytes.value)
     assert c["mem.onchip.read.index"] == c["mem.dram.read.index"] == -(-n_indices * 4 // lb) * lb
 
 

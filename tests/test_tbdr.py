@@ -102,7 +102,7 @@ def test_parameter_buffer_goes_by_the_line():
     scene = get_scene("quad")
     tris, _ = setup_pass(scene.draws, scene.camera, 64, 64)
     bins = bin_triangles(tris, 64, 64, tile=32, exact=True)
-    lb = APPLE_M3["cache_line_bytes"]
+    lb = int(APPLE_M3.memory.cache_line_bytes.value)
     indices = scene.draws[0].mesh.indices
     vertex_lines = [{(int(v) * PARAM_VERTEX.itemsize + k) // lb for v in indices[t] for k in (0, 35)}
                     for t in range(len(indices))]
