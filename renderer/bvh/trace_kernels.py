@@ -17,31 +17,31 @@ def _trace_chunk(tree, job, out, c, fast, redo):
     arrays one by one, as positional arguments: taking the structs (and sharing the stack pop
     and the fetch record as inlined helpers) measured 15-40% slower in bench/bench_bvh.py
     (dragon bvh8 40-41 Mrays/s against 47-52, sponza bvh8-obb 4.7-4.9 against 7.7-8.8)."""
-    kind, nf, nu, tf, tu = tree.kind, tree.node_f32, tree.node_u32, tree.tri_f32, tree.tri_u32
-    node_parent, tri_parent, table, boxes, tc = (tree.node_parent, tree.tri_parent,
-                                                 tree.obb_table, tree.child_boxes,
-                                                 tree.tri_corners)
+    kind, node_f32, node_u32 = tree.kind, tree.node_f32, tree.node_u32
+    tri_f32, tri_u32, tri_corners = tree.tri_f32, tree.tri_u32, tree.tri_corners
+    node_parent, tri_parent, table, boxes = (tree.node_parent, tree.tri_parent, tree.obb_table,
+                                             tree.child_boxes)
     rays, flags, stack, dual = job.rays, job.flags, job.stack, job.dual
     box_rate, tri_rate = job.box_rate, job.tri_rate
-    out_prim, out_t, cnt, rec, rec_cap, rec_n = out
+    out_prim, out_t, costs, rec, rec_cap, rec_n = out
     r0 = c * job.chunk
     r1 = min(rays.shape[0], r0 + job.chunk)
     if fast:
-        n_redo = trace_chunk8_fast(nu, tc, tu, boxes, rays, r0, r1, flags, stack, box_rate,
-                                   tri_rate, out_prim, out_t, cnt, redo)
+        n_redo = trace_chunk8_fast(node_u32, tri_corners, tri_u32, boxes, rays, r0, r1, flags,
+                                   stack, box_rate, tri_rate, out_prim, out_t, costs, redo)
         for k in range(n_redo):
-            trace_chunk8(nu, tc, tu, node_parent, tri_parent, table, boxes, rays, redo[k],
-                         redo[k] + 1, flags, stack, box_rate, tri_rate, out_prim, out_t, cnt,
-                         rec, 0, 0)
+            trace_chunk8(node_u32, tri_corners, tri_u32, node_parent, tri_parent, table, boxes,
+                         rays, redo[k], redo[k] + 1, flags, stack, box_rate, tri_rate, out_prim,
+                         out_t, costs, rec, 0, 0)
         rec_n[c] = 0
     elif kind == L_BVH8:
-        rec_n[c] = trace_chunk8(nu, tc, tu, node_parent, tri_parent, table, boxes, rays, r0, r1,
-                                flags, stack, box_rate, tri_rate, out_prim, out_t, cnt, rec,
-                                c * rec_cap, rec_cap)
+        rec_n[c] = trace_chunk8(node_u32, tri_corners, tri_u32, node_parent, tri_parent, table,
+                                boxes, rays, r0, r1, flags, stack, box_rate, tri_rate, out_prim,
+                                out_t, costs, rec, c * rec_cap, rec_cap)
     else:
-        rec_n[c] = trace_chunk(kind, nf, nu, tf, tu, node_parent, tri_parent, rays, r0, r1,
-                               flags, stack, dual, box_rate, out_prim, out_t, cnt, rec,
-                               c * rec_cap, rec_cap)
+        rec_n[c] = trace_chunk(kind, node_f32, node_u32, tri_f32, tri_u32, node_parent,
+                               tri_parent, rays, r0, r1, flags, stack, dual, box_rate, out_prim,
+                               out_t, costs, rec, c * rec_cap, rec_cap)
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")

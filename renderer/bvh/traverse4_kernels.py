@@ -11,8 +11,8 @@ from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, R_DX, R_DY, R_DZ, R_OX, R_
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, rays, r0, r1, flags, stack, dual,
-                box_rate, out_prim, out_t, cnt, rec, rec0, rec_cap):
+def trace_chunk(layout, node_f32, node_u32, tri_f32, tri_u32, node_parent, tri_parent, rays, r0,
+                r1, flags, stack, dual, box_rate, out_prim, out_t, costs, rec, rec0, rec_cap):
     """Traces rays r0..r1-1 through a bvh2 or bvh4 layout; records fetches into
     rec[rec0:rec0 + rec_cap] when rec_cap > 0. Returns the number of records the chunk needed.
 
@@ -27,7 +27,7 @@ def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, rays, r0, r1, f
     na = np.zeros(2, np.int64)           # children per opened node
     nrec = 0
     root = REF_BOX
-    if layout == L_BVH2 and nu[0, 7] > 0:
+    if layout == L_BVH2 and node_u32[0, 7] > 0:
         root = REF_LEAF
     for r in range(r0, r1):
         ox, oy, oz = np.float64(rays[r, R_OX]), np.float64(rays[r, R_OY]), np.float64(rays[r, R_OZ])
@@ -48,8 +48,8 @@ def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, rays, r0, r1, f
                 i = cur >> 2
                 s0, s1 = i, i + 1
                 if (cur & 3) == REF_LEAF:
-                    s0 = np.int64(nu[i, 3])
-                    s1 = s0 + np.int64(nu[i, 7])
+                    s0 = np.int64(node_u32[i, 3])
+                    s1 = s0 + np.int64(node_u32[i, 7])
                 for s in range(s0, s1):          # one triangle per 64 B triangle node
                     steps += 1
                     leaf_nodes += 1
@@ -59,11 +59,13 @@ def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, rays, r0, r1, f
                         if nrec < rec_cap:
                             rec[rec0 + nrec] = (REC_TRI << REC_SHIFT) | s
                         nrec += 1
-                    t = _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, np.float64(tf[s, 0]), np.float64(tf[s, 1]),
-                             np.float64(tf[s, 2]), np.float64(tf[s, 3]), np.float64(tf[s, 4]),
-                             np.float64(tf[s, 5]), np.float64(tf[s, 6]), np.float64(tf[s, 7]),
-                             np.float64(tf[s, 8]), tu[s, 13] >> 24, flags)
-                    p = np.int64(tu[s, 12])
+                    t = _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, np.float64(tri_f32[s, 0]),
+                             np.float64(tri_f32[s, 1]), np.float64(tri_f32[s, 2]),
+                             np.float64(tri_f32[s, 3]), np.float64(tri_f32[s, 4]),
+                             np.float64(tri_f32[s, 5]), np.float64(tri_f32[s, 6]),
+                             np.float64(tri_f32[s, 7]), np.float64(tri_f32[s, 8]),
+                             tri_u32[s, 13] >> 24, flags)
+                    p = np.int64(tri_u32[s, 12])
                     if t < np.inf:
                         if t < best_t or (t == best_t and p < best_p):
                             best_t, best_p = t, p
@@ -119,26 +121,29 @@ def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, rays, r0, r1, f
                     box_nodes += 1
                 if rec_cap > 0:
                     if nrec < rec_cap:
-                        rec[rec0 + nrec] = (REC_NODE << REC_SHIFT) | (nu[i, 3] if layout == L_BVH2 else i)
+                        rec[rec0 + nrec] = (REC_NODE << REC_SHIFT) | (
+                            node_u32[i, 3] if layout == L_BVH2 else i)
                     nrec += 1
                 b = 8 * q
                 if layout == L_BVH2:          # the node's two children, adjacent 32 B nodes
-                    l = np.int64(nu[i, 3])
+                    l = np.int64(node_u32[i, 3])
                     for j in range(2):
                         c = l + j
-                        at[b + j] = _slab(nf[c, 0], nf[c, 1], nf[c, 2], nf[c, 4], nf[c, 5], nf[c, 6],
+                        at[b + j] = _slab(node_f32[c, 0], node_f32[c, 1], node_f32[c, 2],
+                                          node_f32[c, 4], node_f32[c, 5], node_f32[c, 6],
                                           ox, oy, oz, ix, iy, iz, tmin, tmax)
-                        ar[b + j] = (c << 2) | (REF_LEAF if nu[c, 7] > 0 else REF_BOX)
+                        ar[b + j] = (c << 2) | (REF_LEAF if node_u32[c, 7] > 0 else REF_BOX)
                     n = 2
                 else:                         # bvh4, radv box32: 4 child ids, 4 AABBs
                     n = 0
                     for j in range(4):
-                        w = nu[i, j]
+                        w = node_u32[i, j]
                         if w == 0xFFFFFFFF:
                             continue
                         k = 4 + 6 * j
-                        at[b + n] = _slab(nf[i, k], nf[i, k + 1], nf[i, k + 2], nf[i, k + 3],
-                                          nf[i, k + 4], nf[i, k + 5], ox, oy, oz, ix, iy, iz, tmin, tmax)
+                        at[b + n] = _slab(node_f32[i, k], node_f32[i, k + 1], node_f32[i, k + 2],
+                                          node_f32[i, k + 3], node_f32[i, k + 4], node_f32[i, k + 5],
+                                          ox, oy, oz, ix, iy, iz, tmin, tmax)
                         ar[b + n] = (np.int64(w >> 3) << 2) | (REF_BOX if (w & 7) == 5 else REF_TRI)
                         n += 1
                 box_tests += n
@@ -211,6 +216,6 @@ def trace_chunk(layout, nf, nu, tf, tu, node_parent, tri_parent, rays, r0, r1, f
                 cur = -1
         out_prim[r] = best_p
         out_t[r] = best_t if best_p >= 0 else np.inf
-        _write_costs(cnt, r, steps, box_nodes, leaf_nodes, box_tests, tri_tests, overflows, restarts,
+        _write_costs(costs, r, steps, box_nodes, leaf_nodes, box_tests, tri_tests, overflows, restarts,
                      refetch, parent_reads, duals, 0, clocks)
     return nrec

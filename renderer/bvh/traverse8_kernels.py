@@ -16,21 +16,23 @@ from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, R_DX, R_DY, R_DZ, R_OX, R_
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def _prims(tc, tu, s, ox, oy, oz, dx, dy, dz, tmin, tmax, flags, best_t, best_p, lane_t, lane_det):
+def _prims(tri_corners, tri_u32, s, ox, oy, oz, dx, dy, dz, tmin, tmax, flags, best_t, best_p,
+           lane_t, lane_det):
     """Tests bvh8 primitive node s's triangles against the closest hit so far: up to 4 (word 0
-    count, 1-4 ids, 5 flags a byte each; tc[s]: their corners by lane, decoded from the
+    count, 1-4 ids, 5 flags a byte each; tri_corners[s]: their corners by lane, decoded from the
     node's corner indices, Layout.tri_corners), all at once (tri4), then taken in order as _tri
     one by one would. Returns the closest hit, the triangles tested and whether to stop (a
     first hit under FLAG_ANY_HIT)."""
-    n = np.int64(tu[s, 0] & 0xFF)
-    hit = tri4(tc, s, ox, oy, oz, dx, dy, dz, tmin, tmax, lane_t, lane_det) & ((np.uint64(1) << n) - 1)
+    n = np.int64(tri_u32[s, 0] & 0xFF)
+    hit = tri4(tri_corners, s, ox, oy, oz, dx, dy, dz, tmin, tmax, lane_t, lane_det) & (
+        (np.uint64(1) << n) - 1)
     while hit:                     # the lanes with a hit, in order
         q = lowest_bit(hit)
         hit &= hit - np.uint64(1)
-        if _culled(lane_det[q], (tu[s, 5] >> (8 * q)) & 0xFF, flags):
+        if _culled(lane_det[q], (tri_u32[s, 5] >> (8 * q)) & 0xFF, flags):
             continue
         t = lane_t[q]
-        p = np.int64(tu[s, 1 + q])
+        p = np.int64(tri_u32[s, 1 + q])
         if t < best_t or (t == best_t and p < best_p):
             best_t, best_p = t, p
             if flags & FLAG_ANY_HIT:
@@ -91,8 +93,8 @@ def _push_kept(keep, at, sl, st_ref, st_t, top, size, stack, n_int, ib, lb):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def trace_chunk8(nu, tc, tu, node_parent, tri_parent, table, boxes, rays, r0, r1, flags, stack,
-                 box_rate, tri_rate, out_prim, out_t, cnt, rec, rec0, rec_cap):
+def trace_chunk8(node_u32, tri_corners, tri_u32, node_parent, tri_parent, table, boxes, rays, r0,
+                 r1, flags, stack, box_rate, tri_rate, out_prim, out_t, costs, rec, rec0, rec_cap):
     """trace_chunk for the bvh8 layout: the same traversal, hits, counters and records. Its own
     kernel so that the box test runs over all 8 slots of a node's decoded planes at once (empty
     slots are +inf boxes): box8's float32 test for a tame ray at an unrotated node, else a
@@ -139,8 +141,9 @@ def trace_chunk8(nu, tc, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
                     if nrec < rec_cap:
                         rec[rec0 + nrec] = (REC_TRI << REC_SHIFT) | s
                     nrec += 1
-                best_t, best_p, tested, done = _prims(tc, tu, s, ox, oy, oz, dx, dy, dz, tmin, tmax,
-                                                      flags, best_t, best_p, lane_t, lane_det)
+                best_t, best_p, tested, done = _prims(tri_corners, tri_u32, s, ox, oy, oz, dx, dy,
+                                                      dz, tmin, tmax, flags, best_t, best_p,
+                                                      lane_t, lane_det)
                 tri_tests += tested
                 clocks += (tested + tri_rate - 1) // tri_rate
                 last = cur
@@ -184,7 +187,7 @@ def trace_chunk8(nu, tc, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
                 nrec += 1
             # words 0-2 origin, 3 internal base, 4 leaf base, 5 parent, 6 exponents (3 bytes) |
             # obb << 24, 7 n_internal | n_children << 8, 8-31 qbox (decoded: boxes[node])
-            w6, w7 = nu[node, 6], nu[node, 7]
+            w6, w7 = node_u32[node, 6], node_u32[node, 7]
             rot = np.int64(w6 >> 24)
             px, py, pz, jx, jy, jz = ox, oy, oz, ix, iy, iz
             if rot < N_OBB:               # the ray in the node's rotated frame
@@ -196,7 +199,8 @@ def trace_chunk8(nu, tc, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
                 jy = _inv(table[rot, 1, 0] * dx + table[rot, 1, 1] * dy + table[rot, 1, 2] * dz)
                 jz = _inv(table[rot, 2, 0] * dx + table[rot, 2, 1] * dy + table[rot, 2, 2] * dz)
             n_int, n = np.int64(w7 & 0xFF), np.int64((w7 >> 8) & 0xFF)
-            ib, lb = np.int64(nu[node, 3]), np.int64(nu[node, 4]) - n_int     # as _ref8 takes them
+            # as _ref8 takes them
+            ib, lb = np.int64(node_u32[node, 3]), np.int64(node_u32[node, 4]) - n_int
             if f32 and rot >= N_OBB:
                 nx, ny, nz = entry_planes(i32x, i32y, i32z)
                 keep = box8(boxes, node, nx, ny, nz, o32x, o32y, o32z, i32x, i32y, i32z,
@@ -259,14 +263,14 @@ def trace_chunk8(nu, tc, tu, node_parent, tri_parent, table, boxes, rays, r0, r1
             over |= lost > 0
         out_prim[r] = best_p
         out_t[r] = best_t if best_p >= 0 else np.inf
-        _write_costs(cnt, r, steps, box_nodes, leaf_nodes, box_tests, tri_tests, overflows, restarts,
+        _write_costs(costs, r, steps, box_nodes, leaf_nodes, box_tests, tri_tests, overflows, restarts,
                      refetch, parent_reads, 0, obbs, clocks)
     return nrec
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def trace_chunk8_fast(nu, tc, tu, boxes, rays, r0, r1, flags, stack, box_rate, tri_rate, out_prim,
-                      out_t, cnt, redo):
+def trace_chunk8_fast(node_u32, tri_corners, tri_u32, boxes, rays, r0, r1, flags, stack, box_rate,
+                      tri_rate, out_prim, out_t, costs, redo):
     """trace_chunk8 for the common case alone: no fetch records, no rotated node, a tame ray
     (box8_kernels: none parallel to an axis plane), no restart after an overflow. A ray that
     needs one of those is left to trace_chunk8, listed in redo; returns how many were. Same
@@ -288,7 +292,7 @@ def trace_chunk8_fast(nu, tc, tu, boxes, rays, r0, r1, flags, stack, box_rate, t
     for n in range(boxes.shape[2] + 1):
         box_clocks[n] = (n + box_rate - 1) // box_rate
     n_redo = 0
-    root_rotated = np.int64(nu[0, 6] >> 24) < N_OBB      # (the caller passes none: a guard)
+    root_rotated = np.int64(node_u32[0, 6] >> 24) < N_OBB      # (the caller passes none: a guard)
     for r in range(r0, r1):
         o32x, o32y, o32z, tmin32 = rays[r, R_OX], rays[r, R_OY], rays[r, R_OZ], rays[r, R_TMIN]
         # (the float32 values: the float64 ray, which only the triangle test needs, is made
@@ -304,13 +308,13 @@ def trace_chunk8_fast(nu, tc, tu, boxes, rays, r0, r1, flags, stack, box_rate, t
         tmax = np.float64(rays[r, R_TMAX])
         lim = lim32(tmax)
         node = np.int64(0)
-        w7 = nu[0, 7]
+        w7 = node_u32[0, 7]
         n = np.int64((w7 >> 8) & 0xFF)
         keep = box8(boxes, node, nx, ny, nz, o32x, o32y, o32z, ix, iy, iz, tmin32, lim, at)
         if keep == 0:                       # a miss at the root: one step, n box tests
             out_prim[r] = -1
             out_t[r] = np.inf
-            _write_costs(cnt, r, 1, 1, 0, n, 0, 0, 0, 0, 0, 0, 0, box_clocks[n])
+            _write_costs(costs, r, 1, 1, 0, n, 0, 0, 0, 0, 0, 0, 0, box_clocks[n])
             continue
         ox, oy, oz = np.float64(rays[r, R_OX]), np.float64(rays[r, R_OY]), np.float64(rays[r, R_OZ])
         dx, dy, dz = np.float64(rays[r, R_DX]), np.float64(rays[r, R_DY]), np.float64(rays[r, R_DZ])
@@ -323,7 +327,7 @@ def trace_chunk8_fast(nu, tc, tu, boxes, rays, r0, r1, flags, stack, box_rate, t
         while True:
             # the children of `node` its test kept: the nearest next, the others pushed
             n_int = np.int64(w7 & 0xFF)
-            ib, lb = np.int64(nu[node, 3]), np.int64(nu[node, 4]) - n_int
+            ib, lb = np.int64(node_u32[node, 3]), np.int64(node_u32[node, 4]) - n_int
             if keep == 0:
                 cur = np.int64(-1)
             elif keep & (keep - np.uint64(1)) == 0:      # one: no stack traffic
@@ -351,8 +355,9 @@ def trace_chunk8_fast(nu, tc, tu, boxes, rays, r0, r1, flags, stack, box_rate, t
                 if (cur & 3) != REF_TRI:
                     break
                 leaf_nodes += 1
-                best_t, best_p, tested, done = _prims(tc, tu, cur >> 2, ox, oy, oz, dx, dy, dz, tmin,
-                                                      tmax, flags, best_t, best_p, lane_t, lane_det)
+                best_t, best_p, tested, done = _prims(tri_corners, tri_u32, cur >> 2, ox, oy, oz,
+                                                      dx, dy, dz, tmin, tmax, flags, best_t,
+                                                      best_p, lane_t, lane_det)
                 tri_tests += tested
                 clocks += (tested + tri_rate - 1) // tri_rate
                 lim = lim32(best_t)
@@ -363,8 +368,8 @@ def trace_chunk8_fast(nu, tc, tu, boxes, rays, r0, r1, flags, stack, box_rate, t
                 break
             node = cur >> 2
             box_nodes += 1
-            w7 = nu[node, 7]
-            if np.int64(nu[node, 6] >> 24) < N_OBB:
+            w7 = node_u32[node, 7]
+            if np.int64(node_u32[node, 6] >> 24) < N_OBB:
                 bail = True
                 break
             n = np.int64((w7 >> 8) & 0xFF)
@@ -377,6 +382,6 @@ def trace_chunk8_fast(nu, tc, tu, boxes, rays, r0, r1, flags, stack, box_rate, t
             continue
         out_prim[r] = best_p
         out_t[r] = best_t if best_p >= 0 else np.inf
-        _write_costs(cnt, r, box_nodes + leaf_nodes, box_nodes, leaf_nodes, box_tests, tri_tests,
+        _write_costs(costs, r, box_nodes + leaf_nodes, box_nodes, leaf_nodes, box_tests, tri_tests,
                      overflows, 0, 0, 0, 0, 0, clocks)
     return n_redo
