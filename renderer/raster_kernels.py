@@ -82,9 +82,11 @@ class RasterJob(NamedTuple):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def rasterize_tile(i, job, n_samples, counters):
-    """Tile i of `job` (RasterJob): its references in the schedule's order (raster_schedule),
-    each set up once and walked 8x8 block by block; its counts added to counters[i].
+def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr, hiz, zskip,
+                   chunk, counters):
+    """Tile i of a pass (RasterJob's parts; the entry points below take the job): its
+    references in the schedule's order (raster_schedule), each set up once and walked 8x8
+    block by block; its counts added to counters[i].
 
     One kernel, sections marked: the triangle's setup, the block tests (edges, HiZ, the depth
     bound), coverage, the plain fill path, the quad path (coverage per sample, early Z and the
@@ -94,19 +96,17 @@ def rasterize_tile(i, job, n_samples, counters):
     raster stage measured 10-15% slower (spheres at 1080p: median 82-91 ms against 75-84 ms,
     A/B runs alternated; overdraw:32 back to front likewise), and neither borrowed views that
     skip the helpers' reference counting (which left 38 counted increments in the per-block
-    paths) nor dropping the counts' stores won it back."""
+    paths) nor dropping the counts' stores won it back. It takes the job's parts, not the job:
+    opening a struct of structs per tile measured another 5% (74-79 ms against 78-84)."""
     # Unpack the structs once: an array taken out of a tuple inside the loop is ref-counted
     # every time, which costs more than the edge tests.
-    tris, bins, mat, tex, fb, ev, target = (job.tris, job.bins, job.mat, job.tex, job.fb,
-                                            job.events, job.target)
-    light, hsr, hiz, zskip, chunk = job.light, job.hsr, job.hiz, job.zskip, job.chunk
     vx, vy, _, v_inv_w, v_normal, v_uv, back, zplane, draw, _ = tris
     tile, tiles_x, tile_offsets, ref_tri = bins.tile, bins.tiles_x, bins.tile_offsets, bins.ref_tri
     base_color, texture, alpha_mode, alpha_cutoff, unlit, depth_test_d, depth_write_d, blend_d = mat
     tex_data, tex_levels, tex_n_levels, tex_base = tex
     fb_color, fb_depth, fb_shaded = fb
     block_off, n_block, ev_block, ev_tested, ev_written, tex_off, n_tex_out, tex_addr = ev
-    width, height, _, sample_x, sample_y = target
+    width, height, _, sample_x, sample_y = view
     tx0 = (i % tiles_x) * tile
     ty0 = (i // tiles_x) * tile
     reach = 0                            # farthest sample from its pixel centre, subpixels
@@ -707,28 +707,26 @@ def rasterize_tile(i, job, n_samples, counters):
     cnt[RC.HIZ_REJECTED] += k_hiz_rejected
 
 
-
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def rasterize_tiles(tris, bins, mat, tex, light, fb, events, target, hsr, hiz, zskip, chunk,
-                    n_samples, tile_order, counters):
-    """The tiles of tile_order in parallel. It takes RasterJob's parts one by one: numba's
-    parallel loop hands its free variables to the threads one struct deep (a struct of structs
-    fails to compile there), so the job is put together again in the loop, per tile."""
+def rasterize_tiles(tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr, hiz, zskip, chunk,
+                    tile_order, counters):
     # The sample count as a compile-time constant (one specialisation each for 1x and 4x): the
     # per-sample loops then unroll, which is worth a fifth of the raster time at 1x.
     literally(n_samples)
     for k in prange(tile_order.shape[0]):
-        job = RasterJob(tris, bins, mat, tex, light, fb, events, target, hsr, hiz, zskip, chunk)
-        rasterize_tile(tile_order[k], job, n_samples, counters)
+        rasterize_tile(tile_order[k], tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
+                       hiz, zskip, chunk, counters)
 
 
 # Entry points with the sample count fixed, so that calls from Python find their compiled code
 # by argument types (a literal argument would send every call through numba's typing, ~20 ms).
+# They take the job; rasterize_tiles takes its parts (numba's parallel loop cannot take a struct
+# of structs).
 @njit(cache=True, nogil=True, error_model="numpy")
 def rasterize_tiles_1x(job, tile_order, counters):
     """The tiles of tile_order of `job` (RasterJob) at one sample per pixel."""
     tris, bins, mat, tex, light, fb, events, target, hsr, hiz, zskip, chunk = job
-    rasterize_tiles(tris, bins, mat, tex, light, fb, events, target, hsr, hiz, zskip, chunk, 1,
+    rasterize_tiles(tris, bins, mat, tex, light, fb, events, target, 1, hsr, hiz, zskip, chunk,
                     tile_order, counters)
 
 
@@ -736,5 +734,5 @@ def rasterize_tiles_1x(job, tile_order, counters):
 def rasterize_tiles_4x(job, tile_order, counters):
     """... at four."""
     tris, bins, mat, tex, light, fb, events, target, hsr, hiz, zskip, chunk = job
-    rasterize_tiles(tris, bins, mat, tex, light, fb, events, target, hsr, hiz, zskip, chunk, 4,
+    rasterize_tiles(tris, bins, mat, tex, light, fb, events, target, 4, hsr, hiz, zskip, chunk,
                     tile_order, counters)
