@@ -24,7 +24,8 @@ from PIL import Image
 
 from renderer.transforms import look_at
 
-from .loaders import frame_bounds, load_mesh_file, world_bounds
+from .framing import frame_bounds, world_bounds
+from .loaders import load_mesh_file
 from renderer.formats import FORMATS
 
 from .model import (AlphaMode, Attachment, Camera, ComputePass, Draw, LoadAction, Material, Mesh,

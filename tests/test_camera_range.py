@@ -1,4 +1,4 @@
-"""A given camera's depth range (scenes.loaders.depth_range): near and far follow the eye that
+"""A given camera's depth range (scenes.framing.depth_range): near and far follow the eye that
 --camera names, not the automatic framing's, so a camera anywhere sees the scene; checked as a rule
 and on a street-level view of a city of boxes against OpenGL."""
 from __future__ import annotations
@@ -12,7 +12,7 @@ from PIL import Image
 from pipelines import render
 from pipelines.commands.cli import _load_scene, build_parser, main
 from scenes.library import get_scene
-from scenes.loaders import DEPTH_RANGE_RATIO, depth_range, fit_depth, world_bounds
+from scenes.framing import DEPTH_RANGE_RATIO, depth_range, fit_depth, world_bounds
 from scenes.model import Camera
 
 LO, HI = np.array([-1.0, -1.0, -1.0]), np.array([1.0, 1.0, 1.0])

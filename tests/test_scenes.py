@@ -14,7 +14,8 @@ from PIL import Image
 
 from renderer.transforms import clip_from_world
 from scenes.library import SCENES, get_scene, scene_names
-from scenes.loaders import frame_bounds, load_mesh_file, world_bounds
+from scenes.framing import frame_bounds, world_bounds
+from scenes.loaders import load_mesh_file
 from scenes.model import AlphaMode, CullMode, SceneError
 from scenes.procedural import leaf_mask_texture, particle_texture, quad, uv_sphere
 

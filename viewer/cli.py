@@ -58,7 +58,7 @@ def options_from_args(args):
     from pipelines.commands.output import UserError
     from pipelines.presets import get_preset
     from scenes.library import scene_names
-    from scenes.loaders import user_camera
+    from scenes.framing import user_camera
     from scenes.model import SceneError, parse_ray_passes
 
     from .app import Options, load_scene

@@ -43,7 +43,8 @@ def _load_scene(spec: str, camera: str | None, allow_outside: bool = False,
     A file may read only inside its own folder unless `allow_outside`; its textures may take at
     most `max_texture_bytes` to decode."""
     from scenes.library import get_scene
-    from scenes.loaders import load_mesh_file, user_camera
+    from scenes.framing import user_camera
+    from scenes.loaders import load_mesh_file
     is_file = Path(spec).suffix.lower() in (".glb", ".gltf", ".obj", ".ply") or os.sep in spec
     if is_file:
         scene = load_mesh_file(spec, allow_outside=allow_outside, max_texture_bytes=max_texture_bytes)
@@ -154,7 +155,7 @@ def _report_format(args) -> str:
 def cmd_report(args) -> None:
     from rich.console import Console
     from scenes.library import scene_names
-    from scenes.loaders import user_camera
+    from scenes.framing import user_camera
 
     from pipelines.commands import report, report_text
     from pipelines.commands.claims import evaluate
