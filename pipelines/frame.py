@@ -143,7 +143,7 @@ def run(scene: Scene | str, preset: Preset | str, settings: Settings = Settings(
         lit = frame if settings.samples == 1 else None
         g, _ = gbuffer(scene, settings.width, settings.height, preset, lit=lit)
         post = run_graph(graph.compute_passes, preset.name, chain_kernels(g),
-                         policy=preset.compression.as_dict())
+                         policy=preset.compression.as_dict(), memory=frame.memory)
         passes += [PassResult(p.name, "compute", post.pass_counters[p.name])
                    for p in graph.compute_passes]
     if graph.ray_passes:

@@ -15,7 +15,7 @@ address region so lines never alias.
     mm.flush(color, store=True)
     counters = mm.counters()
 
-The verbs: write_linear / read_linear (a region's first bytes, line by line), clear (whole
+The verbs: level (a cache level's index by name), write_linear / read_linear (a region's first bytes, line by line), clear (whole
 blocks of a surface), resolve (MSAA samples to one), flush (store or drop a surface's dirty
 lines), serve_pipelined (a producer kernel's requests on two threads), dram_bytes.
 """
@@ -160,6 +160,13 @@ class MemoryModel:
         if key not in self._regions and len(self._regions) + 1 >= MAX_REGIONS:
             raise ValueError(f"more than {MAX_REGIONS - 1} memory regions in one model")
         return self._regions.setdefault(key, len(self._regions) + 1)
+
+    def level(self, name: str) -> int:
+        """The index of the cache level called `name` (a CacheConfig's), where requests to it enter."""
+        names = [c.name for c in self.config.caches]
+        if name not in names:
+            raise ValueError(f"no cache level {name!r} (the model has {', '.join(names)})")
+        return names.index(name)
 
     def surface(self, name: str, fmt: str, samples: int) -> Surface:
         bpp = FORMATS[fmt].bytes_per_sample * samples

@@ -21,14 +21,40 @@ def test_render_compute_and_ray_passes_add_up_to_the_frame():
     total = sum((p.counters for p in f.passes), Counters())
     assert total == f.counters
     assert f.counters.dram_bytes() == sum(p.counters.dram_bytes() for p in f.passes)
-    for p in f.passes:                                  # every pass moved bytes of its own
-        assert p.counters.dram_bytes() > 0, p.name
+    for p in f.passes:                  # every pass reached the caches with requests of its own
+        c = p.counters
+        assert c["mem.cache.l2.hits"] + c["mem.cache.l2.misses"] > 0, p.name
+    assert f.passes[0].counters.dram_bytes() > 0 and f.passes[-1].counters.dram_bytes() > 0
     # the parts are what each pass's own runner counted
     assert f.passes[0].counters == f.raster.counters
     assert sum((p.counters for p in f.passes if p.kind == "compute"), Counters()) == f.post.counters
     assert sum((p.counters for p in f.passes if p.kind == "rays"), Counters()) == f.rt.counters
     assert f.counters["rt.shadow.rays"] == f.counters["rt.rays"] > 0
     np.testing.assert_array_equal(f.image, f.post.surfaces["final"])   # what the frame presents
+
+
+def test_compute_passes_meet_the_frames_caches():
+    """At 96x64 every surface of the chain fits in RDNA 2's 4 MB L2: a pass reads what the pass
+    before it wrote from L2, not from DRAM, and the chain's writes reach DRAM once, when the frame
+    ends (its last pass). Priced on their own, the same passes read and write every surface at
+    DRAM."""
+    from pipelines.passes.postchain import run_graph
+    f = run(get_scene("postchain"), "amd-rdna2", Settings(96, 64))
+    compute = {p.name: p.counters for p in f.passes if p.kind == "compute"}
+    *middle, last = compute
+    for name in middle[1:]:                   # light .. blur_y read only what the chain wrote
+        assert compute[name].dram_bytes("read") == 0, name
+        assert compute[name]["mem.cache.l2.hits"] > 0, name
+    for name in middle:
+        assert compute[name].dram_bytes("write") == 0, name
+    stored = compute[last].dram_bytes("write")
+    raw = sum(f.counters[f"comp.surface.{s}.raw_bytes"] for s in f.post.surfaces)
+    assert 0 < stored <= raw + f.counters["mem.dram.write.meta"]
+    alone = run_graph(get_scene("postchain").compute, "amd-rdna2",
+                      {p.kernel: (lambda s, w=tuple(p.writes): {n: f.post.surfaces[n] for n in w})
+                       for p in get_scene("postchain").compute})
+    for name in middle:
+        assert alone.pass_counters[name].dram_bytes() > 0, name
 
 
 def test_the_one_function_api_is_run():

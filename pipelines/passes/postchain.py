@@ -48,6 +48,7 @@ from renderer.compression import tile_signatures, tiles_to_write
 from renderer.compression.te import SIGNATURE, TE_TILE
 from renderer.counters import Counters
 from renderer.formats import FORMATS
+from renderer.memory import MemoryModel
 from renderer.transforms import look_at, perspective
 from scenes.library import POST_CHAIN, get_scene
 from scenes.model import ComputePass, Draw, Light, Material, Scene
@@ -159,17 +160,31 @@ def _compressible(state: SurfaceState, policy: dict) -> bool:
 
 def run_graph(passes: list[ComputePass], preset: str, kernels: dict[str, Callable[[dict], dict]],
               surfaces: dict[str, SurfaceState] | None = None, policy: dict | None = None,
-              cache_bytes: int = 0) -> PostResult:
+              cache_bytes: int = 0, memory: MemoryModel | None = None) -> PostResult:
     """Run the passes (frame-graph nodes, scenes.model.ComputePass) in order on real surfaces and
     count every byte the compression policy of `preset` moves (module docstring).
     `kernels[p.kernel](inputs)` maps the surfaces pass p reads to those it writes. `policy`
     overrides the preset's (`preset.compression`). The counters come per pass too (PostResult.pass_counters).
 
-    cache_bytes > 0 adds a coarse last-level cache: whole surfaces in LRU order, each taking its
-    compressed bytes if the preset keeps compressed lines in cache (RDNA 4, UTC) and its raw
-    bytes otherwise (RDNA 2's Infinity Cache holds decompressed data, 000_partA.md L170); a read
-    of a surface still resident moves no DRAM bytes (comp.cache.hit_bytes). Writes still go to
-    DRAM (write-through: the store a later pass or the display needs)."""
+    memory: the frame's memory model (pipelines.frame.run). Every access is then a request to its
+    caches, entering at L2 (the texture and shader caches above it are not modelled): a read or
+    write of n bytes of a surface touches the first n bytes of the surface's own region, line by
+    line (its compressed size where it is compressed: the payload the codec keeps; the metadata
+    in a region of its own, stream meta), so a surface written by one pass and read by the next
+    may still be in L2, and every pass meets what the frame's render passes left there. The
+    mem.* counters are then what the caches moved (per pass: the model's counts across it); at
+    the end of the chain the caches write back the dirty lines of every surface it wrote
+    (counted in its last pass: the frame ends with it). Without a model, every access moves its
+    bytes to or from DRAM (the codec study of bench/bench_compression.py and the claims).
+
+    cache_bytes > 0 (without a model) adds a coarse last-level cache: whole surfaces in LRU
+    order, each taking its compressed bytes if the preset keeps compressed lines in cache (RDNA
+    4, UTC) and its raw bytes otherwise (RDNA 2's Infinity Cache holds decompressed data,
+    000_partA.md L170); a read of a surface still resident moves no DRAM bytes
+    (comp.cache.hit_bytes). Writes still go to DRAM (write-through: the store a later pass or the
+    display needs)."""
+    if memory is not None and cache_bytes:
+        raise PostchainError("run_graph: give the frame's memory model or a coarse cache, not both")
     policy = dict(get_preset(preset).compression.as_dict() if policy is None else policy)
     surfaces = {} if surfaces is None else surfaces
     by_pass: dict[str, Counters] = {}
@@ -186,12 +201,30 @@ def run_graph(passes: list[ComputePass], preset: str, kernels: dict[str, Callabl
         while lru and sum(b for _, b in lru) > cache_bytes:
             lru.pop(0)
 
-    def log(p: ComputePass, name: str, kind: str, nbytes: int, stream: str, direction: str,
-            compressed: bool, tax: int = 0, meta: int = 0):
-        if nbytes:
+    l2 = memory.level("l2") if memory is not None else 0
+    regions: dict[tuple, None] = {}           # the model's regions the chain's surfaces took, in order
+
+    def move(name: str, nbytes: int, stream: str, direction: str, meta: int):
+        """The bytes an access moves: through the frame's caches, else straight to DRAM."""
+        if memory is None:
             cnt.add(f"mem.dram.{direction}.{stream}", nbytes - meta)
             if meta:
                 cnt.add(f"mem.dram.{direction}.meta", meta)
+            return
+        write = direction == "write"
+        regions.update(dict.fromkeys([("post", name)] + ([("post", name, "meta")] if meta else [])))
+        memory.write_linear(l2, memory.region(("post", name)), nbytes - meta, stream, write)
+        if meta:
+            memory.write_linear(l2, memory.region(("post", name, "meta")), meta, "meta", write)
+
+    def log(p: ComputePass, name: str, kind: str, nbytes: int, stream: str, direction: str,
+            compressed: bool, tax: int = 0, meta: int = 0, times: int = 1):
+        """An access of nbytes (of which meta are metadata) to surface `name`, `times` times over
+        the same bytes (a read-modify-write per partial write)."""
+        if nbytes:
+            for _ in range(times):
+                move(name, nbytes, stream, direction, meta)
+            nbytes *= times
             cnt.add(f"comp.pass.{p.name}.{direction}_bytes", nbytes)
             cnt.add(f"comp.surface.{name}.{direction}_bytes", nbytes)
             state = "compressed" if compressed else "raw"
@@ -215,8 +248,8 @@ def run_graph(passes: list[ComputePass], preset: str, kernels: dict[str, Callabl
         s.compressed = False
         touch(name, s)
 
-    for p in passes:
-        cnt = by_pass.setdefault(p.name, Counters())
+    def run_pass(p: ComputePass):
+        nonlocal width, height
         if p.stage not in ("ps", "cs"):
             raise PostchainError(f"pass {p.name!r}: stage must be 'ps' or 'cs', got {p.stage!r}")
         missing = [r for r in p.reads if r not in surfaces]
@@ -274,8 +307,9 @@ def run_graph(passes: list[ComputePass], preset: str, kernels: dict[str, Callabl
                     rmw = k * s.C + (k - 1) * s.C
                     cnt.add("comp.rmw.bytes", rmw)
                     cnt.add(f"comp.pass.{p.name}.rmw_bytes", rmw)
-                    log(p, name, "rmw", k * s.C, stream, "read", True)
-                    log(p, name, "rmw", (k - 1) * s.C, stream, "write", True)
+                    log(p, name, "rmw", s.C, stream, "read", True, meta=s.meta, times=k)
+                    log(p, name, "rmw", s.C, stream, "write", True, meta=s.meta,
+                        times=k - 1)
             else:
                 tax = s.U - s.C if compressible else 0
                 log(p, name, "write", s.U, stream, "write", False, tax)
@@ -284,6 +318,18 @@ def run_graph(passes: list[ComputePass], preset: str, kernels: dict[str, Callabl
             cnt.add(f"comp.surface.{name}.compressed_bytes", s.C)
             surfaces[name] = s
             touch(name, s)
+
+    for i, p in enumerate(passes):
+        cnt = by_pass.setdefault(p.name, Counters())
+        before = memory.counters() if memory is not None else None
+        run_pass(p)
+        if memory is None:
+            continue
+        if i == len(passes) - 1:            # the frame's end: what the chain left dirty is stored
+            for key in regions:
+                memory.flush(memory.region(key), store=True)
+        for k, v in memory.counters().items():
+            cnt.add(k, v - before[k])
     return PostResult(preset, policy["codec"], width, height,
                       {n: s.data for n, s in surfaces.items()}, sum(by_pass.values(), Counters()),
                       events, by_pass)

@@ -173,12 +173,6 @@ def layout_for(scene: Scene, preset: Preset) -> Layout:
     return hit[1]
 
 
-def _memory_level(mm: MemoryModel) -> int:
-    """RT fetches enter at L2 (the ray accelerator's L0/L1 are not modelled)."""
-    names = [c.name for c in mm.config.caches]
-    return names.index("l2") if "l2" in names else 0
-
-
 def _run(layout: Layout, rays: np.ndarray, mm: MemoryModel | None, level: int, res: RtResult,
          name: str, any_hit: bool, cull_back: bool, stack: int, dual: bool, rates: tuple[int, int]):
     """Trace a pass in batches (pricing each batch's fetches in ray order); fills counters."""
@@ -263,7 +257,8 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
     res.build_seconds = time.perf_counter() - t0
     mm = None if not memory else memory_model if memory_model is not None else \
         MemoryModel(preset.memory.config(), 1)
-    level = _memory_level(mm) if mm is not None else 0
+    # RT fetches enter at L2 (the ray unit's L0/L1 are not modelled)
+    level = mm.level("l2") if mm is not None else 0
     lo, hi = tris.v.reshape(-1, 3).min(0), tris.v.reshape(-1, 3).max(0)
     diag = float(np.linalg.norm(hi.astype(np.float64) - lo))
     eps = SURFACE_EPS * diag
