@@ -172,10 +172,14 @@ def points(path, doc) -> tuple[list[tuple], list[str], dict]:
     return pts or [()], [*grid, *zipped], shape
 
 
+def _is_model(spec: str) -> bool:
+    return Path(spec).suffix.lower() in MODEL_SUFFIXES or os.sep in spec
+
+
 def _scene_key(spec: str) -> str:
     """A built-in scene's spec, or a file's path with a digest of its bytes (an edited model is
     a new scene to resume)."""
-    if not (Path(spec).suffix.lower() in MODEL_SUFFIXES or os.sep in spec):
+    if not _is_model(spec):
         return spec
     try:
         digest = hashlib.sha256(Path(spec).read_bytes()).hexdigest()[:12]
@@ -217,7 +221,8 @@ def load(path: str | Path, sets=()) -> Sweep:
     def local(spec: str) -> str:
         return str(here / spec) if is_file_spec(spec) and not os.path.isabs(spec) else spec
 
-    scenes = [local(str(s)) for s in _list(path, doc, "scenes")]
+    scenes = [str(here / s) if _is_model(str(s)) and not os.path.isabs(str(s)) else str(s)
+              for s in _list(path, doc, "scenes")]
     for s in scenes:
         if _scene_key(s) == s:
             _check_scene_name(s)
