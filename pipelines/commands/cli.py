@@ -251,7 +251,7 @@ def cmd_presets(args) -> None:
         if args.verbose:
             for k, v in p.all_params().items():
                 print(f"    {k:<24} {v.value!s:<12} {v.label:<8} {v.source}")
-    if not args.names:
+    if not args.names and not args.verbose:      # -v: `tilesim presets nvidia-tiled -v` for a file's
         print(f"preset files ({EXAMPLES}; --preset NAME or --preset PATH.toml):")
         for name, path in example_files().items():
             print(f"{name}  [file]  {presets_from_args(name, [])[0].description}")
