@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipelines.presets.files import is_file_spec, preset_hash, resolve
-from pipelines.presets.keys import apply_sets, format_value, get_key, keys_for
+from pipelines.presets.keys import apply_sets, get_key, keys_for
 from pipelines.presets.params import PresetError
 
 FIELDS = ("scenes", "presets", "resolutions", "samples", "fps", "frontend", "grid", "zip", "name")
@@ -284,7 +284,3 @@ def _check_scene_name(spec: str) -> None:
     for p, a in zip(entry.params, args):
         if a:
             p.parse(a)
-
-
-def describe(value, key_name: str) -> str:
-    return format_value(get_key(key_name), value)
