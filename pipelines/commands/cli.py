@@ -223,6 +223,9 @@ def cmd_report(args) -> None:
         text = report.to_csv(rows)
     else:
         text = report_text.to_markdown(rows, settings, claims, geometry)
+        changed = user_lines(presets)
+        if changed:
+            text += "\nParameters set by the user:\n\n" + "".join(f"- {line}\n" for line in changed)
     if out:
         write_atomic(out, lambda tmp: Path(tmp).write_text(text))
         print(f"wrote {out} ({len(text.encode()) / 1e6:.1f} MB): {len(scenes)} scene(s) x "
