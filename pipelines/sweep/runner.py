@@ -71,7 +71,11 @@ def local_cluster(workers: int | None):
     import logging
 
     from distributed import LocalCluster
+    import dask
     n = workers or os.cpu_count() or 1
+    # Hand every cell to a worker up front (no root-task queuing): a worker starts its next cell
+    # when one ends instead of waiting a round trip to the scheduler for it.
+    dask.config.set({"distributed.scheduler.worker-saturation": float("inf")})
     env = {"NUMBA_NUM_THREADS": str(max(1, (os.cpu_count() or 1) // n))}
     if os.environ.get("NUMBA_CACHE_DIR"):
         env["NUMBA_CACHE_DIR"] = os.environ["NUMBA_CACHE_DIR"]
