@@ -160,3 +160,12 @@ def test_dry_run_and_plots(spec, tmp_path, capsys, monkeypatch):
     assert_one_line(*run_cli(capsys, "sweep", "--plot", "s.parquet", "--x", "l2.sise", "--y",
                              "dram_mb", "-o", "x.png"), "did you mean l2.size?")
     assert not (tmp_path / "x.png").exists()
+
+
+def test_an_unreachable_scheduler_is_one_line_and_writes_nothing(spec, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(runner, "CONNECT_TIMEOUT", "1s")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    assert_one_line(*run_cli(capsys, "sweep", str(spec), "-q", "--scheduler", "tcp://127.0.0.1:9"),
+                    "cannot reach it")
+    assert sorted(p.name for p in tmp_path.iterdir()) == before

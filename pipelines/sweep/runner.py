@@ -27,6 +27,7 @@ from pathlib import Path
 from pipelines.sweep.cell import run_cell
 
 CODE_DIRS = ("renderer", "pipelines", "scenes")      # what a frame's figures depend on
+CONNECT_TIMEOUT = "10s"                              # to an existing cluster's scheduler
 
 
 def code_version() -> str:
@@ -148,7 +149,8 @@ def run_sweep(sweep, results, workers: int | None = None, scheduler: str | None 
         summary.interrupted = True
     finally:
         summary.wall_s = time.perf_counter() - t0
-        results.write(sweep.keys)
+        if summary.ran or results.rows:      # nothing ran and nothing was there: write nothing
+            results.write(sweep.keys)
     return summary
 
 
@@ -156,9 +158,14 @@ def _run_dask(todo, version, workers, scheduler, summary, take) -> None:
     from distributed import Client, as_completed
 
     from pipelines.sweep.cell import identity
+    from pipelines.sweep.spec import SweepError
     cluster = None if scheduler else local_cluster(workers)
     try:
-        with Client(scheduler or cluster) as client:
+        try:
+            client = Client(scheduler or cluster, timeout=CONNECT_TIMEOUT)
+        except (OSError, TimeoutError, ValueError) as e:
+            raise SweepError(f"--scheduler {scheduler}: cannot reach it ({str(e).splitlines()[0][:120]})") from None
+        with client:
             threads = worker_threads(client)
             summary.workers = len(threads)
             home = scene_homes(todo, sorted(threads))
