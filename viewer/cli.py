@@ -20,7 +20,9 @@ def add_parser(subparsers):
     v.add_argument("scene", nargs="?", default="sponza",
                    help="built-in scene (N / P step through them) or a .glb/.gltf/.obj/.ply file")
     v.add_argument("--preset", default="imr-baseline,amd-rdna2,apple-m3",
-                   help="comma-separated presets, 1 to 4, one panel each")
+                   help="comma-separated presets or .toml preset files, 1 to 4, one panel each")
+    from pipelines.commands.preset_options import add_set_option     # argparse only
+    add_set_option(v)
     v.add_argument("--res", default="640x360", help="one panel's WIDTHxHEIGHT (default 640x360)")
     v.add_argument("--samples", type=int, default=1, choices=(1, 4), help="MSAA at start (M toggles)")
     v.add_argument("--scale", type=float, default=1.0, choices=(0.25, 0.5, 0.75, 1.0),
@@ -56,7 +58,7 @@ def options_from_args(args):
     from pipelines.api import check_resolution
     from pipelines.commands import budget
     from pipelines.commands.output import UserError
-    from pipelines.presets import get_preset
+    from pipelines.commands.preset_options import presets_from_args
     from scenes.library import scene_names
     from scenes.framing import user_camera
     from scenes.model import SceneError, parse_ray_passes
@@ -71,7 +73,7 @@ def options_from_args(args):
     names = [p for p in args.preset.split(",") if p]
     if not 1 <= len(names) <= MAX_PANELS:
         raise UserError(f"--preset: the viewer shows 1 to {MAX_PANELS} presets, got {len(names)}")
-    presets = [get_preset(p) for p in names]
+    presets = presets_from_args(args.preset, getattr(args, "set", None), allow_all=False)
     if args.threads is not None and args.threads < 1:
         raise UserError(f"--threads {args.threads}: must be at least 1")
     if not Path(args.out_dir).is_dir():

@@ -113,6 +113,8 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
             size = bin_size(n_rbs, n_pipes, bpe, rp.samples, depth=rp.depth is not None,
                             has_depth_target=rp.depth is not None,
                             min_bin=(MIN_BIN[0], int(preset.binning.min_bin_height.value)))
+        if preset.binning.bin_size is not None:        # a user's fixed bin: --set dsbr.bin=WxH
+            size = tuple(int(v) for v in str(preset.binning.bin_size.value).split("x"))
         bin_off = size[0] == 0 or size[1] == 0          # Mesa: a bin size of 0 disables DPBB
         # The raster's 64-px tiles are the unit the work list moves: narrower bins are widened.
         stats.add("dsbr.bin_widened", int(size[0] < RASTER_TILE or size[1] < RASTER_TILE))

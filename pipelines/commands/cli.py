@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from pipelines.commands import budget
+from pipelines.commands.preset_options import add_set_option, presets_from_args, user_lines
 from pipelines.commands.output import (UserError, check_output, save_json, save_png,  # noqa: F401
                                        write_atomic)
 
@@ -79,8 +80,8 @@ def _budgeted_scene(args, w: int, h: int, rays=()):
 def cmd_render(args) -> None:
     from pipelines.commands.heatmaps import MAPS as HEATMAPS, heatmap_rgba
     from pipelines.frame import Settings, run
-    from pipelines.presets import get_preset
     w, h = _parse_res(args.res)
+    preset, = presets_from_args(args.preset, args.set, allow_all=False)
     heatmaps = []
     for spec in args.heatmap or []:
         kind, _, path = spec.partition("=")
@@ -93,7 +94,6 @@ def cmd_render(args) -> None:
     for path in (args.output, args.counters, *(path for _, path in heatmaps), *ray_images.values()):
         if path:
             check_output(path)
-    preset = get_preset(args.preset)
     if any(kind == "fallbacks" for kind, _ in heatmaps) and preset.architecture != "tbdr":
         raise UserError(f"--heatmap fallbacks: preset {preset.name} is not a tiler (no tile fallbacks)")
     scene = _budgeted_scene(args, w, h, passes)
@@ -160,7 +160,6 @@ def cmd_report(args) -> None:
     from pipelines.commands import report, report_text
     from pipelines.commands.claims import evaluate
     from pipelines.frame import Settings
-    from pipelines.presets import PRESETS, get_preset
     w, h = _parse_res(args.res)
     if not (0 < args.fps < float("inf")):
         raise UserError(f"--fps {args.fps:g}: must be a positive number")
@@ -171,8 +170,7 @@ def cmd_report(args) -> None:
     out = args.output or ("report.html" if fmt == "html" else None)
     if out:
         check_output(out)
-    names = [n for spec in args.preset.split(",") if (n := spec.strip())]
-    presets = list(PRESETS.values()) if names == ["all"] else [get_preset(n) for n in names]
+    presets = presets_from_args(args.preset, args.set)
     if not presets:
         raise UserError("--preset: name at least one preset, or all")
     scene_specs = args.scenes or ([] if args.claims and fmt != "html" else scene_names())
@@ -208,6 +206,8 @@ def cmd_report(args) -> None:
         console = Console(width=None if sys.stdout.isatty() and not out else 240,
                           file=io.StringIO() if out else None)
         report_text.print_table(rows, settings, console, geometry)
+        for line in user_lines(presets):
+            console.print(line, markup=False, highlight=False)
         if claims:
             report_text.print_claims(claims, console)
         if out:
@@ -223,6 +223,9 @@ def cmd_report(args) -> None:
         text = report.to_csv(rows)
     else:
         text = report_text.to_markdown(rows, settings, claims, geometry)
+        changed = user_lines(presets)
+        if changed:
+            text += "\nParameters set by the user:\n\n" + "".join(f"- {line}\n" for line in changed)
     if out:
         write_atomic(out, lambda tmp: Path(tmp).write_text(text))
         print(f"wrote {out} ({len(text.encode()) / 1e6:.1f} MB): {len(scenes)} scene(s) x "
@@ -240,11 +243,21 @@ def cmd_scenes(args) -> None:
 
 def cmd_presets(args) -> None:
     from pipelines.presets import PRESETS
-    for p in PRESETS.values():
+    from pipelines.presets.files import EXAMPLES, example_files
+    if args.keys:
+        from pipelines.presets.keys import print_keys
+        print_keys(presets_from_args(",".join(args.names) or "all", args.set))
+        return
+    presets = presets_from_args(",".join(args.names) if args.names else "all", args.set)
+    for p in presets:
         print(f"{p.name}  [{p.architecture}]  {p.description}")
         if args.verbose:
             for k, v in p.all_params().items():
                 print(f"    {k:<24} {v.value!s:<12} {v.label:<8} {v.source}")
+    if not args.names and not args.verbose:      # -v: `tilesim presets nvidia-tiled -v` for a file's
+        print(f"preset files ({EXAMPLES}; --preset NAME or --preset PATH.toml):")
+        for name, path in example_files().items():
+            print(f"{name}  [file]  {presets_from_args(name, [])[0].description}")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -342,7 +355,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
     r = sub.add_parser("render", help="one scene, one preset -> PNG (+ counters, heat maps)")
     r.add_argument("scene", help="built-in scene (see `tilesim scenes`) or a .glb/.gltf/.obj/.ply file")
-    r.add_argument("--preset", default="imr-baseline")
+    r.add_argument("--preset", default="imr-baseline", help="a preset (see `tilesim presets`), "
+                   "a shipped preset file's name, or a .toml preset file")
     r.add_argument("--res", default="1280x720", help="WIDTHxHEIGHT (default 1280x720)")
     r.add_argument("--samples", type=int, default=1, choices=(1, 4))
     r.add_argument("--camera", help="eye:target:up:fovy, e.g. 0,1,5:0,0,0:0,1,0:60, near and far "
@@ -354,6 +368,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "shadow, ao; -o gets the raster image darkened by shadow and AO, OUT.<pass>.png each pass")
     r.add_argument("--heatmap", action="append", metavar="KIND=PATH",
                    help=f"write a heat map PNG; KIND: {', '.join(HEATMAPS)} (repeatable)")
+    add_set_option(r)
     _add_input_options(r)
     r.set_defaults(func=cmd_render)
     p = sub.add_parser("report", help="scenes x presets -> the bandwidth report (table, JSON, CSV, "
@@ -362,7 +377,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="built-in scenes (see `tilesim scenes`) or .glb/.gltf/.obj/.ply files "
                         "(default: every built-in scene)")
     p.add_argument("--camera", help="eye:target:up:fovy for every scene, as render's")
-    p.add_argument("--preset", default="all", help="comma-separated presets, or all (default)")
+    p.add_argument("--preset", default="all", help="comma-separated presets or .toml preset files, "
+                   "or all (default)")
     p.add_argument("--res", default="1280x720")
     p.add_argument("--samples", type=int, default=1, choices=(1, 4))
     p.add_argument("--fps", type=float, default=60.0, help="frame rate for GB/s (default 60)")
@@ -383,6 +399,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="resolution the claims are measured at (default 1920x1080: at small sizes "
                         "the framebuffer fits the caches)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    add_set_option(p)
     _add_input_options(p)
     p.set_defaults(func=cmd_report)
     d = sub.add_parser("diff", help="compare two images: metrics and a diff image; exit 1 if they "
@@ -404,9 +421,15 @@ def build_parser() -> argparse.ArgumentParser:
     add_view_parser(sub)
     s = sub.add_parser("scenes", help="list the built-in scenes")
     s.set_defaults(func=cmd_scenes)
-    s = sub.add_parser("presets", help="list the presets")
+    s = sub.add_parser("presets", help="list the presets (and the preset files shipped)")
+    s.add_argument("names", nargs="*", metavar="PRESET", help="only these (names or .toml files)")
     s.add_argument("-v", "--verbose", action="store_true", help="every parameter with its source")
+    s.add_argument("--keys", action="store_true", help="every key --set takes: type, unit, range, "
+                   "and the built-in value of each preset named (default: all)")
+    add_set_option(s)
     s.set_defaults(func=cmd_presets)
+    from pipelines.commands.sweep import add_parser as add_sweep_parser    # imports nothing heavy
+    add_sweep_parser(sub)
     return ap
 
 

@@ -11,7 +11,8 @@ from typing import Iterator, Literal
 
 from renderer.memory import CacheConfig, MemoryConfig
 
-Label = Literal["spec", "measured", "derived", "assumed"]
+Label = Literal["spec", "measured", "derived", "assumed", "user"]   # user: --set or a preset file
+LABELS = ("spec", "measured", "derived", "assumed", "user")
 MESA_BINNING = "Mesa radeonsi si_state_binning.c (peers.md §2.7)"
 SEED0 = "seed 000 (seed-notes/000_partA.md, 000_partB.md)"
 SEED4 = "seed 004 (seed-notes/004_partA.md)"
@@ -28,7 +29,7 @@ class Param:
     label: Label
 
     def __post_init__(self):
-        if self.label not in ("spec", "measured", "derived", "assumed"):
+        if self.label not in LABELS:
             raise PresetError(f"bad label {self.label!r}")
 
 
@@ -84,6 +85,8 @@ class BinningParams(Record):
     batch_deferred_shading: Param = Param(False, "AMD's DSBR shades a batch in submission order; "
                                                  "deferred shading within a batch is a what-if "
                                                  "(pipelines.arch.dsbr)", "assumed")
+    bin_size: Param | None = None      # "WxH" px: a fixed bin (tilesim --set dsbr.bin); None:
+                                       # from bin_table and the RBs' tag budgets
 
 
 @dataclass(frozen=True)
