@@ -35,10 +35,11 @@ def quads_of(m):
     return popcount(f & np.uint64(0x0055005500550055))
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def block_far(depth, x0, y0, width, height, n_samples):
     """Farthest stored depth over the samples of the 8x8 block at (x0, y0) inside the target,
-    and how many samples hold it, in one walk."""
+    and how many samples hold it, in one walk. Inline: a call to a compiled function inside an
+    inlined section of rasterize_tile keeps that section's arrays reference-counted."""
     z = np.float32(0.0)
     n = 0
     for y in range(y0, min(y0 + BLOCK, height)):
