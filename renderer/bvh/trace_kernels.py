@@ -14,9 +14,13 @@ BANDS = 32            # trace gives each thread a run of chunks in each of this 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _trace_chunk(tree, job, out, c, fast, redo):
     """Chunk c of the rays; its record count into out.rec_n[c]. The chunk kernels take the
-    arrays one by one, as positional arguments: taking the structs (and sharing the stack pop
-    and the fetch record as inlined helpers) measured 15-40% slower in bench/bench_bvh.py
-    (dragon bvh8 40-41 Mrays/s against 47-52, sponza bvh8-obb 4.7-4.9 against 7.7-8.8)."""
+    arrays one by one, as positional arguments: taking the structs (and sharing the stack pop,
+    the restart climb and the fetch record as inlined helpers with early exits) measured 15-40%
+    slower in bench/bench_bvh.py (dragon bvh8 40-41 Mrays/s against 47-52, sponza bvh8-obb
+    4.7-4.9 against 7.7-8.8). They share the stack pop (traverse_kernels.pop_nearest, one
+    exit); the restart climb reads one of two parent arrays and writes the record only when
+    recording, so as a helper it would keep its arrays reference-counted (the rules in
+    renderer/raster_kernels.py): it stays in each kernel."""
     kind, node_f32, node_u32 = tree.kind, tree.node_f32, tree.node_u32
     tri_f32, tri_u32, tri_corners = tree.tri_f32, tree.tri_u32, tree.tri_corners
     node_parent, tri_parent, table, boxes = (tree.node_parent, tree.tri_parent, tree.obb_table,

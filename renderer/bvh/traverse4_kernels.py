@@ -7,7 +7,7 @@ from numba import njit
 from .layouts_kernels import L_BVH2
 from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, R_DX, R_DY, R_DZ, R_OX, R_OY, R_OZ, R_TMAX, R_TMIN,
                                REC_NODE, REC_PARENT, REC_SHIFT, REC_TRI, REF_BOX, REF_LEAF, REF_TRI, _inv,
-                               _slab, _tri, _write_costs)
+                               _slab, _tri, _write_costs, pop_nearest)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -79,14 +79,7 @@ def trace_chunk(layout, node_f32, node_u32, tri_f32, tri_u32, node_parent, tri_p
                 node = cur >> 2
             else:
                 # pop the nearest entry still in front of the closest hit
-                while size > 0:
-                    top = top - 1 if top > 0 else stack - 1
-                    size -= 1
-                    e = st_ref[top]
-                    if st_t[top] <= lim:
-                        cur = e
-                        break
-                    last = e
+                top, size, cur, last = pop_nearest(st_ref, st_t, top, size, stack, lim, last)
                 if cur >= 0:
                     continue
                 if not over:

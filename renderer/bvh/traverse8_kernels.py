@@ -12,7 +12,7 @@ from .layouts_kernels import N_OBB
 from .tri4_kernels import tri4
 from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, R_DX, R_DY, R_DZ, R_OX, R_OY, R_OZ, R_TMAX,
                                R_TMIN, REC_NODE, REC_PARENT, REC_SHIFT, REC_TRI, REF_BOX, REF_TRI,
-                               _culled, _inv, _slab, _write_costs)
+                               _culled, _inv, _slab, _write_costs, pop_nearest)
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
@@ -153,14 +153,7 @@ def trace_chunk8(node_u32, tri_corners, tri_u32, node_parent, tri_parent, table,
                 node = cur >> 2
             else:
                 # pop the nearest entry still in front of the closest hit
-                while size > 0:
-                    top = top - 1 if top > 0 else stack - 1
-                    size -= 1
-                    e = st_ref[top]
-                    if st_t[top] <= lim:
-                        cur = e
-                        break
-                    last = e
+                top, size, cur, last = pop_nearest(st_ref, st_t, top, size, stack, lim, last)
                 if cur >= 0:
                     continue
                 if not over:

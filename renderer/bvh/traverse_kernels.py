@@ -157,6 +157,26 @@ def _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, ax, ay, az, bx, by, bz, cx, cy, cz,
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def pop_nearest(st_ref, st_t, top, size, stack, lim, last):
+    """The short stack's pop (trace_chunk's and trace_chunk8's): entries off the top of the ring
+    (`size` of its `stack` slots used, `top` one past the newest) until one no farther than `lim`
+    (the closest hit so far). Returns (top, size, that entry's node reference or -1 when the
+    stack ran dry, the last reference popped: where a restart climbs from). One exit, and both
+    arrays used in the loop alone: inlined, it compiles as the kernels' own loop did
+    (bench/kernel_ir.py)."""
+    cur = -1
+    while size > 0 and cur < 0:
+        top = top - 1 if top > 0 else stack - 1
+        size -= 1
+        e = st_ref[top]
+        if st_t[top] <= lim:
+            cur = e
+        else:
+            last = e
+    return top, size, cur, last
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _write_costs(cnt, r, steps, box_nodes, leaf_nodes, box_tests, tri_tests, overflows, restarts,
                  refetch, parent_reads, duals, obbs, clocks):
     """Ray r's row of per-ray costs (C_*)."""
