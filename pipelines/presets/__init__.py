@@ -3,14 +3,15 @@ spec (a vendor or driver number), measured, derived (arithmetic on sourced numbe
 
 Each preset holds one typed record per feature (pipelines.presets.preset: raster, binning or
 tiler, memory, front end, compression, RT), read one way: `preset.memory.l2_bytes.value`. The
-raster and memory parameters are the tables below; the front end's, compression's and ray
-tracing's are their modules' (frontend, compression, rt), merged here once (`_preset`).
+raster and memory parameters are the tables below; the front end's, compression's, ray
+tracing's, rates' and energies' are their modules' (frontend, compression, rt, rates, energy),
+merged here once (`_preset`).
 
 `tilesim presets` prints them; pipelines.registry maps a preset's architecture to its pipeline.
 """
 from __future__ import annotations
 
-from pipelines.presets import compression, frontend, rt
+from pipelines.presets import compression, energy, frontend, rates, rt
 from pipelines.presets.params import MESA_BINNING, Label, Param, PresetError  # noqa: F401  (the types' home)
 from pipelines.presets.preset import Preset
 
@@ -23,7 +24,8 @@ def _preset(name: str, architecture: str, description: str, params: dict[str, Pa
     return Preset.of(name, architecture, description, params,
                      frontend=frontend.PARAMS[name],
                      compression=compression.PARAMS.get(name, compression.NONE),
-                     rt=rt.PARAMS[name] if name in rt.PARAMS else rt.borrowed(name))
+                     rt=rt.PARAMS[name] if name in rt.PARAMS else rt.borrowed(name),
+                     rates=rates.PARAMS[name], energy=energy.PARAMS[name])
 
 
 IMR_BASELINE = _preset(
