@@ -146,3 +146,34 @@ def test_a_frame_s_energy_and_watts():
     cost = frame_cost(f, preset)
     assert cost.watts(30.0) == pytest.approx(e.joules * 30.0, rel=1e-12)
     assert cost.watts() == pytest.approx(e.joules * cost.time.fps, rel=1e-12)
+
+
+def test_report_rows_explain_and_render_carry_the_model(capsys, tmp_path):
+    import json
+
+    from pipelines.commands import cli
+    from pipelines.commands.report import frame_row
+    preset = get_preset("amd-rdna2")
+    row, f = frame_row(get_scene("quad"), preset, Settings(64, 48, fps=30.0))
+    cost = frame_cost(f, preset)
+    assert row["model_ms"] == cost.time.ms and row["limiter"] == cost.time.passes[0].limiter
+    assert row["mj"] == pytest.approx(sum(row[f"mj.{s}"] for s in ("dram", "caches", "alu", "fixed")), rel=1e-12)
+    assert row["watts_at_fps"] == pytest.approx(cost.energy.joules * 30.0, rel=1e-12)
+    assert row["cost"]["passes"][0]["units"][0]["inputs"]
+    # --explain prints each unit's operands: the raster line reads its counter and rate
+    assert cli.main(["report", "--explain", "quad", "--preset", "amd-rdna2", "--res", "64x48"]) == 0
+    text = capsys.readouterr().out
+    assert f"raster.fragments {64 * 48} / (raster_px_per_clk 128 x 2.25 GHz)" in text
+    assert f"frame: {cost.time.ms:.6f} ms" in text
+    assert cli.main(["report", "--explain", "quad", "--preset", "all"]) == 2      # one preset only
+    capsys.readouterr()
+    out = tmp_path / "q.png"
+    assert cli.main(["render", "quad", "--preset", "amd-rdna2", "--res", "64x48", "-o", str(out)]) == 0
+    line = capsys.readouterr().out
+    assert f"model {cost.time.ms:.4g} ms" in line and "main: dram" in line
+    # the viewer's strip shows the same figures
+    from viewer import hud
+    fig = hud.figures(f)
+    assert fig["model_ms"] == cost.time.ms and fig["limiter"] == "dram"
+    assert "model" in "".join(t for line in hud.strip_lines(fig, None, "") for t, _ in line)
+    json.dumps(hud.differences(fig, fig))

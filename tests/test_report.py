@@ -143,7 +143,8 @@ def test_html_opens_offline_and_shows_every_chart_and_image(tmp_path):
     # per scene and preset: the image, overdraw and DRAM maps, and the fallback map on the tiler
     n = len(SCENES) * (3 + 4)
     assert f'data-images="{n}/{n}"' in body, body
-    assert f'data-charts="{len(SCENES) + 1}"' in body, body
+    # per scene: DRAM/overdraw/fallbacks and time per unit/energy per source; one summary
+    assert f'data-charts="{2 * len(SCENES) + 1}"' in body, body
     shot = tmp_path / "shot.png"
     subprocess.run([CHROMIUM, *OFFLINE, *profile, "--virtual-time-budget=10000", "--window-size=1400,1800", f"--screenshot={shot}",
                     page.as_uri()], capture_output=True, timeout=120)
