@@ -58,7 +58,7 @@ APPLE_A11 = _preset(
     "Apple A11 (first in-house GPU): TBDR with HSR, 32x32 tiles, 32 KiB of tile memory",
     {
         **TILER_ASSUMED,
-        "tile_memory_bytes": Param(32 * 1024, "the seed gives 32-64 KiB (L813) and a 32 KB threadgroup/imageblock limit (L279); the low end for the first generation", "assumed"),
+        "tile_memory_bytes": Param(32 * 1024, "the seed gives 32-64 KiB per tile and a 32 KB threadgroup / explicit imageblock limit (seed 004 L815); the low end for the first generation", "assumed"),
         "l2_bytes": Param(4 * MB, "A11 system-level cache 4 MB per die analyses; not in the seeds", "assumed"),
         "dram_gbps": Param(34.1, "64-bit LPDDR4X-4266 = 34.1 GB/s; the seeds give no A11 figure", "assumed"),
     })
@@ -68,8 +68,10 @@ APPLE_M3 = _preset(
     "Apple M3: TBDR with HSR, 32x32 tiles, 64 KiB of tile memory, 8 MB SLC, 128-bit LPDDR5",
     {
         **TILER_ASSUMED,
-        "tile_memory_bytes": Param(64 * 1024, f"A11+ colour targets up to 512 bits/px x 32x32 = 64 KiB, the high end of the seed's 32-64 KiB ({SEED4} L284, L813)", "derived"),
-        "l2_bytes": Param(8 * MB, f"SLC 8 MB measured on an M4 Pro-class part, {SEED4} L596; taken for M3", "measured"),
+        "tile_memory_bytes": Param(64 * 1024, f"the high end of the seed's 32-64 KiB per tile ({SEED4} L815); 64 KiB = 512 bits/px x 32x32", "derived"),
+        "l2_bytes": Param(8 * MB, f"SLC 8 MB measured on another chip (the 10-core M4 Pro-class part of {SEED4} "
+                                  "L588-596), taken for M3; the GPU's own 2 MB L2 the seed measured (L595) is "
+                                  "not modelled: this level stands for L2 and SLC together", "assumed"),
         "dram_gbps": Param(102.4, f"2 x 51.2 GB/s (64-bit LPDDR5-6400, {SEED4} L869) for M3's 128-bit bus", "derived"),
     })
 
@@ -91,8 +93,9 @@ ARM_MALI = _preset(
     "deferred HSR), AFBC and transaction elimination, 51.2 GB/s LPDDR5",
     {
         **TILER_ASSUMED,
-        "tile_px": Param(16, f"Mali renders 16x16 tiles ({SEED4} L65 and its reviewer note; Arm Mali GPU best "
-                             "practices guide)", "spec"),
+        "tile_px": Param(16, "Mali GPUs render 16x16-pixel tiles (Arm Mali GPU Best Practices Guide, "
+                             "'Tile-based rendering'); seed 004 L65 says Mali's tiles are usually larger "
+                             "(unconfirmed) and is not the source", "spec"),
         "hsr": Param(False, f"Mali culls with early Z in draw order, not a deferred HSR ({SEED4} L730-760); "
                             "Arm's forward pixel kill is not modelled, so shading is an upper bound", "assumed"),
         "tile_memory_bytes": Param(16 * 16 * 32, "16x16 px x 256 bits of tile storage per pixel "
@@ -144,8 +147,10 @@ def _amd(name: str, description: str, l2_mb: int, l2_source: str, gbps: float, g
                                                "rop_depth_cache_ways", "l2_ways")},
         "l2_bytes": Param(l2_mb * MB, l2_source, "spec"),
         "dram_gbps": Param(gbps, gbps_source, "spec"),
-        "num_rbs": Param(rbs, rbs_source, "spec"),
-        "num_l2_channels": Param(channels, channels_source, "spec"),
+        # a count worked out from other published figures says "(derived)" in its source
+        "num_rbs": Param(rbs, rbs_source, "derived" if "(derived" in rbs_source else "spec"),
+        "num_l2_channels": Param(channels, channels_source,
+                                 "derived" if "(derived" in channels_source else "spec"),
         "binning": Param(True, f"DPBB allowed on GFX10+, {MESA_BINNING}", "spec"),
         "hiz": Param(True, f"HTILE hierarchical Z on every GCN/RDNA part, {SEED0} L503 and L311-315", "spec"),
         "fast_clear": Param(True, f"fast colour/Z clear through CMASK/HTILE, {SEED0} L315", "spec"),
@@ -171,10 +176,10 @@ AMD_RDNA2 = _amd("amd-rdna2", "AMD RDNA 2 (Navi 21): IMR + draw-stream binning, 
                  llc=(128, f"RDNA 2 Infinity Cache 128 MB, {SEED0} partB L267"))
 AMD_RDNA3 = _amd("amd-rdna3", "AMD RDNA 3 (Navi 31): IMR + draw-stream binning, 6 MB L2, 96 MB "
                  "Infinity Cache, 960 GB/s",
-                 6, f"RDNA 3 L2 6 MB, {SEED0} L1321-1323", 960.0, f"RDNA 3 960 GB/s, {SEED0} partB L267",
+                 6, f"RDNA 3 L2 4 MB -> 6 MB, {SEED0} L1552", 960.0, f"RDNA 3 960 GB/s, {SEED0} partB L267",
                  24, "Navi 31: 192 ROPs in RB+ units of 8 = 24 (derived from AMD's 192 ROPs)", 24,
                  "Navi 31: 24 L2 slices of 256 KB in 6 MB (derived)",
-                 llc=(96, f"96 MB = 6 MCDs x 16 MB, {SEED0} L1323"))
+                 llc=(96, f"96 MB = 6 MCDs x 16 MB, {SEED0} L1558"))
 AMD_RDNA4 = _amd("amd-rdna4", "AMD RDNA 4 (Navi 48): IMR + draw-stream binning, 8 MB L2, 64 MB "
                  "Infinity Cache, 640 GB/s",
                  8, f"RDNA 4 L2 8 MB, {SEED0} partB L1859", 640.0, f"256-bit GDDR6 20 Gbps = 640 GB/s, {SEED0} partB L1874-1876",
