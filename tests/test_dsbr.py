@@ -128,7 +128,11 @@ def test_vega_bin_sizes_from_the_gfx9_tables():
     assert gfx9_bin_size(4, 1, True) == (64, 512)
     # 4x: colour key 8 -> [5, 9): 32 x 512; depth key 80 -> [49, 97): 32 x 256 (smaller area)
     assert gfx9_bin_size(4, 4, True) == (32, 256)
-    c = render("quad", AMD_VEGA, W, H, 4).counters
+    # the preset runs unbinned as Mesa does on a discrete Vega 10; the tables are its what-if
+    assert AMD_VEGA.binning.binning.value is False
+    assert render("quad", AMD_VEGA, W, H, 4).counters["dsbr.batches_binned"] == 0
+    binned = AMD_VEGA.with_params(binning=Param(True, "test: the what-if", "assumed"))
+    c = render("quad", binned, W, H, 4).counters
     assert c["dsbr.bin_width"] == 64 and c["dsbr.bin_height"] == 256 and c["dsbr.bin_widened"] == 1
 
 

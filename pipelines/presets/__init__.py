@@ -210,7 +210,13 @@ AMD_VEGA = _amd("amd-vega", "AMD Vega 10 (GCN 5): IMR + draw-stream binning with
                 bin_table=Param("gfx9", f"GFX9 bin sizes by table (4 RB/SE, 4 SE), {MESA_BINNING}", "spec"),
                 max_alloc_count=Param(min(128, PC_LINES // (4 * 4)), f"{PAL_ALLOC} = min(128, lines / "
                                       f"(4 x 4 shader engines)) on GFX9, with {PC_LINES} lines assumed", "assumed"),
-                rb_l2_client=Param(True, f"Vega: the RB is a full L2 client, {SEED0} L721-725", "spec"))
+                rb_l2_client=Param(True, f"Vega: the RB is a full L2 client, {SEED0} L721-725", "spec"),
+                # What the driver does, not what the silicon can: Vega 10 has DSBR, but Mesa leaves it off
+                # on discrete GFX9 parts; seed 000 L745-752 on Vega's unused features agrees in spirit.
+                binning=Param(False, "Mesa radeonsi si_pipe.c: dpbb_allowed = gfx_level >= GFX10 || (GFX9 && "
+                                     "!has_dedicated_vram), 'Only enable primitive binning on gfx9 APUs by "
+                                     "default': a discrete Vega 10 (dedicated HBM2) renders unbinned; the "
+                                     "GFX9 bin tables stay for a what-if (binning=True)", "spec"))
 
 PRESETS: dict[str, Preset] = {p.name: p for p in (IMR_BASELINE, APPLE_A11, APPLE_M3, APPLE_M5, ARM_MALI, QCOM_ADRENO, AMD_GCN,
                                                   AMD_VEGA, AMD_RDNA1, AMD_RDNA2, AMD_RDNA3,
