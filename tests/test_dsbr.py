@@ -138,8 +138,9 @@ def test_vega_bin_sizes_from_the_gfx9_tables():
 
 def test_gcn_render_backends_bypass_l2():
     """GCN 1.0's RBs are not L2 clients: the cleared depth the quad tests misses the small ROP
-    depth cache and comes back from DRAM, where an L2 client finds it in L2."""
-    w, h = 256, 128
+    depth cache and comes back from DRAM, where an L2 client finds it in L2. The frame's depth
+    (512 x 256 x 4 B = 512 KiB) outgrows Tahiti's ROP depth caches (8 RBs x 19.5 KiB)."""
+    w, h = 512, 256
     assert render("quad", "imr-baseline", w, h).counters["mem.dram.read.depth"] == 0
     assert render("quad", AMD_GCN, w, h).counters["mem.dram.read.depth"] > 0
 

@@ -18,6 +18,27 @@ from pipelines.presets.preset import Preset
 MB = 1 << 20
 
 
+# ROP caches: Mesa's per-RB tag budgets (CcReadTags 31 x 1 KiB colour, ZsNumTags 312 x 64 B depth,
+# MESA_BINNING) times the chip's RBs. Each RB caches only the pixels of its own screen-space
+# interleave; the model keeps one cache of the chip's total, which is what a frame's working set
+# meets (a pixel never goes to another RB's cache) up to the interleave's imbalance.
+ROP_COLOR_PER_RB, ROP_DEPTH_PER_RB = 31 * 1024, 312 * 64
+
+
+def _rop_caches(rbs: int, rbs_source: str) -> dict[str, Param]:
+    why = "the chip's total as one cache (the RBs' screen-space interleave is not modelled)"
+    return {
+        "rop_color_cache_bytes": Param(ROP_COLOR_PER_RB * rbs, f"CcReadTags 31 x CcTagSize 1024 B per RB, "
+                                                               f"{MESA_BINNING}, x {rbs} RBs ({rbs_source}): {why}",
+                                       "derived"),
+        "rop_color_cache_ways": Param(8, "no public figure; 8-way chosen", "assumed"),
+        "rop_depth_cache_bytes": Param(ROP_DEPTH_PER_RB * rbs, f"ZsNumTags 312 x ZsTagSize 64 B per RB, "
+                                                               f"{MESA_BINNING}, x {rbs} RBs ({rbs_source}): {why}",
+                                       "derived"),
+        "rop_depth_cache_ways": Param(4, "no public figure; 4-way chosen", "assumed"),
+    }
+
+
 def _preset(name: str, architecture: str, description: str, params: dict[str, Param]) -> Preset:
     """The one merge: the preset's raster and memory table split into its records by name (a
     name no record has raises), and its feature records from their modules."""
@@ -34,10 +55,7 @@ IMR_BASELINE = _preset(
     "no compression, no binning",
     {
         "cache_line_bytes": Param(128, "RDNA whitepaper 128 B L2 lines (seed-notes 000_partB.md L145 reviewer note)", "spec"),
-        "rop_color_cache_bytes": Param(31 * 1024, f"CcReadTags 31 x CcTagSize 1024 B, one RB pipe: {MESA_BINNING}", "derived"),
-        "rop_color_cache_ways": Param(8, "no public figure; 8-way chosen", "assumed"),
-        "rop_depth_cache_bytes": Param(312 * 64, f"ZsNumTags 312 x ZsTagSize 64 B, one RB pipe: {MESA_BINNING}", "derived"),
-        "rop_depth_cache_ways": Param(4, "no public figure; 4-way chosen", "assumed"),
+        **_rop_caches(16, "an RDNA 1-class part: Navi 10's 64 ROPs in 16 RBs, AMD RDNA whitepaper"),
         "l2_bytes": Param(4 * MB, "RDNA 1 Navi 10 L2 4 MB, seed 000 L958 (seed-notes 000_partA.md table)", "spec"),
         "l2_ways": Param(16, "RDNA L2 16-way per AMD RDNA whitepaper; not in the seeds", "assumed"),
         "dram_gbps": Param(448.0, "256-bit GDDR6 14 Gbps = 448 GB/s (PS5 / RX 5700 XT), seed 000 L2034", "spec"),
@@ -139,12 +157,11 @@ PAL_ALLOC = "PAL binningMaxAllocCountLegacy"
 def _amd(name: str, description: str, l2_mb: int, l2_source: str, gbps: float, gbps_source: str,
          rbs: int, rbs_source: str, channels: int, channels_source: str,
          llc: tuple[int, str] | None = None, **extra: Param) -> Preset:
-    """An RDNA part: the baseline's ROP caches and line, its own L2, DRAM, RBs and channels, and
+    """An RDNA part: the baseline's line, ROP caches for its own RBs, its own L2, DRAM, RBs and channels, and
     binning on (Mesa radeonsi enables DPBB on GFX10+)."""
     return _preset(name, "dsbr", description, {
-        **{k: IMR_BASELINE.all_params()[k] for k in ("cache_line_bytes", "rop_color_cache_bytes",
-                                               "rop_color_cache_ways", "rop_depth_cache_bytes",
-                                               "rop_depth_cache_ways", "l2_ways")},
+        **{k: IMR_BASELINE.all_params()[k] for k in ("cache_line_bytes", "l2_ways")},
+        **_rop_caches(rbs, rbs_source),
         "l2_bytes": Param(l2_mb * MB, l2_source, "spec"),
         "dram_gbps": Param(gbps, gbps_source, "spec"),
         # a count worked out from other published figures says "(derived)" in its source
@@ -192,9 +209,8 @@ AMD_GCN = _preset(
     "amd-gcn", "imr", "AMD GCN 1.0 (Tahiti): IMR with hierarchical Z, render backends beside L2 "
     "(not its clients), 768 KB L2, 288 GB/s; no binning",
     {
-        **{k: IMR_BASELINE.all_params()[k] for k in ("cache_line_bytes", "rop_color_cache_bytes",
-                                               "rop_color_cache_ways", "rop_depth_cache_bytes",
-                                               "rop_depth_cache_ways", "l2_ways")},
+        **{k: IMR_BASELINE.all_params()[k] for k in ("cache_line_bytes", "l2_ways")},
+        **_rop_caches(8, "Tahiti: 32 ROPs in 8 RBs of 4, AMD HD 7970 spec"),
         "l2_bytes": Param(768 * 1024, f"Tahiti L2 768 KB (6 MCs x 128 KB), {SEED0} L499", "spec"),
         "dram_gbps": Param(288.0, f"384-bit GDDR5 ~288 GB/s, {SEED0} L511", "spec"),
         "rb_l2_client": Param(False, f"GCN 1.0/1.1: the RB talks to the memory controller beside L2, {SEED0} L485-499", "spec"),
