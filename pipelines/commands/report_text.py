@@ -175,7 +175,7 @@ def rt_lines(row, passes) -> list[list[str]]:
 
 
 CLAIM_HEADER = ["claim", "source", "scene", "status", "measured", "note"]
-CLAIM_STYLE = {"agrees": "green", "disagrees": "red", "not yet measured": "dim"}
+CLAIM_STYLE = {"agrees": "green", "disagrees": "red", "not yet measured": "dim", "not measurable": "yellow"}
 
 
 def claim_cells(c) -> list[str]:
