@@ -202,23 +202,25 @@ def _res(s: Session) -> str:
     return f"{s.settings.width}x{s.settings.height}"
 
 
-DSBR_TIME_SCENES = ("sponza", "spheres", "overdraw:32:btf", "teapot")
+DSBR_TIME_SCENES = ("sponza", "spheres", "teapot")        # game-like scenes: the claim's "typical games"
+DSBR_STRESS = ("overdraw:32:btf",)                         # shown beside them, not judged
 
 
-def dsbr_fps(scenes) -> Callable[[Session], Measured]:
+def dsbr_fps(scenes, stress=()) -> Callable[[Session], Measured]:
     """Frame rate with binning on over off (the model's fps), amd-rdna2, per scene; the value is
-    the best scene's gain (the claim is 'up to')."""
+    the best game-like scene's gain (the claim is 'up to'); the stress scenes are shown only."""
     def measure(s: Session) -> Measured:
         on_p, off_p = get_preset("amd-rdna2"), binning_off("amd-rdna2")
         gains, limit = {}, {}
-        for name in scenes:
+        for name in (*scenes, *stress):
             on = _model(s.render(name, on_p), on_p).time
             off = _model(s.render(name, off_p), off_p).time
             gains[name] = on.fps / off.fps - 1
             limit[name] = f"{off.passes[0].limiter}->{on.passes[0].limiter}"
-        best = max(gains.values())
+        best = max(gains[k] for k in scenes)
         return Measured(best, f"model fps on/off - 1, {_res(s)}: " + ", ".join(
-            f"{k} {100 * v:+.2f}% ({limit[k]})" for k, v in gains.items()))
+            f"{k} {100 * v:+.2f}% ({limit[k]})" for k, v in gains.items() if k in scenes)
+            + "".join(f"; stress case {k} {100 * gains[k]:+.2f}% ({limit[k]}), not judged" for k in stress))
     return measure
 
 
@@ -381,7 +383,7 @@ CLAIMS: tuple[Claim, ...] = (
                   "holds several layers; here batches break too often"),
     Claim("dsbr-fps", "DSBR: up to +10% frame rate in typical games",
           f"{SEED0A} L739 (AMD's typical-game test data)", ", ".join(DSBR_TIME_SCENES),
-          ("amd-rdna2",), (0.0, 0.10), dsbr_fps(DSBR_TIME_SCENES),
+          ("amd-rdna2",), (0.0, 0.10), dsbr_fps(DSBR_TIME_SCENES, DSBR_STRESS),
           why_not="in the bottleneck model binning moves only the memory units' time; a frame limited "
                   "by the front end or the raster does not get faster, and the first batch's binning "
                   "fill costs a little on every scene"),
