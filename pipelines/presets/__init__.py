@@ -66,7 +66,7 @@ TILER_ASSUMED = {
     "param_cache_bytes": Param(32 * 1024, "no public figure for the tiler's parameter cache; 32 KiB chosen", "assumed"),
     "param_cache_ways": Param(8, "no public figure; 8-way chosen", "assumed"),
     "cache_line_bytes": Param(128, "Apple GPU cache line 128 B is commonly measured; not in the seeds", "assumed"),
-    "l2_ways": Param(16, "SLC associativity not published; 16-way chosen", "assumed"),
+    "l2_ways": Param(16, "L2 (or SLC) associativity not published; 16-way chosen", "assumed"),
     "tile_px": Param(32, f"32x32 tiles, {SEED4} L698; Apple's imageblock docs list 32x32, 32x16, 16x16", "spec"),
     "param_buffer_bytes": Param(32 * MB, "no public figure; llvmpipe caps a scene at 36 MiB (peers.md §1.1); 32 MiB chosen", "assumed"),
 }
@@ -83,24 +83,30 @@ APPLE_A11 = _preset(
 
 APPLE_M3 = _preset(
     "apple-m3", "tbdr",
-    "Apple M3: TBDR with HSR, 32x32 tiles, 64 KiB of tile memory, 8 MB SLC, 128-bit LPDDR5",
+    "Apple M3: TBDR with HSR, 32x32 tiles, 64 KiB of tile memory, 2 MB L2, 8 MB SLC, 128-bit LPDDR5",
     {
         **TILER_ASSUMED,
         "tile_memory_bytes": Param(64 * 1024, f"the high end of the seed's 32-64 KiB per tile ({SEED4} L815); 64 KiB = 512 bits/px x 32x32", "derived"),
-        "l2_bytes": Param(8 * MB, f"SLC 8 MB measured on another chip (the 10-core M4 Pro-class part of {SEED4} "
-                                  "L588-596), taken for M3; the GPU's own 2 MB L2 the seed measured (L595) is "
-                                  "not modelled: this level stands for L2 and SLC together", "assumed"),
+        "l2_bytes": Param(2 * MB, f"GPU L2 2 MB (4 x 512 KB slices), measured on another chip (the 10-core "
+                                  f"M4 Pro-class part of {SEED4} L588, L595), taken for M3", "assumed"),
+        "llc_bytes": Param(8 * MB, f"SLC 8 MB in 4 parts, shared with the SoC, measured on the same other chip "
+                                   f"({SEED4} L596), taken for M3", "assumed"),
+        "llc_ways": Param(16, "SLC associativity not published; 16-way chosen", "assumed"),
         "dram_gbps": Param(102.4, f"2 x 51.2 GB/s (64-bit LPDDR5-6400, {SEED4} L869) for M3's 128-bit bus", "derived"),
     })
 
 APPLE_M5 = _preset(
     "apple-m5", "tbdr",
-    "Apple M5 (Apple10 family): TBDR with HSR, 32x32 tiles, 64 KiB of tile memory, 8 MB SLC, "
+    "Apple M5 (Apple10 family): TBDR with HSR, 32x32 tiles, 64 KiB of tile memory, 2 MB L2, 8 MB SLC, "
     "153 GB/s LPDDR5X; keeps compression across stages (UTC)",
     {
         **TILER_ASSUMED,
         "tile_memory_bytes": APPLE_M3.tiler.tile_memory_bytes,
-        "l2_bytes": APPLE_M3.memory.l2_bytes,
+        "l2_bytes": Param(2 * MB, f"GPU L2 2 MB, measured on a 10-core part of the M5 generation ({SEED4} "
+                                  "L588, L595)", "measured"),
+        "llc_bytes": Param(8 * MB, f"SLC 8 MB in 4 parts, shared with the SoC ({SEED4} L596, the same part)",
+                           "measured"),
+        "llc_ways": APPLE_M3.memory.llc_ways,
         "dram_gbps": Param(153.6, f"M5 unified memory 153 GB/s (Apple M5 press release; {SEED4} L160 "
                                   "reviewer note: base M5 DRAM ~120-153 GB/s)", "spec"),
     })

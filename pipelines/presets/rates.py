@@ -170,7 +170,7 @@ def _tiler(*, clock, clock_src, clock_label, cores, cores_src, cores_label, lane
         "alu_units": Param(cores, cores_src, cores_label),
         "rt_units": Param(cores, f"{vendor}: one RT unit per core assumed (absent units borrow one so the "
                                  "traced passes get a time)", "assumed"),
-        "l2_bytes_per_clk": Param(l2_per_clk, f"{vendor}: system-level cache bandwidth not published; "
+        "l2_bytes_per_clk": Param(l2_per_clk, f"{vendor}: L2 (or system-level cache) bandwidth not published; "
                                               f"{l2_per_clk} B/clk assumed", "assumed"),
     }
 
@@ -181,7 +181,11 @@ _TABLES["apple-m3"] = _tiler(
     lanes=128, lanes_src="128 FP32 FMA per core per clock, measured on a 10-core M4 Pro-class part "
                          "(seed 004 L608); taken for M3", lanes_label="measured",
     prims=4, px_per_core=8, tex_per_core=64, l2_per_clk=256, vendor=APPLE_UNPUBLISHED)
+_TABLES["apple-m3"]["llc_gbps"] = Param(400.0, "SLC bandwidth not published; ~4x the 102 GB/s DRAM assumed "
+                                              "(an on-die SRAM feeding the GPU and the SoC)", "assumed")
 _TABLES["apple-m5"] = {**_TABLES["apple-m3"],
+                       "llc_gbps": Param(600.0, "SLC bandwidth not published; ~4x the 153 GB/s DRAM assumed",
+                                         "assumed"),
                        "clock_ghz": Param(1.62, "GPU clock 1.62 GHz, measured on the 10-core part (seed 004 "
                                                 "L588, L1325)", "measured"),
                        "alu_lanes": Param(128, "128 FP32 FMA per core per clock: 3.9 TFLOPS measured / 10 "
