@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 from pipelines.presets.params import Param, Record
 
-A = "seed 000 (seed-notes/000_partA.md"
-B = "seed 000 (seed-notes/000_partB.md"
-N1 = "seed 001 (seed-notes/001_003.md"
+A = "seed 000, seed-notes/000_partA.md"
+B = "seed 000, seed-notes/000_partB.md"
+N1 = "seed 001, seed-notes/001_003.md"
 
 
 @dataclass(frozen=True)
@@ -77,8 +77,9 @@ RA_PER_CU = f"one ray accelerator per CU ({B} l.80 table, seed L1313)"
 NGG_17 = Param(17, f"AMD's claimed peak of 17+ primitives per clock through the primitive shader, against "
                    f"4 fixed-function ({A} l.116, seed L745); RDNA's NGG taken at that claim", "assumed")
 NGG_NONE = Param(0, "no NGG path on this part: every primitive takes the fixed-function rate", "spec")
-TEX_RDNA = f"RDNA L0 128 B/clk per CU ({A} l.235, seed L942-946)"
-TEX_GCN = f"GCN L1 64 B/clk per CU ({A} l.235, seed L942-946)"
+TEX_RDNA = (f"RDNA L0 128 B/clk per CU ({A} l.235; the seed, L942-946, says RDNA 1 doubled GCN's L1 "
+            "load bandwidth; the B/clk figures are the notes', from AMD's RDNA whitepaper)")
+TEX_GCN = f"GCN L1 64 B/clk per CU ({A} l.235, from AMD's RDNA whitepaper; seed L942-946: RDNA doubled it)"
 
 _TABLES: dict[str, dict[str, Param]] = {
     "amd-gcn": _amd(
