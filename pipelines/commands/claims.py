@@ -298,6 +298,22 @@ def bvh8_time(s: Session) -> Measured:
                        f"{RT_RES[0]}x{RT_RES[1]} (the caches' time not included: traced without them)")
 
 
+def tbdr_energy(s: Session) -> Measured:
+    """1 - TBDR mJ / IMR mJ on sponza, both priced with apple-m3's pJ (pipelines.presets.energy),
+    so that only the counts differ: the DRAM bytes, cache traffic, shaded fragments."""
+    from pipelines.cost.energy import frame_energy
+    tbdr_p = get_preset("apple-m3")
+    imr_p = dataclasses.replace(get_preset("imr-baseline"), energy=tbdr_p.energy)
+    e_imr = frame_energy(s.render("sponza", "imr-baseline"), imr_p)
+    e_tbdr = frame_energy(s.render("sponza", "apple-m3"), tbdr_p)
+    v = 1 - e_tbdr.joules / e_imr.joules
+    def split(e):
+        return ", ".join(f"{k} {v * 1e3:.3f}" for k, v in e.by_source().items())
+    return Measured(v, f"sponza {_res(s)} at apple-m3's pJ: imr-baseline {e_imr.mj:.3f} mJ ({split(e_imr)}), "
+                       f"apple-m3 {e_tbdr.mj:.3f} mJ ({split(e_tbdr)}): "
+                       + (f"{100 * v:.0f}% less" if v >= 0 else f"{-100 * v:.0f}% more"))
+
+
 COMPRESSION_SCENES = ("sponza", "spheres", "dragon", "foliage", "particles")
 
 
@@ -411,6 +427,16 @@ CLAIMS: tuple[Claim, ...] = (
           ("amd-rdna4",), (0.30, 0.40), bvh8_time,
           why_not="a BVH8 node's 8 box tests take one clock as a BVH4 node's 4 do, so time follows "
                   "steps; leaf clocks (2 triangles per clock) shift it"),
+    Claim("tbdr-energy", "an architecture that moves fewer DRAM bytes and shades fewer hidden fragments "
+          "spends less energy per frame", "seed 004 L1048 (seed-notes/004_partB.md l.351)", "sponza",
+          ("imr-baseline", "apple-m3"), (0.0, 1.0), tbdr_energy,
+          why_not="the tiler's parameter buffer and SLC traffic outweigh what it saves on colour and "
+                  "depth at this resolution"),
+    Claim("tbdr-sustained-clock", "fewer DRAM bytes let the GPU hold +150-200 MHz more under the same "
+          "thermal budget", "seed 004 L1048, L1066 (seed-notes/004_partB.md l.345-349)", "-",
+          ("apple-m3",), None,
+          not_measurable="the time model runs every preset at a fixed clock; there is no thermal or "
+                         "DVFS model to turn energy into a sustained frequency"),
     Claim("ngg-power", "NGG culling costs about 30 W on the 6900 XT against 0.9 W on the 7900 XT",
           "seed 001 (seed-notes/001_003.md)", "-", ("amd-rdna2", "amd-rdna3"), None,
           not_measurable="the energy model charges counted work at sourced pJ (45 nm per-op figures, "
