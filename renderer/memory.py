@@ -44,7 +44,7 @@ class CacheConfig:
     name: str
     size_bytes: int
     ways: int
-    write_allocate: bool = True   # False: read-allocate (AMD's Infinity Cache, seed 000 L1209)
+    write_allocate: bool = True   # False: read-allocate (AMD's Infinity Cache, seed 000 L1202)
 
     def n_sets(self, line_bytes: int) -> int:
         sets = self.size_bytes // (line_bytes * self.ways)

@@ -128,14 +128,19 @@ def test_vega_bin_sizes_from_the_gfx9_tables():
     assert gfx9_bin_size(4, 1, True) == (64, 512)
     # 4x: colour key 8 -> [5, 9): 32 x 512; depth key 80 -> [49, 97): 32 x 256 (smaller area)
     assert gfx9_bin_size(4, 4, True) == (32, 256)
-    c = render("quad", AMD_VEGA, W, H, 4).counters
+    # the preset runs unbinned as Mesa does on a discrete Vega 10; the tables are its what-if
+    assert AMD_VEGA.binning.binning.value is False
+    assert render("quad", AMD_VEGA, W, H, 4).counters["dsbr.batches_binned"] == 0
+    binned = AMD_VEGA.with_params(binning=Param(True, "test: the what-if", "assumed"))
+    c = render("quad", binned, W, H, 4).counters
     assert c["dsbr.bin_width"] == 64 and c["dsbr.bin_height"] == 256 and c["dsbr.bin_widened"] == 1
 
 
 def test_gcn_render_backends_bypass_l2():
     """GCN 1.0's RBs are not L2 clients: the cleared depth the quad tests misses the small ROP
-    depth cache and comes back from DRAM, where an L2 client finds it in L2."""
-    w, h = 256, 128
+    depth cache and comes back from DRAM, where an L2 client finds it in L2. The frame's depth
+    (512 x 256 x 4 B = 512 KiB) outgrows Tahiti's ROP depth caches (8 RBs x 19.5 KiB)."""
+    w, h = 512, 256
     assert render("quad", "imr-baseline", w, h).counters["mem.dram.read.depth"] == 0
     assert render("quad", AMD_GCN, w, h).counters["mem.dram.read.depth"] > 0
 

@@ -67,7 +67,8 @@ def test_with_params_changes_one_record_and_keeps_the_rest():
 
 
 def test_memory_configs():
-    assert [c.name for c in APPLE_M3.memory.config().caches] == ["param", "l2"]
+    assert [c.name for c in APPLE_M3.memory.config().caches] == ["param", "l2", "llc"]   # GPU L2, SLC
+    assert [c.name for c in get_preset("apple-a11").memory.config().caches] == ["param", "l2"]
     assert [c.name for c in AMD_RDNA2.memory.config().caches] == ["rop_color", "rop_depth", "l2", "llc"]
     assert get_preset("amd-gcn").memory.config().below == (-1, -1, -1)      # RBs beside L2
     assert IMR_BASELINE.memory.config().below != (-1, -1, -1)

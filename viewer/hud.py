@@ -60,12 +60,29 @@ def figures(result) -> dict[str, float]:
         **({"rt_steps_per_ray": c["rt.steps"] / c["rt.rays"],
             "rt_bvh_bytes_per_ray": (c["rt.bytes.node"] + c["rt.bytes.leaf"]) / c["rt.rays"]}
            if c["rt.rays"] else {}),
+        **cost_figures(result),
     }
+
+
+def cost_figures(result) -> dict:
+    """The time and energy model's figures (pipelines.cost) for a frame of a built-in preset:
+    model ms, the limiter of its slowest pass, mJ; none for a result without passes."""
+    from pipelines.cost import frame_cost
+    from pipelines.presets import PresetError, get_preset
+    if not hasattr(result, "passes"):
+        return {}
+    try:
+        preset = get_preset(result.preset)
+    except PresetError:
+        return {}
+    cost = frame_cost(result, preset)
+    slowest = max(cost.time.passes, key=lambda p: p.seconds)
+    return {"model_ms": cost.time.ms, "limiter": slowest.limiter, "mj": cost.energy.mj}
 
 
 def differences(fig: dict, first: dict) -> dict[str, float]:
     """Panel minus first panel, figure by figure (the first panel's own are all zero)."""
-    return {k: fig[k] - first[k] for k in fig if k in first}
+    return {k: fig[k] - first[k] for k in fig if k in first and not isinstance(fig[k], str)}
 
 
 def _pct(new: float, old: float) -> str:
@@ -78,7 +95,9 @@ def strip_lines(fig: dict, first: dict | None, first_name: str) -> list[list[tup
     line1 = [(f"DRAM {fig['dram_mb']:.2f} MB/frame   {fig['gbps_at_60fps']:.2f} GB/s at 60 fps{share}", FG)]
     rays = (f"   rays: {fig['rt_steps_per_ray']:.1f} steps, {fig['rt_bvh_bytes_per_ray']:,.0f} B of BVH each"
             if "rt_steps_per_ray" in fig else "")
-    line2 = [(f"overdraw {fig['overdraw']:.2f}   shaded {fig['shaded']:,}   fallbacks {fig['fallbacks']}{rays}", FG)]
+    model = (f"   model {fig['model_ms']:.3g} ms ({fig['limiter']}), {fig['mj']:.3g} mJ"
+             if "model_ms" in fig else "")
+    line2 = [(f"overdraw {fig['overdraw']:.2f}   shaded {fig['shaded']:,}   fallbacks {fig['fallbacks']}{model}{rays}", FG)]
     if first is None:
         return [line1, line2, [("the other panels' differences are to this one", DIM_FG)]]
     line3 = [(f"vs {first_name}: ", DIM_FG)]

@@ -111,9 +111,13 @@ def cmd_render(args) -> None:
     for kind, path in heatmaps:
         save_png(path, heatmap_rgba(HEATMAPS[kind](f), w, h))
     d = f.derived()
+    from pipelines.cost import frame_cost
+    cost = frame_cost(f, preset)
     print(f"{f.scene} via {f.preset} at {w}x{h}: {f.seconds * 1e3:.0f} ms, "
           f"overdraw {d['overdraw']:.2f}, DRAM {d['dram_mb']:.2f} MB/frame "
-          f"({d['gbps_at_fps']:.1f} GB/s at 60 fps) -> {args.output}")
+          f"({d['gbps_at_fps']:.1f} GB/s at 60 fps); model {cost.time.ms:.4g} ms "
+          f"({cost.time.fps:,.0f} fps, {', '.join(f'{n}: {u}' for n, u in cost.time.limiters())}), "
+          f"{cost.energy.mj:.4g} mJ ({cost.watts(60.0):.3g} W at 60 fps) -> {args.output}")
     if f.rt is not None:
         print(f"rays ({f.rt.mode}): " + "; ".join(
             f"{p} {f.counters[f'rt.{p}.rays']:,} rays, "
@@ -163,6 +167,8 @@ def cmd_report(args) -> None:
     w, h = _parse_res(args.res)
     if not (0 < args.fps < float("inf")):
         raise UserError(f"--fps {args.fps:g}: must be a positive number")
+    if args.explain:
+        return _explain(args, w, h)
     claims_w, claims_h = _parse_res(args.claims_res)
     if args.camera:
         user_camera(args.camera)        # a bad --camera fails even when no scene is named
@@ -230,6 +236,30 @@ def cmd_report(args) -> None:
         write_atomic(out, lambda tmp: Path(tmp).write_text(text))
         print(f"wrote {out} ({len(text.encode()) / 1e6:.1f} MB): {len(scenes)} scene(s) x "
               f"{len(presets)} preset(s){', claims' if claims else ''}")
+    else:
+        sys.stdout.write(text)
+
+
+def _explain(args, w: int, h: int) -> None:
+    """report --explain SCENE --preset P: one frame's time and energy, unit by unit, with the
+    arithmetic (report_text.explain_text)."""
+    from pipelines.commands import report_text
+    from pipelines.frame import Settings, run
+    from pipelines.presets import get_preset
+    names = [n for spec in args.preset.split(",") if (n := spec.strip())]
+    if len(names) != 1 or names == ["all"]:
+        raise UserError("--explain: name one preset with --preset")
+    preset = get_preset(names[0])
+    out = args.output
+    if out:
+        check_output(out)
+    rays = _ray_passes(args.rt, "--rt")
+    args.scene = args.explain
+    scene = _budgeted_scene(args, w, h, rays)
+    f = run(scene, preset, Settings(w, h, args.samples, args.fps, args.frontend, rays))
+    text = report_text.explain_text(f, preset, args.fps)
+    if out:
+        write_atomic(out, lambda tmp: Path(tmp).write_text(text))
     else:
         sys.stdout.write(text)
 
@@ -400,6 +430,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "the framebuffer fits the caches)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     add_set_option(p)
+    p.add_argument("--explain", metavar="SCENE", help="one scene through one --preset: per pass, each "
+                   "unit's time and energy and the counters and rates they came from")
     _add_input_options(p)
     p.set_defaults(func=cmd_report)
     d = sub.add_parser("diff", help="compare two images: metrics and a diff image; exit 1 if they "

@@ -5,7 +5,10 @@ the HTML page in report_html, the claims in claims.
 A row is flat so that CSV, Markdown and the terminal carry the same numbers: DRAM bytes per stream
 (exact integers), their total and MB, the ratio to the scene's first preset, GB/s at the chosen
 frame rate and its share of the preset's DRAM bandwidth, overdraw, shaded fragments and the tile
-fallbacks by reason. JSON adds every counter, every derived figure and the presets with sources.
+fallbacks by reason, and the time and energy model's figures (pipelines.cost: the model's ms and
+fps, the limiter per pass, each unit's ms, mJ by source, watts at the model's frame rate and at
+--fps). JSON adds every counter, every derived figure, each pass's units with the arithmetic they
+came from ("cost") and the presets with sources.
 """
 from __future__ import annotations
 
@@ -22,11 +25,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from renderer.counters import STREAMS
 from renderer.frontend import FRONTENDS
 
+from pipelines.cost import FrameCost, frame_cost
 from pipelines.frame import FrameResult, Settings, run
 from pipelines.presets import Preset
 
 SCHEMA_NAME = "tilesim-report"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2      # 2: the time and energy model's fields (model_ms ... "cost")
 SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
 
 # The tiler's fallback reasons (pipelines.arch.tbdr): each is a counter tile.fallback.<reason>.
@@ -101,6 +105,29 @@ def make_row(scene, preset: Preset, result, settings: Settings) -> dict:
         **{f"fallbacks.{r}": c[f"tile.fallback.{r}"] for r in FALLBACK_REASONS},
         "partial_renders": c["tile.partial_renders"],
         **geometry_fields(c),
+        **(cost_fields(frame_cost(result, preset), settings.fps) if hasattr(result, "passes") else {}),
+    }
+
+
+def cost_fields(cost: FrameCost, fps: float) -> dict:
+    """The time and energy model's figures (pipelines.cost) as flat fields, and under "cost" each
+    pass's units with their inputs (what `report --explain` prints)."""
+    slowest = max(cost.time.passes, key=lambda p: p.seconds)
+    by_source = cost.energy.by_source()
+    return {
+        "model_ms": cost.time.ms, "model_fps": cost.time.fps, "limiter": slowest.limiter,
+        "limiters": "; ".join(f"{p.name}: {p.limiter}" for p in cost.time.passes),
+        **{f"unit_ms.{k}": v * 1e3 for k, v in cost.time.unit_seconds().items()},
+        "mj": cost.energy.mj, **{f"mj.{k}": v * 1e3 for k, v in by_source.items()},
+        "watts": cost.watts(), "watts_at_fps": cost.watts(fps),
+        "cost": {"passes": [
+            {"pass": t.name, "kind": t.kind, "ms": t.seconds * 1e3, "limiter": t.limiter,
+             "units": [{"unit": u.unit, "ms": u.seconds * 1e3, "work": u.work, "work_unit": u.work_unit,
+                        "per_second": u.per_second, "inputs": u.inputs} for u in t.units],
+             "mj": e.joules * 1e3, "mj_by_source": {k: v * 1e3 for k, v in e.by_source().items()},
+             "energy": [{"source": x.source, "item": x.item, "count": x.count, "pj_each": x.pj_each,
+                         "mj": x.joules * 1e3, "inputs": x.inputs} for x in e.terms]}
+            for t, e in zip(cost.time.passes, cost.energy.passes)]},
     }
 
 

@@ -1,7 +1,9 @@
 """The HTML report: one self-contained file (charts as inline SVG, images as data: URIs, no
 script or style from the network), for people.
 
-Per scene: DRAM bytes by stream as stacked bars per preset, overdraw and tile fallbacks; what the
+Per scene: DRAM bytes by stream as stacked bars per preset, overdraw and tile fallbacks; the time
+and energy model's figures (time per unit and energy per source as stacked bars per preset, and
+their table); what the
 geometry front ends did, the post chain's compression and the ray passes where the report has
 them; each preset's image beside its heat maps (overdraw, DRAM bytes per tile, fallbacks per tile), the maps
 of one kind on one colour scale across presets so that they compare. Then the claims and the
@@ -19,8 +21,9 @@ from PIL import Image
 
 from pipelines.commands.heatmaps import MAPS, heatmap_rgba, resample
 from pipelines.commands.report import FALLBACK_REASONS, FALLBACK_SHORT
-from pipelines.commands.report_text import (GEOMETRY_HEADER, RT_HEADER, by_scene, fallbacks_text, geometry_cells,
-                          post_tables, rt_lines, streams_used)
+from pipelines.commands.report_text import (COST_TITLE, GEOMETRY_HEADER, RT_HEADER, by_scene, cost_cells,
+                                            cost_header, fallbacks_text, geometry_cells, post_tables,
+                                            rt_lines, streams_used)
 
 THUMB_WIDTH = 320        # px: a preset's image and three maps side by side fit a laptop screen
 STREAM_COLOURS = {"index": "#8c564b", "vertex": "#e377c2", "param": "#9467bd", "color": "#d62728",
@@ -103,6 +106,41 @@ def _charts(rows) -> str:
     return _svg(fig)
 
 
+ENERGY_COLOURS = {"dram": "#d62728", "caches": "#1f77b4", "alu": "#2ca02c", "fixed": "#7f7f7f"}
+
+
+def _cost_chart(rows) -> str:
+    """Per preset: each unit's time summed over the passes (stacked: the bar is the work each
+    unit had, not the frame time, which is each pass's slowest unit) and the frame's energy by
+    source (stacked)."""
+    import matplotlib.pyplot as plt
+    names = [r["preset"] for r in rows]
+    y = np.arange(len(rows))
+    fig, axes = plt.subplots(1, 2, figsize=(13, 0.45 * len(rows) + 1.6), sharey=True)
+    units = list(dict.fromkeys(k.split(".", 1)[1] for r in rows for k in r if k.startswith("unit_ms.")))
+    colours = plt.get_cmap("tab20").colors
+    left = np.zeros(len(rows))
+    for i, u in enumerate(units):
+        ms = np.array([r.get(f"unit_ms.{u}", 0.0) for r in rows])
+        axes[0].barh(y, ms, left=left, color=colours[i % len(colours)], label=u)
+        left += ms
+    axes[0].plot([r["model_ms"] for r in rows], y, "k|", markersize=14, label="frame (model)")
+    axes[0].set_xlabel("ms per unit, summed over passes (| = the model's frame time)")
+    axes[0].legend(ncol=6, fontsize=8, loc="lower left", bbox_to_anchor=(0, 1), frameon=False)
+    axes[0].set_yticks(y, names)
+    axes[0].invert_yaxis()
+    left = np.zeros(len(rows))
+    for source, colour in ENERGY_COLOURS.items():
+        mj = np.array([r[f"mj.{source}"] for r in rows])
+        axes[1].barh(y, mj, left=left, color=colour, label=source)
+        left += mj
+    axes[1].set_xlabel("mJ per frame by source")
+    axes[1].legend(ncol=4, fontsize=8, loc="lower left", bbox_to_anchor=(0, 1), frameon=False)
+    for ax in axes:
+        ax.spines[["top", "right"]].set_visible(False)
+    return _svg(fig)
+
+
 def _summary_chart(rows) -> str:
     """Every scene's DRAM per preset relative to the scene's first preset."""
     import matplotlib.pyplot as plt
@@ -161,6 +199,11 @@ def _scene_section(rows, gallery: Gallery, settings) -> str:
                          f'{tops[kind]:,.4g} {MAP_UNITS[kind]}</figcaption></figure>')
         figures.append(f'<h4>{html.escape(r["preset"])}</h4><div class="strip">{"".join(cells)}</div>')
     extra = [("geometry front end", GEOMETRY_HEADER, [geometry_cells(r) for r in rows])]
+    cost = ""
+    if "model_ms" in rows[0]:
+        cost = (f"<h4>{html.escape(COST_TITLE)}</h4>"
+                + _table(cost_header(settings.fps), [cost_cells(r) for r in rows], "num")
+                + f'<div class="chart">{_cost_chart(rows)}</div>')
     if "post" in rows[0]:
         extra += list(post_tables(rows, settings))
     if settings.rays:
@@ -169,7 +212,7 @@ def _scene_section(rows, gallery: Gallery, settings) -> str:
     tables = "".join(f"<h4>{html.escape(t)}</h4>" + _table(h, lines, "num") for t, h, lines in extra)
     return (f'<section id="scene-{html.escape(scene)}"><h2>{html.escape(scene)}</h2>'
             f'<p>{rows[0]["triangles"]:,} triangles</p>{table}<div class="chart">{_charts(rows)}</div>'
-            f'{tables}{"".join(figures)}</section>')
+            f'{cost}{tables}{"".join(figures)}</section>')
 
 
 def _claims_section(claims) -> str:

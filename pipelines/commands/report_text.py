@@ -47,6 +47,26 @@ def summary_header(streams, fps) -> list[str]:
             "overdraw", "shaded", "fallbacks"]
 
 
+COST_HEADER_BASE = ["preset", "model ms", "fps", "limiter per pass", "top units (ms, summed over passes)",
+                    "mJ", "DRAM mJ", "caches mJ", "ALU mJ", "fixed mJ", "W"]
+COST_TITLE = ("time and energy (a bottleneck model: each pass as long as its slowest unit; dynamic "
+              "energy = counts x the preset's pJ; `report --explain` shows the arithmetic)")
+
+
+def cost_header(fps) -> list[str]:
+    return [*COST_HEADER_BASE, f"W@{fps:g}"]
+
+
+def cost_cells(row) -> list[str]:
+    """One preset's line of the time and energy table."""
+    units = sorted(((k.split(".", 1)[1], v) for k, v in row.items() if k.startswith("unit_ms.")),
+                   key=lambda kv: -kv[1])[:3]
+    return [row["preset"], f"{row['model_ms']:.4f}", f"{row['model_fps']:,.0f}", row["limiters"],
+            ", ".join(f"{k} {v:.4f}" for k, v in units), f"{row['mj']:.4f}",
+            *(f"{row[f'mj.{s}']:.4f}" for s in ("dram", "caches", "alu", "fixed")),
+            f"{row['watts']:.2f}", f"{row['watts_at_fps']:.3f}"]
+
+
 def details(rows, settings: Settings) -> str:
     r = rows[0]
     ms = sum(x["ms"] for x in rows)
@@ -72,6 +92,13 @@ def print_table(rows, settings: Settings, console: Console | None = None,
             cells[rel] = f"[{style}]{cells[rel]}[/]" if style else cells[rel]
             t.add_row(*cells)
         console.print(t)
+        if "model_ms" in scene_rows[0]:
+            t = Table(title=f"{scene_rows[0]['scene']}: {COST_TITLE}", title_justify="left")
+            for col in cost_header(settings.fps):
+                t.add_column(col, justify="left" if col in COST_HEADER_BASE[:1] + COST_HEADER_BASE[3:5] else "right")
+            for r in scene_rows:
+                t.add_row(*cost_cells(r))
+            console.print(t)
         if geometry:
             t = Table(title=f"{scene_rows[0]['scene']}: geometry front end", title_justify="left")
             for col in GEOMETRY_HEADER:
@@ -148,7 +175,7 @@ def rt_lines(row, passes) -> list[list[str]]:
 
 
 CLAIM_HEADER = ["claim", "source", "scene", "status", "measured", "note"]
-CLAIM_STYLE = {"agrees": "green", "disagrees": "red", "not yet measured": "dim"}
+CLAIM_STYLE = {"agrees": "green", "disagrees": "red", "not yet measured": "dim", "not measurable": "yellow"}
 
 
 def claim_cells(c) -> list[str]:
@@ -181,6 +208,12 @@ def to_markdown(rows, settings: Settings, claims=None, geometry: bool = False) -
                                   for h in header) + "|")
         out.extend("| " + " | ".join(summary_cells(r, streams)) + " |" for r in scene_rows)
         out.append("")
+        if "model_ms" in scene_rows[0]:
+            header = cost_header(settings.fps)
+            out += [f"{COST_TITLE[0].upper()}{COST_TITLE[1:]}:\n", "| " + " | ".join(header) + " |",
+                    "|---|---:|---:|---|---|" + "---:|" * (len(header) - 5)]
+            out.extend("| " + " | ".join(cost_cells(r)) + " |" for r in scene_rows)
+            out.append("")
         if geometry:
             out += ["Geometry front end:\n", "| " + " | ".join(GEOMETRY_HEADER) + " |",
                     "|---|---|" + "---:|" * (len(GEOMETRY_HEADER) - 2)]
@@ -207,3 +240,30 @@ def to_markdown(rows, settings: Settings, claims=None, geometry: bool = False) -
     return "\n".join(out)
 
 
+def explain_text(frame, preset, fps: float) -> str:
+    """`tilesim report --explain`: per pass, each unit's time and what it was computed from, the
+    limiter, then the energy terms, so that each figure can be checked by hand."""
+    from pipelines.cost import frame_cost
+    cost = frame_cost(frame, preset)
+    s = frame.settings
+    r = preset.rates
+    out = [f"{frame.scene} via {preset.name} at {s.width}x{s.height}, {s.samples}x: bottleneck model "
+           f"(each pass as long as its slowest unit; DSBR adds one batch's binning fill), "
+           f"clock {r.clock_ghz.value} GHz ({r.clock_ghz.label}: {r.clock_ghz.source})", ""]
+    for t, e in zip(cost.time.passes, cost.energy.passes):
+        out.append(f"pass {t.name} ({t.kind}): {t.seconds * 1e3:.6f} ms, limiter {t.limiter}")
+        for u in sorted(t.units, key=lambda u: -u.seconds):
+            mark = "*" if u.unit == t.limiter else " "
+            out.append(f" {mark} {u.unit:<12} {u.seconds * 1e3:12.6f} ms = {u.inputs}")
+        out.append(f"   energy {e.joules * 1e3:.6f} mJ:")
+        for x in e.terms:
+            out.append(f"     {x.source:<7} {x.item:<12} {x.joules * 1e3:12.6f} mJ = {x.count:,.0f} x "
+                       f"{x.pj_each:g} pJ ({x.inputs})")
+        out.append("")
+    by = cost.energy.by_source()
+    out.append(f"frame: {cost.time.ms:.6f} ms = {' + '.join(f'{t.seconds * 1e3:.6f}' for t in cost.time.passes)} "
+               f"(passes in order), {cost.time.fps:,.1f} fps; {cost.energy.mj:.6f} mJ "
+               f"({', '.join(f'{k} {v * 1e3:.6f}' for k, v in by.items())}); "
+               f"{cost.watts():.3f} W at the model's {cost.time.fps:,.1f} fps, {cost.watts(fps):.3f} W at {fps:g} fps")
+    out.append("rates and energies: `tilesim presets -v` lists each with its source and label")
+    return "\n".join(out) + "\n"

@@ -3,18 +3,40 @@ spec (a vendor or driver number), measured, derived (arithmetic on sourced numbe
 
 Each preset holds one typed record per feature (pipelines.presets.preset: raster, binning or
 tiler, memory, front end, compression, RT), read one way: `preset.memory.l2_bytes.value`. The
-raster and memory parameters are the tables below; the front end's, compression's and ray
-tracing's are their modules' (frontend, compression, rt), merged here once (`_preset`).
+raster and memory parameters are the tables below; the front end's, compression's, ray
+tracing's, rates' and energies' are their modules' (frontend, compression, rt, rates, energy),
+merged here once (`_preset`).
 
 `tilesim presets` prints them; pipelines.registry maps a preset's architecture to its pipeline.
 """
 from __future__ import annotations
 
-from pipelines.presets import compression, frontend, rt
+from pipelines.presets import compression, energy, frontend, rates, rt
 from pipelines.presets.params import MESA_BINNING, Label, Param, PresetError  # noqa: F401  (the types' home)
 from pipelines.presets.preset import Preset
 
 MB = 1 << 20
+
+
+# ROP caches: Mesa's per-RB tag budgets (CcReadTags 31 x 1 KiB colour, ZsNumTags 312 x 64 B depth,
+# MESA_BINNING) times the chip's RBs. Each RB caches only the pixels of its own screen-space
+# interleave; the model keeps one cache of the chip's total, which is what a frame's working set
+# meets (a pixel never goes to another RB's cache) up to the interleave's imbalance.
+ROP_COLOR_PER_RB, ROP_DEPTH_PER_RB = 31 * 1024, 312 * 64
+
+
+def _rop_caches(rbs: int, rbs_source: str) -> dict[str, Param]:
+    why = "the chip's total as one cache (the RBs' screen-space interleave is not modelled)"
+    return {
+        "rop_color_cache_bytes": Param(ROP_COLOR_PER_RB * rbs, f"CcReadTags 31 x CcTagSize 1024 B per RB, "
+                                                               f"{MESA_BINNING}, x {rbs} RBs ({rbs_source}): {why}",
+                                       "derived"),
+        "rop_color_cache_ways": Param(8, "no public figure; 8-way chosen", "assumed"),
+        "rop_depth_cache_bytes": Param(ROP_DEPTH_PER_RB * rbs, f"ZsNumTags 312 x ZsTagSize 64 B per RB, "
+                                                               f"{MESA_BINNING}, x {rbs} RBs ({rbs_source}): {why}",
+                                       "derived"),
+        "rop_depth_cache_ways": Param(4, "no public figure; 4-way chosen", "assumed"),
+    }
 
 
 def _preset(name: str, architecture: str, description: str, params: dict[str, Param]) -> Preset:
@@ -23,7 +45,8 @@ def _preset(name: str, architecture: str, description: str, params: dict[str, Pa
     return Preset.of(name, architecture, description, params,
                      frontend=frontend.PARAMS[name],
                      compression=compression.PARAMS.get(name, compression.NONE),
-                     rt=rt.PARAMS[name] if name in rt.PARAMS else rt.borrowed(name))
+                     rt=rt.PARAMS[name] if name in rt.PARAMS else rt.borrowed(name),
+                     rates=rates.PARAMS[name], energy=energy.PARAMS[name])
 
 
 IMR_BASELINE = _preset(
@@ -32,10 +55,7 @@ IMR_BASELINE = _preset(
     "no compression, no binning",
     {
         "cache_line_bytes": Param(128, "RDNA whitepaper 128 B L2 lines (seed-notes 000_partB.md L145 reviewer note)", "spec"),
-        "rop_color_cache_bytes": Param(31 * 1024, f"CcReadTags 31 x CcTagSize 1024 B, one RB pipe: {MESA_BINNING}", "derived"),
-        "rop_color_cache_ways": Param(8, "no public figure; 8-way chosen", "assumed"),
-        "rop_depth_cache_bytes": Param(312 * 64, f"ZsNumTags 312 x ZsTagSize 64 B, one RB pipe: {MESA_BINNING}", "derived"),
-        "rop_depth_cache_ways": Param(4, "no public figure; 4-way chosen", "assumed"),
+        **_rop_caches(16, "an RDNA 1-class part: Navi 10's 64 ROPs in 16 RBs, AMD RDNA whitepaper"),
         "l2_bytes": Param(4 * MB, "RDNA 1 Navi 10 L2 4 MB, seed 000 L958 (seed-notes 000_partA.md table)", "spec"),
         "l2_ways": Param(16, "RDNA L2 16-way per AMD RDNA whitepaper; not in the seeds", "assumed"),
         "dram_gbps": Param(448.0, "256-bit GDDR6 14 Gbps = 448 GB/s (PS5 / RX 5700 XT), seed 000 L2034", "spec"),
@@ -46,7 +66,7 @@ TILER_ASSUMED = {
     "param_cache_bytes": Param(32 * 1024, "no public figure for the tiler's parameter cache; 32 KiB chosen", "assumed"),
     "param_cache_ways": Param(8, "no public figure; 8-way chosen", "assumed"),
     "cache_line_bytes": Param(128, "Apple GPU cache line 128 B is commonly measured; not in the seeds", "assumed"),
-    "l2_ways": Param(16, "SLC associativity not published; 16-way chosen", "assumed"),
+    "l2_ways": Param(16, "L2 (or SLC) associativity not published; 16-way chosen", "assumed"),
     "tile_px": Param(32, f"32x32 tiles, {SEED4} L698; Apple's imageblock docs list 32x32, 32x16, 16x16", "spec"),
     "param_buffer_bytes": Param(32 * MB, "no public figure; llvmpipe caps a scene at 36 MiB (peers.md §1.1); 32 MiB chosen", "assumed"),
 }
@@ -56,29 +76,37 @@ APPLE_A11 = _preset(
     "Apple A11 (first in-house GPU): TBDR with HSR, 32x32 tiles, 32 KiB of tile memory",
     {
         **TILER_ASSUMED,
-        "tile_memory_bytes": Param(32 * 1024, "the seed gives 32-64 KiB (L813) and a 32 KB threadgroup/imageblock limit (L279); the low end for the first generation", "assumed"),
+        "tile_memory_bytes": Param(32 * 1024, "the seed gives 32-64 KiB per tile and a 32 KB threadgroup / explicit imageblock limit (seed 004 L815); the low end for the first generation", "assumed"),
         "l2_bytes": Param(4 * MB, "A11 system-level cache 4 MB per die analyses; not in the seeds", "assumed"),
         "dram_gbps": Param(34.1, "64-bit LPDDR4X-4266 = 34.1 GB/s; the seeds give no A11 figure", "assumed"),
     })
 
 APPLE_M3 = _preset(
     "apple-m3", "tbdr",
-    "Apple M3: TBDR with HSR, 32x32 tiles, 64 KiB of tile memory, 8 MB SLC, 128-bit LPDDR5",
+    "Apple M3: TBDR with HSR, 32x32 tiles, 64 KiB of tile memory, 2 MB L2, 8 MB SLC, 128-bit LPDDR5",
     {
         **TILER_ASSUMED,
-        "tile_memory_bytes": Param(64 * 1024, f"A11+ colour targets up to 512 bits/px x 32x32 = 64 KiB, the high end of the seed's 32-64 KiB ({SEED4} L284, L813)", "derived"),
-        "l2_bytes": Param(8 * MB, f"SLC 8 MB measured on an M4 Pro-class part, {SEED4} L596; taken for M3", "measured"),
+        "tile_memory_bytes": Param(64 * 1024, f"the high end of the seed's 32-64 KiB per tile ({SEED4} L815); 64 KiB = 512 bits/px x 32x32", "derived"),
+        "l2_bytes": Param(2 * MB, f"GPU L2 2 MB (4 x 512 KB slices), measured on another chip (the 10-core "
+                                  f"M4 Pro-class part of {SEED4} L588, L595), taken for M3", "assumed"),
+        "llc_bytes": Param(8 * MB, f"SLC 8 MB in 4 parts, shared with the SoC, measured on the same other chip "
+                                   f"({SEED4} L596), taken for M3", "assumed"),
+        "llc_ways": Param(16, "SLC associativity not published; 16-way chosen", "assumed"),
         "dram_gbps": Param(102.4, f"2 x 51.2 GB/s (64-bit LPDDR5-6400, {SEED4} L869) for M3's 128-bit bus", "derived"),
     })
 
 APPLE_M5 = _preset(
     "apple-m5", "tbdr",
-    "Apple M5 (Apple10 family): TBDR with HSR, 32x32 tiles, 64 KiB of tile memory, 8 MB SLC, "
+    "Apple M5 (Apple10 family): TBDR with HSR, 32x32 tiles, 64 KiB of tile memory, 2 MB L2, 8 MB SLC, "
     "153 GB/s LPDDR5X; keeps compression across stages (UTC)",
     {
         **TILER_ASSUMED,
         "tile_memory_bytes": APPLE_M3.tiler.tile_memory_bytes,
-        "l2_bytes": APPLE_M3.memory.l2_bytes,
+        "l2_bytes": Param(2 * MB, f"GPU L2 2 MB, measured on a 10-core part of the M5 generation ({SEED4} "
+                                  "L588, L595)", "measured"),
+        "llc_bytes": Param(8 * MB, f"SLC 8 MB in 4 parts, shared with the SoC ({SEED4} L596, the same part)",
+                           "measured"),
+        "llc_ways": APPLE_M3.memory.llc_ways,
         "dram_gbps": Param(153.6, f"M5 unified memory 153 GB/s (Apple M5 press release; {SEED4} L160 "
                                   "reviewer note: base M5 DRAM ~120-153 GB/s)", "spec"),
     })
@@ -89,8 +117,9 @@ ARM_MALI = _preset(
     "deferred HSR), AFBC and transaction elimination, 51.2 GB/s LPDDR5",
     {
         **TILER_ASSUMED,
-        "tile_px": Param(16, f"Mali renders 16x16 tiles ({SEED4} L65 and its reviewer note; Arm Mali GPU best "
-                             "practices guide)", "spec"),
+        "tile_px": Param(16, "Mali GPUs render 16x16-pixel tiles (Arm Mali GPU Best Practices Guide, "
+                             "'Tile-based rendering'); seed 004 L65 says Mali's tiles are usually larger "
+                             "(unconfirmed) and is not the source", "spec"),
         "hsr": Param(False, f"Mali culls with early Z in draw order, not a deferred HSR ({SEED4} L730-760); "
                             "Arm's forward pixel kill is not modelled, so shading is an upper bound", "assumed"),
         "tile_memory_bytes": Param(16 * 16 * 32, "16x16 px x 256 bits of tile storage per pixel "
@@ -134,16 +163,17 @@ PAL_ALLOC = "PAL binningMaxAllocCountLegacy"
 def _amd(name: str, description: str, l2_mb: int, l2_source: str, gbps: float, gbps_source: str,
          rbs: int, rbs_source: str, channels: int, channels_source: str,
          llc: tuple[int, str] | None = None, **extra: Param) -> Preset:
-    """An RDNA part: the baseline's ROP caches and line, its own L2, DRAM, RBs and channels, and
+    """An RDNA part: the baseline's line, ROP caches for its own RBs, its own L2, DRAM, RBs and channels, and
     binning on (Mesa radeonsi enables DPBB on GFX10+)."""
     return _preset(name, "dsbr", description, {
-        **{k: IMR_BASELINE.all_params()[k] for k in ("cache_line_bytes", "rop_color_cache_bytes",
-                                               "rop_color_cache_ways", "rop_depth_cache_bytes",
-                                               "rop_depth_cache_ways", "l2_ways")},
+        **{k: IMR_BASELINE.all_params()[k] for k in ("cache_line_bytes", "l2_ways")},
+        **_rop_caches(rbs, rbs_source),
         "l2_bytes": Param(l2_mb * MB, l2_source, "spec"),
         "dram_gbps": Param(gbps, gbps_source, "spec"),
-        "num_rbs": Param(rbs, rbs_source, "spec"),
-        "num_l2_channels": Param(channels, channels_source, "spec"),
+        # a count worked out from other published figures says "(derived)" in its source
+        "num_rbs": Param(rbs, rbs_source, "derived" if "(derived" in rbs_source else "spec"),
+        "num_l2_channels": Param(channels, channels_source,
+                                 "derived" if "(derived" in channels_source else "spec"),
         "binning": Param(True, f"DPBB allowed on GFX10+, {MESA_BINNING}", "spec"),
         "hiz": Param(True, f"HTILE hierarchical Z on every GCN/RDNA part, {SEED0} L503 and L311-315", "spec"),
         "fast_clear": Param(True, f"fast colour/Z clear through CMASK/HTILE, {SEED0} L315", "spec"),
@@ -169,10 +199,10 @@ AMD_RDNA2 = _amd("amd-rdna2", "AMD RDNA 2 (Navi 21): IMR + draw-stream binning, 
                  llc=(128, f"RDNA 2 Infinity Cache 128 MB, {SEED0} partB L267"))
 AMD_RDNA3 = _amd("amd-rdna3", "AMD RDNA 3 (Navi 31): IMR + draw-stream binning, 6 MB L2, 96 MB "
                  "Infinity Cache, 960 GB/s",
-                 6, f"RDNA 3 L2 6 MB, {SEED0} L1321-1323", 960.0, f"RDNA 3 960 GB/s, {SEED0} partB L267",
+                 6, f"RDNA 3 L2 4 MB -> 6 MB, {SEED0} L1552", 960.0, f"RDNA 3 960 GB/s, {SEED0} partB L267",
                  24, "Navi 31: 192 ROPs in RB+ units of 8 = 24 (derived from AMD's 192 ROPs)", 24,
                  "Navi 31: 24 L2 slices of 256 KB in 6 MB (derived)",
-                 llc=(96, f"96 MB = 6 MCDs x 16 MB, {SEED0} L1323"))
+                 llc=(96, f"96 MB = 6 MCDs x 16 MB, {SEED0} L1558"))
 AMD_RDNA4 = _amd("amd-rdna4", "AMD RDNA 4 (Navi 48): IMR + draw-stream binning, 8 MB L2, 64 MB "
                  "Infinity Cache, 640 GB/s",
                  8, f"RDNA 4 L2 8 MB, {SEED0} partB L1859", 640.0, f"256-bit GDDR6 20 Gbps = 640 GB/s, {SEED0} partB L1874-1876",
@@ -185,9 +215,8 @@ AMD_GCN = _preset(
     "amd-gcn", "imr", "AMD GCN 1.0 (Tahiti): IMR with hierarchical Z, render backends beside L2 "
     "(not its clients), 768 KB L2, 288 GB/s; no binning",
     {
-        **{k: IMR_BASELINE.all_params()[k] for k in ("cache_line_bytes", "rop_color_cache_bytes",
-                                               "rop_color_cache_ways", "rop_depth_cache_bytes",
-                                               "rop_depth_cache_ways", "l2_ways")},
+        **{k: IMR_BASELINE.all_params()[k] for k in ("cache_line_bytes", "l2_ways")},
+        **_rop_caches(8, "Tahiti: 32 ROPs in 8 RBs of 4, AMD HD 7970 spec"),
         "l2_bytes": Param(768 * 1024, f"Tahiti L2 768 KB (6 MCs x 128 KB), {SEED0} L499", "spec"),
         "dram_gbps": Param(288.0, f"384-bit GDDR5 ~288 GB/s, {SEED0} L511", "spec"),
         "rb_l2_client": Param(False, f"GCN 1.0/1.1: the RB talks to the memory controller beside L2, {SEED0} L485-499", "spec"),
@@ -203,7 +232,13 @@ AMD_VEGA = _amd("amd-vega", "AMD Vega 10 (GCN 5): IMR + draw-stream binning with
                 bin_table=Param("gfx9", f"GFX9 bin sizes by table (4 RB/SE, 4 SE), {MESA_BINNING}", "spec"),
                 max_alloc_count=Param(min(128, PC_LINES // (4 * 4)), f"{PAL_ALLOC} = min(128, lines / "
                                       f"(4 x 4 shader engines)) on GFX9, with {PC_LINES} lines assumed", "assumed"),
-                rb_l2_client=Param(True, f"Vega: the RB is a full L2 client, {SEED0} L721-725", "spec"))
+                rb_l2_client=Param(True, f"Vega: the RB is a full L2 client, {SEED0} L721-725", "spec"),
+                # What the driver does, not what the silicon can: Vega 10 has DSBR, but Mesa leaves it off
+                # on discrete GFX9 parts; seed 000 L745-752 on Vega's unused features agrees in spirit.
+                binning=Param(False, "Mesa radeonsi si_pipe.c: dpbb_allowed = gfx_level >= GFX10 || (GFX9 && "
+                                     "!has_dedicated_vram), 'Only enable primitive binning on gfx9 APUs by "
+                                     "default': a discrete Vega 10 (dedicated HBM2) renders unbinned; the "
+                                     "GFX9 bin tables stay for a what-if (binning=True)", "spec"))
 
 PRESETS: dict[str, Preset] = {p.name: p for p in (IMR_BASELINE, APPLE_A11, APPLE_M3, APPLE_M5, ARM_MALI, QCOM_ADRENO, AMD_GCN,
                                                   AMD_VEGA, AMD_RDNA1, AMD_RDNA2, AMD_RDNA3,

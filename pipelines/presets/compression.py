@@ -50,13 +50,17 @@ _GCN_READ = Param(False, f"GCN DCC flow: a shader read of a DCC surface is decom
 _GCN_WRITE = Param(False, f"GCN compresses only at the RB write, {A} L163 (seed L966): compute writes go raw after a decompress", "spec")
 _RDNA_READ = Param(True, f"RDNA 1 end-to-end DCC: TMU and caches carry compressed data, {A} L164-167 (seed L962-966)", "spec")
 _RDNA_WRITE = Param(True, f"shaders and RBs read and write compressed textures and render targets (PS5, RDNA 2), {B} L56 (seed L2044)", "spec")
+_RDNA_WRITE_TAKEN = Param(True, f"PS5 (RDNA 2) statement {B} L56 (seed L2044) taken for this generation", "assumed")
 _NO_MERGE = Param(False, f"partial-write merging is named only for Apple UTC, {A4} L343, {B4} L46 (seed L889)", "spec")
 _NOT_IN_CACHE = Param(False, f"RDNA 2 Infinity Cache stores decompressed data, {A} L170 (seed L1228)", "spec")
+# The same RDNA 2 line taken for the parts it does not name (GCN, Vega, RDNA 1, RDNA 3): assumed.
+_NOT_IN_CACHE_TAKEN = Param(False, f"not stated for this part; RDNA 2's Infinity Cache stores decompressed data "
+                                   f"({A} L170, seed L1228) taken", "assumed")
 _NO_TE = Param(False, f"transaction elimination is Arm Mali's, {A4} L209 (seed L760)", "spec")
 
 
 def _dcc(max_block: int, max_source: str, label: str, read: Param, write: Param,
-         in_cache: Param = _NOT_IN_CACHE, codec_source: str | None = None) -> dict[str, Param]:
+         in_cache: Param = _NOT_IN_CACHE_TAKEN, codec_source: str | None = None) -> dict[str, Param]:
     return {
         "codec": Param("dcc", codec_source, "assumed") if codec_source else Param(
             "dcc", f"DCC from GCN 1.2 (Tonga) on, {A} L160; 256 B blocks, 64 B sectors, {A} L400-403, {PEERS} §4.1", "spec"),
@@ -84,11 +88,10 @@ _TABLES: dict[str, dict[str, Param]] = {
                     codec_source=f"the preset is GCN 1.0 Tahiti, which predates DCC (DCC enters with GCN 1.2, {A} L160); "
                                  "modelled with the GCN 1.2 DCC flow", ),
     "amd-vega": _dcc(64, f"MAX_COMPRESSED_BLOCK_SIZE 64 B on GFX9, Mesa ac_surface, {A} L401", "spec", _GCN_READ, _GCN_WRITE),
-    "amd-rdna1": _dcc(128, f"128 B on GFX10-11, {A} L401", "spec", _RDNA_READ,
-                      Param(True, f"PS5 (RDNA 2) statement {B} L56 (seed L2044) taken for RDNA 1", "assumed")),
-    "amd-rdna2": _dcc(128, f"128 B on GFX10-11, {A} L401", "spec", _RDNA_READ, _RDNA_WRITE),
-    "amd-rdna3": _dcc(128, f"128 B on GFX10-11, {A} L401", "spec", _RDNA_READ, _RDNA_WRITE),
-    "amd-rdna4": _dcc(256, f"256 B on GFX11.5+, {A} L401", "spec", _RDNA_READ, _RDNA_WRITE,
+    "amd-rdna1": _dcc(128, f"128 B on GFX10-11, {A} L401", "spec", _RDNA_READ, _RDNA_WRITE_TAKEN),
+    "amd-rdna2": _dcc(128, f"128 B on GFX10-11, {A} L401", "spec", _RDNA_READ, _RDNA_WRITE, in_cache=_NOT_IN_CACHE),
+    "amd-rdna3": _dcc(128, f"128 B on GFX10-11, {A} L401", "spec", _RDNA_READ, _RDNA_WRITE_TAKEN),
+    "amd-rdna4": _dcc(256, f"256 B on GFX11.5+, {A} L401", "spec", _RDNA_READ, _RDNA_WRITE_TAKEN,
                       in_cache=Param(True, f"RDNA 4 caches hold compressed colour/depth, decompression deferred, {B} L58 (seed L1855, L1876)", "spec")),
     "apple-a11": {
         "codec": Param("apple", f"Apple lossless framebuffer compression: 16 KiB tiles, 8 B per 16x16 subtile, {PEERS} §4.4; "

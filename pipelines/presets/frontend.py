@@ -25,13 +25,17 @@ CULL_OPS = ("no public figure: about 32 VALU ops per triangle for Mesa's ac_nir_
             "(perspective divide, facing determinant, frustum and small-primitive bbox) chosen; "
             f"the seed only says the cost is real, {SEED0} l.129, seed L1004)")
 HW_CULL = ("RDNA 3 culls in a fixed-function unit with no ALU instructions: seed 000 L1616-1618 "
-           "(seed-notes/000_partB.md l.42) and seed 001 L47-51 (seed-notes/001_003.md l.140)")
+           "(seed-notes/000_partB.md l.42) and seed 001 L47-51 (seed-notes/001_003.md l.140); the claim "
+           "is not corroborated by a vendor or driver source, so 0 ops is assumed (RDNA 4 takes RDNA 3's)")
 MESHLET_V = Param(64, f"64 vertices / 126 primitives, the common guidance the reviewer gives, "
                       f"{SEED0} l.373); the seed's '85 + 124' is unsourced", "assumed")
 MESHLET_P = Param(126, f"{SEED0} l.150 (64-128 primitives common practice) and l.373", "assumed")
-LDS_BUDGET = Param(64 * 1024, f"LDS 64 KB per CU bounds the meshlet, {SEED0} l.144, seed L1263)", "spec")
-WAVE64 = Param(64, "GCN runs every shader stage in 64-wide wavefronts (seed 000 L51, "
-                   "seed-notes/000_partA.md l.270)", "spec")
+LDS_BUDGET = Param(64 * 1024, "one CU's LDS, 64 KB (seed 000 L393, L484; RDNA: 128 KB per WGP = 2 x 64 KB, "
+                              "seed-notes/001_003.md l.47, seed 002 L71); that a meshlet's exported vertices and "
+                              "primitives must fit it is not in the seeds (L1263 describes the export, not LDS): "
+                              "assumed", "assumed")
+WAVE64 = Param(64, "GCN runs every shader stage in 64-wide wavefronts: a wave64 vector instruction takes 4 "
+                   "cycles on a 16-lane SIMD (seed 000 L407; L51 is TeraScale's)", "spec")
 WAVE32_RDNA = Param(32, "RDNA compiles the vertex and geometry stages as wave32 by default for "
                         "PAL: an LLVM AMDGPU codegen test (llc -mtriple=amdgcn--amdpal "
                         "-mcpu=gfx1010, 'Check that VS is wave32'); Mesa's drivers may pick wave64",
@@ -90,8 +94,8 @@ _TABLES: dict[str, dict[str, Param]] = {
     "amd-vega": _legacy(16, f"Vega's primitive shader was never enabled by drivers, {SEED0} l.118-122, seed L749-752)"),
     "amd-rdna1": _rdna(False, 32, CULL_OPS, "assumed"),
     "amd-rdna2": _rdna(True, 32, CULL_OPS, "assumed"),
-    "amd-rdna3": _rdna(True, 0, HW_CULL, "spec"),
-    "amd-rdna4": _rdna(True, 0, HW_CULL, "spec"),
+    "amd-rdna3": _rdna(True, 0, HW_CULL, "assumed"),
+    "amd-rdna4": _rdna(True, 0, HW_CULL, "assumed"),
     "apple-a11": _legacy(32, "Apple A11 (GPU family 4) has no mesh shaders; Metal mesh shaders need Apple7+",
                          wave=SIMD32_APPLE),
     "apple-m3": {**_legacy(32, "Apple has no NGG path; mesh shading where a draw asks for it",

@@ -118,16 +118,21 @@ class MemoryParams(Record):
     rop_depth_cache_ways: Param | None = None
     param_cache_bytes: Param | None = None         # TBDR: the tiler's parameter cache
     param_cache_ways: Param | None = None
-    llc_bytes: Param | None = None                 # Infinity Cache, between L2 and DRAM
+    llc_bytes: Param | None = None                 # last level, between L2 and DRAM: AMD's Infinity
+                                                   # Cache (read-allocate) or a tiler's SLC
     llc_ways: Param | None = None
     rb_l2_client: Param | None = None              # IMR and DSBR: the ROPs are L2 clients
 
     def config(self) -> MemoryConfig:
         line = int(self.cache_line_bytes.value)
         l2 = CacheConfig("l2", int(self.l2_bytes.value), int(self.l2_ways.value))
-        if self.param_cache_bytes is not None:      # param cache (TILER_PARAM) in front of the SLC
-            return MemoryConfig(line, (CacheConfig("param", int(self.param_cache_bytes.value),
-                                                   int(self.param_cache_ways.value)), l2), (1, -1))
+        if self.param_cache_bytes is not None:      # param cache (TILER_PARAM) in front of L2 (or the SLC)
+            param = CacheConfig("param", int(self.param_cache_bytes.value), int(self.param_cache_ways.value))
+            if self.llc_bytes is None:              # one level stands for the GPU's L2 and the SLC
+                return MemoryConfig(line, (param, l2), (1, -1))
+            # the GPU's L2 in front of the SoC's system-level cache, which every write also fills
+            slc = CacheConfig("llc", int(self.llc_bytes.value), int(self.llc_ways.value))
+            return MemoryConfig(line, (param, l2, slc), (1, 2, -1))
         config = MemoryConfig.rop_l2(
             line,
             CacheConfig("rop_color", int(self.rop_color_cache_bytes.value), int(self.rop_color_cache_ways.value)),

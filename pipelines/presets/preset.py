@@ -7,6 +7,8 @@
     preset.frontend     FrontendParams     the geometry front end (pipelines.presets.frontend)
     preset.compression  CompressionParams  framebuffer compression (pipelines.presets.compression)
     preset.rt           RTParams           the ray-tracing unit (pipelines.presets.rt)
+    preset.rates        RatesParams        per-unit rates and clock for the time model (pipelines.presets.rates)
+    preset.energy       EnergyParams       pJ per byte and per op for the energy model (pipelines.presets.energy)
 
 One lookup style: `preset.<record>.<name>` is the `Param` (value, source, label) and `.value`
 its value, e.g. `int(preset.tiler.tile_px.value)`; a misspelt name raises AttributeError. A
@@ -22,16 +24,18 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from pipelines.presets.compression import CompressionParams
+from pipelines.presets.energy import EnergyParams
 from pipelines.presets.frontend import FrontendParams
 from pipelines.presets.params import (RB_L2_CLIENT, BinningParams, MemoryParams, Param, PresetError,
                                       RasterParams, Record, TilerParams)
+from pipelines.presets.rates import RatesParams
 from pipelines.presets.rt import RTParams
 
 # Which records an architecture reads besides memory, front end, compression and RT.
 SECTIONS = {"imr": ("raster",), "dsbr": ("raster", "binning"), "tbdr": ("tiler",)}
 RECORDS = {"raster": RasterParams, "binning": BinningParams, "tiler": TilerParams,
            "memory": MemoryParams, "frontend": FrontendParams, "compression": CompressionParams,
-           "rt": RTParams}
+           "rt": RTParams, "rates": RatesParams, "energy": EnergyParams}
 _OWNER = {name: feature for feature, cls in RECORDS.items() for name in cls.names()}
 assert len(_OWNER) == sum(len(cls.names()) for cls in RECORDS.values()), "a name in two records"
 
@@ -49,6 +53,8 @@ class Preset:
     raster: RasterParams | None = None          # imr, dsbr
     binning: BinningParams | None = None        # dsbr
     tiler: TilerParams | None = None            # tbdr
+    rates: RatesParams | None = None            # every built-in preset (the time model needs them)
+    energy: EnergyParams | None = None          # every built-in preset (the energy model needs them)
 
     def __post_init__(self):
         if self.architecture not in SECTIONS:
@@ -63,7 +69,8 @@ class Preset:
 
     @classmethod
     def of(cls, name: str, architecture: str, description: str, params: dict[str, Param],
-           frontend: FrontendParams, compression: CompressionParams, rt: RTParams) -> "Preset":
+           frontend: FrontendParams, compression: CompressionParams, rt: RTParams,
+           rates: RatesParams | None = None, energy: EnergyParams | None = None) -> "Preset":
         """A preset from one flat table of its raster and memory parameters, split into the
         records by name (a name no record has raises), and its feature records."""
         by_feature: dict[str, dict[str, Param]] = {f: {} for f in ("memory", *SECTIONS.get(architecture, ()))}
@@ -75,7 +82,8 @@ class Preset:
         if architecture != "tbdr":          # ROPs in front of L2: their sourced default
             by_feature["memory"].setdefault("rb_l2_client", RB_L2_CLIENT)
         return cls(name, architecture, description, frontend=frontend, compression=compression,
-                   rt=rt, **{f: RECORDS[f].of(ps) for f, ps in by_feature.items()})
+                   rt=rt, rates=rates, energy=energy,
+                   **{f: RECORDS[f].of(ps) for f, ps in by_feature.items()})
 
     def records(self) -> Iterator[tuple[str, Record]]:
         for feature in RECORDS:
