@@ -25,13 +25,13 @@ import difflib
 import hashlib
 import json
 import os
-import tomllib
 from pathlib import Path
 
 from pipelines.presets import PRESETS
 from pipelines.presets.keys import apply_sets
 from pipelines.presets.params import LABELS, PresetError
 from pipelines.presets.preset import Preset
+from pipelines.toml_input import read_document
 
 EXAMPLES = Path(__file__).with_name("examples")     # preset files shipped with tilesim
 MAX_FILE_BYTES = 1 << 20                            # a preset file is a page of text
@@ -85,22 +85,7 @@ def _bad(path: Path, message: str):
 def load_file(path: str | Path, depth: int = 0) -> Preset:
     """The preset a TOML file describes (module docstring)."""
     path = Path(path)
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            _bad(path, f"larger than {MAX_FILE_BYTES // 1024} KiB")
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise PresetError(f"preset file {path}: no such file") from None
-    except tomllib.TOMLDecodeError as e:
-        _bad(path, f"not valid TOML: {e}")
-    except (OSError, UnicodeDecodeError) as e:
-        _bad(path, f"cannot read it: {getattr(e, 'strerror', None) or e}")
-    unknown = set(doc) - set(FIELDS)
-    if unknown:
-        name = sorted(unknown)[0]
-        near = difflib.get_close_matches(name, FIELDS, n=1)
-        _bad(path, f"unknown field {name!r}" + (f" (did you mean {near[0]}?)" if near else
-                                                f" (fields: {', '.join(FIELDS)})"))
+    doc = read_document(path, "preset file", MAX_FILE_BYTES, FIELDS, PresetError, list_fields=True)
     for field in ("name", "base"):
         if not isinstance(doc.get(field), str) or not doc[field].strip():
             _bad(path, f"needs a {field} (a string)")

@@ -29,13 +29,13 @@ import difflib
 import hashlib
 import itertools
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipelines.presets.files import is_file_spec, preset_hash, resolve
 from pipelines.presets.keys import apply_sets, get_key, keys_for
 from pipelines.presets.params import PresetError
+from pipelines.toml_input import read_document
 
 FIELDS = ("scenes", "presets", "resolutions", "samples", "fps", "frontend", "grid", "zip", "name")
 MODEL_SUFFIXES = (".glb", ".gltf", ".obj", ".ply")
@@ -201,21 +201,7 @@ def _res(path, text) -> tuple[int, int]:
 def load(path: str | Path, sets=()) -> Sweep:
     """The sweep `path` describes, --set pairs `sets` applied to every preset first."""
     path = Path(path)
-    try:
-        if path.stat().st_size > MAX_SPEC_BYTES:
-            _bad(path, f"larger than {MAX_SPEC_BYTES // 1024} KiB")
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SweepError(f"sweep spec {path}: no such file") from None
-    except tomllib.TOMLDecodeError as e:
-        _bad(path, f"not valid TOML: {e}")
-    except (OSError, UnicodeDecodeError) as e:
-        _bad(path, f"cannot read it: {getattr(e, 'strerror', None) or e}")
-    unknown = set(doc) - set(FIELDS)
-    if unknown:
-        name = sorted(unknown)[0]
-        near = difflib.get_close_matches(name, FIELDS, n=1)
-        _bad(path, f"unknown field {name!r}" + (f" (did you mean {near[0]}?)" if near else ""))
+    doc = read_document(path, "sweep spec", MAX_SPEC_BYTES, FIELDS, SweepError)
     here = path.parent
 
     def local(spec: str) -> str:
