@@ -14,38 +14,25 @@ BANDS = 32            # trace gives each thread a run of chunks in each of this 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _trace_chunk(tree, job, out, c, fast, redo):
     """Chunk c of the rays; its record count into out.rec_n[c]. The chunk kernels take the
-    arrays one by one, as positional arguments: taking the structs (and sharing the stack pop,
-    the restart climb and the fetch record as inlined helpers with early exits) measured 15-40%
-    slower in bench/bench_bvh.py (dragon bvh8 40-41 Mrays/s against 47-52, sponza bvh8-obb
-    4.7-4.9 against 7.7-8.8). They share the stack pop (traverse_kernels.pop_nearest, one
-    exit); the restart climb reads one of two parent arrays and writes the record only when
-    recording, so as a helper it would keep its arrays reference-counted (the rules in
-    renderer/raster_kernels.py): it stays in each kernel."""
-    kind, node_f32, node_u32 = tree.kind, tree.node_f32, tree.node_u32
-    tri_f32, tri_u32, tri_corners = tree.tri_f32, tree.tri_u32, tree.tri_corners
-    node_parent, tri_parent, table, boxes = (tree.node_parent, tree.tri_parent, tree.obb_table,
-                                             tree.child_boxes)
-    rays, flags, stack, dual = job.rays, job.flags, job.stack, job.dual
-    box_rate, tri_rate = job.box_rate, job.tri_rate
-    out_prim, out_t, costs, rec, rec_cap, rec_n = out
+    structs and open them once per chunk: compiled, that is the code they had taking the 20
+    arrays one by one (bench/kernel_ir.py: the same instruction and reference counts). They
+    share the stack pop (traverse_kernels.pop_nearest); the restart climb reads one of two
+    parent arrays and writes the fetch record only when recording, which as an inlined helper
+    keeps its arrays reference-counted (the rules in renderer/raster_kernels.py), so it stays
+    in each kernel. (A first attempt at both, with helpers that returned early, measured
+    15-40% slower in bench/bench_bvh.py.)"""
+    rec_cap, rec_n = out.rec_cap, out.rec_n
     r0 = c * job.chunk
-    r1 = min(rays.shape[0], r0 + job.chunk)
+    r1 = min(job.rays.shape[0], r0 + job.chunk)
     if fast:
-        n_redo = trace_chunk8_fast(node_u32, tri_corners, tri_u32, boxes, rays, r0, r1, flags,
-                                   stack, box_rate, tri_rate, out_prim, out_t, costs, redo)
+        n_redo = trace_chunk8_fast(tree, job, out, r0, r1, redo)
         for k in range(n_redo):
-            trace_chunk8(node_u32, tri_corners, tri_u32, node_parent, tri_parent, table, boxes,
-                         rays, redo[k], redo[k] + 1, flags, stack, box_rate, tri_rate, out_prim,
-                         out_t, costs, rec, 0, 0)
+            trace_chunk8(tree, job, out, redo[k], redo[k] + 1, 0, 0)
         rec_n[c] = 0
-    elif kind == L_BVH8:
-        rec_n[c] = trace_chunk8(node_u32, tri_corners, tri_u32, node_parent, tri_parent, table,
-                                boxes, rays, r0, r1, flags, stack, box_rate, tri_rate, out_prim,
-                                out_t, costs, rec, c * rec_cap, rec_cap)
+    elif tree.kind == L_BVH8:
+        rec_n[c] = trace_chunk8(tree, job, out, r0, r1, c * rec_cap, rec_cap)
     else:
-        rec_n[c] = trace_chunk(kind, node_f32, node_u32, tri_f32, tri_u32, node_parent,
-                               tri_parent, rays, r0, r1, flags, stack, dual, box_rate, out_prim,
-                               out_t, costs, rec, c * rec_cap, rec_cap)
+        rec_n[c] = trace_chunk(tree, job, out, r0, r1, c * rec_cap, rec_cap)
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")

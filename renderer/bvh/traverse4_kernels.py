@@ -11,15 +11,22 @@ from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, R_DX, R_DY, R_DZ, R_OX, R_
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def trace_chunk(layout, node_f32, node_u32, tri_f32, tri_u32, node_parent, tri_parent, rays, r0,
-                r1, flags, stack, dual, box_rate, out_prim, out_t, costs, rec, rec0, rec_cap):
-    """Traces rays r0..r1-1 through a bvh2 or bvh4 layout; records fetches into
-    rec[rec0:rec0 + rec_cap] when rec_cap > 0. Returns the number of records the chunk needed.
+def trace_chunk(tree, job, out, r0, r1, rec0, rec_cap):
+    """Traces rays r0..r1-1 of `job` (RayJob) through `tree` (Tree: a bvh2 or bvh4 layout)
+    into `out` (TraceOut); records fetches into out.rec[rec0:rec0 + rec_cap] when rec_cap > 0.
+    Returns the number of records the chunk needed.
 
     One loop per ray; each pass through it either tests a triangle node (or a bvh2 leaf), or
     opens one box node (two in BVH4x2 steps) -- descending from the stack, or re-testing a
     parent while climbing after an overflow. The node decoders are written out here, once,
     with no helper taking an array (numba would reference-count it on every call)."""
+    # The structs opened once per chunk (their arrays' reference counts are per call, not per
+    # ray or step).
+    layout, node_f32, node_u32, tri_f32, tri_u32 = (tree.kind, tree.node_f32, tree.node_u32,
+                                                    tree.tri_f32, tree.tri_u32)
+    node_parent, tri_parent = tree.node_parent, tree.tri_parent
+    rays, flags, stack, dual, box_rate = job.rays, job.flags, job.stack, job.dual, job.box_rate
+    out_prim, out_t, costs, rec = out.prim, out.t, out.costs, out.rec
     st_ref = np.empty(stack, np.int64)
     st_t = np.empty(stack)
     at = np.empty(16)                    # entry distances of the opened node(s): 8 slots each

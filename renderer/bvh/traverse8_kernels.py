@@ -93,13 +93,18 @@ def _push_kept(keep, at, sl, st_ref, st_t, top, size, stack, n_int, ib, lb):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def trace_chunk8(node_u32, tri_corners, tri_u32, node_parent, tri_parent, table, boxes, rays, r0,
-                 r1, flags, stack, box_rate, tri_rate, out_prim, out_t, costs, rec, rec0, rec_cap):
+def trace_chunk8(tree, job, out, r0, r1, rec0, rec_cap):
     """trace_chunk for the bvh8 layout: the same traversal, hits, counters and records. Its own
     kernel so that the box test runs over all 8 slots of a node's decoded planes at once (empty
     slots are +inf boxes): box8's float32 test for a tame ray at an unrotated node, else a
     float64 one (a loop LLVM vectorises, or _slab for a ray parallel to an axis plane); a
     node's children are kept, sorted and pushed by slot, each ref made only for those kept."""
+    node_u32, tri_corners, tri_u32 = tree.node_u32, tree.tri_corners, tree.tri_u32
+    node_parent, tri_parent, table, boxes = (tree.node_parent, tree.tri_parent, tree.obb_table,
+                                             tree.child_boxes)
+    rays, flags, stack, box_rate, tri_rate = (job.rays, job.flags, job.stack, job.box_rate,
+                                              job.tri_rate)
+    out_prim, out_t, costs, rec = out.prim, out.t, out.costs, out.rec
     st_ref = np.empty(stack, np.int64)
     st_t = np.empty(stack)
     at = np.empty(boxes.shape[2])        # entry distances of the opened node's slots
@@ -262,8 +267,7 @@ def trace_chunk8(node_u32, tri_corners, tri_u32, node_parent, tri_parent, table,
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def trace_chunk8_fast(node_u32, tri_corners, tri_u32, boxes, rays, r0, r1, flags, stack, box_rate,
-                      tri_rate, out_prim, out_t, costs, redo):
+def trace_chunk8_fast(tree, job, out, r0, r1, redo):
     """trace_chunk8 for the common case alone: no fetch records, no rotated node, a tame ray
     (box8_kernels: none parallel to an axis plane), no restart after an overflow. A ray that
     needs one of those is left to trace_chunk8, listed in redo; returns how many were. Same
@@ -276,6 +280,11 @@ def trace_chunk8_fast(node_u32, tri_corners, tri_u32, boxes, rays, r0, r1, flags
     model's pixels around it: 85% of dragon's at 1080p) is done without entering it, before
     any of the loop's setup (the triangle test's broadcast ray): those rays took 23-27 ns
     each, now 16-17 (dragon 1080p, 9-14% of all its rays' time, A/B on one and two threads)."""
+    node_u32, tri_corners, tri_u32, boxes = (tree.node_u32, tree.tri_corners, tree.tri_u32,
+                                             tree.child_boxes)
+    rays, flags, stack, box_rate, tri_rate = (job.rays, job.flags, job.stack, job.box_rate,
+                                              job.tri_rate)
+    out_prim, out_t, costs = out.prim, out.t, out.costs
     st_ref = np.empty(stack, np.int64)
     st_t = np.empty(stack, np.float32)
     at = np.empty(8, np.float32)
