@@ -790,12 +790,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                     k_written += n_pass
                     if phase == PH_SHADE:
                         k_hsr_shaded += n_pass
-                    # Lambert on the interpolated normal for every pixel the block shades, in a
-                    # loop with no branch in its body, which LLVM runs four pixels per
-                    # instruction: square roots and divisions are most of a fragment's cost.
-                    # The count is rounded up to whole vectors, the last pixel repeated (the
-                    # copies are never written): a small triangle's 10-20 pixels otherwise
-                    # leave up to three to the loop's scalar tail, a pixel per instruction.
+                    # the pixels left to shade, the block's at once (vectorised)
                     shade_pixels(sh_x, sh_y, sh_r, sh_g, sh_b, n_sh, fb_color, edges, (w0, w1, w2),
                                  normals, (br, bg, bb), lit, is_back, light_s)
                     if tight:
