@@ -141,26 +141,18 @@ def unit_times(c: Counters, preset) -> list[UnitTime]:
             out.append(u)
 
     ngg_draws = c["geom.draws.ngg"] + c["geom.draws.mesh"]
-    ngg_rate = float(r.ngg_prims_per_clk.value)
-    if ngg_draws and not c["geom.draws.legacy"] and ngg_rate > 0:
-        add(_unit("prim_in", c["geom.prims_in"], "prims", ngg_rate, f,
-                  f"geom.prims_in {c['geom.prims_in']} (all draws NGG/mesh)", f"ngg_prims_per_clk {ngg_rate:g}"))
-    else:
-        rate = float(r.prims_per_clk.value)
-        add(_unit("prim_in", c["geom.prims_in"], "prims", rate, f,
-                  f"geom.prims_in {c['geom.prims_in']}", f"prims_per_clk {rate:g}"))
-    rate = float(r.prims_per_clk.value)
-    add(_unit("setup", c["geom.setup_triangles"], "prims", rate, f,
-              f"geom.setup_triangles {c['geom.setup_triangles']}", f"prims_per_clk {rate:g}"))
-    rate = float(r.raster_px_per_clk.value)
-    add(_unit("raster", c["raster.fragments"], "fragments", rate, f,
-              f"raster.fragments {c['raster.fragments']}", f"raster_px_per_clk {rate:g}"))
-    rate = float(r.rop_z_samples_per_clk.value)
-    add(_unit("rop_z", c["raster.samples_covered"], "samples", rate, f,
-              f"raster.samples_covered {c['raster.samples_covered']}", f"rop_z_samples_per_clk {rate:g}"))
-    rate = float(r.rop_color_px_per_clk.value)
-    add(_unit("rop_color", c["raster.written"], "fragments", rate, f,
-              f"raster.written {c['raster.written']}", f"rop_color_px_per_clk {rate:g}"))
+    ngg = ngg_draws and not c["geom.draws.legacy"] and float(r.ngg_prims_per_clk.value) > 0
+    # (unit, the counter it does, its unit of measure, the rate per clock that does it)
+    for name, counter, work_unit, rate_name in (
+            ("prim_in", "geom.prims_in", "prims", "ngg_prims_per_clk" if ngg else "prims_per_clk"),
+            ("setup", "geom.setup_triangles", "prims", "prims_per_clk"),
+            ("raster", "raster.fragments", "fragments", "raster_px_per_clk"),
+            ("rop_z", "raster.samples_covered", "samples", "rop_z_samples_per_clk"),
+            ("rop_color", "raster.written", "fragments", "rop_color_px_per_clk")):
+        rate = float(getattr(r, rate_name).value)
+        note = " (all draws NGG/mesh)" if rate_name == "ngg_prims_per_clk" else ""
+        add(_unit(name, c[counter], work_unit, rate, f, f"{counter} {c[counter]}{note}",
+                  f"{rate_name} {rate:g}"))
     lanes = int(r.alu_lanes.value) * int(r.alu_units.value)
     frag_lanes = c["raster.shaded"] + c["raster.helper_lanes"]
     ops = c["geom.vs_alu_ops"] + c["geom.cull_alu_ops"] + frag_lanes * FRAGMENT_OPS
