@@ -3,7 +3,7 @@
     python bench/kernel_ir.py            # about 3 minutes: it compiles in a cache of its own
 
 rasterize_tile and the BVH chunk kernels are written with inlined helpers, under the rules
-renderer/raster_kernels.py gives (arrays one by one, one exit, every array used on every path,
+renderer/raster_sections.py gives (arrays one by one, one exit, every array used on every path,
 no call that is not inlined). Timing a change to them on a shared 2-core machine moves by
 10-20% from run to run; their optimised IR does not. This prints, per kernel, the instruction
 count and the NRT_incref / NRT_decref calls (atomic operations: each one left in a per-block

@@ -18,7 +18,7 @@ def _trace_chunk(tree, job, out, c, fast, redo):
     arrays one by one (bench/kernel_ir.py: the same instruction and reference counts). They
     share the stack pop (traverse_kernels.pop_nearest); the restart climb reads one of two
     parent arrays and writes the fetch record only when recording, which as an inlined helper
-    keeps its arrays reference-counted (the rules in renderer/raster_kernels.py), so it stays
+    keeps its arrays reference-counted (the rules in renderer/raster_sections.py), so it stays
     in each kernel. (A first attempt at both, with helpers that returned early, measured
     15-40% slower in bench/bench_bvh.py.)"""
     rec_cap, rec_n = out.rec_cap, out.rec_n

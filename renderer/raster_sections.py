@@ -1,0 +1,441 @@
+"""The sections of the tile kernel (renderer.raster_kernels.rasterize_tile), in the order it
+runs them: per reference the HSR shading phase's early out and the setup; per 8x8 block the edge
+test, coverage and the plain fill path; per 2x2 quad coverage, visibility (early Z and the HSR
+phases), attributes, shading and the ROP; per reference the events. Each is inlined into the
+kernel; the comment below gives the rules that keep the inlined kernel the one-body kernel's code.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .binning_kernels import BLOCK
+from .block_masks import BLOCK_BITS, block_far, lowest_bit, popcount
+from .geometry_kernels import SUBPIXEL, SUBPIXEL_BITS
+from .raster_schedule import PH_SHADE, PH_VIS
+from .rop_kernels import depth_test, quantize, write_samples
+from .shade_kernels import lambert, sample_bilinear
+
+SHADE_VEC = 4          # pixels per vector of the plain path's shading loop (AVX2, float64)
+
+
+# --- rasterize_tile's sections, in the order it runs them -------------------------------------
+# Each is inlined into it at numba's IR level (inline="always"), and is written so that the
+# compiled tile kernel stays what the one-body kernel was (bench/kernel_ir.py prints its
+# instruction and reference-count figures): a helper takes its arrays one by one (a struct
+# opened inside it costs its arrays' reference counts per call), calls nothing that is not
+# inlined itself (block_far is inline for this), and uses every array it takes on every path
+# through it (an array whose last use is conditional, or an early return before it, leaves its
+# increment and decrement on different paths, where LLVM's pruning of them fails: 2-13 atomic
+# pairs per block or triangle, measured 5-17% on spheres). The HiZ / depth bound test and the
+# texture request stay in the body for that reason: each writes an array on one path only.
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def hiz_init(zmax, at_zmax, fb_depth, tx0, ty0, nbx, width, height, n_samples):
+    """Hierarchical Z at the tile's start: each 8x8 block's farthest stored depth and how many
+    samples hold it."""
+    for b in range(nbx * nbx):
+        zmax[b], at_zmax[b] = block_far(fb_depth, tx0 + (b % nbx) * BLOCK,
+                                        ty0 + (b // nbx) * BLOCK, width, height, n_samples)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def still_wins(ev_block, ev_written, winner, ev_cur, ev_end, blocks_x, tx0, ty0, t):
+    """HSR's shading phase: does triangle t still hold a pixel of those its visibility phase
+    left in events ev_cur..ev_end? Half the triangles PH_VIS let through on a dense mesh lose
+    all their pixels to later ones; nothing is set up, counted or fetched for those."""
+    for e in range(ev_cur, ev_end):
+        gb = ev_block[e]
+        left = ev_written[e] if gb >= 0 else np.uint64(0)
+        wy0 = ((gb // blocks_x) << BLOCK_BITS) - ty0
+        wx0 = ((gb % blocks_x) << BLOCK_BITS) - tx0
+        while left:
+            p = lowest_bit(left)
+            left &= left - np.uint64(1)
+            if winner[wy0 + (p >> BLOCK_BITS), wx0 + (p & (BLOCK - 1)), 0] == t:
+                return True
+    return False
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def no_sample_inside(vx, vy, t, reach):
+    """No sample position (pixel centres moved by up to `reach` subpixels) lies inside triangle
+    t's bounding box: it covers nothing. Most triangles of a dense mesh at a viewer's reduced
+    resolution are such."""
+    h = SUBPIXEL // 2
+    return ((max(vx[t, 0], vx[t, 1], vx[t, 2]) + reach - h) >> SUBPIXEL_BITS
+            < (min(vx[t, 0], vx[t, 1], vx[t, 2]) - reach - h + SUBPIXEL - 1) >> SUBPIXEL_BITS
+            or (max(vy[t, 0], vy[t, 1], vy[t, 2]) + reach - h) >> SUBPIXEL_BITS
+            < (min(vy[t, 0], vy[t, 1], vy[t, 2]) - reach - h + SUBPIXEL - 1) >> SUBPIXEL_BITS)
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def edge_setup(vx, vy, t, sample_x, sample_y, n_samples, A, B, C, bias, sample_e):
+    """Triangle t's integer edge functions E = A x + B y + C (subpixels), the top-left rule's
+    bias per edge and each edge's offset at each sample position."""
+    for k in range(3):
+        ax, ay = vx[t, k], vy[t, k]
+        dx, dy = vx[t, (k + 1) % 3] - ax, vy[t, (k + 1) % 3] - ay
+        A[k] = -dy
+        B[k] = dx
+        C[k] = dy * ax - dx * ay
+        # Top-left rule, y down, positive area: top edge dy == 0 and dx > 0, left edge dy < 0.
+        bias[k] = 0 if (dy < 0 or (dy == 0 and dx > 0)) else -1
+        for s in range(n_samples):
+            sample_e[k, s] = A[k] * sample_x[s] + B[k] * sample_y[s]
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def block_edges(A, B, C, bias, rx0, rx1, ry0, ry1):
+    """The three edges over the rectangle [rx0, rx1] x [ry0, ry1] (subpixels) that holds all
+    samples of an 8x8 block: (outside one edge: skip the block, inside all three: skip the
+    per-sample edge tests). llvmpipe's do_block_16 / do_block_4 idea."""
+    outside = False
+    full = True
+    for k in range(3):
+        hi = (A[k] * (rx1 if A[k] > 0 else rx0) + B[k] * (ry1 if B[k] > 0 else ry0)
+              + C[k] + bias[k])
+        lo = (A[k] * (rx0 if A[k] > 0 else rx1) + B[k] * (ry0 if B[k] > 0 else ry1)
+              + C[k] + bias[k])
+        outside = outside or hi < 0
+        full = full and lo >= 0
+    return outside, full
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def block_coverage(blk_z, bx0, by0, x0, y0, x1, y1, fA0, fA1, fA2, fB0, fB1, fB2, fC0, fC1, fC2,
+                   dzdx, dzdy, zc):
+    """Coverage at one sample of the 8x8 block at (bx0, by0): a 64-bit mask (bit y*8+x) of the
+    pixels inside the three edges (float64 edge functions, the fill rule's bias in C: whole
+    numbers below 2^53, so exact), the bounding box [x0, x1) x [y0, y1) and the depth range;
+    each pixel's depth into blk_z. One loop with no branch in its body: LLVM vectorises it."""
+    cov_m = np.uint64(0)
+    p0_, p1_ = (max(by0, y0) - by0) * BLOCK, (min(by0 + BLOCK, y1) - by0) * BLOCK
+    for p in range(p0_, p1_):
+        lx = bx0 + (p & (BLOCK - 1))
+        X = lx * SUBPIXEL + SUBPIXEL // 2
+        Y = (by0 + (p >> BLOCK_BITS)) * SUBPIXEL + SUBPIXEL // 2
+        z = dzdx * X + dzdy * Y + zc
+        blk_z[p] = np.float32(z)
+        inside = ((x0 <= lx) & (lx < x1) & (fA0 * X + fB0 * Y + fC0 >= 0.0)
+                  & (fA1 * X + fB1 * Y + fC1 >= 0.0)
+                  & (fA2 * X + fB2 * Y + fC2 >= 0.0) & (0.0 <= z) & (z <= 1.0))
+        cov_m |= np.uint64(inside) << np.uint64(p)
+    return cov_m
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def fill_pixels(cov_m, blk_z, winner, fb_depth, fb_shaded, fb_color, sh_x, sh_y, bx0, by0, tx0,
+                ty0, t, phase, test_depth, depth_write, count_zmax, zmax_bl, uniform, u0, u1, u2):
+    """The plain path's pixels: the covered pixels of the block (cov_m) one by one, in any order
+    (a triangle's pixels are independent): the depth test (or, shading after HSR, whether t
+    won the pixel), the depth write, the colour where it is one per triangle; the pixels left to
+    shade into sh_x, sh_y. Returns (pixels to shade, pixels that passed, pixels PH_VIS won,
+    samples at the block's zmax it lowered)."""
+    n_sh = 0
+    pass_m = np.uint64(0)
+    left = cov_m
+    vis_m = np.uint64(0)
+    lowered = 0
+    while left:
+        p = lowest_bit(left)
+        left &= left - np.uint64(1)
+        lx = bx0 + (p & (BLOCK - 1))
+        ly = by0 + (p >> BLOCK_BITS)
+        zf = blk_z[p]                # (not read in PH_SHADE: no depth there)
+        bit = np.uint64(1) << np.uint64(p)
+        if phase == PH_SHADE:
+            if winner[ly - ty0, lx - tx0, 0] != t:
+                continue
+        elif test_depth and not zf < fb_depth[ly, lx, 0]:
+            continue
+        if count_zmax:
+            lowered += fb_depth[ly, lx, 0] == zmax_bl
+        if phase == PH_VIS:
+            winner[ly - ty0, lx - tx0, 0] = t
+            vis_m |= bit
+            if depth_write:
+                fb_depth[ly, lx, 0] = zf
+            continue
+        pass_m |= bit
+        fb_shaded[ly, lx] += 1
+        if depth_write:
+            fb_depth[ly, lx, 0] = zf
+        if uniform:
+            fb_color[ly, lx, 0, 0] = u0
+            fb_color[ly, lx, 0, 1] = u1
+            fb_color[ly, lx, 0, 2] = u2
+        else:                # shaded after the loop, the block's pixels at once
+            sh_x[n_sh] = lx
+            sh_y[n_sh] = ly
+            n_sh += 1
+        fb_color[ly, lx, 0, 3] = 255
+    return n_sh, pass_m, vis_m, lowered
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def shade_pixels(sh_x, sh_y, sh_r, sh_g, sh_b, n_sh, fb_color, edges, inv_w, normals, base, lit,
+                 is_back, light_s):
+    """The plain path's shading: base colour, Lambert on the interpolated normal where lit, for
+    the n_sh pixels (sh_x, sh_y; their colours into sh_r, sh_g, sh_b), written to fb_color. In a
+    loop with no branch in its body, which LLVM runs four pixels per instruction: square roots
+    and divisions are most of a fragment's cost. The count is rounded up to whole vectors, the
+    last pixel repeated (the copies are never written): a small triangle's 10-20 pixels
+    otherwise leave up to three to the loop's scalar tail, a pixel per instruction."""
+    A0, A1, A2, B0, B1, B2, C0, C1, C2 = edges
+    w0, w1, w2 = inv_w
+    n00, n01, n02, n10, n11, n12, n20, n21, n22 = normals
+    br, bg, bb = base
+    n_vec = (n_sh + SHADE_VEC - 1) // SHADE_VEC * SHADE_VEC
+    for j in range(n_sh, n_vec):
+        sh_x[j], sh_y[j] = sh_x[n_sh - 1], sh_y[n_sh - 1]
+    for j in range(n_vec):
+        X = sh_x[j] * SUBPIXEL + SUBPIXEL // 2
+        Y = sh_y[j] * SUBPIXEL + SUBPIXEL // 2
+        l2 = float(A0 * X + B0 * Y + C0)
+        l0 = float(A1 * X + B1 * Y + C1)
+        l1 = float(A2 * X + B2 * Y + C2)
+        # perspective-correct weights, not normalised: Lambert normalises the normal, which
+        # takes their common factor out (one division less)
+        p0, p1, p2 = l0 * w0, l1 * w1, l2 * w2
+        sr, sg, sb = br, bg, bb
+        if lit:
+            sr, sg, sb = lambert(sr, sg, sb, p0 * n00 + p1 * n10 + p2 * n20,
+                                 p0 * n01 + p1 * n11 + p2 * n21,
+                                 p0 * n02 + p1 * n12 + p2 * n22, is_back, light_s)
+        sh_r[j] = quantize(sr)
+        sh_g[j] = quantize(sg)
+        sh_b[j] = quantize(sb)
+    for j in range(n_sh):
+        fb_color[sh_y[j], sh_x[j], 0, 0] = sh_r[j]
+        fb_color[sh_y[j], sh_x[j], 0, 1] = sh_g[j]
+        fb_color[sh_y[j], sh_x[j], 0, 2] = sh_b[j]
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def quad_from_mask(cov_m, blk_z, q, lane_cov, lane_z):
+    """One sample: the lanes of the 2x2 quad whose top-left pixel is bit q of the block, from
+    its coverage mask and depths (block_coverage's)."""
+    for lane in range(4):
+        k = q + (lane >> 1) * BLOCK + (lane & 1)
+        lane_cov[lane] = (cov_m >> np.uint64(k)) & np.uint64(1)
+        lane_z[lane, 0] = blk_z[k]
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def quad_coverage(qx, qy, x0, y0, x1, y1, edges, bias, full, sample_e, sample_x, sample_y, dzdx,
+                  dzdy, zc, n_samples, lane_cov, lane_z):
+    """Several samples: each lane's covered samples (bit s) of the 2x2 quad at (qx, qy) inside
+    the bounding box [x0, x1) x [y0, y1), the edges (full: the block is inside all three) and
+    the depth range, and their depths; False when no sample is covered."""
+    A0, A1, A2, B0, B1, B2, C0, C1, C2 = edges
+    T0, T1, T2 = bias
+    any_cov = False
+    for lane in range(4):
+        lx = qx + (lane & 1)
+        ly = qy + (lane >> 1)
+        cov = 0
+        if x0 <= lx < x1 and y0 <= ly < y1:
+            X = lx * SUBPIXEL + SUBPIXEL // 2
+            Y = ly * SUBPIXEL + SUBPIXEL // 2
+            e0 = A0 * X + B0 * Y + C0
+            e1 = A1 * X + B1 * Y + C1
+            e2 = A2 * X + B2 * Y + C2
+            for s in range(n_samples):
+                f0 = e0 + sample_e[0, s]
+                f1 = e1 + sample_e[1, s]
+                f2 = e2 + sample_e[2, s]
+                if full or (f0 + T0 >= 0 and f1 + T1 >= 0 and f2 + T2 >= 0):
+                    z = dzdx * (X + sample_x[s]) + dzdy * (Y + sample_y[s]) + zc
+                    if 0.0 <= z <= 1.0:     # the far plane clips per sample
+                        cov |= 1 << s
+                        lane_z[lane, s] = np.float32(z)
+        lane_cov[lane] = cov
+        any_cov = any_cov or cov != 0
+    return any_cov
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def quad_visibility(lane_cov, lane_pass, lane_z, winner, fb_depth, touched, tested, written,
+                    zmax_stale, qx, qy, tx0, ty0, nbx, t, phase, late, hsr, test_depth,
+                    depth_write, n_samples):
+    """Which covered lanes of the quad go on to shading (lane_pass: their samples): early Z, or
+    with HSR the visibility phase (PH_VIS: winners and depth, nothing shaded) and the shading
+    phase (PH_SHADE: the samples t won); alpha-tested fragments in immediate mode go on whole
+    (alpha test first, then late Z). Returns (lanes to shade, fragments, covered samples,
+    fragments early Z killed, fragments PH_VIS let through)."""
+    n_shade = n_frag = n_samp = n_early = n_cand = 0
+    for lane in range(4):
+        cov = lane_cov[lane]
+        lane_pass[lane] = 0
+        if cov == 0:
+            continue
+        lx = qx + (lane & 1)
+        ly = qy + (lane >> 1)
+        if phase == PH_SHADE:        # the samples this triangle won
+            passed = 0
+            for s in range(n_samples):
+                if (cov >> s) & 1 and winner[ly - ty0, lx - tx0, s] == t:
+                    passed |= 1 << s
+            if passed:
+                lane_pass[lane] = passed
+                n_shade += 1
+            continue
+        n_frag += 1
+        b = ((ly - ty0) >> BLOCK_BITS) * nbx + ((lx - tx0) >> BLOCK_BITS)
+        bit = np.uint64(1) << np.uint64(((ly & (BLOCK - 1)) << BLOCK_BITS) + (lx & (BLOCK - 1)))
+        touched[b] |= bit
+        for s in range(n_samples):
+            n_samp += (cov >> s) & 1
+        if late and not hsr:     # IMR: alpha test first, then late Z
+            lane_pass[lane] = cov
+            n_shade += 1
+            continue
+        # Early Z; with HSR also for alpha-tested fragments: the tile knows the depth so far,
+        # so only fragments in front of it are shaded (their depth is written after the alpha
+        # test).
+        passed = cov
+        if test_depth:
+            tested[b] |= bit
+            passed = depth_test(fb_depth, ly, lx, cov, lane_z, lane, n_samples)
+        if passed == 0:
+            n_early += 1
+        elif phase == PH_VIS:
+            n_cand += 1
+            written[b] |= bit
+            for s in range(n_samples):
+                if (passed >> s) & 1:
+                    winner[ly - ty0, lx - tx0, s] = t
+                    if depth_write:
+                        fb_depth[ly, lx, s] = lane_z[lane, s]
+                        zmax_stale[b] = True
+        else:
+            lane_pass[lane] = passed
+            n_shade += 1
+    return n_shade, n_frag, n_samp, n_early, n_cand
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def quad_attributes(lane_attr, lane_pass, v_normal, v_uv, t, qx, qy, edges, inv_w, textured):
+    """Normal and uv at the shaded lanes' pixel centres (at all four when textured: helper lanes
+    give the derivatives that pick the mip level), perspective-correct."""
+    A0, A1, A2, B0, B1, B2, C0, C1, C2 = edges
+    w0, w1, w2 = inv_w
+    for lane in range(4):
+        if not textured and lane_pass[lane] == 0:
+            continue
+        X = (qx + (lane & 1)) * SUBPIXEL + SUBPIXEL // 2
+        Y = (qy + (lane >> 1)) * SUBPIXEL + SUBPIXEL // 2
+        l2 = float(A0 * X + B0 * Y + C0)
+        l0 = float(A1 * X + B1 * Y + C1)
+        l1 = float(A2 * X + B2 * Y + C2)
+        p0, p1, p2 = l0 * w0, l1 * w1, l2 * w2      # perspective-correct weights
+        for c in range(3):    # (the normal as the plain path makes it)
+            lane_attr[lane, c] = p0 * v_normal[t, 0, c] + p1 * v_normal[t, 1, c] \
+                + p2 * v_normal[t, 2, c]
+        ps = 1.0 / (p0 + p1 + p2)
+        p0, p1, p2 = p0 * ps, p1 * ps, p2 * ps
+        for c in range(2):
+            lane_attr[lane, 3 + c] = p0 * v_uv[t, 0, c] + p1 * v_uv[t, 1, c] + p2 * v_uv[t, 2, c]
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def quad_shade_rop(lane_pass, lane_attr, lane_z, rgba, texel, tex_data, tex_levels, fb_color,
+                   fb_depth, fb_shaded, tested, written, zmax_stale, where, n_samples, uniform,
+                   textured, ti, level, base, lit, is_back, light_s, phase, rop):
+    """Shade the quad's passing lanes (base colour x texture, then Lambert; rgba already holds a
+    uniform triangle's colour) and send them to the ROP: the alpha test and late Z for
+    alpha-tested fragments, then blend or write the samples that passed. Returns (shaded, of
+    which after HSR, alpha killed, late Z killed, written, blended). where: the quad's corner
+    and the tile's (qx, qy, tx0, ty0, blocks per tile row); rop: (alpha-tested, HSR, depth
+    test, alpha cutoff, blend, depth write)."""
+    qx, qy, tx0, ty0, nbx = where
+    late, hsr, test_depth, alpha_cutoff, blend, depth_write = rop
+    br, bg, bb, ba = base
+    n_shaded = n_hsr_shaded = n_alpha = n_late = n_written = n_blended = 0
+    for lane in range(4):
+        passed = lane_pass[lane]
+        if passed == 0:
+            continue
+        lx = qx + (lane & 1)
+        ly = qy + (lane >> 1)
+        if not uniform:         # base colour x texture, then Lambert
+            sr, sg, sb, sa = br, bg, bb, ba
+            if textured:
+                sample_bilinear(tex_data, tex_levels, ti, level, lane_attr[lane, 3],
+                                lane_attr[lane, 4], texel)
+                sr, sg, sb, sa = sr * texel[0], sg * texel[1], sb * texel[2], sa * texel[3]
+            if lit:
+                sr, sg, sb = lambert(sr, sg, sb, lane_attr[lane, 0], lane_attr[lane, 1],
+                                     lane_attr[lane, 2], is_back, light_s)
+            rgba[0], rgba[1], rgba[2], rgba[3] = sr, sg, sb, sa
+        n_shaded += 1
+        if phase == PH_SHADE:
+            n_hsr_shaded += 1
+        fb_shaded[ly, lx] += 1
+        b = ((ly - ty0) >> BLOCK_BITS) * nbx + ((lx - tx0) >> BLOCK_BITS)
+        bit = np.uint64(1) << np.uint64(((ly & (BLOCK - 1)) << BLOCK_BITS) + (lx & (BLOCK - 1)))
+        if late:
+            if rgba[3] < alpha_cutoff:
+                n_alpha += 1
+                continue
+            if test_depth and not hsr:
+                tested[b] |= bit
+                passed = depth_test(fb_depth, ly, lx, passed, lane_z, lane, n_samples)
+            if passed == 0:
+                n_late += 1
+                continue
+        n_written += 1
+        if phase != PH_SHADE:       # PH_VIS recorded this block's requests
+            written[b] |= bit
+        if blend:
+            n_blended += 1
+        write_samples(fb_color, fb_depth, ly, lx, passed, lane_z, lane, n_samples, rgba[0],
+                      rgba[1], rgba[2], rgba[3], depth_write, blend)
+        zmax_stale[b] |= depth_write
+    return n_shaded, n_hsr_shaded, n_alpha, n_late, n_written, n_blended
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def flush_events(ev_block, ev_tested, ev_written, base, rejected, tested, written, zmax, at_zmax,
+                 zmax_stale, fb_depth, x0, y0, x1, y1, tx0, ty0, nbx, blocks_x, width, height,
+                 n_samples, hiz):
+    """A triangle's ROP requests as events from slot `base` on, one per block of its bounding
+    box [x0, x1) x [y0, y1) it touched, in block order: the pixels it tested and wrote, or
+    -(block + 1) for a block HiZ rejected (an HTILE read, nothing else). Clears the block masks
+    and measures HiZ again where a write made it stale. Returns the number of events."""
+    n_blk = 0
+    for by in range((y0 - ty0) // BLOCK, (y1 - 1 - ty0) // BLOCK + 1):
+        for bx in range((x0 - tx0) // BLOCK, (x1 - 1 - tx0) // BLOCK + 1):
+            b = by * nbx + bx
+            gb = (ty0 // BLOCK + by) * blocks_x + tx0 // BLOCK + bx
+            if rejected[b]:
+                ev_block[base + n_blk] = -(gb + 1)
+                ev_tested[base + n_blk] = 0
+                ev_written[base + n_blk] = 0
+                n_blk += 1
+                rejected[b] = False
+                continue
+            if tested[b] == 0 and written[b] == 0:
+                continue
+            if hiz and zmax_stale[b]:
+                zmax[b], at_zmax[b] = block_far(fb_depth, tx0 + bx * BLOCK, ty0 + by * BLOCK,
+                                                width, height, n_samples)
+                zmax_stale[b] = False
+            ev_block[base + n_blk] = gb
+            ev_tested[base + n_blk] = tested[b]
+            ev_written[base + n_blk] = written[b]
+            n_blk += 1
+            tested[b] = 0
+            written[b] = 0
+    return n_blk
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def pixels_touched(touched):
+    """Pixels of the tile a fragment reached (the overdraw denominator)."""
+    covered = 0
+    for b in range(touched.shape[0]):
+        covered += popcount(touched[b])
+    return covered
