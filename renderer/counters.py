@@ -14,8 +14,10 @@ from functools import lru_cache
 
 import numpy as np
 
+# comp_meta: a framebuffer codec's metadata (DCC keys, HTILE words of a compressed depth, AFBC
+# headers, Apple subtile records), apart from meta (fast-clear CMASK/HTILE, hierarchical Z).
 STREAMS = ("index", "vertex", "param", "color", "depth", "resolve", "texture", "meta",
-           "bvh_node", "bvh_leaf", "compute")
+           "bvh_node", "bvh_leaf", "compute", "comp_meta")
 RAY_PASSES = ("primary", "shadow", "ao")     # scenes.model.RAY_PASSES (renderer does not import
                                              # scenes; tests/test_counters.py checks they agree)
 
@@ -35,6 +37,8 @@ def _grammar() -> re.Pattern:
     families = [
         _any(*rk.COUNTER_NAMES),                                        # renderer.raster
         rf"mem\.(?:dram|onchip)\.{rw}\.{stream}",                        # renderer.memory
+        rf"comp\.dram\.{rw}\.{stream}(?:\.raw)?",                        # renderer.memory: the
+                                                                        # compressed lines' DRAM bytes
         r"mem\.cache\.\w+\.(?:hits|misses)",                             # a cache by its name
         rf"rop\.fast_clear\.eliminated_blocks\.{stream}",                # pipelines.arch.imr
         r"tile\." + _any("tiles", "memory_bytes", "param_bytes", "partial_renders",   # .tbdr

@@ -266,6 +266,11 @@ class MemoryModel:
                              ("mem.onchip.write.", mk.A_ONCHIP_WRITE)):
                 if self.acc[row, i]:
                     c[key + s] = int(self.acc[row, i])
+            for d, moved, raw in (("read", mk.A_COMP_READ, mk.A_COMP_RAW_READ),
+                                  ("write", mk.A_COMP_WRITE, mk.A_COMP_RAW_WRITE)):
+                if self.acc[raw, i]:          # lines that crossed compressed: moved, raw
+                    c[f"comp.dram.{d}.{s}"] = int(self.acc[moved, i])
+                    c[f"comp.dram.{d}.{s}.raw"] = int(self.acc[raw, i])
         for lvl, cfg in enumerate(self.config.levels):
             c[f"mem.cache.{cfg.name}.hits"] = int(self.acc[mk.A_HITS, lvl])
             c[f"mem.cache.{cfg.name}.misses"] = int(self.acc[mk.A_MISSES, lvl])

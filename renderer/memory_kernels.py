@@ -17,7 +17,8 @@ reference-counted too):
     lines  int64 (all sets, F_N, ways)      every level's sets one after another (a level
                                             starts at its SH_BASE); a set is F_N contiguous
                                             rows of its ways: tags, LRU stamps,
-                                            info = tile << 8 | stream << 1 | dirty
+                                            info = (tile + 1) << 19 | size << 8 |
+                                            stream << 1 | dirty (size: the op's field)
     shape  int64 (levels, SH_N)             sets, ways, level below (-1 = DRAM, always a later
                                             level), set mask (sets - 1, or -1 if sets is not a
                                             power of two), first set, write-allocate (0: a
@@ -33,6 +34,12 @@ reference-counted too):
 A way is invalid iff its tag is 0 (no line's: regions start at 1), and then its stamp is 0; a
 valid way's stamp is the clock of its last use (>= 1, unique in its level), so the first way of
 least stamp is the first invalid way if there is one, else the least recently used.
+
+Compressed lines: a request may carry the bytes its line moves when it crosses to DRAM
+(memory_requests.op_sized: a codec's share of a block, as the unit that wrote it compressed it).
+A line keeps the size of the last request that wrote it (or, for a read, that fetched it), a
+write-back carries it down, and DRAM moves that many bytes instead of the line; the A_COMP_*
+rows keep what those transfers moved and their raw equivalent. On chip, lines count whole.
 
 Requests (renderer.memory_requests, the buffer producers fill): one row per line: level it
 enters at, line, op, tile (-1: none). A write-back is a dirty line leaving the level above (a
@@ -51,15 +58,19 @@ from numba import njit
 
 # The request buffer and the addressing its producers share (defined there, once).
 from .memory_requests import (ALL_LEVELS, M_LINE_BYTES, M_LINE_SHIFT, M_N, OP_FILL,  # noqa: F401
-                              OP_STREAM_SHIFT, OP_WRITE, OP_WRITE_BACK, R_LEVEL, R_LINE, R_N, R_OP,
-                              R_TILE, REGION_SHIFT, REQUESTS, block_layout, block_tile, op_code,
-                              request, request_block, request_fetch)
+                              OP_SIZE_SHIFT, OP_STREAM_SHIFT, OP_WRITE, OP_WRITE_BACK, R_LEVEL,
+                              R_LINE, R_N, R_OP, R_TILE, REGION_SHIFT, REQUESTS, SIZE_MASK,
+                              block_layout, block_tile, op_code, op_sized, request, request_block,
+                              request_fetch)
 
 F_TAG, F_STAMP, F_INFO, F_N = range(4)   # fields of a way
-I_DIRTY, I_STREAM_SHIFT, I_STREAM_MASK, I_TILE_SHIFT = 1, 1, 127, 8   # bits of F_INFO
+# bits of F_INFO: dirty, stream (7 bits), compressed size field (11 bits, as the op's), tile + 1
+I_DIRTY, I_STREAM_SHIFT, I_STREAM_MASK, I_SIZE_SHIFT, I_TILE_SHIFT = 1, 1, 127, 8, 19
 SH_SETS, SH_WAYS, SH_NEXT, SH_MASK, SH_BASE, SH_WALLOC, SH_CLOCK, SH_HELD, SH_N = range(9)
-# Rows of acc: bytes by stream (columns) for the first four, events by level for the last two.
-A_DRAM_READ, A_DRAM_WRITE, A_ONCHIP_READ, A_ONCHIP_WRITE, A_HITS, A_MISSES, A_N = range(7)
+# Rows of acc: bytes by stream (columns) for the first four and the last four, events by level
+# for the two between. A_COMP_*: the DRAM transfers of compressed lines, as moved and raw.
+(A_DRAM_READ, A_DRAM_WRITE, A_ONCHIP_READ, A_ONCHIP_WRITE, A_HITS, A_MISSES, A_COMP_READ,
+ A_COMP_WRITE, A_COMP_RAW_READ, A_COMP_RAW_WRITE, A_N) = range(11)
 WAY_BITS = 6
 MAX_WAYS = 1 << WAY_BITS   # a way's index fits the low bits of an LRU key (stamp << WAY_BITS | way)
 DRAM_BIT = 62          # serve_levels' `own` bit for DRAM
@@ -88,6 +99,7 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
     for i in range(n):
         lv, line, op, tile = rq[i, R_LEVEL], rq[i, R_LINE], rq[i, R_OP], rq[i, R_TILE]
         stream = (op >> OP_STREAM_SHIFT) & I_STREAM_MASK
+        size = (op >> OP_SIZE_SHIFT) & SIZE_MASK
         write = (op & OP_WRITE) != 0
         counted = (op & OP_WRITE_BACK) == 0
         if counted and (op & OP_FILL) == 0:
@@ -97,12 +109,17 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
             if lv < -1 or (own >> (lv if lv >= 0 else DRAM_BIT)) & 1 == 0:   # not ours: hand on
                 out[n_out, R_LEVEL], out[n_out, R_LINE], out[n_out, R_TILE] = lv, line, tile
                 out[n_out, R_OP] = ((OP_WRITE if write else 0) | (stream << OP_STREAM_SHIFT)
-                                    | (OP_FILL if counted else OP_WRITE_BACK))
+                                    | (OP_FILL if counted else OP_WRITE_BACK)
+                                    | (size << OP_SIZE_SHIFT))
                 n_out += 1
             elif lv < 0:
-                acc[A_DRAM_WRITE if write else A_DRAM_READ, stream] += lb
+                moved = lb if size == 0 else size - 1
+                acc[A_DRAM_WRITE if write else A_DRAM_READ, stream] += moved
+                if size:
+                    acc[A_COMP_WRITE if write else A_COMP_READ, stream] += moved
+                    acc[A_COMP_RAW_WRITE if write else A_COMP_RAW_READ, stream] += lb
                 if tile >= 0:
-                    tile_bytes[tile] += lb
+                    tile_bytes[tile] += moved
             else:
                 mask = shape[lv, SH_MASK]
                 if mask >= 0:
@@ -127,8 +144,10 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
                     lines[s, F_STAMP, w] = clock
                     if counted:
                         acc[A_HITS, lv] += 1
-                    if write:
-                        lines[s, F_INFO, w] |= I_DIRTY
+                    if write:      # the line now holds what this write made of it
+                        lines[s, F_INFO, w] = ((lines[s, F_INFO, w]
+                                                & ~np.int64(SIZE_MASK << I_SIZE_SHIFT))
+                                               | I_DIRTY | (size << I_SIZE_SHIFT))
                 else:                                        # miss: replace the LRU way
                     if counted:
                         acc[A_MISSES, lv] += 1
@@ -144,20 +163,22 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
                     lines[s, F_TAG, w] = line
                     lines[s, F_STAMP, w] = clock
                     shape[lv, SH_HELD] |= np.int64(1) << ((line >> region_shift) & 63)
-                    lines[s, F_INFO, w] = ((tile << I_TILE_SHIFT) | (stream << I_STREAM_SHIFT)
-                                               | (I_DIRTY if write else 0))
+                    lines[s, F_INFO, w] = (((tile + 1) << I_TILE_SHIFT) | (size << I_SIZE_SHIFT)
+                                           | (stream << I_STREAM_SHIFT) | (I_DIRTY if write else 0))
                     nxt = shape[lv, SH_NEXT]
                     if not write:
                         below = nxt
                     if v_line > 0 and v_info & I_DIRTY:      # the victim goes down first
-                        lv, line, tile = nxt, v_line, v_info >> I_TILE_SHIFT
+                        lv, line, tile = nxt, v_line, (v_info >> I_TILE_SHIFT) - 1
                         stream = (v_info >> I_STREAM_SHIFT) & I_STREAM_MASK
+                        size = (v_info >> I_SIZE_SHIFT) & SIZE_MASK
                         write, counted = True, False
                         continue
             if below == -2:
                 break
             lv, line, tile = below, rq[i, R_LINE], rq[i, R_TILE]
             stream, write, counted = (op >> OP_STREAM_SHIFT) & I_STREAM_MASK, False, True
+            size = (op >> OP_SIZE_SHIFT) & SIZE_MASK
             below = -2
     return n_out
 
@@ -192,9 +213,10 @@ def flush_region(mem, region, invalidate_only):
                     continue
                 if info & I_DIRTY and not invalidate_only:
                     stream = (info >> I_STREAM_SHIFT) & I_STREAM_MASK
+                    size = (info >> I_SIZE_SHIFT) & SIZE_MASK
                     n = request(rq, n, shape[lv, SH_NEXT], line,
-                                OP_WRITE | OP_WRITE_BACK | (stream << OP_STREAM_SHIFT),
-                                info >> I_TILE_SHIFT)
+                                OP_WRITE | OP_WRITE_BACK | (stream << OP_STREAM_SHIFT)
+                                | (size << OP_SIZE_SHIFT), (info >> I_TILE_SHIFT) - 1)
                 lines[s, F_INFO, w] = info & ~I_DIRTY
                 if invalidate_only:
                     lines[s, F_TAG, w] = 0

@@ -9,7 +9,8 @@ addressing it shares with the caches. Defined here once; the serve engine
                                                             # kernel; mem = mm.serve_args()
 
 A buffer is int64 (capacity, R_N), one row per cache line: the level it enters at, the line
-(byte address >> log2 line bytes), op = write | write-back << 1 | stream << 2 | fill << 9, and
+(byte address >> log2 line bytes), op = write | write-back << 1 | stream << 2 | fill << 9 |
+(compressed bytes + 1) << 10 (0: raw; op_sized), and
 the screen tile it is charged to (-1: none). A byte address is region << REGION_SHIFT | offset:
 one region per surface or buffer, so lines never alias. `meta` is the model's line geometry
 (MemoryModel.state.meta: line bytes, log2 line bytes).
@@ -26,6 +27,10 @@ M_LINE_BYTES, M_LINE_SHIFT, M_N = range(3)     # the line geometry (meta)
 R_LEVEL, R_LINE, R_OP, R_TILE, R_N = range(5)  # columns of a request row
 OP_WRITE, OP_WRITE_BACK, OP_STREAM_SHIFT = 1, 2, 2
 OP_FILL = 1 << 9       # above the stream's 7 bits: see memory_kernels.serve_levels
+# A compressed line: the bytes it moves when it crosses to DRAM, + 1 (0: it moves raw, a whole
+# line). A codec's block shrinks to fewer bytes than its lines hold; each line carries its share
+# (line_share), so that the lines of a block sum to the block's compressed size.
+OP_SIZE_SHIFT, SIZE_MASK = 10, 2047
 ALL_LEVELS = -1        # every level and DRAM (serve_levels' `own`)
 REQUESTS = 1024      # rows of a producer's request buffer: 32 KiB, stays in the L1 data cache
 
@@ -115,6 +120,19 @@ def op_code(write, stream):
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def op_sized(write, stream, nbytes):
+    """op_code for a line that moves `nbytes` compressed bytes when it crosses to DRAM."""
+    return op_code(write, stream) | ((nbytes + 1) << OP_SIZE_SHIFT)
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def line_share(nbytes, j, k):
+    """Line j's share of a block of k lines compressed to nbytes: whole bytes, the remainder to
+    the first lines, so that the shares sum to nbytes."""
+    return nbytes // k + (1 if j < nbytes % k else 0)
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def block_layout(meta, region, bpp):
     """A block-linear surface (region, bpp = bytes per pixel with all its samples; the wrapper
     checks that bpp divides the line) as request_block walks it: (first byte, bytes per 8x8
@@ -137,6 +155,30 @@ def request_block(rq, n, meta, lv, layout, block, mask, op, tile):
         if mask & (m << np.uint64(lo)):
             n = request(rq, n, lv, (base + j * lb) >> shift, op, tile)
     return n
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def request_block_sized(rq, n, meta, lv, layout, block, op, tile, nbytes):
+    """Every line of one 8x8 block (layout from block_layout), the block compressed to nbytes
+    (each line its line_share; op from op_code). Returns the new count."""
+    first, block_bytes, _, n_lines = layout
+    lb, shift = meta[M_LINE_BYTES], meta[M_LINE_SHIFT]
+    base = first + block * block_bytes
+    for j in range(n_lines):
+        n = request(rq, n, lv, (base + j * lb) >> shift,
+                    op | ((line_share(nbytes, j, n_lines) + 1) << OP_SIZE_SHIFT), tile)
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def request_range(rq, n, lv, first, last, shift, op, tile, prev):
+    """The lines of bytes first..last (inclusive), skipping the line `prev` (the last one a
+    run of ranges asked for). Returns (the new count, the last line)."""
+    for line in range(first >> shift, (last >> shift) + 1):
+        if line != prev:
+            n = request(rq, n, lv, line, op, tile)
+            prev = line
+    return n, prev
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")

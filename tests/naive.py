@@ -148,36 +148,44 @@ class NaiveCaches:
         self.dram_read, self.dram_write = z(n_streams), z(n_streams)
         self.onchip_read, self.onchip_write = z(n_streams), z(n_streams)
         self.hits, self.misses, self.tile_bytes = z(len(config.caches)), z(len(config.caches)), z(n_tiles)
+        self.comp_read, self.comp_write = z(n_streams), z(n_streams)
+        self.comp_raw_read, self.comp_raw_write = z(n_streams), z(n_streams)
 
-    def _dram(self, write, stream, tile):
-        (self.dram_write if write else self.dram_read)[stream] += self.lb
+    def _dram(self, write, stream, tile, size=0):
+        """size: the op's compressed-size field (bytes + 1; 0: a whole line)."""
+        moved = self.lb if size == 0 else size - 1
+        (self.dram_write if write else self.dram_read)[stream] += moved
+        if size:
+            (self.comp_write if write else self.comp_read)[stream] += moved
+            (self.comp_raw_write if write else self.comp_raw_read)[stream] += self.lb
         if tile >= 0:
-            self.tile_bytes[tile] += self.lb
+            self.tile_bytes[tile] += moved
 
-    def _install(self, lv, line, dirty, stream, tile):
+    def _install(self, lv, line, dirty, stream, tile, size):
         """Insert as most recent; a dirty LRU victim goes down as a write-back."""
         sets = self.levels[lv]
         s = sets[line % len(sets)]
         victim = None
         if len(s) == self.ways[lv]:
             victim = s.popitem(last=False)
-        s[line] = [dirty, stream, tile]
+        s[line] = [dirty, stream, tile, size]
         if victim is not None and victim[1][0]:
-            self.write_back(self.next[lv], victim[0], victim[1][1], victim[1][2])
+            self.write_back(self.next[lv], victim[0], *victim[1][1:])
 
-    def write_back(self, lv, line, stream, tile):
+    def write_back(self, lv, line, stream, tile, size=0):
         if lv < 0:
-            return self._dram(True, stream, tile)
+            return self._dram(True, stream, tile, size)
         s = self.levels[lv][line % len(self.levels[lv])]
         if line in s:
             s.move_to_end(line)
             s[line][0] = True
+            s[line][3] = size
         elif self.write_allocate[lv]:
-            self._install(lv, line, True, stream, tile)
+            self._install(lv, line, True, stream, tile, size)
         else:
-            self.write_back(self.next[lv], line, stream, tile)
+            self.write_back(self.next[lv], line, stream, tile, size)
 
-    def access(self, lv, line, write, stream, tile):
+    def access(self, lv, line, write, stream, tile, size=0):
         (self.onchip_write if write else self.onchip_read)[stream] += self.lb
         while lv >= 0:
             s = self.levels[lv][line % len(self.levels[lv])]
@@ -185,16 +193,18 @@ class NaiveCaches:
                 self.hits[lv] += 1
                 s.move_to_end(line)
                 s[line][0] = s[line][0] or write
+                if write:
+                    s[line][3] = size
                 return
             self.misses[lv] += 1
             if write and not self.write_allocate[lv]:
                 lv = self.next[lv]
                 continue
-            self._install(lv, line, write, stream, tile)
+            self._install(lv, line, write, stream, tile, size)
             if write:
                 return
             lv = self.next[lv]
-        self._dram(False, stream, tile)
+        self._dram(False, stream, tile, size)
 
     def flush(self, region_of_line, region, store):
         for lv, sets in enumerate(self.levels):
@@ -202,10 +212,10 @@ class NaiveCaches:
                 for line in list(s):
                     if region_of_line(line) != region:
                         continue
-                    dirty, stream, tile = s[line]
+                    dirty, stream, tile, size = s[line]
                     if store:
                         if dirty:
-                            self.write_back(self.next[lv], line, stream, tile)
+                            self.write_back(self.next[lv], line, stream, tile, size)
                         s[line][0] = False
                     else:
                         del s[line]

@@ -25,7 +25,7 @@ CONFIGS = {
 
 def _random_requests(mm, n_tiles, seed, n=20000, first_region=1):
     """n requests at levels 0-2 to lines of two regions, 40% writes, every stream, tiles -1 to
-    n_tiles - 1."""
+    n_tiles - 1; half of them compressed lines of 0 to a line's bytes."""
     rng = np.random.default_rng(seed)
     regions = rng.integers(first_region, first_region + 2, n)
     lines = (regions << (mk.REGION_SHIFT - mm.state.meta[mk.M_LINE_SHIFT])) + rng.integers(0, 400, n)
@@ -33,10 +33,19 @@ def _random_requests(mm, n_tiles, seed, n=20000, first_region=1):
     writes = rng.random(n) < 0.4
     streams = rng.integers(0, len(STREAMS), n)
     tiles = rng.integers(-1, n_tiles, n)
+    sizes = np.where(rng.random(n) < 0.5, -1, rng.integers(0, mm.config.line_bytes + 1, n))
     rq = np.empty((n, mk.R_N), np.int64)
     for i in range(n):
-        mk.request(rq, i, levels[i], lines[i], mk.op_code(bool(writes[i]), streams[i]), tiles[i])
+        op = (mk.op_code(bool(writes[i]), streams[i]) if sizes[i] < 0
+              else mk.op_sized(bool(writes[i]), streams[i], sizes[i]))
+        mk.request(rq, i, levels[i], lines[i], op, tiles[i])
     return rq
+
+
+def _fields(op):
+    """(write, stream, size field) of a request's op, for the naive twin."""
+    return (bool(op & mk.OP_WRITE), int((op >> mk.OP_STREAM_SHIFT) & mk.I_STREAM_MASK),
+            int((op >> mk.OP_SIZE_SHIFT) & mk.SIZE_MASK))
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -48,8 +57,8 @@ def test_serve_matches_naive_caches(name, seed):
     naive = NaiveCaches(cfg, len(STREAMS), n_tiles)
     rq = _random_requests(mm, n_tiles, seed)
     for level, line, op, tile in rq:
-        naive.access(int(level), int(line), bool(op & mk.OP_WRITE), int(op >> mk.OP_STREAM_SHIFT),
-                     int(tile))
+        write, stream, size = _fields(op)
+        naive.access(int(level), int(line), write, stream, int(tile), size)
     mk.serve(*mm.state, mm.acc, mm.tile_bytes, rq, len(rq))
     shift = mk.REGION_SHIFT - int(mm.state.meta[mk.M_LINE_SHIFT])
     mm.flush(mm.surface("a", "rgba8", 1)._replace(region=1), store=True)
@@ -61,6 +70,11 @@ def test_serve_matches_naive_caches(name, seed):
     assert list(acc[mk.A_DRAM_WRITE, :len(STREAMS)]) == naive.dram_write
     assert list(acc[mk.A_ONCHIP_READ, :len(STREAMS)]) == naive.onchip_read
     assert list(acc[mk.A_ONCHIP_WRITE, :len(STREAMS)]) == naive.onchip_write
+    for row, want in ((mk.A_COMP_READ, naive.comp_read), (mk.A_COMP_WRITE, naive.comp_write),
+                      (mk.A_COMP_RAW_READ, naive.comp_raw_read),
+                      (mk.A_COMP_RAW_WRITE, naive.comp_raw_write)):
+        assert list(acc[row, :len(STREAMS)]) == want
+    assert acc[mk.A_COMP_RAW_WRITE].sum() > acc[mk.A_COMP_WRITE].sum() > 0
     levels = len(cfg.caches)
     assert list(acc[mk.A_HITS, :levels]) == naive.hits and list(acc[mk.A_MISSES, :levels]) == naive.misses
     assert list(mm.tile_bytes) == naive.tile_bytes
@@ -160,8 +174,8 @@ def test_set_index_exact_for_the_highest_regions():
     naive = NaiveCaches(cfg, len(STREAMS), 5)
     rq = _random_requests(mm, 5, 3, first_region=MAX_REGIONS - 3)
     for level, line, op, tile in rq:
-        naive.access(int(level), int(line), bool(op & mk.OP_WRITE), int(op >> mk.OP_STREAM_SHIFT),
-                     int(tile))
+        write, stream, size = _fields(op)
+        naive.access(int(level), int(line), write, stream, int(tile), size)
     mk.serve(*mm.state, mm.acc, mm.tile_bytes, rq, len(rq))
     assert list(mm.acc[mk.A_HITS, :4]) == naive.hits and list(mm.acc[mk.A_MISSES, :4]) == naive.misses
     assert list(mm.acc[mk.A_DRAM_READ, :len(STREAMS)]) == naive.dram_read
