@@ -47,6 +47,7 @@ class Settings:
     fps: float = 60.0                    # frame rate the report's GB/s are given at
     frontend: str | None = None          # geometry front end; None: the preset's default
     rays: tuple[str, ...] = ()           # ray passes added to the frame graph (scenes.model.RAY_PASSES)
+    store_depth: bool = False            # keep depth stores no later pass reads (Scene.graph)
 
     def check(self) -> None:
         check_resolution(self.width, self.height)
@@ -130,7 +131,7 @@ def run(scene: Scene | str, preset: Preset | str, settings: Settings = Settings(
     settings.check()
     scene = get_scene(scene) if isinstance(scene, str) else scene
     preset = get_preset(preset) if isinstance(preset, str) else preset
-    graph = scene.graph(settings.samples, settings.rays)
+    graph = scene.graph(settings.samples, settings.rays, settings.store_depth)
     t0 = time.perf_counter()
     frame = raster(scene, preset, settings, graph.render_passes)
     frame.seconds = time.perf_counter() - t0

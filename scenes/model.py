@@ -15,6 +15,7 @@ so a bad file fails here with one clear message.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from enum import IntEnum
 
@@ -300,6 +301,25 @@ class FrameGraph:
 _KIND_ORDER = {RenderPass: 0, ComputePass: 1, RayPass: 2}
 
 
+def node_reads(node) -> tuple[str, ...]:
+    """The surfaces a frame-graph node reads."""
+    return node.inputs if isinstance(node, RenderPass) else node.reads
+
+
+def discard_unread_depth(nodes: list) -> list:
+    """The nodes with each render pass's stored depth that no later node reads made don't-care
+    and memoryless: what an application declares for a depth buffer it is done with."""
+    out = list(nodes)
+    for i, node in enumerate(out):
+        depth = node.depth if isinstance(node, RenderPass) else None
+        if depth is None or depth.store != StoreAction.STORE or depth.memoryless:
+            continue
+        if not any(depth.name in node_reads(later) for later in out[i + 1:]):
+            out[i] = dataclasses.replace(node, depth=dataclasses.replace(
+                depth, store=StoreAction.DONT_CARE, memoryless=True))
+    return out
+
+
 @dataclass(eq=False)
 class Scene:
     """What a user renders: draws in submission order under one camera and light.
@@ -317,14 +337,18 @@ class Scene:
     passes: "callable | None" = None
     compute: tuple[ComputePass, ...] = ()
 
-    def graph(self, samples: int = 1, rays: tuple[str, ...] = ()) -> FrameGraph:
+    def graph(self, samples: int = 1, rays: tuple[str, ...] = (),
+              store_depth: bool = False) -> FrameGraph:
         """The frame graph: the render passes, the scene's compute passes, then the ray passes
-        asked for (AO starts from the primary hits, so asking for AO traces primary rays too)."""
+        asked for (AO starts from the primary hits, so asking for AO traces primary rays too).
+        Depth is stored as an application declares it: a depth attachment no later node reads
+        ends its pass don't-care and memoryless (Vulkan STORE_OP_DONT_CARE, Metal
+        MTLStorageModeMemoryless), unless `store_depth` keeps every store the passes declare."""
         for r in rays:
             RayPass(r)                             # an unknown name fails here, in one line
         wanted = set(rays) | ({"primary"} if "ao" in rays else set())
-        return FrameGraph([*self.frame(samples), *self.compute,
-                           *(RayPass(r) for r in RAY_PASSES if r in wanted)])
+        nodes = [*self.frame(samples), *self.compute, *(RayPass(r) for r in RAY_PASSES if r in wanted)]
+        return FrameGraph(nodes if store_depth else discard_unread_depth(nodes))
 
     def frame(self, samples: int = 1) -> list[RenderPass]:
         if self.passes is not None:

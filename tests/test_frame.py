@@ -89,3 +89,27 @@ def test_bad_settings_are_one_clear_error():
                    (Settings(10, 10, frontend="nope"), "front end")):
         with pytest.raises(SceneError, match=msg):
             run("quad", "imr-baseline", s)
+
+
+def test_depth_no_later_pass_reads_is_dont_care_unless_stored():
+    """Depth as applications declare it (issue 24): the last pass's depth, read by nothing
+    later, ends don't-care and memoryless, so a tiler never stores it and an IMR drops it at the
+    end; a depth a later pass reads (the deferred scene's lighting pass) stays stored; and
+    --store-depth (Settings.store_depth) keeps every declared store."""
+    from scenes.model import StoreAction
+    spheres, deferred = get_scene("spheres"), get_scene("deferred")
+    (main,) = spheres.graph(1).render_passes
+    assert main.depth.store == StoreAction.DONT_CARE and main.depth.memoryless
+    gb, _ = deferred.graph(1).render_passes
+    assert gb.depth.store == StoreAction.STORE and not gb.depth.memoryless
+    (kept,) = spheres.graph(1, store_depth=True).render_passes
+    assert kept.depth.store == StoreAction.STORE
+    # shadows read the raster's depth: a frame that traces them keeps it
+    (traced,) = spheres.graph(1, ("shadow",)).render_passes
+    assert traced.depth.store == StoreAction.STORE
+    for preset in ("apple-m3", "imr-baseline"):
+        dropped = run(spheres, preset, Settings(64, 48))
+        stored = run(spheres, preset, Settings(64, 48, store_depth=True))
+        assert dropped.counters["mem.dram.write.depth"] == 0
+        assert stored.counters["mem.dram.write.depth"] > 0
+        assert np.array_equal(dropped.image, stored.image)

@@ -97,7 +97,8 @@ def cmd_render(args) -> None:
     if any(kind == "fallbacks" for kind, _ in heatmaps) and preset.architecture != "tbdr":
         raise UserError(f"--heatmap fallbacks: preset {preset.name} is not a tiler (no tile fallbacks)")
     scene = _budgeted_scene(args, w, h, passes)
-    f = run(scene, preset, Settings(w, h, args.samples, frontend=args.frontend, rays=passes))
+    f = run(scene, preset, Settings(w, h, args.samples, frontend=args.frontend, rays=passes,
+                                      store_depth=args.store_depth))
     save_png(args.output, f.image)
     for p, path in ray_images.items():
         img = f.rt.images[p]
@@ -195,7 +196,7 @@ def cmd_report(args) -> None:
         frame = max(budget.frame_bytes(s, w, h, args.samples, rays) for s in scenes)
         budget.check(frame + held, limit, f"rendering {len(scenes)} scene(s) at {w}x{h}, "
                                           f"{args.samples} sample(s), with their textures")
-    settings = Settings(w, h, args.samples, args.fps, args.frontend, rays)
+    settings = Settings(w, h, args.samples, args.fps, args.frontend, rays, args.store_depth)
     geometry = args.geometry or args.frontend is not None
     command = ["tilesim", *(sys.argv[1:] if args.argv is None else args.argv)]
 
@@ -256,7 +257,7 @@ def _explain(args, w: int, h: int) -> None:
     rays = _ray_passes(args.rt, "--rt")
     args.scene = args.explain
     scene = _budgeted_scene(args, w, h, rays)
-    f = run(scene, preset, Settings(w, h, args.samples, args.fps, args.frontend, rays))
+    f = run(scene, preset, Settings(w, h, args.samples, args.fps, args.frontend, rays, args.store_depth))
     text = report_text.explain_text(f, preset, args.fps)
     if out:
         write_atomic(out, lambda tmp: Path(tmp).write_text(text))
@@ -356,6 +357,9 @@ def cmd_diff(args) -> None:
 
 
 def _add_input_options(p) -> None:
+    p.add_argument("--store-depth", action="store_true", help="store depth at the end of a pass even "
+                   "when no later pass reads it (default: don't-care, memoryless on tilers, as an "
+                   "application declares a depth buffer it is done with)")
     p.add_argument("--max-memory", metavar="SIZE", help="refuse a frame and textures that need more "
                    "(e.g. 8G, 512M; default: half the available memory)")
     p.add_argument("--allow-outside", action="store_true", help="let a model file read files outside "
