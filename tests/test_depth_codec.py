@@ -17,7 +17,7 @@ WORD = 4                                 # B, one HTILE word per 8x8 tile
 SUB = 256                                # 1/256 px, the raster's subpixel grid
 
 
-# --- raster-like depth: the rasterizer's own formula (raster_sections: float32(dzdx*X + dzdy*Y + zc))
+# --- raster-like depth: the raster's own formula, float32(dzdx*X + dzdy*Y + zc) (raster_sections)
 def sample_grid(h, w, s):
     """X, Y (h, w, s) of every sample in 1/256 px, as the raster computes them."""
     xy = D._sample_xy(s, None)
@@ -151,7 +151,7 @@ def _refine(z, zd, half, u, v, idx, c, iters):
     if not all(_same(_at(c, u, v, k), z[k]) for k in idx):            # step 4b: an LP, the
         coef = np.array(c)                                             # kernel's (tested below
         K.minimax_plane(np.array(u), np.array(v), np.array(zd), np.array(half),   # on scipy)
-                        np.array(idx, np.int64), len(idx), coef)
+                        np.array(idx, np.int64), len(idx), coef, np.empty((4, len(u))))
         c = tuple(coef)
     return c
 
@@ -266,8 +266,8 @@ def test_minimax_plane_is_scipy_linprog_optimum():
             zd = (plane + rng.normal(0, 3e-8, n)).astype(np.float32).astype(np.float64)
             half = rng.uniform(1, 2, n) * 3e-8
             coef = np.zeros(3)
-            K.fit_plane(u, v, zd, idx, m, coef)
-            t = K.minimax_plane(u, v, zd, half, idx, m, coef)
+            K.fit_plane(u, v, zd, idx, m, coef, np.array(K._moment_sums(u, v, np.arange(n), n)))
+            t = K.minimax_plane(u, v, zd, half, idx, m, coef, np.empty((4, n)))
             err = np.abs(zd - (coef[1] * u + coef[2] * v + coef[0]))[idx] / half[idx]
             A = np.c_[np.ones(m), u[idx], v[idx]] / half[idx, None]
             b = zd[idx] / half[idx]

@@ -10,30 +10,33 @@ the surface back bit for bit.
 
 Each 8x8 tile (all its samples) is one of:
 
-    mode    when                                   payload                              source
-    CLEAR   every sample's bits equal the clear    none                                 fast Z clear: O(#tiles),
-            value                                                                       seed 000_partA L315
-    PLANES  at most max_planes plane equations     planes x 24 B (z0, dzdx, dzdy        Z compression 2:1-4:1
-            reproduce every sample's float32 bits  float64) + ceil(log2 planes) select  lossless, seed L314;
-                                                   bits per sample, rounded up to 32 B; layout: assumed
-                                                   only if smaller than raw
-    RAW     otherwise                              64 x s x 4 B float32                 d32f
+    mode    when                          payload                               source
+    CLEAR   every sample's bits equal     none                                  fast Z clear,
+            the clear value                                                     O(tiles): seed L315
+    PLANES  at most max_planes planes     planes x 24 B (z0, dzdx, dzdy as     Z compression,
+            reproduce every sample's      float64), then ceil(log2 planes)      lossless 2:1-4:1:
+            float32 bits                  select bits per sample (sample        seed L314; layout,
+                                          order, LSB first), rounded up to      24 B, 32 B: assumed
+                                          32 B; only if smaller than raw
+    RAW     otherwise                     64 x s x 4 B float32, sample order    d32f
 
-    metadata: 4 B HTILE word per tile (AMD: 32 bits per 8x8 tile; pipelines/arch/imr_kernels
-    HTILE_BYTES; seed 000_partA L52-59, L294). Its low 4 bits (a ZMASK-like code, assumed):
-    0 clear, 1..14 the plane count, 15 raw; the other 28 bits are 0 here (AMD keeps Hi-Z
-    min/max there). The payload of tile t starts after those of tiles 0..t-1 (raster order),
-    so the words alone give every offset.
+    metadata: one 4 B HTILE word per 8x8 tile, as the repo already models AMD's HTILE
+    (pipelines/arch/imr_kernels HTILE_BYTES, imr.py HTILE_BITS; the seed notes, 000_partA.md
+    L52-59, L158, L294, name HTILE, Hi-Z, Z compression and fast clear (seed L309-317, L503),
+    not its size). Its
+    low 4 bits (a ZMASK-like code, assumed): 0 clear, 1..14 the plane count, 15 raw; the other
+    28 bits are 0 here (AMD keeps Hi-Z min/max there). The payload of tile t starts after those
+    of tiles 0..t-1 (raster order), so the words alone give every offset.
 
 Assumed (AMD does not publish them): MAX_PLANES = 2 for d32f, planes as three float64
 coefficients (24 B: float32 coefficients cannot reproduce a float64-evaluated plane exactly),
 the 32 B granule. A plane is evaluated at the sample's position in 1/256 px relative to the
 tile centre, float32(dzdx * u + dzdy * v + z0): the raster's own formula (raster_sections), so
 a tile one triangle covers is one plane; the sample positions are registers like the clear
-value (D3D standard 4x by default; Vulkan asks for them at depth layout transitions for this
-reason, VK_EXT_sample_locations). How the planes are fitted: depth_kernels' docstring.
-Surfaces whose sides are not multiples of 8 are padded by repeating the edge samples (the
-padding is encoded, decode writes only the surface).
+value (D3D standard 4x by default, as raster.RasterView; Vulkan's VK_EXT_sample_locations
+asks for them at depth layout transitions, as a plane-compressed depth needs them). How the
+planes are fitted: depth_kernels' docstring. Surfaces whose sides are not multiples of 8 are
+padded by repeating the edge samples (the padding is encoded, decode writes only the surface).
 """
 from __future__ import annotations
 
@@ -44,7 +47,7 @@ import numpy as np
 from . import depth_kernels as K
 from .codecs import CompressionError
 
-TILE = K.TILE            # px, one HTILE word per 8x8 tile (AMD, seed 000_partA L52-59)
+TILE = K.TILE            # px, one HTILE word per 8x8 tile (AMD HTILE as imr_kernels models it)
 HTILE = np.dtype("<u4")  # the HTILE word, 32 bits (pipelines/arch/imr_kernels HTILE_BYTES = 4)
 PLANE = np.dtype([("z0", "<f8"), ("dzdx", "<f8"), ("dzdy", "<f8")])   # 24 B: assumed
 GRANULE = 32             # B, a PLANES tile's payload is rounded up to this: assumed
@@ -86,7 +89,8 @@ def as_depth(depth: np.ndarray) -> np.ndarray:
     if a.ndim == 2:
         a = a[:, :, None]
     if a.ndim != 3 or a.size == 0:
-        raise CompressionError(f"a depth surface is (h, w) or (h, w, samples), non-empty, got shape {np.shape(depth)}")
+        raise CompressionError("a depth surface is (h, w) or (h, w, samples), non-empty, "
+                               f"got shape {np.shape(depth)}")
     if not np.isfinite(a).all():
         raise CompressionError("depth samples must be finite (NaN or inf found)")
     return np.ascontiguousarray(a)
@@ -107,13 +111,15 @@ def _sample_xy(samples: int, sample_xy) -> np.ndarray:
         raise CompressionError(f"no default sample positions for {samples} samples: pass sample_xy")
     xy = np.asarray(sample_xy, np.int64)
     if xy.shape != (samples, 2) or (np.abs(xy) > 128).any():
-        raise CompressionError(f"sample_xy is ({samples}, 2) offsets within the pixel (1/256 px), got {xy.tolist()}")
+        raise CompressionError(f"sample_xy is ({samples}, 2) offsets within the pixel "
+                               f"(1/256 px), got {xy.tolist()}")
     return np.ascontiguousarray(xy)
 
 
 def _args(samples, clear, max_planes, sample_xy):
     if not 1 <= int(max_planes) < ZMASK_RAW:
-        raise CompressionError(f"max_planes is 1..{ZMASK_RAW - 1} (4-bit HTILE code), got {max_planes}")
+        raise CompressionError(f"max_planes is 1..{ZMASK_RAW - 1} (a 4-bit HTILE code), "
+                               f"got {max_planes}")
     if clear is not None and not np.isfinite(clear):
         raise CompressionError(f"the clear value must be finite, got {clear}")
     return _sample_xy(samples, sample_xy), np.float32(0.0 if clear is None else clear)

@@ -100,10 +100,54 @@ def solve_plane(m, ref, su, sv, suu, suv, svv, st, sut, svt, coef):
 
 
 @njit(cache=True)
-def fit_plane(u, v, t, idx, m, coef):
-    """Least squares plane through t[k] for k in idx[:m], one pass (solve_plane)."""
+def _moment_sums(u, v, idx, m):
+    """Sums of u, v, u^2, uv, v^2 over idx[:m], in that order."""
+    su = sv = suu = suv = svv = 0.0
+    for r in range(m):
+        k = idx[r]
+        su += u[k]
+        sv += v[k]
+        suu += u[k] * u[k]
+        suv += u[k] * v[k]
+        svv += v[k] * v[k]
+    return su, sv, suu, suv, svv
+
+
+@njit(cache=True)
+def tile_geometry(n_samples, sample_x, sample_y):
+    """The tile's constants for fit_tile: (u, v, ki, kj, full moments, half-ulp table)."""
+    u, v, ki, kj = sample_uv(n_samples, sample_x, sample_y)
+    n = u.size
+    full = np.array(_moment_sums(u, v, np.arange(n), n))
+    pow2 = np.empty(256, np.float64)
+    for e in range(256):
+        pow2[e] = math.ldexp(1.0, e - 151)          # half-ulp of biased exponent e
+    return u, v, ki, kj, full, pow2
+
+
+@njit(cache=True)
+def scratch_arrays(n):
+    """One thread's scratch for fit_tile: zd, half, t (n,) float64, work (4, n) float64 (the
+    LP's), free, idx, tag (n,) int64."""
+    return (np.empty(n), np.empty(n), np.empty(n), np.empty((4, n)), np.empty(n, np.int64),
+            np.empty(n, np.int64), np.empty(n, np.int64))
+
+
+@njit(cache=True)
+def fit_plane(u, v, t, idx, m, coef, full):
+    """Least squares plane through t[k] for k in idx[:m], one pass (solve_plane). full: the
+    moments of the whole tile (idx = 0..n-1), used when m == n instead of summing again."""
     ref = t[idx[0]]
-    su = sv = suu = suv = svv = st = sut = svt = 0.0
+    st = sut = svt = 0.0
+    if m == u.size:
+        for k in range(m):
+            tk = t[k] - ref
+            st += tk
+            sut += u[k] * tk
+            svt += v[k] * tk
+        solve_plane(m, ref, full[0], full[1], full[2], full[3], full[4], st, sut, svt, coef)
+        return
+    su = sv = suu = suv = svv = 0.0
     for r in range(m):
         k = idx[r]
         uk, vk, tk = u[k], v[k], t[k] - ref
@@ -149,20 +193,16 @@ def half_ulps(z, pow2, half):
 
 
 @njit(cache=True)
-def _refine(z, zd, half, u, v, idx, m, t, coef, iters):
+def _refine(z, zd, half, u, v, full, idx, m, t, coef, iters, work):
     """Step 4: over-relaxed projections onto the samples' rounding intervals (each pass checks
     the current plane and accumulates the next one's sums); still not exact after iters: the
     minimax plane (step 4b). Returns whether the plane reproduces every sample of idx[:m]."""
     ref = zd[idx[0]]
-    su = sv = suu = suv = svv = 0.0
     for r in range(m):
-        k = idx[r]
-        t[k] = zd[k]
-        su += u[k]
-        sv += v[k]
-        suu += u[k] * u[k]
-        suv += u[k] * v[k]
-        svv += v[k] * v[k]
+        t[idx[r]] = zd[idx[r]]
+    su, sv, suu, suv, svv = full[0], full[1], full[2], full[3], full[4]
+    if m < u.size:
+        su, sv, suu, suv, svv = _moment_sums(u, v, idx, m)
     for it in range(iters):
         exact = True
         st = sut = svt = 0.0
@@ -181,12 +221,12 @@ def _refine(z, zd, half, u, v, idx, m, t, coef, iters):
         solve_plane(m, ref, su, sv, suu, suv, svv, st, sut, svt, coef)
     if _exact_all(coef, u, v, z, idx, m):
         return True
-    minimax_plane(u, v, zd, half, idx, m, coef)                 # step 4b
+    minimax_plane(u, v, zd, half, idx, m, coef, work)           # step 4b
     return _exact_all(coef, u, v, z, idx, m)
 
 
 @njit(cache=True)
-def minimax_plane(u, v, zd, half, idx, m, coef):
+def minimax_plane(u, v, zd, half, idx, m, coef, work):
     """Step 4b: the plane that minimises max_k |z_k - plane_k| / half_k over idx[:m] (the
     linear Chebyshev fit), by the simplex method on its dual, 4 rows and 2m + 1 columns:
 
@@ -195,11 +235,19 @@ def minimax_plane(u, v, zd, half, idx, m, coef):
 
     whose multipliers at the optimum are the plane's correction and the least max error t. It
     works on residuals r from the current plane, in units of the set's largest half-ulp, u and v
-    in tile half-widths, so every number is O(1). Corrects coef in place; returns t in
-    half-ulps (below 1: every sample's float32 is reproduced), inf if the set is collinear."""
+    in tile half-widths, so every number is O(1). work: float64 (4, >= m) scratch. Corrects
+    coef in place; returns t in half-ulps (below 1: every sample's float32 is reproduced), inf
+    if the set is collinear."""
     H = 0.0
-    for r in range(m):
-        H = max(H, half[idx[r]])
+    for j in range(m):
+        H = max(H, half[idx[j]])
+    rs, us, vs, ws = work[0], work[1], work[2], work[3]
+    for j in range(m):
+        k = idx[j]
+        rs[j] = (zd[k] - (coef[1] * u[k] + coef[2] * v[k] + coef[0])) / H
+        us[j] = u[k] * (1.0 / 1024.0)
+        vs[j] = v[k] * (1.0 / 1024.0)
+        ws[j] = half[k] / H
     binv = np.eye(4)
     basis = np.array([-1, -2, -3, 2 * m])          # artificials (rows 0-2) and the slack
     x = np.array([0.0, 0.0, 0.0, 1.0])
@@ -210,9 +258,8 @@ def minimax_plane(u, v, zd, half, idx, m, coef):
         if it < 3:                                  # pivot the artificials out (degenerate)
             row, best, enter = it, 1e-9, -1
             for j in range(m):
-                k = idx[j]
-                uk, vk, wk = u[k] / 1024.0, v[k] / 1024.0, half[k] / H
-                e = binv[row, 0] + binv[row, 1] * uk + binv[row, 2] * vk + binv[row, 3] * wk
+                e = (binv[row, 0] + binv[row, 1] * us[j] + binv[row, 2] * vs[j]
+                     + binv[row, 3] * ws[j])
                 if abs(e) > best:
                     best, enter = abs(e), j
             if enter < 0:
@@ -223,15 +270,11 @@ def minimax_plane(u, v, zd, half, idx, m, coef):
                 for b in range(4):
                     jb = basis[b]
                     if 0 <= jb < 2 * m:
-                        kb = idx[jb % m]
-                        rb = (zd[kb] - (coef[1] * u[kb] + coef[2] * v[kb] + coef[0])) / H
-                        pi[i] += (rb if jb < m else -rb) * binv[b, i]
+                        pi[i] += (rs[jb] if jb < m else -rs[jb - m]) * binv[b, i]
             enter, best = -1, 1e-12
             for j in range(m):                      # Dantzig: the largest reduced cost
-                k = idx[j]
-                g = (zd[k] - (coef[1] * u[k] + coef[2] * v[k] + coef[0])) / H \
-                    - (pi[0] + pi[1] * (u[k] / 1024.0) + pi[2] * (v[k] / 1024.0))
-                wk = pi[3] * (half[k] / H)
+                g = rs[j] - (pi[0] + pi[1] * us[j] + pi[2] * vs[j])
+                wk = pi[3] * ws[j]
                 if g - wk > best:
                     best, enter = g - wk, j
                 if -g - wk > best:
@@ -240,18 +283,18 @@ def minimax_plane(u, v, zd, half, idx, m, coef):
                 best, enter = -pi[3], 2 * m
             if enter < 0:                           # optimal
                 coef[0] += H * pi[0]
-                coef[1] += H * pi[1] / 1024.0
-                coef[2] += H * pi[2] / 1024.0
+                coef[1] += H * pi[1] * (1.0 / 1024.0)
+                coef[2] += H * pi[2] * (1.0 / 1024.0)
                 return pi[3]
         if enter == 2 * m:
             col[0], col[1], col[2], col[3] = 0.0, 0.0, 0.0, 1.0
         else:
-            k = idx[enter % m]
+            j = enter % m
             sg = 1.0 if enter < m else -1.0
-            col[0], col[1], col[2] = sg, sg * (u[k] / 1024.0), sg * (v[k] / 1024.0)
-            col[3] = half[k] / H
+            col[0], col[1], col[2], col[3] = sg, sg * us[j], sg * vs[j], ws[j]
         for i in range(4):
-            d[i] = binv[i, 0] * col[0] + binv[i, 1] * col[1] + binv[i, 2] * col[2] + binv[i, 3] * col[3]
+            d[i] = (binv[i, 0] * col[0] + binv[i, 1] * col[1] + binv[i, 2] * col[2]
+                    + binv[i, 3] * col[3])
         if it >= 3:                                 # ratio test
             row, best = -1, np.inf
             for i in range(4):
@@ -277,17 +320,20 @@ def minimax_plane(u, v, zd, half, idx, m, coef):
 
 
 @njit(cache=True)
-def _one_plane(z, zd, half, u, v, ki, kj, pow2, tag, n_samples, free, nf, idx, t, coef, iters):
+def _one_plane(z, geo, scratch, nf, iters, coef):
     """Steps 1-4 for the next plane over the unclaimed samples free[:nf] (tag -1); p = free[0].
     Returns True if the plane reproduces every one of them (steps 1 and 1b)."""
+    u, v, ki, kj, full, pow2 = geo
+    zd, half, t, work, free, idx, tag = scratch
+    n_samples = z.size // 64
     p = free[0]
-    fit_plane(u, v, zd, free, nf, coef)                              # step 1
+    fit_plane(u, v, zd, free, nf, coef, full)                              # step 1
     if _exact_all(coef, u, v, z, free, nf):
         return True
     if half[0] < 0.0:
         half_ulps(z, pow2, half)
     if _within(coef, u, v, zd, half, free, nf, 2.0 * GROW[-1]):      # step 1b: one plane, almost
-        return _refine(z, zd, half, u, v, free, nf, t, coef, iters)
+        return _refine(z, zd, half, u, v, full, free, nf, t, coef, iters, work)
     pi, pj = ki[p], kj[p]                                            # step 2
     seeded = False
     for w in range(4):
@@ -302,7 +348,7 @@ def _one_plane(z, zd, half, u, v, ki, kj, pow2, tag, n_samples, free, nf, idx, t
                     if tag[k] < 0:
                         idx[m] = k
                         m += 1
-        fit_plane(u, v, zd, idx, m, coef)
+        fit_plane(u, v, zd, idx, m, coef, full)
         if _within(coef, u, v, zd, half, idx, m, 2.0 * SEED_TOL):
             seeded = True
             break
@@ -320,8 +366,8 @@ def _one_plane(z, zd, half, u, v, ki, kj, pow2, tag, n_samples, free, nf, idx, t
             if k == p or e <= 2.0 * GROW[g] * reach * half[k]:
                 idx[m] = k
                 m += 1
-        fit_plane(u, v, zd, idx, m, coef)
-    _refine(z, zd, half, u, v, idx, m, t, coef, iters)               # step 4
+        fit_plane(u, v, zd, idx, m, coef, full)
+    _refine(z, zd, half, u, v, full, idx, m, t, coef, iters, work)               # step 4
     return False
 
 
@@ -345,11 +391,16 @@ def any_collinear(z, n_samples):
 
 
 @njit(cache=True)
-def fit_tile(z, u, v, ki, kj, pow2, n_samples, max_planes, iters, tag, planes, zd, half, free, idx, t,
-             coef):
+def fit_tile(z, geo, scratch, max_planes, iters, planes, coef):
     """Planes for one tile's samples z (float32, n): their count (tag[k]: plane of sample k,
-    planes[c]: coefficients), or -1 if the tile needs more than max_planes."""
+    planes[c]: coefficients), or -1 if the tile needs more than max_planes.
+
+    geo: the tile's constants (u, v, ki, kj from sample_uv, full: their moments, pow2: the
+    half-ulp table); scratch: (zd, half, t, work, free, idx, tag) per thread (scratch_arrays)."""
+    u, v, ki, kj, full, pow2 = geo
+    zd, half, t, work, free, idx, tag = scratch
     n = z.size
+    n_samples = n // 64
     if not any_collinear(z, n_samples):
         return -1
     for k in range(n):
@@ -363,8 +414,7 @@ def fit_tile(z, u, v, ki, kj, pow2, n_samples, max_planes, iters, tag, planes, z
         if c == max_planes:
             return -1
         p = free[0]
-        if _one_plane(z, zd, half, u, v, ki, kj, pow2, tag, n_samples, free, nf, idx, t, coef,
-                      iters):
+        if _one_plane(z, geo, scratch, nf, iters, coef):
             planes[c, 0], planes[c, 1], planes[c, 2] = coef[0], coef[1], coef[2]
             for r in range(nf):
                 tag[free[r]] = c
@@ -413,10 +463,7 @@ def fit_tiles(depth, sample_x, sample_y, has_clear, clear, max_planes, iters, pl
     nty, ntx = H // TILE, W // TILE
     n = 64 * S
     raw = n * 4
-    u, v, ki, kj = sample_uv(S, sample_x, sample_y)
-    pow2 = np.empty(256, np.float64)
-    for e in range(256):
-        pow2[e] = math.ldexp(1.0, e - 151)
+    geo = tile_geometry(S, sample_x, sample_y)
     size = np.zeros((nty, ntx), np.int64)
     mode = np.zeros((nty, ntx), np.uint8)
     n_planes = np.zeros((nty, ntx), np.uint8)
@@ -424,12 +471,8 @@ def fit_tiles(depth, sample_x, sample_y, has_clear, clear, max_planes, iters, pl
     tags = np.zeros((nty, ntx, n), np.uint8)
     for ty in prange(nty):
         z = np.empty(n, np.float32)
-        zd = np.empty(n, np.float64)
-        half = np.empty(n, np.float64)
-        t = np.empty(n, np.float64)
-        free = np.empty(n, np.int64)
-        idx = np.empty(n, np.int64)
-        tag = np.zeros(n, np.int64)
+        scratch = scratch_arrays(n)
+        tag = scratch[-1]
         coef = np.zeros(3, np.float64)
         for tx in range(ntx):
             cleared = has_clear
@@ -446,8 +489,7 @@ def fit_tiles(depth, sample_x, sample_y, has_clear, clear, max_planes, iters, pl
             if cleared:
                 mode[ty, tx] = MODE_CLEAR
                 continue
-            c = fit_tile(z, u, v, ki, kj, pow2, S, max_planes, iters, tag, planes[ty, tx], zd, half, free, idx, t,
-                         coef)
+            c = fit_tile(z, geo, scratch, max_planes, iters, planes[ty, tx], coef)
             if c > 0 and planes_bytes(c, n, plane_bytes, granule) < raw:
                 mode[ty, tx] = MODE_PLANES
                 n_planes[ty, tx] = c
@@ -516,6 +558,7 @@ def decode_tiles(payload, mode, n_planes, offsets, plane_bytes, sample_x, sample
                     bit = (pos + plane_bytes * c) * 8 + k * sb
                     for b in range(sb):
                         sel |= ((payload[(bit + b) >> 3] >> ((bit + b) & 7)) & 1) << b
-                    coefs = payload[pos + plane_bytes * sel:pos + plane_bytes * (sel + 1)].view(np.float64)
+                    at = pos + plane_bytes * sel
+                    coefs = payload[at:at + plane_bytes].view(np.float64)
                     coef[0], coef[1], coef[2] = coefs[0], coefs[1], coefs[2]
                     out[y, x, q] = plane_at(coef, u[k], v[k])
