@@ -169,15 +169,16 @@ def _collinear(z, s):
     return False
 
 
-def _one_plane(z, zd, half, u, v, free, claimed, s, iters):
-    """Returns (plane, whether it reproduces every unclaimed sample by steps 1 or 1b)."""
+def _one_plane(z, zd, half, u, v, free, claimed, s, iters, left):
+    """Returns (plane, 'whole' if it reproduces every unclaimed sample by steps 1 or 1b, 'raw'
+    if step 3b gives up, else 'part')."""
     p = free[0]
     c = _lsq(u, v, zd, free)                                           # step 1
     if all(_same(_at(c, u, v, k), z[k]) for k in free):
-        return c, True
+        return c, "whole"
     if all(abs(_at(c, u, v, k) - zd[k]) <= 2.0 * K.GROW[-1] * half[k] for k in free):
         c = _refine(z, zd, half, u, v, free, c, iters)                # step 1b
-        return c, all(_same(_at(c, u, v, k), z[k]) for k in free)
+        return c, "whole" if all(_same(_at(c, u, v, k), z[k]) for k in free) else "part"
     pi, pj = (p // s) % 8, (p // s) // 8
     for w in range(4):                                                 # step 2
         i0, j0 = pi - (w & 1), pj - (w >> 1)
@@ -189,7 +190,7 @@ def _one_plane(z, zd, half, u, v, free, claimed, s, iters):
         if all(abs(_at(c, u, v, k) - zd[k]) <= 2.0 * K.SEED_TOL * half[k] for k in idx):
             break
     else:
-        return (zd[p], 0.0, 0.0), False
+        return (zd[p], 0.0, 0.0), "part"
     for g, tol in enumerate(K.GROW):                                   # step 3
         idx = []
         for k in free:
@@ -197,7 +198,14 @@ def _one_plane(z, zd, half, u, v, free, claimed, s, iters):
             if k == p or abs(_at(c, u, v, k) - zd[k]) <= 2.0 * tol * reach * half[k]:
                 idx.append(k)
         c = _lsq(u, v, zd, idx)
-    return _refine(z, zd, half, u, v, idx, c, iters), False           # step 4
+    rest = [k for k in free if k not in idx]                           # step 3b
+    if rest and left == 0:
+        return c, "raw"
+    if rest and left == 1:
+        o = _lsq(u, v, zd, rest)
+        if not all(abs(_at(o, u, v, k) - zd[k]) <= 2.0 * K.GROW[-1] * half[k] for k in rest):
+            return c, "raw"
+    return _refine(z, zd, half, u, v, idx, c, iters), "part"          # step 4
 
 
 def twin_tile_planes(z, s, u, v, max_planes, iters=D.FIT_ITERS):
@@ -213,8 +221,11 @@ def twin_tile_planes(z, s, u, v, max_planes, iters=D.FIT_ITERS):
         if n_planes == max_planes:
             return -1
         p = free[0]
-        c, whole = _one_plane(z, zd, half, u, v, free, claimed, s, iters)
-        if whole:
+        c, got = _one_plane(z, zd, half, u, v, free, claimed, s, iters,
+                            max_planes - 1 - n_planes)
+        if got == "raw":
+            return -1
+        if got == "whole":
             return n_planes + 1
         if not _same(_at(c, u, v, p), z[p]):                          # step 5
             c = (zd[p], 0.0, 0.0)

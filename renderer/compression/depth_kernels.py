@@ -22,6 +22,9 @@ steps in plain loops):
     left, top right, bottom left, bottom right); none: the constant plane z[p];
  3. growth: refit over the unclaimed samples within 16 ulp x (1 + pixel distance from p), then
     within 4 ulp, then 1.5 ulp, of the current plane;
+ 3b. look ahead: if samples are left out of that set and this is the last plane allowed, RAW;
+    if one plane is left, the least-squares plane of those left must be within 1.5 ulp of
+    each, else RAW (a tile of three or more planes leaves before any refinement);
  4. refinement: the samples' float32 rounding intervals are constraints (least squares alone
     misses about half of the raster's one-triangle tiles: their float32 values sit up to 0.5
     ulp off the float64 plane); at most `iters` over-relaxed projections onto them (targets
@@ -41,6 +44,7 @@ import numpy as np
 from numba import njit, prange
 
 MODE_RAW, MODE_PLANES, MODE_CLEAR = 0, 1, 2
+PART, WHOLE, GIVE_UP = 0, 1, -1          # a plane's outcome (_one_plane)
 TILE = 8                         # px, one HTILE word per 8x8 tile
 RELAX = 1.9                      # over-relaxation of the refinement's projections
 MARGIN = 0.05                    # keep targets this fraction of an interval inside it
@@ -128,9 +132,9 @@ def tile_geometry(n_samples, sample_x, sample_y):
 @njit(cache=True)
 def scratch_arrays(n):
     """One thread's scratch for fit_tile: zd, half, t (n,) float64, work (4, n) float64 (the
-    LP's), free, idx, tag (n,) int64."""
+    LP's), free, idx, tag, rest (n,) int64."""
     return (np.empty(n), np.empty(n), np.empty(n), np.empty((4, n)), np.empty(n, np.int64),
-            np.empty(n, np.int64), np.empty(n, np.int64))
+            np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64))
 
 
 @njit(cache=True)
@@ -320,20 +324,21 @@ def minimax_plane(u, v, zd, half, idx, m, coef, work):
 
 
 @njit(cache=True)
-def _one_plane(z, geo, scratch, nf, iters, coef):
-    """Steps 1-4 for the next plane over the unclaimed samples free[:nf] (tag -1); p = free[0].
-    Returns True if the plane reproduces every one of them (steps 1 and 1b)."""
+def _one_plane(z, geo, scratch, nf, iters, coef, left):
+    """Steps 1-4 for the next plane over the unclaimed samples free[:nf] (tag -1); p = free[0];
+    `left` planes allowed after this one. Returns WHOLE if the plane reproduces every one of
+    them (steps 1 and 1b), GIVE_UP if step 3b finds the tile raw, else PART."""
     u, v, ki, kj, full, pow2 = geo
-    zd, half, t, work, free, idx, tag = scratch
+    zd, half, t, work, free, idx, tag, rest = scratch
     n_samples = z.size // 64
     p = free[0]
     fit_plane(u, v, zd, free, nf, coef, full)                              # step 1
     if _exact_all(coef, u, v, z, free, nf):
-        return True
+        return WHOLE
     if half[0] < 0.0:
         half_ulps(z, pow2, half)
     if _within(coef, u, v, zd, half, free, nf, 2.0 * GROW[-1]):      # step 1b: one plane, almost
-        return _refine(z, zd, half, u, v, full, free, nf, t, coef, iters, work)
+        return WHOLE if _refine(z, zd, half, u, v, full, free, nf, t, coef, iters, work) else PART
     pi, pj = ki[p], kj[p]                                            # step 2
     seeded = False
     for w in range(4):
@@ -354,7 +359,7 @@ def _one_plane(z, geo, scratch, nf, iters, coef):
             break
     if not seeded:
         coef[0], coef[1], coef[2] = zd[p], 0.0, 0.0
-        return False
+        return PART
     for g in range(len(GROW)):                                       # step 3
         m = 0
         for r in range(nf):
@@ -367,8 +372,24 @@ def _one_plane(z, geo, scratch, nf, iters, coef):
                 idx[m] = k
                 m += 1
         fit_plane(u, v, zd, idx, m, coef, full)
-    _refine(z, zd, half, u, v, full, idx, m, t, coef, iters, work)               # step 4
-    return False
+    if m < nf:                                                       # step 3b: look ahead
+        if left == 0:
+            return GIVE_UP
+        if left == 1:
+            n_rest = 0
+            r = 0
+            for j in range(nf):                  # rest = free - idx (both ascending)
+                if r < m and idx[r] == free[j]:
+                    r += 1
+                else:
+                    rest[n_rest] = free[j]
+                    n_rest += 1
+            other = work[0, :3]
+            fit_plane(u, v, zd, rest, n_rest, other, full)
+            if not _within(other, u, v, zd, half, rest, n_rest, 2.0 * GROW[-1]):
+                return GIVE_UP
+    _refine(z, zd, half, u, v, full, idx, m, t, coef, iters, work)   # step 4
+    return PART
 
 
 @njit(cache=True)
@@ -396,9 +417,10 @@ def fit_tile(z, geo, scratch, max_planes, iters, planes, coef):
     planes[c]: coefficients), or -1 if the tile needs more than max_planes.
 
     geo: the tile's constants (u, v, ki, kj from sample_uv, full: their moments, pow2: the
-    half-ulp table); scratch: (zd, half, t, work, free, idx, tag) per thread (scratch_arrays)."""
+    half-ulp table); scratch: (zd, half, t, work, free, idx, tag, rest) per thread
+    (scratch_arrays)."""
     u, v, ki, kj, full, pow2 = geo
-    zd, half, t, work, free, idx, tag = scratch
+    zd, half, t, work, free, idx, tag, rest = scratch
     n = z.size
     n_samples = n // 64
     if not any_collinear(z, n_samples):
@@ -414,7 +436,10 @@ def fit_tile(z, geo, scratch, max_planes, iters, planes, coef):
         if c == max_planes:
             return -1
         p = free[0]
-        if _one_plane(z, geo, scratch, nf, iters, coef):
+        got = _one_plane(z, geo, scratch, nf, iters, coef, max_planes - 1 - c)
+        if got == GIVE_UP:
+            return -1
+        if got == WHOLE:
             planes[c, 0], planes[c, 1], planes[c, 2] = coef[0], coef[1], coef[2]
             for r in range(nf):
                 tag[free[r]] = c
@@ -472,7 +497,7 @@ def fit_tiles(depth, sample_x, sample_y, has_clear, clear, max_planes, iters, pl
     for ty in prange(nty):
         z = np.empty(n, np.float32)
         scratch = scratch_arrays(n)
-        tag = scratch[-1]
+        tag = scratch[6]
         coef = np.zeros(3, np.float64)
         for tx in range(ntx):
             cleared = has_clear
