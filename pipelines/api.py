@@ -16,8 +16,10 @@ from pipelines.presets import Preset
 
 def render(scene: Scene | str, preset: Preset | str = "imr-baseline", width: int = 1280,
            height: int = 720, samples: int = 1, frontend: str | None = None,
-           rays: tuple[str, ...] = ()) -> FrameResult:
+           rays: tuple[str, ...] = (), store_depth: bool = False) -> FrameResult:
     """Render one frame of `scene` through `preset`; returns images, counters and heat maps.
     `frontend` picks the geometry front end (legacy | ngg | mesh); None: the preset's default.
-    `rays` adds ray passes (primary, shadow, ao) to the frame."""
-    return run(scene, preset, Settings(width, height, samples, frontend=frontend, rays=tuple(rays)))
+    `rays` adds ray passes (primary, shadow, ao) to the frame. `store_depth` stores depth that
+    no later pass reads (default: don't-care, as applications declare it)."""
+    return run(scene, preset, Settings(width, height, samples, frontend=frontend, rays=tuple(rays),
+                                       store_depth=store_depth))

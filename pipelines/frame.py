@@ -88,6 +88,7 @@ class FrameResult:
     height = property(lambda self: self.settings.height)
     samples = property(lambda self: self.settings.samples)
     color = property(lambda self: self.raster.color)
+    history = property(lambda self: self.raster.history)   # what the next frame compares with
     depth = property(lambda self: self.raster.depth)
     tile_size = property(lambda self: self.raster.tile_size)
 
@@ -118,22 +119,40 @@ class FrameResult:
         return out
 
 
-def raster(scene: Scene, preset: Preset, settings: Settings, passes=None) -> Result:
+def compression_map(preset: Preset, color: np.ndarray, tile: int) -> np.ndarray | None:
+    """float64 (tiles_y, tiles_x): raw : compressed bytes of the final colour (RGBA8) in each
+    screen tile under the preset's codec (payload and metadata, renderer.compression
+    .tile_size_map): the heat map of what compression saved where; None without a codec."""
+    if preset.compression.codec.value == "none":
+        return None
+    from pipelines.presets.compression import store_bytes
+    h, w = color.shape[:2]
+    raw = np.outer(np.bincount(np.arange(h) // tile), np.bincount(np.arange(w) // tile)) * 4
+    return raw / np.maximum(store_bytes(preset.compression, color, tile), 1)
+
+
+def raster(scene: Scene, preset: Preset, settings: Settings, passes=None,
+           history: dict | None = None) -> Result:
     """The render passes alone (`passes`, default the scene's), through the preset's
-    architecture."""
+    architecture; `history`, the previous frame's (Result.history), to a tiler that compares
+    tiles with it (transaction elimination)."""
     kw = {} if settings.frontend is None else {"frontend": settings.frontend}
+    if history is not None and preset.architecture == "tbdr":
+        kw["history"] = history
     return ARCHITECTURES[preset.architecture](scene, preset, settings.width, settings.height,
                                               settings.samples, passes=passes, **kw)
 
 
-def run(scene: Scene | str, preset: Preset | str, settings: Settings = Settings()) -> FrameResult:
-    """Run one frame of `scene` through `preset` (module docstring)."""
+def run(scene: Scene | str, preset: Preset | str, settings: Settings = Settings(),
+        history: dict | None = None) -> FrameResult:
+    """Run one frame of `scene` through `preset` (module docstring); `history`: the previous
+    frame's FrameResult.history when the frame is one of a sequence (pipelines.sequence)."""
     settings.check()
     scene = get_scene(scene) if isinstance(scene, str) else scene
     preset = get_preset(preset) if isinstance(preset, str) else preset
     graph = scene.graph(settings.samples, settings.rays, settings.store_depth)
     t0 = time.perf_counter()
-    frame = raster(scene, preset, settings, graph.render_passes)
+    frame = raster(scene, preset, settings, graph.render_passes, history)
     frame.seconds = time.perf_counter() - t0
     names = "+".join(p.name for p in graph.render_passes)
     passes = [PassResult(names, "render", frame.counters)]
@@ -156,5 +175,8 @@ def run(scene: Scene | str, preset: Preset | str, settings: Settings = Settings(
     frame.memory = None            # the caches' state is the frame's alone: not kept with it
     totals = sum((p.counters for p in passes), Counters())
     maps = {**frame.pixel_maps, **(rt.pixel_maps if rt is not None else {})}
+    ratio = compression_map(preset, frame.color, frame.tile_size)
+    if ratio is not None:
+        frame.tile_maps["comp_ratio"] = ratio
     return FrameResult(scene.name, preset.name, settings, frame, passes, totals, rt, post,
                        float(preset.memory.dram_gbps.value), time.perf_counter() - t0, frame.tile_maps, maps)

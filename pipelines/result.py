@@ -25,6 +25,8 @@ class Result:
     seconds: float = 0.0
     memory: object = None      # renderer.memory.MemoryModel the frame's passes met: the ray
                                # passes after it go through the same caches (pipelines.frame)
+    history: dict = field(default_factory=dict)   # what the next frame of a sequence compares
+                               # with: transaction elimination's tile signatures by attachment
 
     def derived(self) -> dict[str, float]:
         return self.counters.derived(self.dram_gbps)

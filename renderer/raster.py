@@ -50,6 +50,11 @@ class RopEvents(NamedTuple):
     tex_off: np.ndarray    # int64 (n_refs + 1,) capacity CSR into tex_addr
     n_tex: np.ndarray      # int64 (n_refs,)
     tex_addr: np.ndarray   # int64 (cap,) byte address of a 4x4 texel block in the texture stream
+    size: np.ndarray       # int64 (cap,) with DCC: the block's colour payload as the ROP leaves it
+                           # after the event (-1: nothing written); (0,) without
+    zsize: np.ndarray      # int64 (cap,) with depth compression: the block's depth payload after
+                           # the event (-1: no depth written); (0,) without
+    rules: np.ndarray      # int64 (RULES_N,) the rules both follow (raster_sections.codec_rules)
 
 
 def interleaved_rows(tiles_x: int, tiles_y: int) -> np.ndarray:
@@ -71,18 +76,25 @@ class Raster:
     partial renders: a deferred run ends where the chunk changes, as a tiler must shade what it
     has when its parameter buffer fills. `hiz` keeps the farthest depth per 8x8 block and
     rejects blocks a triangle cannot come nearer than (an IMR's hierarchical Z); rejected blocks
-    leave an event with block -(b + 1)."""
+    leave an event with block -(b + 1). With `dcc` each event also records the DCC payload of its
+    block's colour as the ROP leaves it (DCC compresses a block when the ROP cache writes it
+    back: the block as it is then, not the final image), with `zcomp` its depth payload under
+    HTILE-style plane tracking; `rules` (raster_sections.codec_rules) says how."""
 
     def __init__(self, tris: SetupTriangles, bins: TileBins, mat, tex, light: np.ndarray,
                  fb: Framebuffer, view: RasterView, hsr: bool = False,
-                 chunk: np.ndarray | None = None, hiz: bool = False):
+                 chunk: np.ndarray | None = None, hiz: bool = False, rules: np.ndarray | None = None,
+                 dcc: bool = False, zcomp: bool = False):
         textured = mat.texture[tris.draw] >= 0 if tris.n else np.zeros(0, np.bool_)
         block_off, tex_off = event_capacity(tris.x, tris.y, view.width, view.height, bins.tile,
                                             bins.tiles_x, bins.tile_offsets, bins.ref_tri, textured)
         self.ev = RopEvents(block_off, np.zeros(bins.n_refs, np.int64),
                             np.empty(block_off[-1], np.int64), np.empty(block_off[-1], np.uint64),
                             np.empty(block_off[-1], np.uint64), tex_off,
-                            np.zeros(bins.n_refs, np.int64), np.empty(tex_off[-1], np.int64))
+                            np.zeros(bins.n_refs, np.int64), np.empty(tex_off[-1], np.int64),
+                            np.empty(block_off[-1] if dcc else 0, np.int64),
+                            np.empty(block_off[-1] if zcomp else 0, np.int64),
+                            rk.NO_CODEC if rules is None else rules)
         self.per_tile = np.zeros((bins.n_tiles, rk.RC.N), np.int64)
         if chunk is None:
             chunk = np.zeros(tris.n, np.int64)
@@ -109,9 +121,10 @@ class Raster:
 
 def rasterize(tris: SetupTriangles, bins: TileBins, mat, tex, light: np.ndarray, fb: Framebuffer,
               view: RasterView, hsr: bool = False, chunk: np.ndarray | None = None,
-              hiz: bool = False) -> tuple[Counters, np.ndarray, RopEvents]:
+              hiz: bool = False, rules: np.ndarray | None = None, dcc: bool = False,
+              zcomp: bool = False) -> tuple[Counters, np.ndarray, RopEvents]:
     """Render all tiles into fb (in place), in one parallel pass; see Raster."""
-    job = Raster(tris, bins, mat, tex, light, fb, view, hsr, chunk, hiz)
+    job = Raster(tris, bins, mat, tex, light, fb, view, hsr, chunk, hiz, rules, dcc, zcomp)
     for _ in job.bands(bins.tiles_y):
         pass
     return job.result()

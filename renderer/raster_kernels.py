@@ -31,7 +31,8 @@ from .raster_schedule import (FLUSH_BLEND, FLUSH_MASK, FLUSH_PARTIAL, MASK_MODE,
 from .raster_sections import (block_coverage, block_edges, edge_setup, fill_pixels, flush_events,
                               hiz_init, no_sample_inside, pixels_touched, quad_attributes,
                               quad_coverage, quad_from_mask, quad_shade_rop, quad_visibility,
-                              shade_pixels, still_wins)
+                              shade_pixels, still_wins, event_sizes, event_depth_sizes, codec_rules,
+                              RULE_Z_INIT)
 from .rop_kernels import quantize
 from .shade_kernels import mip_level, shade_fragment, texel_block_address
 
@@ -66,6 +67,9 @@ COUNTER_NAMES = ["raster.fragments", "raster.samples_covered", "raster.quads",
                  "raster.pixels_covered", "raster.texture_block_requests", "raster.hsr_killed",
                  "tile.hsr_flush.punch_through", "tile.hsr_flush.blend",
                  "tile.hsr_flush.partial_render", "raster.hiz_rejected_blocks"]
+
+
+NO_CODEC = codec_rules()     # RopEvents.rules of a pass that compresses nothing (sizes empty)
 
 
 class RasterJob(NamedTuple):
@@ -110,7 +114,8 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     base_color, texture, alpha_mode, alpha_cutoff, unlit, depth_test_d, depth_write_d, blend_d = mat
     tex_data, tex_levels, tex_n_levels, tex_base = tex
     fb_color, fb_depth, fb_shaded = fb
-    block_off, n_block, ev_block, ev_tested, ev_written, tex_off, n_tex_out, tex_addr = ev
+    (block_off, n_block, ev_block, ev_tested, ev_written, tex_off, n_tex_out, tex_addr, ev_size,
+     ev_zsize, rules) = ev
     width, height, _, sample_x, sample_y = view
     tx0 = (i % tiles_x) * tile
     ty0 = (i // tiles_x) * tile
@@ -131,6 +136,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     at_zmax = np.zeros(nbx * nbx, np.int64)
     zmax_stale = np.zeros(nbx * nbx, np.bool_)
     rejected = np.zeros(nbx * nbx, np.bool_)
+    zplanes = np.full(nbx * nbx, rules[RULE_Z_INIT], np.int64)   # depth planes each block holds
     if hiz:
         hiz_init(zmax, at_zmax, fb_depth, tx0, ty0, nbx, width, height, n_samples)
     # The simulator's own depth bound per 8x8 block (not a modelled unit: it changes no counter,
@@ -195,6 +201,8 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
             # counted or fetched for a triangle that shades nothing).
             if not still_wins(ev_block, ev_written, winner, ev_cur, ev_end, blocks_x, tx0, ty0, t):
                 n_tex_out[r] = 0
+                event_sizes(ev_block, ev_written, ev_size, ev_cur, ev_end, fb_color, rules,
+                            blocks_x, width, height, n_samples)
                 continue
         if not hiz:
             # No sample inside the triangle's bounding box: it covers nothing, and without HiZ
@@ -451,14 +459,21 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
         if phase == PH_SHADE:
             n_tex_out[r] = n_tex
             k_tex_blocks += n_tex
+            # its events (PH_VIS's) get the blocks' DCC sizes now that its pixels are shaded
+            event_sizes(ev_block, ev_written, ev_size, block_off[r], ev_end, fb_color, rules,
+                        blocks_x, width, height, n_samples)
             continue
         # Flush this triangle's ROP requests, one event per touched block, in block order.
         n_block[r] = flush_events(ev_block, ev_tested, ev_written, block_off[r], rejected, tested,
                                   written, zmax, at_zmax, zmax_stale, fb_depth, x0, y0, x1, y1,
                                   tx0, ty0, nbx, blocks_x, width, height, n_samples, hiz)
+        event_depth_sizes(ev_block, ev_written, ev_zsize, block_off[r], block_off[r] + n_block[r],
+                          zplanes, rules, depth_write, tx0, ty0, nbx, blocks_x, n_samples)
         if phase == PH_IMR:
             n_tex_out[r] = n_tex
             k_tex_blocks += n_tex
+            event_sizes(ev_block, ev_written, ev_size, block_off[r], block_off[r] + n_block[r],
+                        fb_color, rules, blocks_x, width, height, n_samples)
     cnt = counters[i]
     cnt[RC.FRAGMENTS] += k_fragments
     cnt[RC.SAMPLES] += k_samples

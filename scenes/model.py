@@ -341,14 +341,16 @@ class Scene:
               store_depth: bool = False) -> FrameGraph:
         """The frame graph: the render passes, the scene's compute passes, then the ray passes
         asked for (AO starts from the primary hits, so asking for AO traces primary rays too).
-        Depth is stored as an application declares it: a depth attachment no later node reads
-        ends its pass don't-care and memoryless (Vulkan STORE_OP_DONT_CARE, Metal
-        MTLStorageModeMemoryless), unless `store_depth` keeps every store the passes declare."""
+        Depth is stored as an application declares it: in the one pass a scene without passes
+        of its own gets, a depth no later node reads ends don't-care and memoryless (Vulkan
+        STORE_OP_DONT_CARE, Metal MTLStorageModeMemoryless), unless `store_depth` keeps it;
+        passes a scene declares keep their own store actions."""
         for r in rays:
             RayPass(r)                             # an unknown name fails here, in one line
         wanted = set(rays) | ({"primary"} if "ao" in rays else set())
         nodes = [*self.frame(samples), *self.compute, *(RayPass(r) for r in RAY_PASSES if r in wanted)]
-        return FrameGraph(nodes if store_depth else discard_unread_depth(nodes))
+        implied = self.passes is None      # passes a scene declares keep their own store actions
+        return FrameGraph(discard_unread_depth(nodes) if implied and not store_depth else nodes)
 
     def frame(self, samples: int = 1) -> list[RenderPass]:
         if self.passes is not None:

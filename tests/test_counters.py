@@ -16,7 +16,7 @@ D32F = FORMATS["d32f"].bytes_per_sample
 
 
 def test_fullscreen_quad_fragments_and_bytes():
-    c = render("quad", "imr-baseline", W, H).counters
+    c = render("quad", "imr-baseline", W, H, store_depth=True).counters
     assert c["raster.fragments"] == W * H
     assert c["raster.shaded"] == W * H
     assert c["raster.written"] == W * H
@@ -29,10 +29,12 @@ def test_fullscreen_quad_fragments_and_bytes():
     assert c["mem.dram.write.depth"] == W * H * D32F
     assert c["mem.dram.read.color"] == 0 and c["mem.dram.read.depth"] == 0
     assert c["geom.prims_in"] == 2 and c["geom.setup_triangles"] == 2
+    # as applications declare it, depth no later pass reads is not stored
+    assert render("quad", "imr-baseline", W, H).counters["mem.dram.write.depth"] == 0
 
 
 def test_fullscreen_quad_msaa_stores_samples_and_resolve():
-    c = render("quad", "imr-baseline", W, H, samples=4).counters
+    c = render("quad", "imr-baseline", W, H, samples=4, store_depth=True).counters
     assert c["raster.samples_covered"] == W * H * 4
     assert c["mem.dram.write.color"] == W * H * RGBA8 * 4
     assert c["mem.dram.write.depth"] == W * H * D32F * 4

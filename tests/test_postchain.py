@@ -93,7 +93,7 @@ def test_bytes_add_up_and_tax_is_u_minus_c_of_each_raw_access(runs):
 
 def test_report_rows_and_store_bytes(runs, gbuf):
     from pipelines.presets.compression import store_bytes
-    r = runs["amd-gcn"]
+    r = runs["amd-vega"]
     rows = {row["surface"]: row for row in r.by_surface()}
     U, Cb = _sizes(r, "normal")
     assert rows["normal"]["raw_bytes"] == U and rows["normal"]["compressed_bytes"] == Cb
@@ -110,12 +110,12 @@ def test_report_rows_and_store_bytes(runs, gbuf):
 
 def test_policies_differ_as_the_notes_say(runs):
     gcn, rdna2, m5, a11, mali = (runs[p].counters for p in
-                                 ("amd-gcn", "amd-rdna2", "apple-m5", "apple-a11", "arm-mali"))
+                                 ("amd-vega", "amd-rdna2", "apple-m5", "apple-a11", "arm-mali"))
     # GCN: the two compressed G-buffer colour targets are decompressed in place before the
     # light pass reads them; compute writes go raw, so the present pass pays raw reads.
     assert gcn["comp.decompress.events"] == 2
-    U_a, C_a = _sizes(runs["amd-gcn"], "albedo")
-    U_n, C_n = _sizes(runs["amd-gcn"], "normal")
+    U_a, C_a = _sizes(runs["amd-vega"], "albedo")
+    U_n, C_n = _sizes(runs["amd-vega"], "normal")
     assert gcn["comp.decompress.bytes"] == C_a + U_a + C_n + U_n
     assert gcn["comp.tax_bytes"] > 0
     # RDNA reads and writes compressed end to end: no decompress, no tax; but blur_x's 64x1
@@ -181,7 +181,7 @@ def test_seed_tax_example_4k_rgba16f_gbuffer():
     targets = {"hdr": hdr, "normal": g["normal"]}
     U = sum(t.nbytes for t in targets.values())
     assert U == 3840 * 2160 * 8 * 2                            # 132.7 MB, the seed's "128 MB"
-    for preset in ("amd-gcn", "apple-a11"):
+    for preset in ("amd-vega", "apple-a11"):
         p = get_preset(preset).compression
         Cb = sum(compressed_size(t, p.codec.value, p.dcc_max_compressed_block.value) for t in targets.values())
         r = _tax(targets, preset)

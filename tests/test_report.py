@@ -145,10 +145,12 @@ def test_quad_report_states_the_exact_bytes(capsys):
     w, h = 256, 128           # colour and depth fit the baseline's L2: compulsory bytes only
     px = w * h
     rows = list(csv.DictReader(io.StringIO(report(
-        capsys, "quad", "--preset", "imr-baseline", "--res", f"{w}x{h}", "--format", "csv"))))
+        capsys, "quad", "--preset", "imr-baseline", "--res", f"{w}x{h}", "--store-depth",
+        "--format", "csv"))))
     (row,) = rows
     assert int(row["dram_bytes.color"]) == px * FORMATS["rgba8"].bytes_per_sample
     assert int(row["dram_bytes.depth"]) == px * FORMATS["d32f"].bytes_per_sample
+    assert int(row["raw_bytes.color"]) == int(row["dram_bytes.color"])     # no codec
     assert int(row["shaded"]) == int(row["pixels_covered"]) == px
     assert float(row["overdraw"]) == 1.0
     text = report(capsys, "quad", "--preset", "imr-baseline", "--res", f"{w}x{h}")
@@ -173,8 +175,9 @@ def test_html_opens_offline_and_shows_every_chart_and_image(tmp_path):
     dom = subprocess.run([CHROMIUM, *OFFLINE, *profile, "--virtual-time-budget=10000", "--dump-dom",
                           page.as_uri()], capture_output=True, text=True, timeout=120).stdout
     body = re.search(r"<body[^>]*>", dom).group(0)
-    # per scene and preset: the image, overdraw and DRAM maps, and the fallback map on the tiler
-    n = len(SCENES) * (3 + 4)
+    # per scene and preset: the image, overdraw and DRAM maps, and the fallback and colour
+    # compression maps on the tiler (imr-baseline has no codec)
+    n = len(SCENES) * (3 + 5)
     assert f'data-images="{n}/{n}"' in body, body
     # per scene: DRAM/overdraw/fallbacks and time per unit/energy per source; one summary
     assert f'data-charts="{2 * len(SCENES) + 1}"' in body, body
@@ -225,19 +228,19 @@ def test_rt_columns_join_the_row_and_the_schema(capsys):
 
 
 def test_post_chain_scene_reports_compression_per_surface_and_pass(capsys):
-    doc = json.loads(report(capsys, "postchain", "--preset", "amd-gcn,apple-m5", "--res", "96x64",
+    doc = json.loads(report(capsys, "postchain", "--preset", "amd-vega,apple-m5", "--res", "96x64",
                             "--format", "json"))
     jsonschema.validate(doc, json.loads(SCHEMA_PATH.read_text()))
     gcn, m5 = doc["rows"]
     assert (gcn["comp.codec"], m5["comp.codec"]) == ("dcc", "apple")
-    # GCN decompresses in place before compute reads; Apple's UTC keeps compression: no tax
+    # GCN (Vega) decompresses in place before compute reads; Apple's UTC keeps compression: no tax
     assert gcn["comp.decompress_events"] > 0 and gcn["comp.tax_bytes"] > 0
     assert m5["comp.tax_bytes"] == 0 and m5["comp.decompress_events"] == 0
     for row in doc["rows"]:
         assert row["comp.tax_bytes"] == sum(p["tax_bytes"] for p in row["post"]["passes"])
         assert row["counters"]["mem.dram.write.compute"] > 0      # the chain's bytes join the frame
         assert row["comp.tax_gbps"] == pytest.approx(row["comp.tax_bytes"] * 60 / 1e9)
-    text = report(capsys, "postchain", "--preset", "amd-gcn,apple-m5", "--res", "96x64")
+    text = report(capsys, "postchain", "--preset", "amd-vega,apple-m5", "--res", "96x64")
     assert "post chain surfaces" in text and "tonemap (cs)" in text
 
 

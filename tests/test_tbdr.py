@@ -72,8 +72,9 @@ def test_memoryless_and_dont_care_depth_add_no_depth_bytes():
                   _depth_store(sponza, StoreAction.STORE, memoryless=True)):
         c = render(scene, "apple-m3", W, H).counters
         assert c["mem.dram.write.depth"] == 0 and c["mem.dram.read.depth"] == 0
-    # colour is stored once, resolved, whatever the overdraw
-    assert stored["mem.dram.write.color"] == padded * FORMATS["rgba8"].bytes_per_sample
+    # colour is stored once, resolved, whatever the overdraw (compressed: its raw equivalent)
+    assert stored["comp.dram.write.color.raw"] == padded * FORMATS["rgba8"].bytes_per_sample
+    assert stored["mem.dram.write.color"] == stored["comp.dram.write.color"]
 
 
 def test_parameter_buffer_bytes():
@@ -203,9 +204,13 @@ def test_deferred_two_passes_against_the_tilers_way():
     w, h8 = W, -(-H // 8) * 8
     two = render("deferred", "apple-m3", W, H).counters
     one = render("deferred-tiled", "apple-m3", W, H).counters
-    assert two["mem.dram.write.color"] == w * h8 * (16 + 4)
+    # the G-buffer's 16 B texels go raw (the raster keeps RGBA8 only); the final colour goes
+    # through Apple's codec, 4 B a pixel raw
+    assert two["mem.dram.write.color"] == w * h8 * 16 + two["comp.dram.write.color"]
+    assert two["comp.dram.write.color.raw"] == w * h8 * 4
     assert two["mem.dram.write.depth"] == w * h8 * 4
-    assert one["mem.dram.write.color"] == w * h8 * 4 and one["mem.dram.write.depth"] == 0
+    assert one["comp.dram.write.color.raw"] == w * h8 * 4 and one["mem.dram.write.depth"] == 0
+    assert one["mem.dram.write.color"] == one["comp.dram.write.color"] < w * h8 * 4
     assert one["tile.fallback.tile_shrink"] == 0          # 32 x 32 x (4 + 4 + 16) B fits 64 KiB
     # the lighting pass shades every pixel once more; its reads of the G-buffer and depth go
     # through the caches (the texture stream) where the SLC does not hold them

@@ -13,12 +13,18 @@ from renderer.binning import RASTER_TILE, bin_triangles
 from renderer.counters import Counters
 from renderer.frontend import front_end
 from renderer.geometry_kernels import prim_offsets
-from renderer.memory import ROP_COLOR, ROP_DEPTH, MemoryModel, Surface
+from renderer.memory import L2, ROP_COLOR, ROP_DEPTH, MemoryModel, Surface
 from renderer.raster import RasterView, rasterize
 from renderer.raster_kernels import RC
+from renderer.compression.depth import GRANULE as DEPTH_GRANULE
+from renderer.compression.depth import MAX_PLANES as DEPTH_MAX_PLANES
+from renderer.compression.depth import PLANE as DEPTH_PLANE
+from renderer.raster_sections import codec_rules
+from renderer.rop import rgba8
 from renderer.shade import build_tables, light_vector
 from scenes.model import LoadAction, StoreAction
 
+from pipelines.arch.compressed import codec_for, depth_codec_for
 from pipelines.arch.shared import (GeometryStreams, blocks, framebuffer, read_inputs, shaded_counts,
                     tile_maps)
 from pipelines.arch.imr_kernels import ImrPass, replay, serve_handed, work_in_submission_order
@@ -107,13 +113,23 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         ref_tile = bins.ref_tiles()
         work, deferred = work_order(prim_tri_off, geo, bins, ref_tile, tris, rp, mat, preset)
         fb = fb_job.result()
+        dcc = codec_for(preset, rp.color) == "dcc"
+        zcomp = depth_codec_for(preset, rp.depth) == "htile"
+        rules = codec_rules(
+            int(preset.compression.dcc_max_compressed_block.value),
+            rgba8(rp.color.clear) if fast and rp.color.load == LoadAction.CLEAR else None,
+            DEPTH_MAX_PLANES if zcomp else 0, rp.depth is None or rp.depth.load != LoadAction.LOAD,
+            DEPTH_PLANE.itemsize, DEPTH_GRANULE)
         raster_counters, tile_rows, ev = rasterize(tris, bins, mat, tex, light, fb, view,
-                                                   hsr=deferred is not None, chunk=deferred, hiz=hiz)
+                                                   hsr=deferred is not None, chunk=deferred, hiz=hiz,
+                                                   rules=rules, dcc=dcc, zcomp=zcomp)
         tex_region = mm.region("textures")
         cleared = clears.result()
         ip = ImrPass(fe.fetch[:4], fe.fetch.need, tris.draw, bins, ref_tile, ev, mat, color,
                      depth, tex_region, mm.region(rp.depth.name + ".htile") if hiz else 0,
-                     cleared["color"], cleared["depth"])
+                     cleared["color"], cleared["depth"],
+                     np.full(n_blocks if dcc else 0, -1, np.int64),
+                     np.full(n_blocks if zcomp else 0, -1, np.int64))
 
         def produce(start, own, out, mem=mm.serve_args(), ip=ip, work=work):
             start, n = replay(mem, ip, work, start, own, out)
@@ -134,7 +150,20 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
                                          (rp.depth, depth, ROP_DEPTH, "depth")):
             if att is not None:
                 left = cleared[stream]
-                if left.any() and att.store == StoreAction.STORE and not att.memoryless:
+                stored = att.store == StoreAction.STORE and not att.memoryless
+                if stream == "depth" and zcomp:
+                    left = left[:0]      # HTILE: a block still cleared is its word, no eliminate
+                    if stored:           # and the words go out with the planes they describe
+                        mm.flush(mm.region(att.name + ".htile"), store=True)
+                if stream == "color" and dcc:
+                    # DCC: a block still in the fast-cleared state is its key (no eliminate);
+                    # the keys, one byte per block and sample, are stored with the surface
+                    left = left[:0]
+                    if stored:
+                        keys = mm.region(att.name + ".dcc")
+                        mm.write_linear(L2, keys, n_blocks * rp.samples, "comp_meta")
+                        mm.flush(keys, store=True)
+                if left.any() and stored:
                     counters.add(f"rop.fast_clear.eliminated_blocks.{stream}", int(left.sum()))
                     mm.clear(level, surf, left, stream, blocks_x, RASTER_TILE, tiles_x)
                 mm.flush(surf, store=att.store == StoreAction.STORE and not att.memoryless)

@@ -16,8 +16,8 @@ from renderer.frontend.fetch_kernels import issue
 from renderer.memory import serve, serve_levels
 from renderer.memory_requests import (ALL_LEVELS, OP_WRITE_BACK, REQUESTS, block_layout,
                                       copy_request, line_shift, new_requests, op_code,
-                                      region_base, request, request_block, request_level,
-                                      request_line)
+                                      region_base, request, request_block, request_block_sized,
+                                      request_level, request_line)
 
 S_COLOR, S_DEPTH, S_TEXTURE, S_META = (
     STREAM[s] for s in ("color", "depth", "texture", "meta"))
@@ -43,6 +43,9 @@ class ImrPass(NamedTuple):
     htile_region: int          # hierarchical Z's HTILE words; 0: no HiZ
     cleared_color: np.ndarray  # bool per 8x8 block still in the fast-cleared state (empty:
     cleared_depth: np.ndarray  # no fast clear); the first write takes a block out of it
+    color_size: np.ndarray     # int64 per 8x8 block, with DCC (events.size not empty): the payload
+                               # of the block as last written (-1: not written compressed yet)
+    depth_size: np.ndarray     # the same for depth, with depth compression (events.zsize)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -89,7 +92,10 @@ def replay(mem, ip, work, start, own, out):
     acc, tile_bytes = mem.totals, mem.tile_bytes
     f_off, f_addr, f_nbytes, f_op = ip.fetch
     prim_need, tri_draw, ref_tile, ref_tri = ip.fetch_need, ip.tri_draw, ip.ref_tile, ip.bins.ref_tri
-    block_off, n_block, block, tested_m, written_m, tex_off, n_tex, tex_addr = ip.events
+    (block_off, n_block, block, tested_m, written_m, tex_off, n_tex, tex_addr, ev_size, ev_zsize,
+     _) = ip.events
+    color_size, depth_size = ip.color_size, ip.depth_size
+    dcc, zcomp = ev_size.shape[0] > 0, ev_zsize.shape[0] > 0
     depth_test, depth_write, blend = ip.mat.depth_test, ip.mat.depth_write, ip.mat.blend
     color, depth, tex_region, htile_region = ip.color, ip.depth, ip.tex_region, ip.htile_region
     cleared_color, cleared_depth = ip.cleared_color, ip.cleared_depth
@@ -153,17 +159,41 @@ def replay(mem, ip, work, start, own, out):
             z_clear = cleared_depth.shape[0] > 0 and cleared_depth[blk]
             c_clear = cleared_color.shape[0] > 0 and cleared_color[blk]
             if test_z and tested and not z_clear:
-                n = request_block(rq, n, meta, ROP_DEPTH, depth_blocks, blk, tested, depth_read, tl)
+                if zcomp and depth_size[blk] >= 0:     # compressed depth is read whole
+                    n = request_block_sized(rq, n, meta, ROP_DEPTH, depth_blocks, blk, depth_read,
+                                            tl, depth_size[blk])
+                else:
+                    n = request_block(rq, n, meta, ROP_DEPTH, depth_blocks, blk, tested,
+                                      depth_read, tl)
             if read_color and written and not c_clear:
-                n = request_block(rq, n, meta, ROP_COLOR, color_blocks, blk, written, color_read, tl)
+                if dcc and color_size[blk] >= 0:       # a compressed block is read whole
+                    n = request_block_sized(rq, n, meta, ROP_COLOR, color_blocks, blk, color_read,
+                                            tl, color_size[blk])
+                else:
+                    n = request_block(rq, n, meta, ROP_COLOR, color_blocks, blk, written,
+                                      color_read, tl)
             # The first write to a cleared block fills all of it: the pixels it does not cover
             # take the clear value from the metadata.
-            if write_z and written:
+            if write_z and written and zcomp and ev_zsize[e] >= 0:
+                # HTILE: the depth block goes out whole, as its planes (or raw) now are
+                n = request_block_sized(rq, n, meta, ROP_DEPTH, depth_blocks, blk, depth_written,
+                                        tl, ev_zsize[e])
+                depth_size[blk] = ev_zsize[e]
+                if z_clear:
+                    cleared_depth[blk] = False
+            elif write_z and written:
                 n = request_block(rq, n, meta, ROP_DEPTH, depth_blocks, blk,
                                   ALL if z_clear else written, depth_written, tl)
                 if z_clear:
                     cleared_depth[blk] = False
-            if written:
+            if written and dcc and ev_size[e] >= 0:
+                # DCC: the ROP writes the whole block, compressed as it now is
+                n = request_block_sized(rq, n, meta, ROP_COLOR, color_blocks, blk, color_written,
+                                        tl, ev_size[e])
+                color_size[blk] = ev_size[e]
+                if c_clear:
+                    cleared_color[blk] = False
+            elif written:
                 n = request_block(rq, n, meta, ROP_COLOR, color_blocks, blk,
                                   ALL if c_clear else written, color_written, tl)
                 if c_clear:

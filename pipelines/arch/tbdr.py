@@ -28,6 +28,7 @@ import threading
 import numpy as np
 
 from renderer.binning import bin_triangles
+from renderer.compression.te import SIGNATURE
 from renderer.counters import Counters
 from renderer.formats import FORMATS, PARAM_PRIMITIVE, PARAM_VERTEX, TILE_LIST_ENTRY
 from renderer.frontend import front_end
@@ -38,6 +39,7 @@ from renderer.raster_kernels import RC
 from renderer.shade import build_tables, light_vector
 from scenes.model import LoadAction, StoreAction
 
+from pipelines.arch.compressed import NO_SIZES, BandSizes, block_sizes, codec_for, meta_bytes
 from pipelines.arch.shared import (GeometryStreams, blocks, framebuffer, read_inputs, shaded_counts,
                     tile_maps)
 from pipelines.result import Result
@@ -72,9 +74,12 @@ def choose_tile(preset, rp) -> tuple[int, int]:
 
 
 def render(scene, preset, width: int, height: int, samples: int = 1,
-           frontend: str | None = None, passes=None) -> Result:
+           frontend: str | None = None, passes=None, history: dict | None = None) -> Result:
     """`frontend`: legacy | ngg | mesh, None for the preset's default (renderer.frontend).
-    `passes`: the render passes to run (the frame graph's), default `scene.frame(samples)`."""
+    `passes`: the render passes to run (the frame graph's), default `scene.frame(samples)`.
+    `history`: the previous frame's Result.history in a sequence (transaction elimination)."""
+    history = {} if history is None else history
+    next_history: dict = {}
     fe_params = preset.frontend.as_dict()
     light = light_vector(scene.light)
     counters = Counters()
@@ -135,16 +140,19 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         # The replay follows the raster down the screen on the memory model's second thread:
         # phase 1 needs only the bins, phase 2 a band's events once the band is drawn.
         drawn = _Progress()
-        runs = tuple(TileTransfers(actions, spill)
+        store_sizes, transfer_sizes, codec_meta = _colour_codec(preset, rp, mm, stores, images,
+                                                                fb, tile, bins.tiles_x, history)
+        runs = tuple(TileTransfers(actions, spill, transfer_sizes, codec_meta)
                      for actions in (_split(stores) if split else (stores,)))
         tp = TilerPass(geo.prim_off, geo.indices, draw_vbase, None, 0, prim_tri_off, tris.prim,
                        prim_chunk, bins, ref_tile, job.ev, param, mm.region("textures"),
                        blocks_x, blocks_y)
 
-        def replay_pass(tp=tp, fe=fe, pass_bytes=pass_bytes, tally=SpillTally(extra, spills)):
+        def replay_pass(tp=tp, fe=fe, pass_bytes=pass_bytes, tally=SpillTally(extra, spills),
+                        store_sizes=store_sizes):
             # the fetch plan is taken there: the front end makes it on that thread too
             tp = tp._replace(fetch=fe.fetch[:4], fetch_need=fe.fetch.need)
-            _replay(mm, pass_bytes, tp, runs, tally, drawn)
+            _replay(mm, pass_bytes, tp, runs, tally, drawn, store_sizes)
         replay = mm.background(replay_pass)
         try:
             for done in job.bands(BAND_ROWS):
@@ -166,6 +174,9 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
                 mm.flush(region, store=True, tile_bytes=pass_bytes)
             elif split and region:         # depth the split parked for its second half: dead
                 mm.flush(region, store=False, tile_bytes=pass_bytes)
+        if codec_meta[0]:                   # the codec's metadata goes with the surface
+            mm.flush(codec_meta[0], store=True, tile_bytes=pass_bytes)
+        _transaction_elimination(mm, rp, store_sizes, next_history, counters, pass_bytes)
         _fold(pass_bytes[:bins.n_tiles], bins.tiles_x, tile0 // tile, mm.tile_bytes, tiles_x)
         _fold(tile_rows, bins.tiles_x, tile0 // tile, per_tile, tiles_x)
         for region, _ in param:                   # the parameter buffer dies with the pass
@@ -184,7 +195,8 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         maps[f"fallback.{reason}"] = np.asarray(per).reshape(tiles_y, tiles_x)
     maps["fallbacks"] = sum(maps[f"fallback.{r}"] for r in reasons)
     return Result(scene.name, preset.name, width, height, samples, fb.resolve(), fb.nearest_depth(),
-                  counters, maps, {"overdraw": shaded}, tile0, float(preset.memory.dram_gbps.value), memory=mm)
+                  counters, maps, {"overdraw": shaded}, tile0, float(preset.memory.dram_gbps.value), memory=mm,
+                  history=next_history)
 
 
 class _Progress:
@@ -207,10 +219,11 @@ class _Progress:
 
 
 def _replay(mm: MemoryModel, pass_bytes, tp: TilerPass, runs: tuple[TileTransfers, ...],
-            tally: SpillTally, drawn: _Progress) -> None:
+            tally: SpillTally, drawn: _Progress, store_sizes: BandSizes | None) -> None:
     """The tiler's memory replay (tbdr_kernels) for each run of the pass's actions (two when the
     pass is split): chunk by chunk, phase 1, then phase 2 over the tiles as the raster finishes
-    them. DRAM bytes go to pass_bytes, by this pass's tiles."""
+    them, the compressed colour's store sizes (store_sizes) filled in for each band first.
+    DRAM bytes go to pass_bytes, by this pass's tiles."""
     n_chunks = int(tp.prim_chunk[-1]) + 1 if len(tp.prim_chunk) else 1
     mem = mm.serve_args(pass_bytes)
     for transfers in runs:
@@ -220,8 +233,50 @@ def _replay(mm: MemoryModel, pass_bytes, tp: TilerPass, runs: tuple[TileTransfer
             lo = 0
             while lo < tp.bins.n_tiles:
                 hi = drawn.beyond(lo)
+                if store_sizes is not None:
+                    store_sizes.fill(hi)
                 tiler_tiles(mem, tp, transfers, tally, state, c, lo, hi)
                 lo = hi
+
+
+def _colour_codec(preset, rp, mm: MemoryModel, actions: tuple, images: dict, fb, tile: int,
+                  tiles_x: int, history: dict):
+    """How the pass's colour crosses to memory under the preset's codec and transaction
+    elimination: the tile store compresses the tile's final pixels and leaves out the 16x16
+    tiles whose CRC equals last frame's (`history`, by attachment; BandSizes, filled as the
+    raster finishes them), a load reads what an earlier pass stored, compressed the same way.
+    Returns (the store's BandSizes or None, the TileTransfers sizes (load, store), the codec
+    metadata's (region, bytes per block))."""
+    codec = codec_for(preset, rp.color)
+    te = bool(preset.compression.transaction_elimination.value) and rp.color is not None \
+        and rp.color.format == "rgba8"
+    (_, _, load_on), (_, _, store_on) = actions[0], actions[1]
+    if not (load_on and codec) and not (store_on and (codec or te)):
+        return None, (NO_SIZES, NO_SIZES), (0, 0)
+    store = BandSizes(preset, codec, fb.color, tile, tiles_x, te and store_on,
+                      history.get(rp.color.name)) if store_on else None
+    load = block_sizes(preset, codec, images[rp.color.name]) if load_on and codec else NO_SIZES
+    meta = (mm.region(rp.color.name + ".codec_meta"), meta_bytes(codec)) if codec else (0, 0)
+    return store, (load, NO_SIZES if store is None else store.sizes), meta
+
+
+def _transaction_elimination(mm: MemoryModel, rp, store: BandSizes | None, history: dict,
+                             counters: Counters, pass_bytes) -> None:
+    """After the pass: its colour's signatures kept for the next frame (history), counted, and
+    their traffic: each frame writes its signature buffer and reads the previous one (4 B per
+    16x16 tile, renderer.compression.te)."""
+    if store is None or not store.te:
+        return
+    n = store.signatures.size
+    buf = mm.region(rp.color.name + ".te")
+    if store.previous is not None:
+        mm.read_linear(mm.level("l2"), buf, n * SIGNATURE.itemsize, "comp_meta")
+    mm.write_linear(mm.level("l2"), buf, n * SIGNATURE.itemsize, "comp_meta")
+    mm.flush(buf, store=True, tile_bytes=pass_bytes)
+    counters.add("te.tiles", n)
+    counters.add("te.tiles_written", n - store.kept)
+    counters.add("te.saved_bytes", store.saved)
+    history[rp.color.name] = store.signatures
 
 
 def _split(actions: tuple) -> tuple:

@@ -30,11 +30,12 @@ from renderer.memory import STREAM
 from renderer.frontend.fetch_kernels import issue
 from renderer.memory import serve
 from renderer.memory_requests import (REQUESTS, block_layout, line_bytes, line_shift, new_requests,
-                                      op_code, region_base, request, request_block)
+                                      op_code, region_base, request, request_block,
+                                      request_block_sized, request_range)
 
 PARAM_CACHE, SLC = 0, 1            # levels of the tiler's MemoryConfig
-S_PARAM, S_COLOR, S_DEPTH, S_TEXTURE = (
-    STREAM[s] for s in ("param", "color", "depth", "texture"))
+S_PARAM, S_COLOR, S_DEPTH, S_TEXTURE, S_COMP_META = (
+    STREAM[s] for s in ("param", "color", "depth", "texture", "comp_meta"))
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -85,9 +86,12 @@ def _tile_blocks(rq, n, meta, lv, layout, op, i, tx0, ty0, bx1, by1, blocks_x):
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def _tile_transfer(rq, n, meta, write, spilled, spill, actions, i, tx0, ty0, bx1, by1, blocks_x):
+def _tile_transfer(rq, n, meta, write, spilled, transfers, i, tx0, ty0, bx1, by1, blocks_x):
     """Load (write False) or store one tile's colour and depth: from or to the spill around a
-    partial render, else as the load and store actions say. Returns (n, spill bytes moved)."""
+    partial render, else as the load and store actions say, the colour compressed where
+    `transfers` has its blocks' sizes (with the codec's metadata). Returns (n, spill bytes
+    moved)."""
+    actions, spill, sizes, (meta_region, meta_bytes) = transfers
     moved = 0
     for a in range(2):
         if spilled:
@@ -98,9 +102,21 @@ def _tile_transfer(rq, n, meta, write, spilled, spill, actions, i, tx0, ty0, bx1
         if not on:
             continue
         n0 = n
-        n = _tile_blocks(rq, n, meta, SLC, block_layout(meta, region, bpp),
-                         op_code(write, S_COLOR if a == 0 else S_DEPTH), i, tx0, ty0, bx1, by1,
-                         blocks_x)
+        op = op_code(write, S_COLOR if a == 0 else S_DEPTH)
+        layout = block_layout(meta, region, bpp)
+        size = sizes[1 if write else 0]
+        if a == 0 and not spilled and size.shape[0] > 0:
+            prev = -1
+            for by in range(ty0, by1):
+                for bx in range(tx0, bx1):
+                    if size[by * blocks_x + bx] >= 0:   # (-1: transaction elimination kept it)
+                        n = request_block_sized(rq, n, meta, SLC, layout, by * blocks_x + bx, op,
+                                                i, size[by * blocks_x + bx])
+                first = region_base(meta_region) + (by * blocks_x + tx0) * meta_bytes
+                n, prev = request_range(rq, n, SLC, first, first + (bx1 - tx0) * meta_bytes - 1,
+                                        line_shift(meta), op_code(write, S_COMP_META), i, prev)
+        else:
+            n = _tile_blocks(rq, n, meta, SLC, layout, op, i, tx0, ty0, bx1, by1, blocks_x)
         if spilled:
             moved += (n - n0) * line_bytes(meta)
     return n, moved
@@ -131,6 +147,11 @@ class TileTransfers(NamedTuple):
                      # depth store: what the load and store actions move per tile
     spill: tuple     # (region, bytes per pixel) of colour, depth: where a partial render parks a
                      # tile's full working set (every sample; 0 bpp: no such attachment)
+    sizes: tuple     # int64 per 8x8 block: the colour's compressed payload bytes as loaded and
+                     # as stored (empty: it moves raw; -1: a block transaction elimination does
+                     # not write); the store's are filled in as the raster finishes the tiles
+                     # (pipelines.arch.tbdr)
+    codec_meta: tuple  # (region, bytes per 8x8 block) of the codec's metadata
 
 
 class SpillTally(NamedTuple):
@@ -259,7 +280,6 @@ def tiler_tiles(mem, tp, transfers, tally, state, c, lo, hi):
     acc, tile_bytes = mem.totals, mem.tile_bytes
     indices, draw_vbase, tri_prim, prim_chunk = tp.indices, tp.draw_vbase, tp.tri_prim, tp.prim_chunk
     bins, param, tex_region, blocks_x, blocks_y = tp.bins, tp.param, tp.tex_region, tp.blocks_x, tp.blocks_y
-    tiles, spill = transfers
     extra, tile_spills = tally
     tile, tiles_x = bins.tile, bins.tiles_x
     tile_offsets, ref_tri = bins.tile_offsets, bins.ref_tri
@@ -290,7 +310,7 @@ def tiler_tiles(mem, tp, transfers, tally, state, c, lo, hi):
         if n > cap // 2:
             serve(lines, shape, meta, acc, tile_bytes, rq, n)
             n = 0
-        n, moved = _tile_transfer(rq, n, meta, False, spilled[i], spill, tiles, i, tx0, ty0,
+        n, moved = _tile_transfer(rq, n, meta, False, spilled[i], transfers, i, tx0, ty0,
                                   bx1, by1, blocks_x)
         extra[1] += moved
         last = -1
@@ -326,7 +346,7 @@ def tiler_tiles(mem, tp, transfers, tally, state, c, lo, hi):
             serve(lines, shape, meta, acc, tile_bytes, rq, n)
             n = 0
         partial = c < last_chunk[i]
-        n, moved = _tile_transfer(rq, n, meta, True, partial, spill, tiles, i, tx0, ty0, bx1,
+        n, moved = _tile_transfer(rq, n, meta, True, partial, transfers, i, tx0, ty0, bx1,
                                   by1, blocks_x)
         extra[0] += moved
         spilled[i] = partial

@@ -96,9 +96,18 @@ def cmd_render(args) -> None:
             check_output(path)
     if any(kind == "fallbacks" for kind, _ in heatmaps) and preset.architecture != "tbdr":
         raise UserError(f"--heatmap fallbacks: preset {preset.name} is not a tiler (no tile fallbacks)")
+    if any(kind == "compression" for kind, _ in heatmaps) and preset.compression.codec.value == "none":
+        raise UserError(f"--heatmap compression: preset {preset.name} has no colour codec")
     scene = _budgeted_scene(args, w, h, passes)
-    f = run(scene, preset, Settings(w, h, args.samples, frontend=args.frontend, rays=passes,
-                                      store_depth=args.store_depth))
+    settings = Settings(w, h, args.samples, frontend=args.frontend, rays=passes,
+                        store_depth=args.store_depth)
+    seq = None
+    if args.frames > 1 or args.camera_path != "static":
+        from pipelines.sequence import run_sequence
+        seq = run_sequence(scene, preset, settings, args.frames, args.camera_path)
+        f = seq.frames[-1]              # the image, maps and figures below are the last frame's
+    else:
+        f = run(scene, preset, settings)
     save_png(args.output, f.image)
     for p, path in ray_images.items():
         img = f.rt.images[p]
@@ -108,7 +117,11 @@ def cmd_render(args) -> None:
                                   "height": h, "samples": args.samples,
                                   "counters": f.counters.as_json(), "derived": f.derived(),
                                   "passes": {p.name: {"kind": p.kind, "counters": p.counters.as_json()}
-                                             for p in f.passes}})
+                                             for p in f.passes},
+                                  **({} if seq is None else {
+                                      "frames": [{**row, "counters": fr.counters.as_json()}
+                                                 for row, fr in zip(seq.per_frame(), seq.frames)],
+                                      "sequence": seq.counters.as_json()})})
     for kind, path in heatmaps:
         save_png(path, heatmap_rgba(HEATMAPS[kind](f), w, h))
     d = f.derived()
@@ -119,6 +132,14 @@ def cmd_render(args) -> None:
           f"({d['gbps_at_fps']:.1f} GB/s at 60 fps); model {cost.time.ms:.4g} ms "
           f"({cost.time.fps:,.0f} fps, {', '.join(f'{n}: {u}' for n, u in cost.time.limiters())}), "
           f"{cost.energy.mj:.4g} mJ ({cost.watts(60.0):.3g} W at 60 fps) -> {args.output}")
+    if seq is not None:
+        for row in seq.per_frame():
+            te = (f", transaction elimination wrote {row['te_tiles_written']:,} of {row['te_tiles']:,} "
+                  f"tiles ({row['te_saved_bytes'] / 1e6:.3f} MB kept)") if row["te_tiles"] else ""
+            print(f"  frame {row['frame']}: DRAM {row['dram_bytes'] / 1e6:.3f} MB, colour written "
+                  f"{row['color_write_bytes'] / 1e6:.3f} MB{te}")
+        print(f"  sequence of {len(seq.frames)} ({args.camera_path}): DRAM "
+              f"{seq.counters.dram_bytes() / 1e6:.3f} MB")
     if f.rt is not None:
         print(f"rays ({f.rt.mode}): " + "; ".join(
             f"{p} {f.counters[f'rt.{p}.rays']:,} rays, "
@@ -400,6 +421,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--frontend", choices=FRONTENDS, help="geometry front end (default: the preset's)")
     r.add_argument("--rays", metavar="PASSES", help="ray passes to trace too, comma-separated: primary, "
                    "shadow, ao; -o gets the raster image darkened by shadow and AO, OUT.<pass>.png each pass")
+    r.add_argument("--frames", type=int, default=1, metavar="N",
+                   help="render N frames in a row (1-240); the last is written, each is reported: "
+                        "what a previous frame saves (transaction elimination on Mali)")
+    r.add_argument("--camera-path", default="static", choices=("static", "orbit"),
+                   help="the camera over --frames: still, or turning 2 degrees a frame about the target")
     r.add_argument("--heatmap", action="append", metavar="KIND=PATH",
                    help=f"write a heat map PNG; KIND: {', '.join(HEATMAPS)} (repeatable)")
     add_set_option(r)

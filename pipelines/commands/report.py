@@ -30,7 +30,8 @@ from pipelines.frame import FrameResult, Settings, run
 from pipelines.presets import Preset
 
 SCHEMA_NAME = "tilesim-report"
-SCHEMA_VERSION = 2      # 2: the time and energy model's fields (model_ms ... "cost")
+SCHEMA_VERSION = 3      # 2: the time and energy model's fields (model_ms ... "cost"); 3: colour
+                        # compressed in the raster passes (dram_bytes.color), raw_bytes.<stream>
 SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
 
 # The tiler's fallback reasons (pipelines.arch.tbdr): each is a counter tile.fallback.<reason>.
@@ -96,6 +97,7 @@ def make_row(scene, preset: Preset, result, settings: Settings) -> dict:
         "triangles": scene.n_triangles, "width": settings.width, "height": settings.height,
         "samples": settings.samples, "fps": settings.fps, "ms": round(result.seconds * 1e3, 1),
         **{f"dram_bytes.{s}": c.dram_bytes(stream=s) for s in STREAMS},
+        **compression_fields(c),
         "dram_bytes": dram, "dram_read_bytes": c.dram_bytes("read"),
         "dram_write_bytes": c.dram_bytes("write"), "dram_mb": dram / 1e6, "rel_first": 1.0,
         "gbps": gbps, "dram_gbps": peak,
@@ -107,6 +109,18 @@ def make_row(scene, preset: Preset, result, settings: Settings) -> dict:
         **geometry_fields(c),
         **(cost_fields(frame_cost(result, preset), settings.fps) if hasattr(result, "passes") else {}),
     }
+
+
+def compression_fields(c) -> dict:
+    """What compression did to the DRAM streams: raw_bytes.<stream>, the bytes the stream would
+    have moved raw (what crossed, less the compressed lines' bytes, plus their raw equivalent:
+    renderer.memory's comp.dram.* counters), and the colour's raw : crossed ratio (None when no
+    colour crossed)."""
+    raw = {s: c.dram_bytes(stream=s) + sum(c[f"comp.dram.{d}.{s}.raw"] - c[f"comp.dram.{d}.{s}"]
+                                           for d in ("read", "write")) for s in STREAMS}
+    color = c.dram_bytes(stream="color")
+    return {**{f"raw_bytes.{s}": v for s, v in raw.items()},
+            "comp_ratio.color": raw["color"] / color if color else None}
 
 
 def cost_fields(cost: FrameCost, fps: float) -> dict:

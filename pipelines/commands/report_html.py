@@ -22,16 +22,17 @@ from PIL import Image
 from pipelines.commands.heatmaps import MAPS, heatmap_rgba, resample
 from pipelines.commands.report import FALLBACK_REASONS, FALLBACK_SHORT
 from pipelines.commands.report_text import (COST_TITLE, GEOMETRY_HEADER, RT_HEADER, by_scene, cost_cells,
-                                            cost_header, fallbacks_text, geometry_cells, post_tables,
-                                            rt_lines, streams_used)
+                                            cost_header, geometry_cells, post_tables, rt_lines,
+                                            streams_used, summary_cells, summary_header)
 
-THUMB_WIDTH = 320        # px: a preset's image and three maps side by side fit a laptop screen
+THUMB_WIDTH = 320        # px: a preset's image and its maps side by side
 STREAM_COLOURS = {"index": "#8c564b", "vertex": "#e377c2", "param": "#9467bd", "color": "#d62728",
                   "depth": "#1f77b4", "resolve": "#ff7f0e", "texture": "#2ca02c", "meta": "#7f7f7f",
                   "bvh_node": "#bcbd22", "bvh_leaf": "#dbdb8d", "compute": "#17becf"}
 
 
-MAP_UNITS = {"overdraw": "fragments per pixel", "dram": "bytes per tile", "fallbacks": "per tile"}
+MAP_UNITS = {"overdraw": "fragments per pixel", "dram": "bytes per tile", "fallbacks": "per tile",
+             "compression": ": 1, colour raw : compressed per tile"}
 
 
 @dataclass
@@ -169,12 +170,7 @@ def _table(header, rows, cls="") -> str:
 def _scene_section(rows, gallery: Gallery, settings) -> str:
     scene = rows[0]["scene"]
     streams = streams_used(rows)
-    table = _table(["preset", "arch", *streams, "DRAM MB", "vs first", f"GB/s@{settings.fps:g}",
-                    "% BW", "overdraw", "shaded", "fallbacks"],
-                   [[r["preset"], r["architecture"], *(f"{r[f'dram_bytes.{s}'] / 1e6:.3f}" for s in streams),
-                     f"{r['dram_mb']:.3f}", f"{r['rel_first']:.3f}", f"{r['gbps']:.2f}",
-                     "-" if r["bw_share"] is None else f"{100 * r['bw_share']:.1f}",
-                     f"{r['overdraw']:.3f}", f"{r['shaded']:,}", fallbacks_text(r)] for r in rows],
+    table = _table(summary_header(streams, settings.fps), [summary_cells(r, streams) for r in rows],
                    "num")
     # one colour scale per map kind across the presets of this scene
     tops = {k: max((v.max() for (s, _, kind), v in gallery.maps.items() if s == scene and kind == k),

@@ -39,12 +39,18 @@ def summary_cells(row, streams) -> list[str]:
     return [row["preset"], row["architecture"],
             *(f"{row[f'dram_bytes.{s}'] / 1e6:.3f}" for s in streams),
             f"{row['dram_mb']:.3f}", f"{row['rel_first']:.3f}", f"{row['gbps']:.2f}", share,
-            f"{row['overdraw']:.3f}", f"{row['shaded']:,}", fallbacks_text(row)]
+            ratio_text(row), f"{row['overdraw']:.3f}", f"{row['shaded']:,}", fallbacks_text(row)]
+
+
+def ratio_text(row) -> str:
+    """The colour stream's raw : crossed ratio ('-' where nothing compressed it)."""
+    r = row.get("comp_ratio.color")
+    return "-" if r is None or row["raw_bytes.color"] == row["dram_bytes.color"] else f"{r:.2f}:1"
 
 
 def summary_header(streams, fps) -> list[str]:
     return ["preset", "arch", *streams, "DRAM MB", "vs first", f"GB/s@{fps:g}", "% BW",
-            "overdraw", "shaded", "fallbacks"]
+            "colour comp", "overdraw", "shaded", "fallbacks"]
 
 
 COST_HEADER_BASE = ["preset", "model ms", "fps", "limiter per pass", "top units (ms, summed over passes)",

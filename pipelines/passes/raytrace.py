@@ -329,7 +329,8 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
             totals.add("rt." + ".".join(parts[2:]), v)
     res.counters = res.counters + totals
     for p in res.pass_counters.values():        # what each pass moved through the caches
-        res.counters = res.counters + Counters({k: v for k, v in p.items() if k.startswith("mem.")})
+        res.counters = res.counters + Counters({k: v for k, v in p.items()
+                                                if k.startswith(("mem.", "comp.dram."))})
     return res
 
 

@@ -16,6 +16,8 @@ Keys:
     compressed_in_cache        the cache keeps compressed lines (recorded; postchain does not
                                model cache residency)
     transaction_elimination    per-tile CRC; unchanged tiles are not written
+    depth_codec                "htile" | "none": depth compressed by plane equations per 8x8 block
+                               (renderer.compression.depth) in the raster passes
 Atomics and scattered writes force a decompress on every preset (seed-notes/004_partB.md L72-74).
 """
 from __future__ import annotations
@@ -43,6 +45,8 @@ class CompressionParams(Record):
     dcc_max_compressed_block: Param = Param(256, "read by the DCC codec only: 256 B, the largest "
                                                  f"DCC block (GFX11.5+, {A} L401), where a part "
                                                  "has no DCC figure", "assumed")
+    depth_codec: Param = Param("none", "no source says how this part stores depth: stored raw",
+                               "assumed")
 
 
 _GCN_READ = Param(False, f"GCN DCC flow: a shader read of a DCC surface is decompressed first, {A} L163 (seed L966); "
@@ -59,9 +63,15 @@ _NOT_IN_CACHE_TAKEN = Param(False, f"not stated for this part; RDNA 2's Infinity
 _NO_TE = Param(False, f"transaction elimination is Arm Mali's, {A4} L209 (seed L760)", "spec")
 
 
+_HTILE = Param("htile", f"Z compression 2:1-4:1, lossless, from TeraScale on ({A} L158, seed L314); GCN 1.0/1.1 "
+                        f"already compressed depth ({A} L160, seed L503); HTILE is the base of Hi-Z ({A} L59). "
+                        "Planes per tile and their encoding are not public: renderer.compression.depth's", "spec")
+
+
 def _dcc(max_block: int, max_source: str, label: str, read: Param, write: Param,
          in_cache: Param = _NOT_IN_CACHE_TAKEN, codec_source: str | None = None) -> dict[str, Param]:
     return {
+        "depth_codec": _HTILE,
         "codec": Param("dcc", codec_source, "assumed") if codec_source else Param(
             "dcc", f"DCC from GCN 1.2 (Tonga) on, {A} L160; 256 B blocks, 64 B sectors, {A} L400-403, {PEERS} §4.1", "spec"),
         "dcc_max_compressed_block": Param(max_block, max_source, label),
@@ -84,9 +94,10 @@ _APPLE_LEGACY = {
 }
 
 _TABLES: dict[str, dict[str, Param]] = {
-    "amd-gcn": _dcc(64, f"GFX9's 64 B taken for GFX8 (not given), {A} L401", "assumed", _GCN_READ, _GCN_WRITE,
-                    codec_source=f"the preset is GCN 1.0 Tahiti, which predates DCC (DCC enters with GCN 1.2, {A} L160); "
-                                 "modelled with the GCN 1.2 DCC flow", ),
+    "amd-gcn": {**_dcc(64, f"no DCC on GCN 1.0; GFX9's 64 B would apply from GCN 1.2, {A} L401", "assumed",
+                       _GCN_READ, _GCN_WRITE),
+                "codec": Param("none", f"the preset is GCN 1.0 (Tahiti), which predates DCC (DCC enters with GCN 1.2, "
+                                       f"Tonga, {A} L160): colour is stored raw", "spec")},
     "amd-vega": _dcc(64, f"MAX_COMPRESSED_BLOCK_SIZE 64 B on GFX9, Mesa ac_surface, {A} L401", "spec", _GCN_READ, _GCN_WRITE),
     "amd-rdna1": _dcc(128, f"128 B on GFX10-11, {A} L401", "spec", _RDNA_READ, _RDNA_WRITE_TAKEN),
     "amd-rdna2": _dcc(128, f"128 B on GFX10-11, {A} L401", "spec", _RDNA_READ, _RDNA_WRITE, in_cache=_NOT_IN_CACHE),

@@ -317,3 +317,44 @@ def tile_size_map(surface: np.ndarray, codec: str, tile_px: int,
     out = np.zeros((-(-h // tile_px), -(-w // tile_px)), np.int64)
     np.add.at(out, (ty[:, None], tx[None, :]), sizes)
     return out
+
+
+ROP_BLOCK = 8       # px: the 8x8 blocks a block-linear surface is laid out in (renderer.memory)
+
+
+def rop_block_bytes(surface: np.ndarray, codec: str, max_compressed_block: int = DCC_BLOCK,
+                    clear=None) -> np.ndarray:
+    """What a store of `surface` moves, per 8x8 block of its block-linear layout: int64
+    (blocks_y, blocks_x) payload bytes, each codec block's share of the 8x8 blocks it covers
+    (whole bytes, remainder to the first; a share on padding past the edge to the first), so
+    they sum to the codec's payload. The metadata is rop_meta_bytes per block."""
+    img, bits = as_surface(surface)
+    L = layout(codec, bits, max_compressed_block, clear)
+    bw, bh = int(L[K.L_BW]), int(L[K.L_BH])
+    payload = block_sizes(img, codec, max_compressed_block, clear) - META_BYTES[codec]
+    nby, nbx = payload.shape
+    nx, ny = max(1, bw // ROP_BLOCK), max(1, bh // ROP_BLOCK)
+    share, rest = np.divmod(payload, nx * ny)
+    h, w = img.shape[:2]
+    out = np.zeros((-(-h // ROP_BLOCK), -(-w // ROP_BLOCK)), np.int64)
+    rows = (np.arange(nby) * bh) // ROP_BLOCK
+    cols = (np.arange(nbx) * bw) // ROP_BLOCK
+    for j in range(ny):
+        for i in range(nx):
+            k = j * nx + i
+            r, c = rows[:, None] + j, cols[None, :] + i
+            inside = (r < out.shape[0]) & (c < out.shape[1])
+            rr, cc = np.broadcast_arrays(r, c)
+            part = share + (k < rest)
+            np.add.at(out, (rr[inside], cc[inside]), part[inside])
+            # a share that falls on padding past the edge goes to the block's first 8x8 block
+            r0, c0 = np.broadcast_arrays(rows[:, None], cols[None, :])
+            np.add.at(out, (r0[~inside], c0[~inside]), part[~inside])
+    return out
+
+
+def rop_meta_bytes(codec: str, bits: int = 8) -> int:
+    """The codec's metadata bytes per 8x8 block of a block-linear surface: its record over the
+    pixels it covers (DCC 1, AFBC 4, Apple 2, UBWC 1 at 4 B per pixel)."""
+    L = layout(codec, bits)
+    return META_BYTES[codec] * ROP_BLOCK * ROP_BLOCK // int(L[K.L_BW] * L[K.L_BH])

@@ -1,0 +1,94 @@
+"""Colour as the preset's codec stores it (issue 24): per 8x8 block of the block-linear surface,
+the compressed payload bytes a store or a later load moves (renderer.compression.rop_block_bytes),
+and where the codec's metadata lives. The replays attach these sizes to the lines they request
+(renderer.memory_requests.request_block_sized), so DRAM moves the compressed bytes.
+
+The raster keeps RGBA8 values only: an attachment of another format (a G-buffer's 16 B texels,
+which a lighting pass shows rather than keeps) moves raw."""
+from __future__ import annotations
+
+import numpy as np
+
+from renderer.compression import rop_block_bytes, rop_meta_bytes, tile_signatures
+from renderer.compression.te import TE_TILE
+
+NO_SIZES = np.zeros(0, np.int64)     # a surface that moves raw
+
+
+def codec_for(preset, att) -> str | None:
+    """The codec that stores `att` on this preset, None where it moves raw."""
+    codec = preset.compression.codec.value
+    return None if codec == "none" or att is None or att.format != "rgba8" else codec
+
+
+def depth_codec_for(preset, att) -> str | None:
+    """The depth codec that stores `att` on this preset ("htile"), None where it moves raw."""
+    codec = preset.compression.depth_codec.value
+    return None if codec == "none" or att is None or att.format != "d32f" else codec
+
+
+def resolved(color: np.ndarray) -> np.ndarray:
+    """uint8 (h, w, 4) of a (h, w, samples, 4) target: the samples averaged and rounded, as
+    renderer.rop.Framebuffer.resolve (a tiler resolves on chip and stores one sample)."""
+    if color.ndim == 3:
+        return color
+    if color.shape[2] == 1:
+        return color[:, :, 0]
+    s = color.shape[2]
+    return ((color.astype(np.uint32).sum(axis=2) + s // 2) // s).astype(np.uint8)
+
+
+def block_sizes(preset, codec: str, color: np.ndarray, clear=None) -> np.ndarray:
+    """int64 per 8x8 block (flat, row-major): the payload bytes `color` stores as under `codec`."""
+    mcb = int(preset.compression.dcc_max_compressed_block.value)
+    return rop_block_bytes(resolved(color), codec, mcb, clear).reshape(-1)
+
+
+def meta_bytes(codec: str) -> int:
+    return rop_meta_bytes(codec)
+
+
+class BandSizes:
+    """The store sizes of a tiler's colour, filled in band by band as the raster finishes tile
+    rows (a tile is stored once its pixels are final). `sizes` is what the replay reads. With
+    transaction elimination (`previous`: the last frame's signature map, or None for a first
+    frame) each 16x16 tile's CRC is taken as its pixels are final, and the blocks of a tile
+    whose CRC equals last frame's get -1: not written (renderer.compression.te)."""
+
+    def __init__(self, preset, codec: str | None, color: np.ndarray, tile: int, tiles_x: int,
+                 te: bool = False, previous: np.ndarray | None = None):
+        self.preset, self.codec, self.color, self.tile, self.tiles_x = preset, codec, color, tile, tiles_x
+        h, w = color.shape[:2]
+        self.blocks_x = -(-w // 8)
+        self.sizes = np.zeros(-(-h // 8) * self.blocks_x, np.int64)
+        self.done = 0                   # pixel rows whose sizes are in
+        self.te, self.previous = te, previous
+        self.signatures = np.zeros((-(-h // TE_TILE), -(-w // TE_TILE)), np.uint32) if te else None
+        self.kept = 0                   # TE tiles not written, and the bytes they would have moved
+        self.saved = 0
+
+    def fill(self, tiles_done: int) -> None:
+        """Sizes for every tile row of the first `tiles_done` tiles (bands end at whole rows)."""
+        h = self.color.shape[0]
+        y1 = min(h, (tiles_done // self.tiles_x) * self.tile)
+        if y1 <= self.done:
+            return
+        rows = resolved(self.color[self.done:y1])
+        if self.codec is None:          # raw, but sized so that TE can leave blocks out
+            part = np.full(-(-rows.shape[0] // 8) * self.blocks_x, 8 * 8 * 4, np.int64)
+        else:
+            part = block_sizes(self.preset, self.codec, rows)
+        first = (self.done // 8) * self.blocks_x
+        if self.te:                      # bands end on whole 16-px rows (tiles are 16 px or more)
+            sig = tile_signatures(rows)
+            t0 = self.done // TE_TILE
+            self.signatures[t0:t0 + sig.shape[0]] = sig
+            if self.previous is not None and self.previous.shape == self.signatures.shape:
+                same = sig == self.previous[t0:t0 + sig.shape[0]]
+                per_block = np.repeat(np.repeat(same, 2, axis=0), 2, axis=1)
+                per_block = per_block[:-(-rows.shape[0] // 8), :self.blocks_x].reshape(-1)
+                self.kept += int(same.sum())
+                self.saved += int(part[per_block].sum())
+                part = np.where(per_block, -1, part)
+        self.sizes[first:first + part.shape[0]] = part
+        self.done = y1
