@@ -83,6 +83,7 @@ class FrameResult:
     seconds: float = 0.0
     tile_maps: dict[str, np.ndarray] = field(default_factory=dict)    # the raster's (tiles_y, tiles_x)
     pixel_maps: dict[str, np.ndarray] = field(default_factory=dict)   # raster's and rays' (h, w)
+    preset_record: Preset | None = None  # the preset itself (its codec, for comp_ratio)
 
     width = property(lambda self: self.settings.width)
     height = property(lambda self: self.settings.height)
@@ -106,8 +107,21 @@ class FrameResult:
     def derived(self) -> dict[str, float]:
         return self.counters.derived(self.dram_gbps, self.settings.fps)
 
+    def comp_ratio(self) -> np.ndarray:
+        """The colour's raw : compressed bytes per screen tile (compression_map), made when first
+        asked for (a codec pass over the image: no frame pays it unless a map is wanted);
+        KeyError on a preset without a codec, as a map an architecture lacks."""
+        if "comp_ratio" not in self.tile_maps:
+            m = compression_map(self.preset_record, self.raster.color, self.raster.tile_size)
+            if m is None:
+                raise KeyError("comp_ratio")
+            self.tile_maps["comp_ratio"] = m
+        return self.tile_maps["comp_ratio"]
+
     def arrays(self) -> dict[str, np.ndarray]:
         """Every image and map of the frame by a stable name (the behaviour snapshot's)."""
+        if self.preset_record is not None and self.preset_record.compression.codec.value != "none":
+            self.comp_ratio()
         out = {"image.color": self.raster.color, "image.depth": self.raster.depth,
                **{f"tile.{k}": v for k, v in self.tile_maps.items()},
                **{f"pixel.{k}": v for k, v in self.pixel_maps.items()}}
@@ -175,8 +189,6 @@ def run(scene: Scene | str, preset: Preset | str, settings: Settings = Settings(
     frame.memory = None            # the caches' state is the frame's alone: not kept with it
     totals = sum((p.counters for p in passes), Counters())
     maps = {**frame.pixel_maps, **(rt.pixel_maps if rt is not None else {})}
-    ratio = compression_map(preset, frame.color, frame.tile_size)
-    if ratio is not None:
-        frame.tile_maps["comp_ratio"] = ratio
     return FrameResult(scene.name, preset.name, settings, frame, passes, totals, rt, post,
-                       float(preset.memory.dram_gbps.value), time.perf_counter() - t0, frame.tile_maps, maps)
+                       float(preset.memory.dram_gbps.value), time.perf_counter() - t0, frame.tile_maps, maps,
+                       preset)

@@ -10,7 +10,7 @@ MAPS = {
     "overdraw": lambda r: r.pixel_maps["overdraw"],   # fragments shaded per pixel
     "dram": lambda r: r.tile_maps["dram_bytes"],       # DRAM bytes per screen tile
     "fallbacks": lambda r: r.tile_maps["fallbacks"],   # tile fallbacks per tile (tilers)
-    "compression": lambda r: r.tile_maps["comp_ratio"],  # colour raw : compressed per tile
+    "compression": lambda r: r.comp_ratio(),             # colour raw : compressed per tile
 }
 
 
