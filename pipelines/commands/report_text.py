@@ -45,7 +45,9 @@ def summary_cells(row, streams) -> list[str]:
 def ratio_text(row) -> str:
     """The colour stream's raw : crossed ratio ('-' where nothing compressed it)."""
     r = row.get("comp_ratio.color")
-    return "-" if r is None or row["raw_bytes.color"] == row["dram_bytes.color"] else f"{r:.2f}:1"
+    if row["raw_bytes.color"] == row["dram_bytes.color"]:
+        return "-"
+    return "metadata only" if r is None else f"{r:.2f}:1"
 
 
 def summary_header(streams, fps) -> list[str]:
