@@ -137,9 +137,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     zmax_stale = np.zeros(nbx * nbx, np.bool_)
     rejected = np.zeros(nbx * nbx, np.bool_)
     zplanes = np.full(nbx * nbx, rules[RULE_Z_INIT], np.int64)   # depth planes each block holds
-    fb_bytes = fb_color.reshape(fb_color.size)     # DCC reads a block's rows as bytes
-    dcc_lo = np.empty(BLOCK * 4 * n_samples, np.uint8)
-    dcc_hi = np.empty(BLOCK * 4 * n_samples, np.uint8)
+    fb_words = fb_color.reshape(fb_color.size).view(np.uint32)   # DCC: an RGBA8 word a sample
     if hiz:
         hiz_init(zmax, at_zmax, fb_depth, tx0, ty0, nbx, width, height, n_samples)
     # The simulator's own depth bound per 8x8 block (not a modelled unit: it changes no counter,
@@ -204,7 +202,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
             # counted or fetched for a triangle that shades nothing).
             if not still_wins(ev_block, ev_written, winner, ev_cur, ev_end, blocks_x, tx0, ty0, t):
                 n_tex_out[r] = 0
-                event_sizes(ev_block, ev_written, ev_size, ev_cur, ev_end, fb_bytes, dcc_lo, dcc_hi,
+                event_sizes(ev_block, ev_written, ev_size, ev_cur, ev_end, fb_words,
                             rules, blocks_x, width, height, n_samples)
                 continue
         if not hiz:
@@ -463,8 +461,8 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
             n_tex_out[r] = n_tex
             k_tex_blocks += n_tex
             # its events (PH_VIS's) get the blocks' DCC sizes now that its pixels are shaded
-            event_sizes(ev_block, ev_written, ev_size, block_off[r], ev_end, fb_bytes, dcc_lo,
-                        dcc_hi, rules, blocks_x, width, height, n_samples)
+            event_sizes(ev_block, ev_written, ev_size, block_off[r], ev_end, fb_words,
+                        rules, blocks_x, width, height, n_samples)
             continue
         # Flush this triangle's ROP requests, one event per touched block, in block order.
         n_block[r] = flush_events(ev_block, ev_tested, ev_written, block_off[r], rejected, tested,
@@ -476,7 +474,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
             n_tex_out[r] = n_tex
             k_tex_blocks += n_tex
             event_sizes(ev_block, ev_written, ev_size, block_off[r], block_off[r] + n_block[r],
-                        fb_bytes, dcc_lo, dcc_hi, rules, blocks_x, width, height, n_samples)
+                        fb_words, rules, blocks_x, width, height, n_samples)
     cnt = counters[i]
     cnt[RC.FRAGMENTS] += k_fragments
     cnt[RC.SAMPLES] += k_samples

@@ -474,46 +474,51 @@ def codec_rules(dcc_max_block: int = 0, clear=None, z_max_planes: int = 0, z_cle
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def event_sizes(ev_block, ev_written, ev_size, lo, hi, fb_bytes, lo_v, hi_v, rules, blocks_x,
-                width, height, n_samples):
+def event_sizes(ev_block, ev_written, ev_size, lo, hi, fb_words, rules, blocks_x, width, height,
+                n_samples):
     """Events lo..hi-1: the DCC payload bytes of each written block's colour now (every sample
     plane its own 256 B block), into ev_size; -1 for an event that wrote nothing. Nothing
-    without DCC (ev_size empty). fb_bytes: the colour target's bytes (h, w, samples, 4) flat;
-    lo_v, hi_v: uint8 scratch of a block row's bytes (BLOCK x samples x 4)."""
+    without DCC (ev_size empty). fb_words: the colour target (h, w, samples) as one RGBA8 word
+    a sample, flat: a block row's channels are taken apart in 32-bit lanes, which vectorise
+    (a byte at a time measured 4.4x slower)."""
     end = hi if ev_size.shape[0] > 0 else lo
     max_block, has_clear = rules[RULE_DCC_MAX_BLOCK], rules[RULE_HAS_CLEAR]
     c0, c1, c2, c3 = rules[RULE_CLEAR], rules[RULE_CLEAR + 1], rules[RULE_CLEAR + 2], rules[RULE_CLEAR + 3]
-    px_bytes = 4 * n_samples
     h_last, w_last = height - 1, width - 1
-    lo_v[0], hi_v[0] = 255, 0
+    byte = np.uint32(255)
+    s8, s16, s24 = np.uint32(8), np.uint32(16), np.uint32(24)
     for e in range(lo, end):
         b = ev_block[e]
         if b < 0 or ev_written[e] == 0:
             ev_size[e] = -1
             continue
         x0, y0 = (b % blocks_x) * BLOCK, (b // blocks_x) * BLOCK
-        # Per byte of a block row, its least and greatest value down the block's rows: one
-        # vector min and max a row. Past the edge the codec repeats the edge pixels, which
-        # changes no extreme: those columns and rows are left out.
-        nb = (min(x0 + BLOCK - 1, w_last) - x0 + 1) * px_bytes
-        for k in range(nb):
-            lo_v[k] = 255
-            hi_v[k] = 0
-        for y in range(y0, min(y0 + BLOCK - 1, h_last) + 1):
-            base = (y * width + x0) * px_bytes
-            for k in range(nb):
-                v = fb_bytes[base + k]
-                lo_v[k] = min(lo_v[k], v)
-                hi_v[k] = max(hi_v[k], v)
+        # past the edge the codec repeats the edge pixels, which changes no extreme: those
+        # columns and rows are left out
+        nx = min(x0 + BLOCK - 1, w_last) - x0 + 1
+        y1 = min(y0 + BLOCK - 1, h_last) + 1
         total = 0
         for s in range(n_samples):
-            lo0 = lo1 = lo2 = lo3 = np.uint8(255)
-            hi0 = hi1 = hi2 = hi3 = np.uint8(0)
-            for o in range(4 * s, nb, px_bytes):
-                lo0, hi0 = min(lo0, lo_v[o]), max(hi0, hi_v[o])
-                lo1, hi1 = min(lo1, lo_v[o + 1]), max(hi1, hi_v[o + 1])
-                lo2, hi2 = min(lo2, lo_v[o + 2]), max(hi2, hi_v[o + 2])
-                lo3, hi3 = min(lo3, lo_v[o + 3]), max(hi3, hi_v[o + 3])
+            lo0 = lo1 = lo2 = lo3 = byte
+            hi0 = hi1 = hi2 = hi3 = np.uint32(0)
+            for y in range(y0, y1):
+                base = (y * width + x0) * n_samples + s
+                if nx == BLOCK:                  # a whole row: a fixed trip count vectorises
+                    for i in range(BLOCK):
+                        w = fb_words[base + i * n_samples]
+                        r, g, bl, a = w & byte, (w >> s8) & byte, (w >> s16) & byte, w >> s24
+                        lo0, hi0 = min(lo0, r), max(hi0, r)
+                        lo1, hi1 = min(lo1, g), max(hi1, g)
+                        lo2, hi2 = min(lo2, bl), max(hi2, bl)
+                        lo3, hi3 = min(lo3, a), max(hi3, a)
+                    continue
+                for i in range(nx):
+                    w = fb_words[base + i * n_samples]
+                    r, g, bl, a = w & byte, (w >> s8) & byte, (w >> s16) & byte, w >> s24
+                    lo0, hi0 = min(lo0, r), max(hi0, r)
+                    lo1, hi1 = min(lo1, g), max(hi1, g)
+                    lo2, hi2 = min(lo2, bl), max(hi2, bl)
+                    lo3, hi3 = min(lo3, a), max(hi3, a)
             if lo0 == hi0 and lo1 == hi1 and lo2 == hi2 and lo3 == hi3:
                 if has_clear and lo0 == c0 and lo1 == c1 and lo2 == c2 and lo3 == c3:
                     continue                          # fast clear: the key alone
