@@ -317,50 +317,53 @@ def tbdr_energy(s: Session) -> Measured:
 COMPRESSION_SCENES = ("sponza", "spheres", "dragon", "foliage", "particles")
 
 
+def crossed_ratios(frames: dict, stream: str) -> dict[str, float]:
+    """Scene -> raw : compressed over the lines of `stream` that crossed to DRAM compressed in
+    that scene's frame (the memory model's comp.dram.* counters); scenes where none did are
+    left out."""
+    out = {}
+    for name, c in frames.items():
+        moved = sum(c[f"comp.dram.{d}.{stream}"] for d in ("read", "write"))
+        raw = sum(c[f"comp.dram.{d}.{stream}.raw"] for d in ("read", "write"))
+        if raw:
+            out[name] = raw / max(moved, 1)
+    return out
+
+
+def _median_text(ratios: dict, what: str, s: Session) -> tuple[float, str]:
+    if not ratios:
+        return 0.0, f"nothing crossed to DRAM compressed at {_res(s)}"
+    med = float(np.median(list(ratios.values())))
+    return med, (f"{what} median {med:.2f}:1 ({100 * (1 - 1 / med):.0f}% saved), {_res(s)}: "
+                 + ", ".join(f"{k} {v:.2f}:1" for k, v in ratios.items()))
+
+
 def colour_saving(preset: str) -> Callable[[Session], Measured]:
-    """Median over COMPRESSION_SCENES of raw : compressed over the colour lines that crossed to
-    DRAM compressed in `preset`'s own raster passes (memory model's comp.dram.* counters: the
-    blocks as its ROP or tile store left them)."""
+    """Median over COMPRESSION_SCENES of raw : compressed over the colour that crossed to DRAM
+    compressed in `preset`'s own raster passes (the blocks as its ROP or tile store left them)."""
     def measure(s: Session) -> Measured:
-        ratios = {}
-        for name in COMPRESSION_SCENES:
-            c = s.render(name, preset).counters
-            moved = sum(c[f"comp.dram.{d}.color"] for d in ("read", "write"))
-            raw = sum(c[f"comp.dram.{d}.color.raw"] for d in ("read", "write"))
-            if raw:
-                ratios[name] = raw / max(moved, 1)
-        if not ratios:
-            return Measured(0.0, f"no colour crossed to DRAM compressed at {_res(s)}")
-        med = float(np.median(list(ratios.values())))
+        frames = {name: s.render(name, preset).counters for name in COMPRESSION_SCENES}
         codec = get_preset(preset).compression.codec.value
-        return Measured(med, f"{codec} median {med:.2f}:1 ({100 * (1 - 1 / med):.0f}% saved) as the "
-                             f"raster's colour crossed to DRAM, {_res(s)}: "
-                             + ", ".join(f"{k} {v:.2f}:1" for k, v in ratios.items()))
+        return Measured(*_median_text(crossed_ratios(frames, "color"),
+                                      f"{codec}, as the raster's colour crossed to DRAM:", s))
     return measure
 
 
 def z_compression(s: Session) -> Measured:
-    """Median over COMPRESSION_SCENES of raw : compressed over the depth lines that crossed to
-    DRAM compressed on amd-rdna2 with depth stored (HTILE plane tracking in its raster)."""
+    """Median over COMPRESSION_SCENES of raw : compressed over the depth that crossed to DRAM
+    compressed on amd-rdna2 with depth stored (HTILE plane tracking in its raster)."""
     from pipelines.frame import run
-    ratios = {}
-    for name in COMPRESSION_SCENES:
-        st = s.settings
-        c = run(name, "amd-rdna2", Settings(st.width, st.height, st.samples, store_depth=True)).counters
-        moved = sum(c[f"comp.dram.{d}.depth"] for d in ("read", "write"))
-        raw = sum(c[f"comp.dram.{d}.depth.raw"] for d in ("read", "write"))
-        if raw:
-            ratios[name] = raw / max(moved, 1)
-    if not ratios:
-        return Measured(0.0, f"no depth crossed to DRAM compressed at {_res(s)}")
-    med = float(np.median(list(ratios.values())))
-    return Measured(med, f"HTILE median {med:.2f}:1 as the raster's depth crossed to DRAM (depth "
-                         f"stored), {_res(s)}: " + ", ".join(f"{k} {v:.2f}:1" for k, v in ratios.items()))
+    st = s.settings
+    frames = {name: run(name, "amd-rdna2", Settings(st.width, st.height, st.samples,
+                                                    store_depth=True)).counters
+              for name in COMPRESSION_SCENES}
+    return Measured(*_median_text(crossed_ratios(frames, "depth"),
+                                  "HTILE, as the raster's depth crossed to DRAM (depth stored):", s))
 
 
 def afbc_saving(s: Session) -> Measured:
     m = colour_saving("arm-mali")(s)
-    return Measured(1 - 1 / m.value, m.text)
+    return Measured(1 - 1 / m.value if m.value else 0.0, m.text)
 
 
 TAX_RES = (3840, 2160)        # the seed's worked example is a 4K frame
