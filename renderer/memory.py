@@ -15,7 +15,8 @@ address region so lines never alias.
     mm.flush(color, store=True)
     counters = mm.counters()
 
-The verbs: level (a cache level's index by name), write_linear / read_linear (a region's first bytes, line by line), clear (whole
+The verbs: level (a cache level's index by name), write_linear / read_linear (a region's first bytes, line by line),
+read_blocks (a surface's blocks at the sizes they were stored at), clear (whole
 blocks of a surface), resolve (MSAA samples to one), flush (store or drop a surface's dirty
 lines), serve_pipelined (a producer kernel's requests on two threads), dram_bytes.
 """
@@ -190,6 +191,12 @@ class MemoryModel:
 
     def read_linear(self, level: int, region: int, n_bytes: int, stream: str) -> None:
         self.write_linear(level, region, n_bytes, stream, False)
+
+    def read_blocks(self, level: int, surface: Surface, sizes: np.ndarray, stream: str) -> None:
+        """Read every 8x8 block of a surface once, at the size each was stored at (int64 per
+        block: its compressed payload; -1: raw): a later pass reading a compressed surface."""
+        mk.read_blocks(self.serve_args(), level, surface.region, surface.bytes_per_pixel,
+                       np.ascontiguousarray(sizes, np.int64), STREAM[stream])
 
     def clear(self, level: int, surface: Surface, which: np.ndarray, stream: str, blocks_x: int,
               tile: int, tiles_x: int) -> None:

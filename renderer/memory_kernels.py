@@ -61,7 +61,7 @@ from .memory_requests import (ALL_LEVELS, M_LINE_BYTES, M_LINE_SHIFT, M_N, OP_FI
                               OP_SIZE_SHIFT, OP_STREAM_SHIFT, OP_WRITE, OP_WRITE_BACK, R_LEVEL,
                               R_LINE, R_N, R_OP, R_TILE, REGION_SHIFT, REQUESTS, SIZE_MASK,
                               block_layout, block_tile, op_code, op_sized, request, request_block,
-                              request_fetch)
+                              request_block_sized, request_fetch)
 
 F_TAG, F_STAMP, F_INFO, F_N = range(4)   # fields of a way
 # bits of F_INFO: dirty, stream (7 bits), compressed size field (11 bits, as the op's), tile + 1
@@ -243,6 +243,26 @@ def clear_surface(mem, lv, region, bpp, which, stream, blocks_x, tile, tiles_x):
             n = 0
         n = request_block(rq, n, meta, lv, layout, b, full, op,
                           block_tile(b, blocks_x, tile, tiles_x))
+    serve(lines, shape, meta, acc, tile_bytes, rq, n)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def read_blocks(mem, lv, region, bpp, sizes, stream):
+    """Read every 8x8 block of a surface once, each at the size it was stored at (sizes[b] >= 0:
+    its compressed payload, memory_requests.request_block_sized; -1: raw, every line)."""
+    (lines, shape, meta), acc, tile_bytes = mem
+    op = op_code(False, stream)
+    layout = block_layout(meta, region, bpp)
+    rq = np.empty((REQUESTS, R_N), np.int64)
+    n = 0
+    for b in range(sizes.shape[0]):
+        if n > REQUESTS - layout[3]:
+            serve(lines, shape, meta, acc, tile_bytes, rq, n)
+            n = 0
+        if sizes[b] >= 0:
+            n = request_block_sized(rq, n, meta, lv, layout, b, op, -1, sizes[b])
+        else:
+            n = request_block(rq, n, meta, lv, layout, b, ~np.uint64(0), op, -1)
     serve(lines, shape, meta, acc, tile_bytes, rq, n)
 
 

@@ -218,3 +218,26 @@ def test_a_moving_camera_rewrites_the_tiles_that_changed():
     still = run_sequence("spheres", "apple-m3", Settings(W, H), frames=2)
     assert still.frames[1].counters["mem.dram.write.color"] == still.frames[0].counters["mem.dram.write.color"]
     assert "te.tiles" not in still.frames[1].counters
+
+
+def test_a_later_pass_reads_a_compressed_surface_as_its_generation_does():
+    """The deferred scene's lighting pass samples the G-buffer pass's depth, which AMD stored
+    HTILE-compressed. With an L2 too small to keep it (64 KiB), RDNA 1's shaders read it from DRAM
+    compressed: fewer bytes than the same frame without a codec; Vega's (the GCN flow:
+    ps_reads_compressed false) decompress it in place first: one decompress pass, its compressed
+    read and raw write counted, then a raw read."""
+    from pipelines.presets.keys import apply_sets
+    w, h = 192, 128
+    small = [("l2.size", "64KiB")]
+    rdna1 = apply_sets(get_preset("amd-rdna1"), small)      # no Infinity Cache in front of DRAM
+    raw = apply_sets(rdna1, [("comp.depth", "none"), ("comp.codec", "none")])
+    c = run(get_scene("deferred"), rdna1, Settings(w, h)).counters
+    u = run(get_scene("deferred"), raw, Settings(w, h)).counters
+    assert 0 < c["mem.dram.read.texture"] < u["mem.dram.read.texture"]
+    assert c["comp.dram.read.texture.raw"] > c["comp.dram.read.texture"]
+    assert "comp.decompress.events" not in c
+    vega = run(get_scene("deferred"), apply_sets(get_preset("amd-vega"), small), Settings(w, h)).counters
+    assert vega["comp.decompress.events"] == 1
+    n_blocks = (w // 8) * (h // 8)
+    assert vega["comp.decompress.bytes"] > n_blocks * 256          # the raw rewrite, and more
+    assert vega["comp.dram.read.texture"] == 0                      # the shader reads it raw

@@ -27,6 +27,21 @@ def depth_codec_for(preset, att) -> str | None:
     return None if codec == "none" or att is None or att.format != "d32f" else codec
 
 
+def decompress_blocks(mm, level: int, surf, sizes: np.ndarray, att, width: int, height: int):
+    """A decompress pass over a stored compressed surface: every block read at its stored size
+    and written back raw (stream of the surface: colour or depth), counted as the post chain
+    counts one (comp.decompress.events, .bytes: compressed read + raw written)."""
+    from renderer.binning import RASTER_TILE
+    from renderer.counters import Counters
+    stream = "depth" if att.format == "d32f" else "color"
+    blocks_x, n = -(-width // 8), sizes.shape[0]
+    mm.read_blocks(level, surf, sizes, stream)
+    mm.clear(level, surf, np.ones(n, np.bool_), stream, blocks_x, RASTER_TILE, -(-width // RASTER_TILE))
+    raw = n * 64 * surf.bytes_per_pixel
+    comp = int(np.where(sizes >= 0, sizes, 64 * surf.bytes_per_pixel).sum())
+    return Counters({"comp.decompress.events": 1, "comp.decompress.bytes": comp + raw})
+
+
 def resolved(color: np.ndarray) -> np.ndarray:
     """uint8 (h, w, 4) of a (h, w, samples, 4) target: the samples averaged and rounded, as
     renderer.rop.Framebuffer.resolve (a tiler resolves on chip and stores one sample)."""

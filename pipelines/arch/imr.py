@@ -83,6 +83,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
     shaded_job = mm.background(shaded_counts, width, height)
     fb = None
     attachments: dict = {}           # name -> (attachment, samples) of the passes so far
+    packed: dict = {}                # name -> payload bytes per block of a surface stored compressed
     for rp in scene.frame(samples) if passes is None else passes:
         view = RasterView.make(width, height, rp.samples)
         # The attachments' clear values and the clears' traffic are made on the memory model's
@@ -138,7 +139,8 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         def consume(*served, ip=ip):
             serve_handed(*served, ip)
         mm.serve_pipelined(produce, UPPER_LEVELS, consume)
-        read_inputs(rp, mm, attachments, images, fb, width, height)
+        counters = counters + read_inputs(rp, mm, attachments, images, fb, width, height, preset,
+                                          packed)
         if rp.samples > 1:
             resolved = mm.surface(rp.color.name + ".resolved", rp.color.format, 1)
             mm.resolve(ROP_COLOR, color, resolved, n_blocks, blocks_x, RASTER_TILE, tiles_x)
@@ -167,6 +169,12 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
                     counters.add(f"rop.fast_clear.eliminated_blocks.{stream}", int(left.sum()))
                     mm.clear(level, surf, left, stream, blocks_x, RASTER_TILE, tiles_x)
                 mm.flush(surf, store=att.store == StoreAction.STORE and not att.memoryless)
+        # what a later pass reads of this one's compressed surfaces: the sizes its ROP left
+        # (a block still fast-cleared: its key, no payload)
+        for att, sizes, left, on in ((rp.color, ip.color_size, cleared["color"], dcc),
+                                     (rp.depth, ip.depth_size, cleared["depth"], zcomp)):
+            if on and att is not None and att.store == StoreAction.STORE and not att.memoryless:
+                packed[att.name] = np.where((sizes < 0) & left, 0, sizes) if left.size else sizes
         counters = counters + fe.counters + raster_counters
         per_tile += tile_rows
         attachments.update({a.name: (a, rp.samples) for a in (rp.color, rp.depth) if a is not None})

@@ -7,6 +7,7 @@ from typing import NamedTuple
 import numpy as np
 
 from renderer.binning_kernels import BLOCK
+from renderer.counters import Counters
 from renderer.memo import MeshMemo, mesh_ids
 from renderer.rop import Framebuffer, rgba8
 from renderer.raster_kernels import RC
@@ -80,21 +81,35 @@ def tile_maps(per_tile, tile_bytes, tiles_x, tiles_y) -> dict[str, np.ndarray]:
             "shaded": shaded, "dram_bytes": tile_bytes.reshape(shape).copy()}
 
 
-def read_inputs(rp, mm, attachments: dict, images: dict, fb, width: int, height: int) -> None:
+def read_inputs(rp, mm, attachments: dict, images: dict, fb, width: int, height: int,
+                preset=None, stored: dict | None = None) -> Counters:
     """A pass that samples earlier attachments (rp.inputs) reads each once per pixel, through the
     caches from L2 down (stream texture): what the caches still hold of a surface its own pass
-    stored is read on chip, the rest from DRAM. With rp.shows, the pass's colour is that
-    attachment's image (see scenes.model.RenderPass)."""
-    level = [c.name for c in mm.config.levels].index("l2")
+    stored is read on chip, the rest from DRAM. A surface stored compressed (`stored`: name ->
+    int64 payload bytes per 8x8 block, -1 raw) is read at those sizes where the preset's shaders
+    read compressed surfaces (ps_reads_compressed), and otherwise decompressed first: read
+    compressed and written back raw in place (comp.decompress.*, as the post chain counts it),
+    then read raw. With rp.shows, the pass's colour is that attachment's image (see
+    scenes.model.RenderPass). Returns the decompress counters."""
+    from pipelines.arch.compressed import decompress_blocks
+    level = mm.level("l2")
+    out = Counters()
     for name in rp.inputs:
         if name not in attachments:
             raise SceneError(f"pass {rp.name!r} reads {name!r}, which no earlier pass wrote")
         att, samples = attachments[name]
         surf = mm.surface(name, att.format, samples)
+        sizes = (stored or {}).get(name)
+        if sizes is not None and bool(preset.compression.ps_reads_compressed.value):
+            mm.read_blocks(level, surf, sizes, "texture")
+            continue
+        if sizes is not None:
+            out = out + decompress_blocks(mm, level, surf, sizes, att, width, height)
         mm.read_linear(level, surf.region, width * height * surf.bytes_per_pixel, "texture")
     if rp.shows is not None:
         src = images[rp.shows]
         if src.shape != fb.color.shape:
             raise SceneError(f"pass {rp.name!r} shows {rp.shows!r}, whose size or samples differ")
         fb.color[...] = src
+    return out
 

@@ -96,6 +96,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
     tile_spills = np.zeros(tiles_y * tiles_x, np.int64)
     fb = None
     attachments: dict = {}           # name -> (attachment, samples) of the passes so far
+    packed: dict = {}                # name -> payload bytes per block of a surface stored compressed
     for rp in passes:
         view = RasterView.make(width, height, rp.samples)
         fb = framebuffer(rp, images, view, shaded)
@@ -161,7 +162,8 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
             drawn.reach(bins.n_tiles)          # never leave the replay waiting
         replay.result()
         raster_counters, tile_rows, ev = job.result()
-        read_inputs(rp, mm, attachments, images, fb, width, height)
+        counters = counters + read_inputs(rp, mm, attachments, images, fb, width, height, preset,
+                                          packed)
         _fold(spills, bins.tiles_x, tile0 // tile, tile_spills, tiles_x)
         for region, bpp in spill:                   # a spill is dead once reloaded
             if bpp:
@@ -184,6 +186,8 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         counters.add("tile.param_bytes", param_bytes)
         counters = counters + fe.counters + raster_counters
         attachments.update({a.name: (a, rp.samples) for a in (rp.color, rp.depth) if a is not None})
+        if store_sizes is not None and store_sizes.codec is not None:   # read later as stored
+            packed[rp.color.name] = store_sizes.sizes
     counters = counters + mm.counters()
     counters["tile.tiles"] = tiles_x * tiles_y
     maps = tile_maps(per_tile, mm.tile_bytes, tiles_x, tiles_y)
