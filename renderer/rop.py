@@ -30,7 +30,13 @@ class Framebuffer(NamedTuple):
 
     def resolve(self) -> np.ndarray:
         """uint8 (h, w, 4): the average of the samples, rounded (MSAA resolve)."""
-        if self.color.shape[2] == 1:
-            return self.color[:, :, 0]          # one sample: the target itself, no copy
-        return ((self.color.astype(np.uint32).sum(axis=2) + self.color.shape[2] // 2)
-                // self.color.shape[2]).astype(np.uint8)
+        return resolve(self.color)
+
+
+def resolve(color: np.ndarray) -> np.ndarray:
+    """uint8 (h, w, 4) of a (h, w, samples, 4) RGBA8 target: the average of the samples, rounded
+    (MSAA resolve); one sample: the target itself, no copy."""
+    if color.shape[2] == 1:
+        return color[:, :, 0]
+    return ((color.astype(np.uint32).sum(axis=2) + color.shape[2] // 2)
+            // color.shape[2]).astype(np.uint8)

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from renderer.compression import rop_block_bytes, rop_meta_bytes, tile_signatures
+from renderer.binning import RASTER_TILE
+from renderer.compression import rop_block_bytes, tile_signatures
 from renderer.compression.te import TE_TILE
+from renderer.counters import Counters
+from renderer.rop import resolve
 
 NO_SIZES = np.zeros(0, np.int64)     # a surface that moves raw
 
@@ -27,40 +30,25 @@ def depth_codec_for(preset, att) -> str | None:
     return None if codec == "none" or att is None or att.format != "d32f" else codec
 
 
-def decompress_blocks(mm, level: int, surf, sizes: np.ndarray, att, width: int, height: int):
+def decompress_blocks(mm, level: int, surf, sizes: np.ndarray, att, width: int) -> Counters:
     """A decompress pass over a stored compressed surface: every block read at its stored size
     and written back raw (stream of the surface: colour or depth), counted as the post chain
     counts one (comp.decompress.events, .bytes: compressed read + raw written)."""
-    from renderer.binning import RASTER_TILE
-    from renderer.counters import Counters
     stream = "depth" if att.format == "d32f" else "color"
-    blocks_x, n = -(-width // 8), sizes.shape[0]
+    n, raw_block = sizes.shape[0], 64 * surf.bytes_per_pixel
     mm.read_blocks(level, surf, sizes, stream)
-    mm.clear(level, surf, np.ones(n, np.bool_), stream, blocks_x, RASTER_TILE, -(-width // RASTER_TILE))
-    raw = n * 64 * surf.bytes_per_pixel
-    comp = int(np.where(sizes >= 0, sizes, 64 * surf.bytes_per_pixel).sum())
-    return Counters({"comp.decompress.events": 1, "comp.decompress.bytes": comp + raw})
-
-
-def resolved(color: np.ndarray) -> np.ndarray:
-    """uint8 (h, w, 4) of a (h, w, samples, 4) target: the samples averaged and rounded, as
-    renderer.rop.Framebuffer.resolve (a tiler resolves on chip and stores one sample)."""
-    if color.ndim == 3:
-        return color
-    if color.shape[2] == 1:
-        return color[:, :, 0]
-    s = color.shape[2]
-    return ((color.astype(np.uint32).sum(axis=2) + s // 2) // s).astype(np.uint8)
+    mm.clear(level, surf, np.ones(n, np.bool_), stream, -(-width // 8), RASTER_TILE,
+             -(-width // RASTER_TILE))
+    comp = int(np.where(sizes >= 0, sizes, raw_block).sum())
+    return Counters({"comp.decompress.events": 1, "comp.decompress.bytes": comp + n * raw_block})
 
 
 def block_sizes(preset, codec: str, color: np.ndarray, clear=None) -> np.ndarray:
-    """int64 per 8x8 block (flat, row-major): the payload bytes `color` stores as under `codec`."""
+    """int64 per 8x8 block (flat, row-major): the payload bytes `color` ((h, w, 4), or a
+    (h, w, samples, 4) target, resolved as a tiler stores it) stores as under `codec`."""
     mcb = int(preset.compression.dcc_max_compressed_block.value)
-    return rop_block_bytes(resolved(color), codec, mcb, clear).reshape(-1)
-
-
-def meta_bytes(codec: str) -> int:
-    return rop_meta_bytes(codec)
+    img = color if color.ndim == 3 else resolve(color)
+    return rop_block_bytes(img, codec, mcb, clear).reshape(-1)
 
 
 class BandSizes:
@@ -88,7 +76,7 @@ class BandSizes:
         y1 = min(h, (tiles_done // self.tiles_x) * self.tile)
         if y1 <= self.done:
             return
-        rows = resolved(self.color[self.done:y1])
+        rows = resolve(self.color[self.done:y1])
         if self.codec is None:          # raw, but sized so that TE can leave blocks out
             part = np.full(-(-rows.shape[0] // 8) * self.blocks_x, 8 * 8 * 4, np.int64)
         else:

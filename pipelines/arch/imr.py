@@ -64,6 +64,38 @@ def clear_attachments(mm, rp, color, depth, meta_regions, fast, blocks_x, n_bloc
     return cleared
 
 
+def store_attachments(mm, rp, surfaces, cleared: dict, compressed, sizes, packed: dict,
+                      blocks_x: int, n_blocks: int, tiles_x: int) -> Counters:
+    """The end of an IMR pass. An IMR has no tile memory: a memoryless attachment still lives in
+    DRAM-backed caches, and only its final store is skipped. A stored surface with blocks still
+    in the fast-cleared state gets them written out first (a fast-clear eliminate), unless a
+    codec holds the clear: DCC's key, HTILE's word (those go out with the surface). A surface
+    stored compressed leaves its blocks' sizes in `packed` for a later pass that reads it (a
+    block still fast-cleared: its key, no payload). surfaces, compressed, sizes: colour's and
+    depth's Surface, whether DCC / HTILE compress them, and the replay's last sizes per block."""
+    counters = Counters()
+    for att, surf, level, stream, codec, size in zip((rp.color, rp.depth), surfaces,
+                                                     (ROP_COLOR, ROP_DEPTH), ("color", "depth"),
+                                                     compressed, sizes):
+        if att is None:
+            continue
+        left = cleared[stream]
+        stored = att.store == StoreAction.STORE and not att.memoryless
+        if codec and stored:
+            if stream == "color":       # the DCC keys, one byte per block and sample
+                keys = mm.region(att.name + ".dcc")
+                mm.write_linear(L2, keys, n_blocks * rp.samples, "comp_meta")
+                mm.flush(keys, store=True)
+            else:                       # the HTILE words, with the planes they describe
+                mm.flush(mm.region(att.name + ".htile"), store=True)
+            packed[att.name] = np.where((size < 0) & left, 0, size) if left.size else size
+        elif left.any() and stored:
+            counters.add(f"rop.fast_clear.eliminated_blocks.{stream}", int(left.sum()))
+            mm.clear(level, surf, left, stream, blocks_x, RASTER_TILE, tiles_x)
+        mm.flush(surf, store=stored)
+    return counters
+
+
 def render(scene, preset, width: int, height: int, samples: int = 1,
            work_order=submission_order, frontend: str | None = None, passes=None) -> Result:
     """`work_order` plans the pass: the order of work for the caches, and optionally groups of
@@ -145,36 +177,9 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
             resolved = mm.surface(rp.color.name + ".resolved", rp.color.format, 1)
             mm.resolve(ROP_COLOR, color, resolved, n_blocks, blocks_x, RASTER_TILE, tiles_x)
             mm.flush(resolved, store=True)
-        # An IMR has no tile memory: a memoryless attachment still lives in DRAM-backed caches,
-        # and only its final store is skipped. A stored surface with blocks still in the fast-
-        # cleared state gets them written out first (a fast-clear eliminate).
-        for att, surf, level, stream in ((rp.color, color, ROP_COLOR, "color"),
-                                         (rp.depth, depth, ROP_DEPTH, "depth")):
-            if att is not None:
-                left = cleared[stream]
-                stored = att.store == StoreAction.STORE and not att.memoryless
-                if stream == "depth" and zcomp:
-                    left = left[:0]      # HTILE: a block still cleared is its word, no eliminate
-                    if stored:           # and the words go out with the planes they describe
-                        mm.flush(mm.region(att.name + ".htile"), store=True)
-                if stream == "color" and dcc:
-                    # DCC: a block still in the fast-cleared state is its key (no eliminate);
-                    # the keys, one byte per block and sample, are stored with the surface
-                    left = left[:0]
-                    if stored:
-                        keys = mm.region(att.name + ".dcc")
-                        mm.write_linear(L2, keys, n_blocks * rp.samples, "comp_meta")
-                        mm.flush(keys, store=True)
-                if left.any() and stored:
-                    counters.add(f"rop.fast_clear.eliminated_blocks.{stream}", int(left.sum()))
-                    mm.clear(level, surf, left, stream, blocks_x, RASTER_TILE, tiles_x)
-                mm.flush(surf, store=att.store == StoreAction.STORE and not att.memoryless)
-        # what a later pass reads of this one's compressed surfaces: the sizes its ROP left
-        # (a block still fast-cleared: its key, no payload)
-        for att, sizes, left, on in ((rp.color, ip.color_size, cleared["color"], dcc),
-                                     (rp.depth, ip.depth_size, cleared["depth"], zcomp)):
-            if on and att is not None and att.store == StoreAction.STORE and not att.memoryless:
-                packed[att.name] = np.where((sizes < 0) & left, 0, sizes) if left.size else sizes
+        counters = counters + store_attachments(mm, rp, (color, depth), cleared, (dcc, zcomp),
+                                                (ip.color_size, ip.depth_size), packed,
+                                                blocks_x, n_blocks, tiles_x)
         counters = counters + fe.counters + raster_counters
         per_tile += tile_rows
         attachments.update({a.name: (a, rp.samples) for a in (rp.color, rp.depth) if a is not None})

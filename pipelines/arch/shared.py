@@ -104,7 +104,7 @@ def read_inputs(rp, mm, attachments: dict, images: dict, fb, width: int, height:
             mm.read_blocks(level, surf, sizes, "texture")
             continue
         if sizes is not None:
-            out = out + decompress_blocks(mm, level, surf, sizes, att, width, height)
+            out = out + decompress_blocks(mm, level, surf, sizes, att, width)
         mm.read_linear(level, surf.region, width * height * surf.bytes_per_pixel, "texture")
     if rp.shows is not None:
         src = images[rp.shows]

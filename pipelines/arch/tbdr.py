@@ -28,6 +28,7 @@ import threading
 import numpy as np
 
 from renderer.binning import bin_triangles
+from renderer.compression import rop_meta_bytes
 from renderer.compression.te import SIGNATURE
 from renderer.counters import Counters
 from renderer.formats import FORMATS, PARAM_PRIMITIVE, PARAM_VERTEX, TILE_LIST_ENTRY
@@ -39,7 +40,7 @@ from renderer.raster_kernels import RC
 from renderer.shade import build_tables, light_vector
 from scenes.model import LoadAction, StoreAction
 
-from pipelines.arch.compressed import NO_SIZES, BandSizes, block_sizes, codec_for, meta_bytes
+from pipelines.arch.compressed import NO_SIZES, BandSizes, block_sizes, codec_for
 from pipelines.arch.shared import (GeometryStreams, blocks, framebuffer, read_inputs, shaded_counts,
                     tile_maps)
 from pipelines.result import Result
@@ -260,7 +261,7 @@ def _colour_codec(preset, rp, mm: MemoryModel, actions: tuple, images: dict, fb,
     store = BandSizes(preset, codec, fb.color, tile, tiles_x, te and store_on,
                       history.get(rp.color.name)) if store_on else None
     load = block_sizes(preset, codec, images[rp.color.name]) if load_on and codec else NO_SIZES
-    meta = (mm.region(rp.color.name + ".codec_meta"), meta_bytes(codec)) if codec else (0, 0)
+    meta = (mm.region(rp.color.name + ".codec_meta"), rop_meta_bytes(codec)) if codec else (0, 0)
     return store, (load, NO_SIZES if store is None else store.sizes), meta
 
 

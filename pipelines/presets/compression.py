@@ -8,7 +8,8 @@ line) or peers.md sections.
 Keys:
     codec                      "dcc" | "afbc" | "apple" | "ubwc" | "none" (renderer.compression)
     dcc_max_compressed_block   B; a DCC block that compresses past it is stored raw
-    ps_reads_compressed        a render pass samples the surface without a decompress pass
+    ps_reads_compressed        a render pass samples the surface without a decompress pass (taken
+                               for an HTILE depth too: assumed, no source separates them)
     cs_reads_compressed        a compute pass reads it (texture/SRV) without a decompress pass
     cs_writes_compressed       a compute pass writes it compressed (image store / UAV)
     merges_partial_writes      partial block writes are merged into one full-block write (no
