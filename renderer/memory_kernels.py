@@ -61,7 +61,7 @@ from .memory_requests import (ALL_LEVELS, M_LINE_BYTES, M_LINE_SHIFT, M_N, OP_FI
                               OP_SIZE_SHIFT, OP_STREAM_SHIFT, OP_WRITE, OP_WRITE_BACK, R_LEVEL,
                               R_LINE, R_N, R_OP, R_TILE, REGION_SHIFT, REQUESTS, SIZE_MASK,
                               block_layout, block_tile, op_code, op_sized, request, request_block,
-                              request_block_sized, request_fetch)
+                              request_block_as, request_fetch)
 
 F_TAG, F_STAMP, F_INFO, F_N = range(4)   # fields of a way
 # bits of F_INFO: dirty, stream (7 bits), compressed size field (11 bits, as the op's), tile + 1
@@ -259,10 +259,7 @@ def read_blocks(mem, lv, region, bpp, sizes, stream):
         if n > REQUESTS - layout[3]:
             serve(lines, shape, meta, acc, tile_bytes, rq, n)
             n = 0
-        if sizes[b] >= 0:
-            n = request_block_sized(rq, n, meta, lv, layout, b, op, -1, sizes[b])
-        else:
-            n = request_block(rq, n, meta, lv, layout, b, ~np.uint64(0), op, -1)
+        n = request_block_as(rq, n, meta, lv, layout, b, ~np.uint64(0), op, -1, sizes[b])
     serve(lines, shape, meta, acc, tile_bytes, rq, n)
 
 

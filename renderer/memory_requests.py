@@ -171,6 +171,15 @@ def request_block_sized(rq, n, meta, lv, layout, block, op, tile, nbytes):
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def request_block_as(rq, n, meta, lv, layout, block, mask, op, tile, nbytes):
+    """A block as it is stored: compressed to nbytes >= 0, every line (request_block_sized);
+    raw (nbytes < 0), the lines that hold the pixels in mask (request_block)."""
+    if nbytes >= 0:
+        return request_block_sized(rq, n, meta, lv, layout, block, op, tile, nbytes)
+    return request_block(rq, n, meta, lv, layout, block, mask, op, tile)
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def request_range(rq, n, lv, first, last, shift, op, tile, prev):
     """The lines of bytes first..last (inclusive), skipping the line `prev` (the last one a
     run of ranges asked for). Returns (the new count, the last line)."""

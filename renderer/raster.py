@@ -10,6 +10,7 @@ from . import raster_kernels as rk
 from .binning import TileBins
 from .binning_kernels import event_capacity
 from .counters import Counters, from_array
+from .raster_sections import RULE_DCC_MAX_BLOCK, RULE_Z_MAX_PLANES
 from .geometry import SetupTriangles
 from .rop import Framebuffer  # noqa: F401  (re-exported: raster renders into it)
 
@@ -76,15 +77,16 @@ class Raster:
     partial renders: a deferred run ends where the chunk changes, as a tiler must shade what it
     has when its parameter buffer fills. `hiz` keeps the farthest depth per 8x8 block and
     rejects blocks a triangle cannot come nearer than (an IMR's hierarchical Z); rejected blocks
-    leave an event with block -(b + 1). With `dcc` each event also records the DCC payload of its
-    block's colour as the ROP leaves it (DCC compresses a block when the ROP cache writes it
-    back: the block as it is then, not the final image), with `zcomp` its depth payload under
-    HTILE-style plane tracking; `rules` (raster_sections.codec_rules) says how."""
+    leave an event with block -(b + 1). With DCC in `rules` (raster_sections.codec_rules) each
+    event also records the DCC payload of its block's colour as the ROP leaves it (DCC
+    compresses a block when the ROP cache writes it back: the block as it is then, not the final
+    image), with HTILE its depth payload under plane tracking."""
 
     def __init__(self, tris: SetupTriangles, bins: TileBins, mat, tex, light: np.ndarray,
                  fb: Framebuffer, view: RasterView, hsr: bool = False,
-                 chunk: np.ndarray | None = None, hiz: bool = False, rules: np.ndarray | None = None,
-                 dcc: bool = False, zcomp: bool = False):
+                 chunk: np.ndarray | None = None, hiz: bool = False, rules: np.ndarray | None = None):
+        rules = rk.NO_CODEC if rules is None else rules
+        dcc, zcomp = rules[RULE_DCC_MAX_BLOCK] > 0, rules[RULE_Z_MAX_PLANES] > 0
         textured = mat.texture[tris.draw] >= 0 if tris.n else np.zeros(0, np.bool_)
         block_off, tex_off = event_capacity(tris.x, tris.y, view.width, view.height, bins.tile,
                                             bins.tiles_x, bins.tile_offsets, bins.ref_tri, textured)
@@ -93,8 +95,7 @@ class Raster:
                             np.empty(block_off[-1], np.uint64), tex_off,
                             np.zeros(bins.n_refs, np.int64), np.empty(tex_off[-1], np.int64),
                             np.empty(block_off[-1] if dcc else 0, np.int64),
-                            np.empty(block_off[-1] if zcomp else 0, np.int64),
-                            rk.NO_CODEC if rules is None else rules)
+                            np.empty(block_off[-1] if zcomp else 0, np.int64), rules)
         self.per_tile = np.zeros((bins.n_tiles, rk.RC.N), np.int64)
         if chunk is None:
             chunk = np.zeros(tris.n, np.int64)
@@ -121,10 +122,9 @@ class Raster:
 
 def rasterize(tris: SetupTriangles, bins: TileBins, mat, tex, light: np.ndarray, fb: Framebuffer,
               view: RasterView, hsr: bool = False, chunk: np.ndarray | None = None,
-              hiz: bool = False, rules: np.ndarray | None = None, dcc: bool = False,
-              zcomp: bool = False) -> tuple[Counters, np.ndarray, RopEvents]:
+              hiz: bool = False, rules: np.ndarray | None = None) -> tuple[Counters, np.ndarray, RopEvents]:
     """Render all tiles into fb (in place), in one parallel pass; see Raster."""
-    job = Raster(tris, bins, mat, tex, light, fb, view, hsr, chunk, hiz, rules, dcc, zcomp)
+    job = Raster(tris, bins, mat, tex, light, fb, view, hsr, chunk, hiz, rules)
     for _ in job.bands(bins.tiles_y):
         pass
     return job.result()

@@ -10,6 +10,9 @@ import numpy as np
 from numba import njit
 
 from .binning_kernels import BLOCK
+from .compression.codecs import DCC_BLOCK, DCC_SECTOR
+from .compression.codecs_kernels import bit_length, granular_bytes
+from .compression.depth_kernels import planes_bytes
 from .block_masks import BLOCK_BITS, block_far, lowest_bit, popcount
 from .geometry_kernels import SUBPIXEL, SUBPIXEL_BITS
 from .raster_schedule import PH_SHADE, PH_VIS
@@ -503,7 +506,10 @@ def event_sizes(ev_block, ev_written, ev_size, lo, hi, fb_words, rules, blocks_x
             hi0 = hi1 = hi2 = hi3 = np.uint32(0)
             for y in range(y0, y1):
                 base = (y * width + x0) * n_samples + s
-                if nx == BLOCK:                  # a whole row: a fixed trip count vectorises
+                # The same loop twice on purpose: a whole row's fixed trip count vectorises (one
+                # loop over BLOCK-or-nx, or an inlined helper for both, measured 197-201 ns an
+                # event against 72)
+                if nx == BLOCK:
                     for i in range(BLOCK):
                         w = fb_words[base + i * n_samples]
                         r, g, bl, a = w & byte, (w >> s8) & byte, (w >> s16) & byte, w >> s24
@@ -525,15 +531,11 @@ def event_sizes(ev_block, ev_written, ev_size, lo, hi, fb_words, rules, blocks_x
                 rgb = (lo0 == lo1 and lo1 == lo2) and (lo0 == 0 or lo0 == 255)
                 if rgb and (lo3 == 0 or lo3 == 255):
                     continue                          # constant encoding: the key alone
-            widths = 0
-            for r in (np.int64(hi0) - np.int64(lo0), np.int64(hi1) - np.int64(lo1),
-                      np.int64(hi2) - np.int64(lo2), np.int64(hi3) - np.int64(lo3)):
-                while r > 0:
-                    widths += 1
-                    r >>= 1
-            nbytes = (4 * (4 + 8) + BLOCK * BLOCK * widths + 7) // 8
-            nbytes = (nbytes + 63) // 64 * 64
-            total += 256 if nbytes >= 256 or nbytes > max_block else nbytes
+            widths = (bit_length(np.int64(hi0) - np.int64(lo0)) + bit_length(np.int64(hi1) - np.int64(lo1))
+                      + bit_length(np.int64(hi2) - np.int64(lo2)) + bit_length(np.int64(hi3) - np.int64(lo3)))
+            # one delta group: per channel a 4-bit width and an 8-bit base, then the deltas
+            total += granular_bytes(4 * (4 + 8) + BLOCK * BLOCK * widths, DCC_SECTOR, max_block,
+                                    DCC_BLOCK)
         ev_size[e] = total
 
 
@@ -558,12 +560,5 @@ def event_depth_sizes(ev_block, ev_written, ev_zsize, lo, hi, zplanes, rules, de
         held = zplanes[local]
         p = 1 if ev_written[e] == ~np.uint64(0) else min(max(held, 1) + 1, most + 1)
         zplanes[local] = p
-        if p > most:
-            ev_zsize[e] = raw
-        else:
-            sel = 0                                   # select bits: ceil(log2 p)
-            while (1 << sel) < p:
-                sel += 1
-            nbytes = p * plane_b + (BLOCK * BLOCK * n_samples * sel + 7) // 8
-            nbytes = (nbytes + granule - 1) // granule * granule
-            ev_zsize[e] = raw if nbytes >= raw else nbytes
+        ev_zsize[e] = raw if p > most else min(raw, planes_bytes(p, BLOCK * BLOCK * n_samples,
+                                                                  plane_b, granule))

@@ -149,13 +149,13 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         dcc = codec_for(preset, rp.color) == "dcc"
         zcomp = depth_codec_for(preset, rp.depth) == "htile"
         rules = codec_rules(
-            int(preset.compression.dcc_max_compressed_block.value),
+            int(preset.compression.dcc_max_compressed_block.value) if dcc else 0,
             rgba8(rp.color.clear) if fast and rp.color.load == LoadAction.CLEAR else None,
             DEPTH_MAX_PLANES if zcomp else 0, rp.depth is None or rp.depth.load != LoadAction.LOAD,
             DEPTH_PLANE.itemsize, DEPTH_GRANULE)
         raster_counters, tile_rows, ev = rasterize(tris, bins, mat, tex, light, fb, view,
                                                    hsr=deferred is not None, chunk=deferred, hiz=hiz,
-                                                   rules=rules, dcc=dcc, zcomp=zcomp)
+                                                   rules=rules)
         tex_region = mm.region("textures")
         cleared = clears.result()
         ip = ImrPass(fe.fetch[:4], fe.fetch.need, tris.draw, bins, ref_tile, ev, mat, color,

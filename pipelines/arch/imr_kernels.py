@@ -16,8 +16,8 @@ from renderer.frontend.fetch_kernels import issue
 from renderer.memory import serve, serve_levels
 from renderer.memory_requests import (ALL_LEVELS, OP_WRITE_BACK, REQUESTS, block_layout,
                                       copy_request, line_shift, new_requests, op_code,
-                                      region_base, request, request_block, request_block_sized,
-                                      request_level, request_line)
+                                      region_base, request, request_block_as, request_level,
+                                      request_line)
 
 S_COLOR, S_DEPTH, S_TEXTURE, S_META = (
     STREAM[s] for s in ("color", "depth", "texture", "meta"))
@@ -158,44 +158,30 @@ def replay(mem, ip, work, start, own, out):
                                 meta_written, tl)
             z_clear = cleared_depth.shape[0] > 0 and cleared_depth[blk]
             c_clear = cleared_color.shape[0] > 0 and cleared_color[blk]
+            # A compressed block (DCC, HTILE) is read and written whole, at the size it was last
+            # written or now is (request_block_as); a raw one, the lines its pixels are in.
             if test_z and tested and not z_clear:
-                if zcomp and depth_size[blk] >= 0:     # compressed depth is read whole
-                    n = request_block_sized(rq, n, meta, ROP_DEPTH, depth_blocks, blk, depth_read,
-                                            tl, depth_size[blk])
-                else:
-                    n = request_block(rq, n, meta, ROP_DEPTH, depth_blocks, blk, tested,
-                                      depth_read, tl)
+                n = request_block_as(rq, n, meta, ROP_DEPTH, depth_blocks, blk, tested, depth_read,
+                                     tl, depth_size[blk] if zcomp else -1)
             if read_color and written and not c_clear:
-                if dcc and color_size[blk] >= 0:       # a compressed block is read whole
-                    n = request_block_sized(rq, n, meta, ROP_COLOR, color_blocks, blk, color_read,
-                                            tl, color_size[blk])
-                else:
-                    n = request_block(rq, n, meta, ROP_COLOR, color_blocks, blk, written,
-                                      color_read, tl)
+                n = request_block_as(rq, n, meta, ROP_COLOR, color_blocks, blk, written,
+                                     color_read, tl, color_size[blk] if dcc else -1)
             # The first write to a cleared block fills all of it: the pixels it does not cover
             # take the clear value from the metadata.
-            if write_z and written and zcomp and ev_zsize[e] >= 0:
-                # HTILE: the depth block goes out whole, as its planes (or raw) now are
-                n = request_block_sized(rq, n, meta, ROP_DEPTH, depth_blocks, blk, depth_written,
-                                        tl, ev_zsize[e])
-                depth_size[blk] = ev_zsize[e]
+            if write_z and written:
+                z_bytes = ev_zsize[e] if zcomp else -1
+                n = request_block_as(rq, n, meta, ROP_DEPTH, depth_blocks, blk,
+                                     ALL if z_clear else written, depth_written, tl, z_bytes)
+                if zcomp:
+                    depth_size[blk] = z_bytes
                 if z_clear:
                     cleared_depth[blk] = False
-            elif write_z and written:
-                n = request_block(rq, n, meta, ROP_DEPTH, depth_blocks, blk,
-                                  ALL if z_clear else written, depth_written, tl)
-                if z_clear:
-                    cleared_depth[blk] = False
-            if written and dcc and ev_size[e] >= 0:
-                # DCC: the ROP writes the whole block, compressed as it now is
-                n = request_block_sized(rq, n, meta, ROP_COLOR, color_blocks, blk, color_written,
-                                        tl, ev_size[e])
-                color_size[blk] = ev_size[e]
-                if c_clear:
-                    cleared_color[blk] = False
-            elif written:
-                n = request_block(rq, n, meta, ROP_COLOR, color_blocks, blk,
-                                  ALL if c_clear else written, color_written, tl)
+            if written:
+                c_bytes = ev_size[e] if dcc else -1
+                n = request_block_as(rq, n, meta, ROP_COLOR, color_blocks, blk,
+                                     ALL if c_clear else written, color_written, tl, c_bytes)
+                if dcc:
+                    color_size[blk] = c_bytes
                 if c_clear:
                     cleared_color[blk] = False
         if hand_on and n_tex[r] > 0:

@@ -14,6 +14,8 @@ from renderer.raster_kernels import RC
 from renderer.rop_kernels import fill
 from scenes.model import LoadAction, SceneError
 
+from pipelines.arch.compressed import decompress_blocks
+
 
 class GeometryStreams(NamedTuple):
     """The pass's primitives as submitted: which draw each belongs to and its vertex indices.
@@ -91,7 +93,6 @@ def read_inputs(rp, mm, attachments: dict, images: dict, fb, width: int, height:
     compressed and written back raw in place (comp.decompress.*, as the post chain counts it),
     then read raw. With rp.shows, the pass's colour is that attachment's image (see
     scenes.model.RenderPass). Returns the decompress counters."""
-    from pipelines.arch.compressed import decompress_blocks
     level = mm.level("l2")
     out = Counters()
     for name in rp.inputs:

@@ -49,6 +49,24 @@ def _width_bits(bits):
     return 4 if bits == 8 else 5        # a field that holds 0..bits
 
 
+@njit(cache=True, inline="always")
+def bit_length(r):
+    """Bits that hold 0..r (r >= 0): the width of a delta."""
+    w = 0
+    while r > 0:
+        w += 1
+        r >>= 1
+    return w
+
+
+@njit(cache=True, inline="always")
+def granular_bytes(nbits, granule, max_block, raw_block):
+    """Payload bytes of a block coded in nbits: rounded up to the granule, or raw_block when that
+    is no smaller than raw or passes the largest compressed block."""
+    nbytes = ((nbits + 7) // 8 + granule - 1) // granule * granule
+    return raw_block if nbytes >= raw_block or nbytes > max_block else nbytes
+
+
 @njit(cache=True)
 def _group_range(img, x0, y0, gw, gh, mins, widths):
     """Per-channel minimum and delta width of the group at (x0, y0), edge pixels repeated."""
@@ -64,12 +82,7 @@ def _group_range(img, x0, y0, gw, gh, mins, widths):
                 lo = min(lo, v)
                 hi = max(hi, v)
         mins[c] = lo
-        r = hi - lo
-        w = 0
-        while r > 0:
-            w += 1
-            r >>= 1
-        widths[c] = w
+        widths[c] = bit_length(hi - lo)
 
 
 @njit(cache=True, inline="always")
@@ -263,13 +276,8 @@ def block_sizes(img, bits, L, clear):
                 for g in range(gx * gy):
                     _group_range(img, x0 + (g % gx) * gw, y0 + (g // gx) * gh, gw, gh, mins, widths)
                     nbits += _group_bits(bits, gw * gh, widths)
-                nbytes = ((nbits + 7) // 8 + granule - 1) // granule * granule
-                if nbytes >= raw_block or nbytes > max_block:
-                    size[by, bx] = raw_block
-                    mode[by, bx] = MODE_RAW
-                else:
-                    size[by, bx] = nbytes
-                    mode[by, bx] = MODE_COMP
+                size[by, bx] = granular_bytes(nbits, granule, max_block, raw_block)
+                mode[by, bx] = MODE_RAW if size[by, bx] == raw_block else MODE_COMP
     return size, mode, group, solid
 
 
