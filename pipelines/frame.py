@@ -139,10 +139,8 @@ def compression_map(preset: Preset, color: np.ndarray, tile: int) -> np.ndarray 
     .tile_size_map): the heat map of what compression saved where; None without a codec."""
     if preset.compression.codec.value == "none":
         return None
-    from pipelines.presets.compression import store_bytes
-    h, w = color.shape[:2]
-    raw = np.outer(np.bincount(np.arange(h) // tile), np.bincount(np.arange(w) // tile)) * 4
-    return raw / np.maximum(store_bytes(preset.compression, color, tile), 1)
+    from pipelines.presets.compression import NONE, store_bytes
+    return store_bytes(NONE, color, tile) / np.maximum(store_bytes(preset.compression, color, tile), 1)
 
 
 def raster(scene: Scene, preset: Preset, settings: Settings, passes=None,

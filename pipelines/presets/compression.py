@@ -164,11 +164,9 @@ def store_bytes(compression: CompressionParams, surface, tile_px: int | None = N
     if codec == "none":
         if tile_px is None:
             return int(img.nbytes)
-        h, w = img.shape[:2]
-        ys, xs = np.arange(h) // tile_px, np.arange(w) // tile_px
-        out = np.zeros((-(-h // tile_px), -(-w // tile_px)), np.int64)
-        np.add.at(out, (ys[:, None], xs[None, :]), img.shape[2] * img.itemsize)
-        return out
+        h, w = img.shape[:2]      # pixels per tile: rows in its band x columns in its band
+        per_row, per_col = np.bincount(np.arange(h) // tile_px), np.bincount(np.arange(w) // tile_px)
+        return np.outer(per_row, per_col).astype(np.int64) * (img.shape[2] * img.itemsize)
     clear = clear if codec == "dcc" else None
     mcb = int(compression.dcc_max_compressed_block.value)
     if tile_px is None:
