@@ -40,6 +40,8 @@ def _grammar() -> re.Pattern:
         rf"comp\.dram\.{rw}\.{stream}(?:\.raw)?",                        # renderer.memory: the
                                                                         # compressed lines' DRAM bytes
         r"mem\.cache\.\w+\.(?:hits|misses)",                             # a cache by its name
+        rf"surf\.\S+\.{rw}(?:\.raw)?",                                     # renderer.memory: a named
+                                                                        # surface's DRAM bytes
         rf"rop\.fast_clear\.eliminated_blocks\.{stream}",                # pipelines.arch.imr
         r"tile\." + _any("tiles", "memory_bytes", "param_bytes", "partial_renders",   # .tbdr
                         "partial_render.load_bytes", "partial_render.store_bytes",

@@ -32,6 +32,7 @@ import numpy as np
 
 from . import memory_kernels as mk
 from .memory_kernels import serve, serve_levels  # noqa: F401  (what kernels hand their buffers to)
+from .memory_requests import MAX_REGIONS      # region ids stay below it: see region()
 from .counters import STREAMS, Counters
 from .formats import FORMATS
 
@@ -46,6 +47,8 @@ class CacheConfig:
     size_bytes: int
     ways: int
     write_allocate: bool = True   # False: read-allocate (AMD's Infinity Cache, seed 000 L1202)
+    holds_compressed: bool = False    # keeps a compressed block in the lines its bytes fill
+                                      # (memory_kernels: packed blocks)
 
     def n_sets(self, line_bytes: int) -> int:
         sets = self.size_bytes // (line_bytes * self.ways)
@@ -115,7 +118,6 @@ def _second_thread() -> ThreadPoolExecutor:
     return ex
 
 
-MAX_REGIONS = 1 << 16     # region ids: see region()
 HAND_ON_ROWS = 1 << 15     # requests per hand-on buffer: 1 MiB
 
 
@@ -137,18 +139,22 @@ class MemoryModel:
         shape[:, mk.SH_WALLOC] = [c.write_allocate for c in levels]
         shape[:, mk.SH_NEXT] = config.below     # always a later level or DRAM: a flush relies on it
         shape[:, mk.SH_MASK] = [n - 1 if n & (n - 1) == 0 else -1 for n in sets]
-        meta = np.zeros(mk.M_N, np.int64)
+        shape[:, mk.SH_PACKED] = [c.holds_compressed for c in levels]
+        # Made here, not with the lines: region() fills in the named surfaces' slots.
+        self._meta = meta = np.zeros(mk.M_N, np.int64)
         meta[mk.M_LINE_BYTES], meta[mk.M_LINE_SHIFT] = lb, lb.bit_length() - 1
+        meta[mk.M_PACKED] = any(c.holds_compressed for c in levels)
         self.config = config
-        self.acc = np.zeros((mk.A_N, max(len(STREAMS), len(levels))), np.int64)
+        self.acc = np.zeros((mk.A_N, max(len(STREAMS), len(levels), mk.SURFACE_SLOTS)), np.int64)
         self.tile_bytes = np.zeros(n_tiles, np.int64)
         self._regions: dict = {}
+        self._slots: dict[str, int] = {}     # named region -> its slot (A_SURF_* columns)
         self._second = _second_thread()
         # All zero is all invalid (tag 0 is no line's: regions start at 1). An Infinity Cache's
         # state is 26 MB, whose zeroing (the allocator reuses freed memory: a memset, ~2 ms)
         # runs on the second thread while this one sets up geometry, which touches no cache.
         self._state = self._second.submit(
-            lambda: CacheState(np.zeros((sum(sets), mk.F_N, max(ways)), np.int64), shape, meta))
+            lambda: CacheState(np.zeros((sum(sets), mk.F_N, max(ways)), np.int64), shape, self._meta))
 
     @property
     def state(self) -> CacheState:
@@ -157,10 +163,20 @@ class MemoryModel:
 
     def region(self, key) -> int:
         """A stable region id for a surface name or buffer object. Ids stay below 2^16, so that
-        line numbers stay below 2^52 (serve_levels divides them in float64, exactly)."""
-        if key not in self._regions and len(self._regions) + 1 >= MAX_REGIONS:
+        line numbers stay below 2^52 (serve_levels divides them in float64, exactly). A region
+        named by a string (a surface, or its metadata: "color", "color.dcc") has its DRAM bytes
+        counted apart too (counters: surf.<name>.*)."""
+        if key in self._regions:
+            return self._regions[key]
+        if len(self._regions) + 1 >= MAX_REGIONS:
             raise ValueError(f"more than {MAX_REGIONS - 1} memory regions in one model")
-        return self._regions.setdefault(key, len(self._regions) + 1)
+        region = self._regions[key] = len(self._regions) + 1
+        if isinstance(key, str):
+            if len(self._slots) + 1 >= mk.SURFACE_SLOTS:
+                raise ValueError(f"more than {mk.SURFACE_SLOTS - 1} named surfaces in one model")
+            slot = self._slots[key] = len(self._slots) + 1
+            self._meta[mk.M_SLOTS + region] = slot
+        return region
 
     def level(self, name: str) -> int:
         """The index of the cache level called `name` (a CacheConfig's), where requests to it enter."""
@@ -278,6 +294,12 @@ class MemoryModel:
                 if self.acc[raw, i]:          # lines that crossed compressed: moved, raw
                     c[f"comp.dram.{d}.{s}"] = int(self.acc[moved, i])
                     c[f"comp.dram.{d}.{s}.raw"] = int(self.acc[raw, i])
+        for name, slot in self._slots.items():       # per named surface: moved, raw
+            for d, moved, raw in (("read", mk.A_SURF_READ, mk.A_SURF_RAW_READ),
+                                  ("write", mk.A_SURF_WRITE, mk.A_SURF_RAW_WRITE)):
+                if self.acc[raw, slot]:
+                    c[f"surf.{name}.{d}"] = int(self.acc[moved, slot])
+                    c[f"surf.{name}.{d}.raw"] = int(self.acc[raw, slot])
         for lvl, cfg in enumerate(self.config.levels):
             c[f"mem.cache.{cfg.name}.hits"] = int(self.acc[mk.A_HITS, lvl])
             c[f"mem.cache.{cfg.name}.misses"] = int(self.acc[mk.A_MISSES, lvl])

@@ -27,8 +27,10 @@ reference-counted too):
                                             level, so two threads can serve two levels),
                                             held: bit (region & 63) set once a line of the
                                             region is allocated at the level (a flush skips
-                                            the levels whose bit is clear)
-    meta   int64 (M_N,)                     line bytes, log2 line bytes
+                                            the levels whose bit is clear), packed: the level
+                                            holds compressed lines (below)
+    meta   int64 (M_N,)                     line bytes, log2 line bytes, packed shares, the
+                                            named surfaces' slots by region (memory_requests)
     acc    int64 (A_N, width)               byte and event totals (rows below)
     tile_bytes int64 (n_tiles,)             DRAM bytes charged to each screen tile
 A way is invalid iff its tag is 0 (no line's: regions start at 1), and then its stamp is 0; a
@@ -39,7 +41,17 @@ Compressed lines: a request may carry the bytes its line moves when it crosses t
 (memory_requests.op_sized: a codec's share of a block, as the unit that wrote it compressed it).
 A line keeps the size of the last request that wrote it (or, for a read, that fetched it), a
 write-back carries it down, and DRAM moves that many bytes instead of the line; the A_COMP_*
-rows keep what those transfers moved and their raw equivalent. On chip, lines count whole.
+rows keep what those transfers moved and their raw equivalent. On chip, lines count whole. A
+level that holds compressed lines (SH_PACKED: an L2 that keeps a DCC block as the ROP wrote it,
+RDNA 4's; a system cache under UTC) keeps a packed block (memory_requests.line_share) in the
+lines its bytes fill: an empty line (a share of 0 bytes) is not kept there, uncounted, and a
+stale copy of it is dropped unwritten (the block it belonged to has shrunk), so such a cache
+holds more of a compressed surface. The empty line goes on and crosses to DRAM as 0 bytes,
+its raw equivalent counted (what the surface would have moved raw).
+
+Named surfaces: DRAM transfers of a region with a slot (meta[M_SLOTS + region], given by
+MemoryModel.region to string-named regions) are also counted by slot in the A_SURF_* rows, as
+moved and raw.
 
 Requests (renderer.memory_requests, the buffer producers fill): one row per line: level it
 enters at, line, op, tile (-1: none). A write-back is a dirty line leaving the level above (a
@@ -57,7 +69,8 @@ import numpy as np
 from numba import njit
 
 # The request buffer and the addressing its producers share (defined there, once).
-from .memory_requests import (ALL_LEVELS, M_LINE_BYTES, M_LINE_SHIFT, M_N, OP_FILL,  # noqa: F401
+from .memory_requests import (ALL_LEVELS, M_LINE_BYTES, M_LINE_SHIFT, M_N, M_PACKED, M_SLOTS,  # noqa: F401
+                              OP_FILL,
                               OP_SIZE_SHIFT, OP_STREAM_SHIFT, OP_WRITE, OP_WRITE_BACK, R_LEVEL,
                               R_LINE, R_N, R_OP, R_TILE, REGION_SHIFT, REQUESTS, SIZE_MASK,
                               block_layout, block_tile, op_code, op_sized, request, request_block,
@@ -66,11 +79,14 @@ from .memory_requests import (ALL_LEVELS, M_LINE_BYTES, M_LINE_SHIFT, M_N, OP_FI
 F_TAG, F_STAMP, F_INFO, F_N = range(4)   # fields of a way
 # bits of F_INFO: dirty, stream (7 bits), compressed size field (11 bits, as the op's), tile + 1
 I_DIRTY, I_STREAM_SHIFT, I_STREAM_MASK, I_SIZE_SHIFT, I_TILE_SHIFT = 1, 1, 127, 8, 19
-SH_SETS, SH_WAYS, SH_NEXT, SH_MASK, SH_BASE, SH_WALLOC, SH_CLOCK, SH_HELD, SH_N = range(9)
-# Rows of acc: bytes by stream (columns) for the first four and the last four, events by level
-# for the two between. A_COMP_*: the DRAM transfers of compressed lines, as moved and raw.
+SH_SETS, SH_WAYS, SH_NEXT, SH_MASK, SH_BASE, SH_WALLOC, SH_CLOCK, SH_HELD, SH_PACKED, SH_N = range(10)
+# Rows of acc: bytes by stream (columns) for the first four and A_COMP_*, events by level for
+# the two between, bytes by named-surface slot for A_SURF_*. A_COMP_*: the DRAM transfers of
+# compressed lines, as moved and raw; A_SURF_*: every DRAM transfer of a named surface, so.
 (A_DRAM_READ, A_DRAM_WRITE, A_ONCHIP_READ, A_ONCHIP_WRITE, A_HITS, A_MISSES, A_COMP_READ,
- A_COMP_WRITE, A_COMP_RAW_READ, A_COMP_RAW_WRITE, A_N) = range(11)
+ A_COMP_WRITE, A_COMP_RAW_READ, A_COMP_RAW_WRITE, A_SURF_READ, A_SURF_WRITE, A_SURF_RAW_READ,
+ A_SURF_RAW_WRITE, A_N) = range(15)
+SURFACE_SLOTS = 128    # named surfaces one model counts apart (slot 0: none)
 WAY_BITS = 6
 MAX_WAYS = 1 << WAY_BITS   # a way's index fits the low bits of an LRU key (stamp << WAY_BITS | way)
 DRAM_BIT = 62          # serve_levels' `own` bit for DRAM
@@ -102,7 +118,7 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
         size = (op >> OP_SIZE_SHIFT) & SIZE_MASK
         write = (op & OP_WRITE) != 0
         counted = (op & OP_WRITE_BACK) == 0
-        if counted and (op & OP_FILL) == 0:
+        if counted and (op & OP_FILL) == 0 and not (size == 1 and lv >= 0 and shape[lv, SH_PACKED]):
             acc[A_ONCHIP_WRITE if write else A_ONCHIP_READ, stream] += lb
         below = -2           # a read miss goes on to this level once its victim is written back
         while True:
@@ -120,6 +136,10 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
                     acc[A_COMP_RAW_WRITE if write else A_COMP_RAW_READ, stream] += lb
                 if tile >= 0:
                     tile_bytes[tile] += moved
+                slot = meta[M_SLOTS + (line >> region_shift)]
+                if slot:
+                    acc[A_SURF_WRITE if write else A_SURF_READ, slot] += moved
+                    acc[A_SURF_RAW_WRITE if write else A_SURF_RAW_READ, slot] += lb
             else:
                 mask = shape[lv, SH_MASK]
                 if mask >= 0:
@@ -138,6 +158,13 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
                 for k in range(ways):
                     if lines[s, F_TAG, k] == line:
                         w = k
+                if size == 1 and shape[lv, SH_PACKED]:      # an empty line of a packed block
+                    if w >= 0:
+                        lines[s, F_TAG, w] = 0
+                        lines[s, F_STAMP, w] = 0
+                        lines[s, F_INFO, w] = 0
+                    lv = shape[lv, SH_NEXT]
+                    continue
                 clock = shape[lv, SH_CLOCK] + 1
                 shape[lv, SH_CLOCK] = clock
                 if w >= 0:                                   # hit

@@ -12,8 +12,11 @@ A buffer is int64 (capacity, R_N), one row per cache line: the level it enters a
 (byte address >> log2 line bytes), op = write | write-back << 1 | stream << 2 | fill << 9 |
 (compressed bytes + 1) << 10 (0: raw; op_sized), and
 the screen tile it is charged to (-1: none). A byte address is region << REGION_SHIFT | offset:
-one region per surface or buffer, so lines never alias. `meta` is the model's line geometry
-(MemoryModel.state.meta: line bytes, log2 line bytes).
+one region per surface or buffer, so lines never alias. `meta` is the model's line geometry and
+what its producers and caches share (MemoryModel.state.meta): line bytes, log2 line bytes,
+whether a compressed block is packed into its first lines (M_PACKED: some cache level holds
+compressed lines, CacheConfig.holds_compressed), and from M_SLOTS on, per region id, the slot
+its DRAM bytes are counted under as a named surface (0: none; MemoryModel.region).
 """
 from __future__ import annotations
 
@@ -23,13 +26,17 @@ from numba import njit
 from .binning_kernels import BLOCK
 
 REGION_SHIFT = 40    # byte address = region << 40 | offset: one region per surface or buffer
-M_LINE_BYTES, M_LINE_SHIFT, M_N = range(3)     # the line geometry (meta)
+MAX_REGIONS = 1 << 16     # region ids stay below it (memory.MemoryModel.region)
+M_LINE_BYTES, M_LINE_SHIFT, M_PACKED, M_SLOTS = range(4)     # fields of meta (module docstring)
+M_N = M_SLOTS + MAX_REGIONS
 R_LEVEL, R_LINE, R_OP, R_TILE, R_N = range(5)  # columns of a request row
 OP_WRITE, OP_WRITE_BACK, OP_STREAM_SHIFT = 1, 2, 2
 OP_FILL = 1 << 9       # above the stream's 7 bits: see memory_kernels.serve_levels
 # A compressed line: the bytes it moves when it crosses to DRAM, + 1 (0: it moves raw, a whole
 # line). A codec's block shrinks to fewer bytes than its lines hold; each line carries its share
-# (line_share), so that the lines of a block sum to the block's compressed size.
+# (line_share), so that the lines of a block sum to the block's compressed size. Where a cache
+# holds compressed lines the block is packed: its bytes fill its first lines and the rest are
+# empty (a share of 0 bytes), which that cache does not keep (memory_kernels).
 OP_SIZE_SHIFT, SIZE_MASK = 10, 2047
 ALL_LEVELS = -1        # every level and DRAM (serve_levels' `own`)
 REQUESTS = 1024      # rows of a producer's request buffer: 32 KiB, stays in the L1 data cache
@@ -126,9 +133,12 @@ def op_sized(write, stream, nbytes):
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def line_share(nbytes, j, k):
-    """Line j's share of a block of k lines compressed to nbytes: whole bytes, the remainder to
-    the first lines, so that the shares sum to nbytes."""
+def line_share(nbytes, j, k, lb, packed):
+    """Line j's share of a block of k lines of lb bytes compressed to nbytes: packed, the lines
+    its bytes fill, in order (a cache that holds compressed lines keeps no more); else spread
+    evenly, whole bytes, the remainder to the first lines. Either way they sum to nbytes."""
+    if packed:
+        return min(lb, max(0, nbytes - j * lb))
     return nbytes // k + (1 if j < nbytes % k else 0)
 
 
@@ -160,13 +170,13 @@ def request_block(rq, n, meta, lv, layout, block, mask, op, tile):
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def request_block_sized(rq, n, meta, lv, layout, block, op, tile, nbytes):
     """Every line of one 8x8 block (layout from block_layout), the block compressed to nbytes
-    (each line its line_share; op from op_code). Returns the new count."""
+    (each line its line_share, packed as meta says; op from op_code). Returns the new count."""
     first, block_bytes, _, n_lines = layout
-    lb, shift = meta[M_LINE_BYTES], meta[M_LINE_SHIFT]
+    lb, shift, packed = meta[M_LINE_BYTES], meta[M_LINE_SHIFT], meta[M_PACKED]
     base = first + block * block_bytes
     for j in range(n_lines):
         n = request(rq, n, lv, (base + j * lb) >> shift,
-                    op | ((line_share(nbytes, j, n_lines) + 1) << OP_SIZE_SHIFT), tile)
+                    op | ((line_share(nbytes, j, n_lines, lb, packed) + 1) << OP_SIZE_SHIFT), tile)
     return n
 
 

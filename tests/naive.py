@@ -134,11 +134,19 @@ def raycast_coverage(world_tris: np.ndarray, camera, width: int, height: int) ->
 
 class NaiveCaches:
     """The memory model written the obvious way: a list of LRU sets (OrderedDicts) per level,
-    write-back, read-allocate with fetch from below, write-allocate without fetch."""
+    write-back, read-allocate with fetch from below, write-allocate without fetch. A level that
+    holds compressed lines keeps no empty line (size field 1: 0 bytes), dropping a copy; it goes
+    on below.
+    `slot_of(line)`: the named-surface slot a DRAM transfer of the line is also counted under
+    (0: none) in surf_* (moved) and surf_raw_* (a whole line each)."""
 
-    def __init__(self, config, n_streams: int, n_tiles: int):
+    def __init__(self, config, n_streams: int, n_tiles: int, slot_of=lambda line: 0):
         lb = config.line_bytes
         self.lb = lb
+        self.packed = [c.holds_compressed for c in config.levels]
+        self.slot_of = slot_of
+        self.surf_read, self.surf_write = {}, {}
+        self.surf_raw_read, self.surf_raw_write = {}, {}
         self.levels = [[__import__("collections").OrderedDict() for _ in range(c.n_sets(lb))]
                        for c in config.levels]
         self.ways = [c.ways for c in config.levels]
@@ -151,7 +159,7 @@ class NaiveCaches:
         self.comp_read, self.comp_write = z(n_streams), z(n_streams)
         self.comp_raw_read, self.comp_raw_write = z(n_streams), z(n_streams)
 
-    def _dram(self, write, stream, tile, size=0):
+    def _dram(self, write, stream, tile, size=0, line=0):
         """size: the op's compressed-size field (bytes + 1; 0: a whole line)."""
         moved = self.lb if size == 0 else size - 1
         (self.dram_write if write else self.dram_read)[stream] += moved
@@ -160,6 +168,19 @@ class NaiveCaches:
             (self.comp_raw_write if write else self.comp_raw_read)[stream] += self.lb
         if tile >= 0:
             self.tile_bytes[tile] += moved
+        slot = self.slot_of(line)
+        if slot:
+            for d, v in (((self.surf_write if write else self.surf_read), moved),
+                         ((self.surf_raw_write if write else self.surf_raw_read), self.lb)):
+                d[slot] = d.get(slot, 0) + v
+
+    def _passes(self, lv, line, size) -> bool:
+        """An empty line at a level that holds compressed lines: not kept there (a copy is
+        dropped unwritten); it goes on below."""
+        if not (self.packed[lv] and size == 1):
+            return False
+        self.levels[lv][line % len(self.levels[lv])].pop(line, None)
+        return True
 
     def _install(self, lv, line, dirty, stream, tile, size):
         """Insert as most recent; a dirty LRU victim goes down as a write-back."""
@@ -174,7 +195,9 @@ class NaiveCaches:
 
     def write_back(self, lv, line, stream, tile, size=0):
         if lv < 0:
-            return self._dram(True, stream, tile, size)
+            return self._dram(True, stream, tile, size, line)
+        if self._passes(lv, line, size):
+            return self.write_back(self.next[lv], line, stream, tile, size)
         s = self.levels[lv][line % len(self.levels[lv])]
         if line in s:
             s.move_to_end(line)
@@ -186,8 +209,12 @@ class NaiveCaches:
             self.write_back(self.next[lv], line, stream, tile, size)
 
     def access(self, lv, line, write, stream, tile, size=0):
-        (self.onchip_write if write else self.onchip_read)[stream] += self.lb
+        if not (lv >= 0 and self.packed[lv] and size == 1):
+            (self.onchip_write if write else self.onchip_read)[stream] += self.lb
         while lv >= 0:
+            if self._passes(lv, line, size):
+                lv = self.next[lv]
+                continue
             s = self.levels[lv][line % len(self.levels[lv])]
             if line in s:
                 self.hits[lv] += 1
@@ -204,7 +231,7 @@ class NaiveCaches:
             if write:
                 return
             lv = self.next[lv]
-        self._dram(False, stream, tile, size)
+        self._dram(write, stream, tile, size, line)     # a read miss, or a write no level kept
 
     def flush(self, region_of_line, region, store):
         for lv, sets in enumerate(self.levels):

@@ -241,3 +241,20 @@ def test_a_later_pass_reads_a_compressed_surface_as_its_generation_does():
     n_blocks = (w // 8) * (h // 8)
     assert vega["comp.decompress.bytes"] > n_blocks * 256          # the raw rewrite, and more
     assert vega["comp.dram.read.texture"] == 0                      # the shader reads it raw
+
+
+def test_an_l2_that_keeps_compressed_lines_holds_only_their_bytes():
+    """compressed_in_cache (RDNA 1's end-to-end DCC): the L2 keeps a compressed block in the
+    lines its bytes fill. The deferred frame's lighting pass then reads only those lines of the
+    G-buffer's HTILE-compressed depth: fewer lines through the L2 than the same part whose L2
+    holds every line of a block (the bytes shrinking only at DRAM), the same image."""
+    from pipelines.presets.keys import apply_sets
+    packed = get_preset("amd-rdna1")
+    assert packed.compression.compressed_in_cache.value
+    lined = apply_sets(packed, [("comp.in_cache", "false")])
+    p = run(get_scene("deferred"), packed, Settings(192, 128))
+    q = run(get_scene("deferred"), lined, Settings(192, 128))
+    assert 0 < p.counters["mem.onchip.read.texture"] < q.counters["mem.onchip.read.texture"]
+    l2 = [f.counters["mem.cache.l2.hits"] + f.counters["mem.cache.l2.misses"] for f in (p, q)]
+    assert l2[0] < l2[1]
+    assert np.array_equal(p.image, q.image)

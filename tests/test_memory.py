@@ -20,6 +20,12 @@ CONFIGS = {
                                   CacheConfig("rop_depth", 3 * 128 * 4, 4), CacheConfig("l2", 64 * 128 * 4, 4)),
     "tiny": MemoryConfig.rop_l2(64, CacheConfig("rop_color", 64, 1), CacheConfig("rop_depth", 128, 2),
                          CacheConfig("l2", 64 * 7 * 3, 7)),
+    # an L2 that keeps compressed blocks packed (compressed_in_cache), over an Infinity Cache
+    "packed-l2": MemoryConfig(128, (CacheConfig("rop_color", 31 * 128 * 2, 2),
+                                    CacheConfig("rop_depth", 3 * 128 * 4, 4),
+                                    CacheConfig("l2", 16 * 128 * 4, 4, holds_compressed=True),
+                                    CacheConfig("llc", 64 * 128 * 8, 8, write_allocate=False)),
+                              (2, 2, 3, -1)),
 }
 
 
@@ -54,13 +60,14 @@ def test_serve_matches_naive_caches(name, seed):
     cfg = CONFIGS[name]
     n_tiles = 5
     mm = MemoryModel(cfg, n_tiles)
-    naive = NaiveCaches(cfg, len(STREAMS), n_tiles)
+    assert (mm.region("a"), mm.region(("b",))) == (1, 2)    # "a" is a named surface: slot 1
+    shift = mk.REGION_SHIFT - int(mm.state.meta[mk.M_LINE_SHIFT])
+    naive = NaiveCaches(cfg, len(STREAMS), n_tiles, slot_of=lambda line: int(line >> shift == 1))
     rq = _random_requests(mm, n_tiles, seed)
     for level, line, op, tile in rq:
         write, stream, size = _fields(op)
         naive.access(int(level), int(line), write, stream, int(tile), size)
     mk.serve(*mm.state, mm.acc, mm.tile_bytes, rq, len(rq))
-    shift = mk.REGION_SHIFT - int(mm.state.meta[mk.M_LINE_SHIFT])
     mm.flush(mm.surface("a", "rgba8", 1)._replace(region=1), store=True)
     naive.flush(lambda line: line >> shift, 1, store=True)
     mm.flush(mm.surface("b", "rgba8", 1)._replace(region=2), store=False)
@@ -78,6 +85,11 @@ def test_serve_matches_naive_caches(name, seed):
     levels = len(cfg.caches)
     assert list(acc[mk.A_HITS, :levels]) == naive.hits and list(acc[mk.A_MISSES, :levels]) == naive.misses
     assert list(mm.tile_bytes) == naive.tile_bytes
+    c = mm.counters()
+    for d, moved, raw in (("read", naive.surf_read, naive.surf_raw_read),
+                          ("write", naive.surf_write, naive.surf_raw_write)):
+        assert (c[f"surf.a.{d}"], c[f"surf.a.{d}.raw"]) == (moved[1], raw[1]) and raw[1] > moved[1]
+    assert not [k for k in c if k.startswith("surf.") and not k.startswith("surf.a.")]
 
 
 @pytest.mark.parametrize("upper", [(0, 1), (1,), (0,)])

@@ -104,7 +104,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
     `passes`: the render passes to run (the frame graph's), default `scene.frame(samples)`."""
     fe_params = preset.frontend.as_dict()
     tiles_x, tiles_y = -(-width // RASTER_TILE), -(-height // RASTER_TILE)
-    mm = MemoryModel(preset.memory.config(), tiles_x * tiles_y)
+    mm = MemoryModel(preset.memory_config(), tiles_x * tiles_y)
     blocks_x, _, n_blocks = blocks(width, height)
     light = light_vector(scene.light)
     counters = Counters()

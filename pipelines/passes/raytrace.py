@@ -256,7 +256,7 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
         raise SceneError(f"layout {layout.name!r} given for mode {mode!r}")
     res.build_seconds = time.perf_counter() - t0
     mm = None if not memory else memory_model if memory_model is not None else \
-        MemoryModel(preset.memory.config(), 1)
+        MemoryModel(preset.memory_config(), 1)
     # RT fetches enter at L2 (the ray unit's L0/L1 are not modelled)
     level = mm.level("l2") if mm is not None else 0
     lo, hi = tris.v.reshape(-1, 3).min(0), tris.v.reshape(-1, 3).max(0)
@@ -330,7 +330,7 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
     res.counters = res.counters + totals
     for p in res.pass_counters.values():        # what each pass moved through the caches
         res.counters = res.counters + Counters({k: v for k, v in p.items()
-                                                if k.startswith(("mem.", "comp.dram."))})
+                                                if k.startswith(("mem.", "comp.dram.", "surf."))})
     return res
 
 

@@ -14,8 +14,11 @@ Keys:
     cs_writes_compressed       a compute pass writes it compressed (image store / UAV)
     merges_partial_writes      partial block writes are merged into one full-block write (no
                                read-modify-write)
-    compressed_in_cache        the cache keeps compressed lines (recorded; postchain does not
-                               model cache residency)
+    compressed_in_cache        the L2 (a tiler's GPU L2 / system cache) keeps a compressed block
+                               in the lines its bytes fill (renderer.memory: packed blocks), so
+                               it holds more of a compressed surface; else it holds the block
+                               line for line and the bytes shrink only at DRAM. The post chain's
+                               coarse cache counts a surface at its compressed size
     transaction_elimination    per-tile CRC; unchanged tiles are not written
     depth_codec                "htile" | "none": depth compressed by plane equations per 8x8 block
                                (renderer.compression.depth) in the raster passes
@@ -57,7 +60,8 @@ _RDNA_READ = Param(True, f"RDNA 1 end-to-end DCC: TMU and caches carry compresse
 _RDNA_WRITE = Param(True, f"shaders and RBs read and write compressed textures and render targets (PS5, RDNA 2), {B} L56 (seed L2044)", "spec")
 _RDNA_WRITE_TAKEN = Param(True, f"PS5 (RDNA 2) statement {B} L56 (seed L2044) taken for this generation", "assumed")
 _NO_MERGE = Param(False, f"partial-write merging is named only for Apple UTC, {A4} L343, {B4} L46 (seed L889)", "spec")
-_NOT_IN_CACHE = Param(False, f"RDNA 2 Infinity Cache stores decompressed data, {A} L170 (seed L1228)", "spec")
+_NOT_IN_CACHE = Param(False, f"PS5 (RDNA 2): DCC compresses and decompresses at the L2 <-> DRAM boundary, {B} L56 "
+                             f"(seed L2056); the Infinity Cache stores decompressed data, {A} L170 (seed L1228)", "spec")
 # The same RDNA 2 line taken for the parts it does not name (GCN, Vega, RDNA 1, RDNA 3): assumed.
 _NOT_IN_CACHE_TAKEN = Param(False, f"not stated for this part; RDNA 2's Infinity Cache stores decompressed data "
                                    f"({A} L170, seed L1228) taken", "assumed")
@@ -100,7 +104,9 @@ _TABLES: dict[str, dict[str, Param]] = {
                 "codec": Param("none", f"the preset is GCN 1.0 (Tahiti), which predates DCC (DCC enters with GCN 1.2, "
                                        f"Tonga, {A} L160): colour is stored raw", "spec")},
     "amd-vega": _dcc(64, f"MAX_COMPRESSED_BLOCK_SIZE 64 B on GFX9, Mesa ac_surface, {A} L401", "spec", _GCN_READ, _GCN_WRITE),
-    "amd-rdna1": _dcc(128, f"128 B on GFX10-11, {A} L401", "spec", _RDNA_READ, _RDNA_WRITE_TAKEN),
+    "amd-rdna1": _dcc(128, f"128 B on GFX10-11, {A} L401", "spec", _RDNA_READ, _RDNA_WRITE_TAKEN,
+                      in_cache=Param(True, f"RDNA 1 end-to-end DCC: RB, TMU and the cache path carry compressed "
+                                           f"data, decompressed just before the ALU, {A} L164-167 (seed L962-966)", "spec")),
     "amd-rdna2": _dcc(128, f"128 B on GFX10-11, {A} L401", "spec", _RDNA_READ, _RDNA_WRITE, in_cache=_NOT_IN_CACHE),
     "amd-rdna3": _dcc(128, f"128 B on GFX10-11, {A} L401", "spec", _RDNA_READ, _RDNA_WRITE_TAKEN),
     "amd-rdna4": _dcc(256, f"256 B on GFX11.5+, {A} L401", "spec", _RDNA_READ, _RDNA_WRITE_TAKEN,

@@ -123,9 +123,12 @@ class MemoryParams(Record):
     llc_ways: Param | None = None
     rb_l2_client: Param | None = None              # IMR and DSBR: the ROPs are L2 clients
 
-    def config(self) -> MemoryConfig:
+    def config(self, compressed_in_cache: bool = False) -> MemoryConfig:
+        """The caches; `compressed_in_cache` (the preset's compression key): the L2 (a tiler's
+        GPU L2 / system cache) keeps compressed blocks in the lines their bytes fill."""
         line = int(self.cache_line_bytes.value)
-        l2 = CacheConfig("l2", int(self.l2_bytes.value), int(self.l2_ways.value))
+        l2 = CacheConfig("l2", int(self.l2_bytes.value), int(self.l2_ways.value),
+                         holds_compressed=compressed_in_cache)
         if self.param_cache_bytes is not None:      # param cache (TILER_PARAM) in front of L2 (or the SLC)
             param = CacheConfig("param", int(self.param_cache_bytes.value), int(self.param_cache_ways.value))
             if self.llc_bytes is None:              # one level stands for the GPU's L2 and the SLC

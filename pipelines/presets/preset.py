@@ -85,6 +85,11 @@ class Preset:
                    rt=rt, rates=rates, energy=energy,
                    **{f: RECORDS[f].of(ps) for f, ps in by_feature.items()})
 
+    def memory_config(self):
+        """The caches as this part runs them (renderer.memory.MemoryConfig): its memory
+        record's, the L2 keeping compressed lines where its compression says it does."""
+        return self.memory.config(bool(self.compression.compressed_in_cache.value))
+
     def records(self) -> Iterator[tuple[str, Record]]:
         for feature in RECORDS:
             record = getattr(self, feature)

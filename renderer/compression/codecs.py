@@ -330,26 +330,10 @@ def rop_block_bytes(surface: np.ndarray, codec: str, max_compressed_block: int =
     they sum to the codec's payload. The metadata is rop_meta_bytes per block."""
     img, bits = as_surface(surface)
     L = layout(codec, bits, max_compressed_block, clear)
-    bw, bh = int(L[K.L_BW]), int(L[K.L_BH])
     payload = block_sizes(img, codec, max_compressed_block, clear) - META_BYTES[codec]
-    nby, nbx = payload.shape
-    nx, ny = max(1, bw // ROP_BLOCK), max(1, bh // ROP_BLOCK)
-    share, rest = np.divmod(payload, nx * ny)
     h, w = img.shape[:2]
     out = np.zeros((-(-h // ROP_BLOCK), -(-w // ROP_BLOCK)), np.int64)
-    rows = (np.arange(nby) * bh) // ROP_BLOCK
-    cols = (np.arange(nbx) * bw) // ROP_BLOCK
-    for j in range(ny):
-        for i in range(nx):
-            k = j * nx + i
-            r, c = rows[:, None] + j, cols[None, :] + i
-            inside = (r < out.shape[0]) & (c < out.shape[1])
-            rr, cc = np.broadcast_arrays(r, c)
-            part = share + (k < rest)
-            np.add.at(out, (rr[inside], cc[inside]), part[inside])
-            # a share that falls on padding past the edge goes to the block's first 8x8 block
-            r0, c0 = np.broadcast_arrays(rows[:, None], cols[None, :])
-            np.add.at(out, (r0[~inside], c0[~inside]), part[~inside])
+    K.rop_shares(payload, int(L[K.L_BW]), int(L[K.L_BH]), out)
     return out
 
 

@@ -69,20 +69,26 @@ def granular_bytes(nbits, granule, max_block, raw_block):
 
 @njit(cache=True)
 def _group_range(img, x0, y0, gw, gh, mins, widths):
-    """Per-channel minimum and delta width of the group at (x0, y0), edge pixels repeated."""
+    """Per-channel minimum and delta width of the group at (x0, y0), edge pixels repeated. A
+    repeated pixel changes no extreme, so only the pixels inside the image are read, in one
+    pass over all four channels (a pass per channel with clamped coordinates measured about
+    3x slower)."""
     H, W = img.shape[0], img.shape[1]
-    for c in range(4):
-        lo = 1 << 30
-        hi = -1
-        for j in range(gh):
-            y = min(y0 + j, H - 1)
-            for i in range(gw):
-                x = min(x0 + i, W - 1)
-                v = np.int64(img[y, x, c])
-                lo = min(lo, v)
-                hi = max(hi, v)
-        mins[c] = lo
-        widths[c] = bit_length(hi - lo)
+    xa, xb = min(x0, W - 1), min(x0 + gw, W)          # columns xa..xb-1, at least one
+    ya, yb = min(y0, H - 1), min(y0 + gh, H)
+    lo0 = lo1 = lo2 = lo3 = np.int64(1 << 30)
+    hi0 = hi1 = hi2 = hi3 = np.int64(-1)
+    for y in range(ya, yb):
+        for x in range(xa, xb):
+            v0, v1 = np.int64(img[y, x, 0]), np.int64(img[y, x, 1])
+            v2, v3 = np.int64(img[y, x, 2]), np.int64(img[y, x, 3])
+            lo0, hi0 = min(lo0, v0), max(hi0, v0)
+            lo1, hi1 = min(lo1, v1), max(hi1, v1)
+            lo2, hi2 = min(lo2, v2), max(hi2, v2)
+            lo3, hi3 = min(lo3, v3), max(hi3, v3)
+    mins[0], mins[1], mins[2], mins[3] = lo0, lo1, lo2, lo3
+    widths[0], widths[1] = bit_length(hi0 - lo0), bit_length(hi1 - lo1)
+    widths[2], widths[3] = bit_length(hi2 - lo2), bit_length(hi3 - lo3)
 
 
 @njit(cache=True, inline="always")
@@ -345,3 +351,29 @@ def decode_blocks(payload, bits, L, mode, group, offsets, colour, out):
                 for g in range(gx * gy):
                     ox, oy = x0 + (g % gx) * gw, y0 + (g // gx) * gh
                     bpos = _read_group(payload, bpos, bits, ox, oy, gw, gh, out)
+
+
+@njit(cache=True)
+def rop_shares(payload, bw, bh, out):
+    """Add each codec block's payload (int64 (nby, nbx), blocks of bw x bh px) to the 8x8 blocks
+    it covers in out (int64, 8x8 blocks of the surface): nx x ny of them, each an even share in
+    whole bytes, the remainder to the first (k-th 8x8 block of the codec block, row-major, gets
+    one more byte while k < the remainder); a share on padding past the edge goes to the codec
+    block's first 8x8 block. A codec block smaller than 8x8 adds all of it to the 8x8 block
+    holding its top-left pixel."""
+    nby, nbx = payload.shape
+    oy, ox = out.shape
+    nx, ny = max(1, bw // 8), max(1, bh // 8)
+    for by in range(nby):
+        r0 = (by * bh) // 8
+        for bx in range(nbx):
+            c0 = (bx * bw) // 8
+            share, rest = payload[by, bx] // (nx * ny), payload[by, bx] % (nx * ny)
+            for j in range(ny):
+                for i in range(nx):
+                    part = share + (1 if j * nx + i < rest else 0)
+                    r, c = r0 + j, c0 + i
+                    if r < oy and c < ox:
+                        out[r, c] += part
+                    else:
+                        out[r0, c0] += part
