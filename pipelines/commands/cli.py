@@ -56,6 +56,13 @@ def _load_scene(spec: str, camera: str | None, allow_outside: bool = False,
     return scene
 
 
+def _check_sequence(args) -> None:
+    """--frames within 1..MAX_FRAMES, checked before any work (a bad --camera-path is argparse's)."""
+    from pipelines.sequence import MAX_FRAMES
+    if not 1 <= args.frames <= MAX_FRAMES:
+        raise UserError(f"--frames {args.frames}: must be 1..{MAX_FRAMES}")
+
+
 def _texture_bytes(scene) -> int:
     """Bytes of the scene's decoded textures (each counted once)."""
     textures = {id(d.material.texture): d.material.texture for d in scene.draws if d.material.texture}
@@ -81,6 +88,7 @@ def cmd_render(args) -> None:
     from pipelines.commands.heatmaps import MAPS as HEATMAPS, heatmap_rgba
     from pipelines.frame import Settings, run
     w, h = _parse_res(args.res)
+    _check_sequence(args)
     preset, = presets_from_args(args.preset, args.set, allow_all=False)
     heatmaps = []
     for spec in args.heatmap or []:
@@ -191,6 +199,7 @@ def cmd_report(args) -> None:
         raise UserError(f"--fps {args.fps:g}: must be a positive number")
     if args.explain:
         return _explain(args, w, h)
+    _check_sequence(args)
     claims_w, claims_h = _parse_res(args.claims_res)
     if args.camera:
         user_camera(args.camera)        # a bad --camera fails even when no scene is named
@@ -225,7 +234,8 @@ def cmd_report(args) -> None:
     if fmt == "html":
         from pipelines.commands.report_html import Gallery
         gallery = Gallery()
-    rows = report.run_report(scenes, presets, settings, progress=not args.quiet, on_result=gallery)
+    rows = report.run_report(scenes, presets, settings, progress=not args.quiet, on_result=gallery,
+                             frames=args.frames, camera_path=args.camera_path)
     claims = None
     if args.claims or fmt == "html":
         claims = evaluate(Settings(claims_w, claims_h, args.samples, args.fps))
@@ -233,7 +243,7 @@ def cmd_report(args) -> None:
     if fmt == "table":
         console = Console(width=None if sys.stdout.isatty() and not out else 240,
                           file=io.StringIO() if out else None)
-        report_text.print_table(rows, settings, console, geometry)
+        report_text.print_table(rows, settings, console, geometry, args.surfaces)
         for line in user_lines(presets):
             console.print(line, markup=False, highlight=False)
         if claims:
@@ -387,6 +397,13 @@ def _add_input_options(p) -> None:
                    "its own folder (its material libraries, textures, buffers)")
 
 
+def _add_sequence_options(p, frames_help: str) -> None:
+    from pipelines.sequence import PATHS
+    p.add_argument("--frames", type=int, default=1, metavar="N", help=frames_help)
+    p.add_argument("--camera-path", default="static", choices=PATHS,
+                   help="the camera over --frames: still, or turning 2 degrees a frame about the target")
+
+
 def _join_values(argv: list[str]) -> list[str]:
     """['--res', '-5x5'] -> ['--res=-5x5'] (VALUE_OPTIONS' values that begin with a minus)."""
     out, i = [], 0
@@ -421,11 +438,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--frontend", choices=FRONTENDS, help="geometry front end (default: the preset's)")
     r.add_argument("--rays", metavar="PASSES", help="ray passes to trace too, comma-separated: primary, "
                    "shadow, ao; -o gets the raster image darkened by shadow and AO, OUT.<pass>.png each pass")
-    r.add_argument("--frames", type=int, default=1, metavar="N",
-                   help="render N frames in a row (1-240); the last is written, each is reported: "
-                        "what a previous frame saves (transaction elimination on Mali)")
-    r.add_argument("--camera-path", default="static", choices=("static", "orbit"),
-                   help="the camera over --frames: still, or turning 2 degrees a frame about the target")
+    _add_sequence_options(r, "render N frames in a row (1-240); the last is written, each is "
+                             "reported: what a previous frame saves (transaction elimination on Mali)")
     r.add_argument("--heatmap", action="append", metavar="KIND=PATH",
                    help=f"write a heat map PNG; KIND: {', '.join(HEATMAPS)} (repeatable)")
     add_set_option(r)
@@ -458,6 +472,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--claims-res", default="1920x1080",
                    help="resolution the claims are measured at (default 1920x1080: at small sizes "
                         "the framebuffer fits the caches)")
+    _add_sequence_options(p, "render each scene x preset as N frames in a row (1-240), each handed "
+                             "the last one's history: the columns are the last frame's (steady "
+                             "state), with the sequence's DRAM and a per-frame table beside them")
+    p.add_argument("--surfaces", action="store_true", help="per surface: raw, crossed and metadata "
+                   "MB and the ratio, where a surface moved compressed (Markdown and HTML show it "
+                   "always, JSON has it per row under surfaces)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     add_set_option(p)
     p.add_argument("--explain", metavar="SCENE", help="one scene through one --preset: per pass, each "

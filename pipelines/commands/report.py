@@ -8,7 +8,12 @@ frame rate and its share of the preset's DRAM bandwidth, overdraw, shaded fragme
 fallbacks by reason, and the time and energy model's figures (pipelines.cost: the model's ms and
 fps, the limiter per pass, each unit's ms, mJ by source, watts at the model's frame rate and at
 --fps). JSON adds every counter, every derived figure, each pass's units with the arithmetic they
-came from ("cost") and the presets with sources.
+came from ("cost") and the presets with sources, and per surface what compression saved
+("surfaces": surface_fields).
+
+With --frames N (or a moving camera) each scene x preset is a sequence (pipelines.sequence): its
+row is the last frame's, so every column still means one frame in steady state, plus the frame
+count, the camera path, the sequence's DRAM bytes and, in JSON, each frame's figures.
 """
 from __future__ import annotations
 
@@ -28,6 +33,7 @@ from renderer.frontend import FRONTENDS
 from pipelines.cost import FrameCost, frame_cost
 from pipelines.frame import FrameResult, Settings, run
 from pipelines.presets import Preset
+from pipelines.sequence import SequenceResult, run_sequence
 
 SCHEMA_NAME = "tilesim-report"
 SCHEMA_VERSION = 3      # 2: the time and energy model's fields (model_ms ... "cost"); 3: colour
@@ -157,10 +163,18 @@ def geometry_fields(c) -> dict:
             "geom.alu_ops": c["geom.vs_alu_ops"] + c["geom.cull_alu_ops"]}
 
 
-def frame_row(scene, preset: Preset, settings: Settings) -> tuple[dict, FrameResult]:
+def frame_row(scene, preset: Preset, settings: Settings, frames: int = 1,
+              camera_path: str = "static") -> tuple[dict, FrameResult]:
     """Run one frame of a scene through a preset (pipelines.frame.run: its ray passes and compute
-    passes included, their bytes in its DRAM) and make its row."""
-    f = run(scene, preset, settings)
+    passes included, their bytes in its DRAM) and make its row. With more than one frame, or a
+    moving camera, the frames run as a sequence (pipelines.sequence) and the row is the last
+    frame's, in steady state, plus the sequence's figures (sequence_fields)."""
+    seq = None
+    if frames > 1 or camera_path != "static":
+        seq = run_sequence(scene, preset, settings, frames, camera_path)
+        f = seq.frames[-1]
+    else:
+        f = run(scene, preset, settings)
     c, extra = f.counters, {}
     if f.rt is not None:
         borrowed = preset.rt.rt_params_from          # no RT unit of its own
@@ -169,16 +183,78 @@ def frame_row(scene, preset: Preset, settings: Settings) -> tuple[dict, FrameRes
                                else f"{f.rt.mode} (as {borrowed.value})"))
     if f.post is not None:
         extra.update(post_fields(f.post, preset, settings))
-    row = {**make_row(scene, preset, f, settings), **extra,
+    if seq is not None:
+        extra.update(sequence_fields(seq, camera_path))
+    row = {**make_row(scene, preset, f, settings), **extra, "surfaces": surface_fields(c),
            "counters": c.as_json(), "derived": c.derived(float(preset.memory.dram_gbps.value), settings.fps)}
     return row, f
 
 
+def sequence_fields(seq: SequenceResult, camera_path: str) -> dict:
+    """A sequence's figures beside its last frame's: the frame count and camera path, the DRAM
+    bytes of all its frames, and under "per_frame" each frame's DRAM, colour written and
+    transaction elimination (SequenceResult.per_frame)."""
+    return {"frames": len(seq.frames), "camera_path": camera_path,
+            "sequence_dram_bytes": seq.counters.dram_bytes(), "per_frame": seq.per_frame()}
+
+
+# A surface's metadata regions (renderer.memory): DCC keys, HTILE, a codec's headers, transaction
+# elimination's signatures; their bytes are the surface's cost of being compressed.
+META_SUFFIXES = (".dcc", ".htile", ".codec_meta", ".te")
+# surf.<region><suffix>, longest first: a region's name may itself contain dots
+SURF_SUFFIXES = {".read.raw": "read_raw", ".write.raw": "write_raw", ".read": "read", ".write": "write"}
+
+
+def surface_fields(c) -> dict[str, dict]:
+    """Per surface, from renderer.memory's surf.<region>.{read,write}[.raw] counters: the bytes
+    read and written across DRAM (compressed where compressed), "raw" what they would have moved
+    raw, "crossed" read + write, "meta" the bytes of its metadata regions (<surface>.dcc, .htile,
+    .codec_meta, .te) and "ratio" raw : (crossed + meta), None when nothing crossed. {} when the
+    frame counted no surface."""
+    regions: dict[str, dict[str, int]] = {}
+    for key, v in c.items():
+        if not key.startswith("surf."):
+            continue
+        for suffix, field in SURF_SUFFIXES.items():
+            if key.endswith(suffix):
+                region = regions.setdefault(key[len("surf."):-len(suffix)], {})
+                region[field] = region.get(field, 0) + v
+                break
+    out: dict[str, dict] = {}
+    for name, r in regions.items():
+        owner = meta_owner(name)
+        s = out.setdefault(owner, {"read": 0, "write": 0, "raw": 0, "crossed": 0, "meta": 0})
+        if owner != name:
+            s["meta"] += r.get("read", 0) + r.get("write", 0)
+        else:
+            s["read"], s["write"] = r.get("read", 0), r.get("write", 0)
+            s["raw"] = r.get("read_raw", 0) + r.get("write_raw", 0)
+            s["crossed"] = s["read"] + s["write"]
+    for s in out.values():
+        moved = s["crossed"] + s["meta"]
+        s["ratio"] = s["raw"] / moved if moved else None
+    return out
+
+
+def meta_owner(region: str) -> str:
+    """The surface a region belongs to: `color.dcc` -> `color`; a surface is its own."""
+    for suffix in META_SUFFIXES:
+        if region.endswith(suffix):
+            return region[:-len(suffix)]
+    return region
+
+
+def moved_compressed(row) -> bool:
+    """Whether any surface of a row crossed compressed or with metadata."""
+    return any(s["raw"] != s["crossed"] or s["meta"] for s in row.get("surfaces", {}).values())
+
+
 def run_report(scenes, presets, settings: Settings, progress: bool = True,
-               on_result: Callable[[object, Preset, FrameResult], None] | None = None) -> list[dict]:
+               on_result: Callable[[object, Preset, FrameResult], None] | None = None,
+               frames: int = 1, camera_path: str = "static") -> list[dict]:
     """Render every scene through every preset; rows carry counters and derived figures too.
     `on_result(scene, preset, result)` sees each result before it is dropped (the HTML report
-    keeps thumbnails and heat maps from it)."""
+    keeps thumbnails and heat maps from it; of a sequence, its last frame's)."""
     rows = []
     columns = (TextColumn("{task.description:<32}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())
@@ -189,7 +265,7 @@ def run_report(scenes, presets, settings: Settings, progress: bool = True,
             first = None
             for preset in presets:
                 bar.update(task, description=f"{scene.name} / {preset.name}")
-                row, r = frame_row(scene, preset, settings)
+                row, r = frame_row(scene, preset, settings, frames, camera_path)
                 first = first or row
                 row["rel_first"] = row["dram_bytes"] / first["dram_bytes"] if first["dram_bytes"] else 1.0
                 if on_result:
@@ -201,10 +277,10 @@ def run_report(scenes, presets, settings: Settings, progress: bool = True,
 
 def csv_columns(rows) -> list[str]:
     """Every flat field of any row, in first-seen order (a post-chain or ray-traced scene adds
-    its own); nested detail stays in JSON."""
+    its own); nested detail (dicts, and a sequence's per_frame list) stays in JSON."""
     cols = {}
     for r in rows:
-        cols.update((k, None) for k, v in r.items() if not isinstance(v, dict))
+        cols.update((k, None) for k, v in r.items() if not isinstance(v, (dict, list)))
     return list(cols)
 
 

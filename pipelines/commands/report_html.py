@@ -3,9 +3,9 @@ script or style from the network), for people.
 
 Per scene: DRAM bytes by stream as stacked bars per preset, overdraw and tile fallbacks; the time
 and energy model's figures (time per unit and energy per source as stacked bars per preset, and
-their table); what the
-geometry front ends did, the post chain's compression and the ray passes where the report has
-them; each preset's image beside its heat maps (overdraw, DRAM bytes per tile, fallbacks per tile), the maps
+their table); what the geometry front ends did, the post chain's compression, the ray passes, a
+sequence's frames and the surfaces that moved compressed where the report has them; each
+preset's image beside its heat maps (overdraw, DRAM bytes per tile, fallbacks per tile), the maps
 of one kind on one colour scale across presets so that they compare. Then the claims and the
 presets with the source of every parameter.
 """
@@ -22,8 +22,8 @@ from PIL import Image
 from pipelines.commands.heatmaps import MAPS, heatmap_rgba, resample
 from pipelines.commands.report import FALLBACK_REASONS, FALLBACK_SHORT
 from pipelines.commands.report_text import (COST_TITLE, GEOMETRY_HEADER, RT_HEADER, by_scene, cost_cells,
-                                            cost_header, geometry_cells, post_tables, rt_lines,
-                                            streams_used, summary_cells, summary_header)
+                                            cost_header, geometry_cells, post_tables, report_tables,
+                                            rt_lines, streams_used, summary_cells, summary_header)
 
 THUMB_WIDTH = 320        # px: a preset's image and its maps side by side
 STREAM_COLOURS = {"index": "#8c564b", "vertex": "#e377c2", "param": "#9467bd", "color": "#d62728",
@@ -205,6 +205,7 @@ def _scene_section(rows, gallery: Gallery, settings) -> str:
     if settings.rays:
         extra.append(("ray passes, per ray (bytes before the caches)", RT_HEADER,
                       [line for r in rows for line in rt_lines(r, settings.rays)]))
+    extra += list(report_tables(rows))          # this scene's frames and surfaces
     tables = "".join(f"<h4>{html.escape(t)}</h4>" + _table(h, lines, "num") for t, h, lines in extra)
     return (f'<section id="scene-{html.escape(scene)}"><h2>{html.escape(scene)}</h2>'
             f'<p>{rows[0]["triangles"]:,} triangles</p>{table}<div class="chart">{_charts(rows)}</div>'

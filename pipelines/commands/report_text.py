@@ -1,6 +1,7 @@
 """The bandwidth report for people reading text: per scene a terminal table (rich; colours only on
-a terminal) or Markdown with the same cells, the post chain's and the ray passes' own tables, and
-the claims. The rows come from pipelines.commands.report."""
+a terminal) or Markdown with the same cells, the post chain's and the ray passes' own tables, a
+sequence's frames, the surfaces that moved compressed, and the claims. The rows come from
+pipelines.commands.report."""
 from __future__ import annotations
 
 import sys
@@ -10,7 +11,7 @@ from rich.table import Table
 
 from renderer.counters import STREAMS
 
-from pipelines.commands.report import FALLBACK_REASONS, FALLBACK_SHORT
+from pipelines.commands.report import FALLBACK_REASONS, FALLBACK_SHORT, moved_compressed
 from pipelines.frame import Settings
 
 def streams_used(rows) -> list[str]:
@@ -83,7 +84,7 @@ def details(rows, settings: Settings) -> str:
 
 
 def print_table(rows, settings: Settings, console: Console | None = None,
-                geometry: bool = False) -> None:
+                geometry: bool = False, surfaces: bool = False) -> None:
     # A pipe or a log gets the whole table, not one folded to 80 columns, and no colour codes.
     console = console or Console(width=None if sys.stdout.isatty() else 240)
     for scene_rows in by_scene(rows).values():
@@ -131,6 +132,47 @@ def print_table(rows, settings: Settings, console: Console | None = None,
                 for line in rt_lines(r, settings.rays):
                     t.add_row(*line)
             console.print(t)
+    for title_, header, lines in report_tables(rows, surfaces):
+        t = Table(title=title_, title_justify="left")
+        for col in header:
+            t.add_column(col, justify="left" if col in ("scene", "preset", "surface") else "right")
+        for line in lines:
+            t.add_row(*line)
+        console.print(t)
+    if surfaces and not any(moved_compressed(r) for r in rows):
+        console.print("surfaces: none moved compressed (no surf.* counter differs from its raw "
+                      "bytes, none has metadata)", markup=False, highlight=False)
+
+
+FRAMES_TITLE = "frames of each sequence (the tables above are its last frame's)"
+FRAMES_HEADER = ["scene", "preset", "frame", "DRAM MB", "colour written MB", "TE tiles written/total"]
+SURFACES_TITLE = ("surfaces that crossed DRAM (ratio = raw : crossed + metadata; metadata: DCC, "
+                  "HTILE, codec headers, TE signatures)")
+SURFACES_HEADER = ["scene", "preset", "surface", "raw MB", "crossed MB", "metadata MB", "ratio"]
+
+
+def report_tables(rows, surfaces: bool = True):
+    """(title, header, lines) of the tables across scenes: a sequence's frames where the rows
+    are sequences, and with `surfaces` each surface where any moved compressed."""
+    if any("per_frame" in r for r in rows):
+        yield FRAMES_TITLE, FRAMES_HEADER, frame_lines(rows)
+    if surfaces and any(moved_compressed(r) for r in rows):
+        yield SURFACES_TITLE, SURFACES_HEADER, surface_lines(rows)
+
+
+def frame_lines(rows) -> list[list[str]]:
+    """One line per frame of each row's sequence; TE '-' where the preset has none."""
+    return [[r["scene"], r["preset"], str(f["frame"]), f"{f['dram_bytes'] / 1e6:.3f}",
+             f"{f['color_write_bytes'] / 1e6:.3f}",
+             f"{f['te_tiles_written']:,}/{f['te_tiles']:,}" if f["te_tiles"] else "-"]
+            for r in rows for f in r.get("per_frame", ())]
+
+
+def surface_lines(rows) -> list[list[str]]:
+    """One line per surface of each row (report.surface_fields)."""
+    return [[r["scene"], r["preset"], name, f"{s['raw'] / 1e6:.3f}", f"{s['crossed'] / 1e6:.3f}",
+             f"{s['meta'] / 1e6:.3f}", "-" if s["ratio"] is None else f"{s['ratio']:.2f}:1"]
+            for r in rows for name, s in r.get("surfaces", {}).items()]
 
 
 def post_tables(rows, settings: Settings):
@@ -239,6 +281,11 @@ def to_markdown(rows, settings: Settings, claims=None, geometry: bool = False) -
             out.extend("| " + " | ".join(line) + " |" for r in scene_rows
                        for line in rt_lines(r, settings.rays))
             out.append("")
+    for title_, header, lines in report_tables(rows):
+        out += [f"## {title_[0].upper()}{title_[1:]}\n", "| " + " | ".join(header) + " |",
+                "|---|---|---|" + "---:|" * (len(header) - 3)]
+        out.extend("| " + " | ".join(line) + " |" for line in lines)
+        out.append("")
     if claims:
         out += ["## Claims from the source documents, measured (at --claims-res, default 1920x1080)\n", "| " + " | ".join(CLAIM_HEADER) + " |",
                 "|" + "---|" * len(CLAIM_HEADER)]
