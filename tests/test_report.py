@@ -128,7 +128,8 @@ def test_csv_and_markdown_carry_the_same_numbers(capsys):
     args = (*SCENES, "--preset", PRESETS, "--res", "96x64")
     table = list(csv.DictReader(io.StringIO(report(capsys, *args, "--format", "csv"))))
     md = _markdown_tables(report(capsys, *args, "--format", "md"))
-    assert len(table) == len(SCENES) * 3 and set(md) == set(SCENES)
+    assert len(table) == len(SCENES) * 3
+    assert {k for k in md if not k.startswith("Surfaces that crossed DRAM")} == set(SCENES)
     for row in table:
         m = next(r for r in md[row["scene"]] if r["preset"] == row["preset"])
         for stream in ("index", "vertex", "param", "color", "depth"):
