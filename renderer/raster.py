@@ -10,7 +10,7 @@ from . import raster_kernels as rk
 from .binning import TileBins
 from .binning_kernels import event_capacity
 from .counters import Counters, from_array
-from .raster_sections import RULE_DCC_MAX_BLOCK, RULE_Z_MAX_PLANES
+from .raster_sections import RULE_DCC_MAX_BLOCK, RULE_Z_MAX_PLANES, resize_events
 from .geometry import SetupTriangles
 from .rop import Framebuffer  # noqa: F401  (re-exported: raster renders into it)
 
@@ -118,6 +118,18 @@ class Raster:
         """The counters, the per-tile counter rows (n_tiles, RC.N) for heat maps, and the events
         for the memory model."""
         return from_array(rk.COUNTER_NAMES, self.per_tile.sum(axis=0)), self.per_tile, self.ev
+
+
+def size_events_as(ev: RopEvents, image: np.ndarray) -> None:
+    """Take the events' DCC sizes (ev.size, in place; nothing without DCC) against `image`
+    ((h, w, 4) or (h, w, samples, 4) RGBA8) instead of the pixels the raster left: a pass whose
+    colour is an earlier attachment's image (raster_sections.resize_events)."""
+    if ev.size.shape[0] == 0:
+        return
+    h, w = image.shape[:2]
+    words = np.ascontiguousarray(image).reshape(-1).view(np.uint32)
+    resize_events(ev.block, ev.written, ev.size, words, ev.rules, -(-w // 8), w, h,
+                  image.shape[2] if image.ndim == 4 else 1)
 
 
 def rasterize(tris: SetupTriangles, bins: TileBins, mat, tex, light: np.ndarray, fb: Framebuffer,

@@ -476,6 +476,17 @@ def codec_rules(dcc_max_block: int = 0, clear=None, z_max_planes: int = 0, z_cle
     return out
 
 
+@njit(cache=True, nogil=True, error_model="numpy")
+def resize_events(ev_block, ev_written, ev_size, image_words, rules, blocks_x, width, height,
+                  n_samples):
+    """Every event's DCC size again, against `image_words` (as event_sizes' fb_words) in place
+    of the blocks as the raster left them: a pass whose colour is an earlier attachment's image
+    (scenes.model.RenderPass.shows: a lighting pass that writes each block once, with what the
+    G-buffer pass computed)."""
+    event_sizes(ev_block, ev_written, ev_size, 0, ev_block.shape[0], image_words, rules,
+                blocks_x, width, height, n_samples)
+
+
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def event_sizes(ev_block, ev_written, ev_size, lo, hi, fb_words, rules, blocks_x, width, height,
                 n_samples):

@@ -258,3 +258,18 @@ def test_an_l2_that_keeps_compressed_lines_holds_only_their_bytes():
     l2 = [f.counters["mem.cache.l2.hits"] + f.counters["mem.cache.l2.misses"] for f in (p, q)]
     assert l2[0] < l2[1]
     assert np.array_equal(p.image, q.image)
+
+
+@pytest.mark.parametrize("preset", ["apple-m3", "arm-mali", "amd-rdna2"])
+def test_a_lighting_pass_stores_the_image_it_shows(preset):
+    """The deferred scene's lighting pass shows the G-buffer pass's image (RenderPass.shows):
+    its colour is stored compressed as that image compresses, not as the white quad the raster
+    drew for it (a DCC constant: no bytes). A tiler stores each block once: exactly the codec's
+    bytes of the image; the IMR at least those."""
+    from pipelines.arch.compressed import block_sizes
+    p = get_preset(preset)
+    f = run(get_scene("deferred"), p, Settings(96, 64))
+    want = int(block_sizes(p, p.compression.codec.value, f.image).sum())
+    got = f.counters["surf.final.write"]
+    assert 0 < want < f.counters["surf.final.write.raw"]
+    assert got == want if p.architecture == "tbdr" else got >= want

@@ -14,7 +14,7 @@ from renderer.counters import Counters
 from renderer.frontend import front_end
 from renderer.geometry_kernels import prim_offsets
 from renderer.memory import L2, ROP_COLOR, ROP_DEPTH, MemoryModel, Surface
-from renderer.raster import RasterView, rasterize
+from renderer.raster import RasterView, rasterize, size_events_as
 from renderer.raster_kernels import RC
 from renderer.compression.depth import GRANULE as DEPTH_GRANULE
 from renderer.compression.depth import MAX_PLANES as DEPTH_MAX_PLANES
@@ -156,6 +156,8 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         raster_counters, tile_rows, ev = rasterize(tris, bins, mat, tex, light, fb, view,
                                                    hsr=deferred is not None, chunk=deferred, hiz=hiz,
                                                    rules=rules)
+        if rp.shows is not None:     # the pass writes that image: its blocks compress as it does
+            size_events_as(ev, images[rp.shows])
         tex_region = mm.region("textures")
         cleared = clears.result()
         ip = ImrPass(fe.fetch[:4], fe.fetch.need, tris.draw, bins, ref_tile, ev, mat, color,

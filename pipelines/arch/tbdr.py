@@ -258,7 +258,10 @@ def _colour_codec(preset, rp, mm: MemoryModel, actions: tuple, images: dict, fb,
     (_, _, load_on), (_, _, store_on) = actions[0], actions[1]
     if not (load_on and codec) and not (store_on and (codec or te)):
         return None, (NO_SIZES, NO_SIZES), (0, 0)
-    store = BandSizes(preset, codec, fb.color, tile, tiles_x, te and store_on,
+    # a pass that shows an earlier attachment's image stores that image (read_inputs copies it
+    # into the target after the raster)
+    color = images[rp.shows] if rp.shows is not None else fb.color
+    store = BandSizes(preset, codec, color, tile, tiles_x, te and store_on,
                       history.get(rp.color.name)) if store_on else None
     load = block_sizes(preset, codec, images[rp.color.name]) if load_on and codec else NO_SIZES
     meta = (mm.region(rp.color.name + ".codec_meta"), rop_meta_bytes(codec)) if codec else (0, 0)
