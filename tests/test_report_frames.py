@@ -155,3 +155,15 @@ def test_the_html_page_has_each_frame(seq_doc):
     frames = page[page.index("frames of each sequence"):]
     frames = frames[:frames.index("</table>")]
     assert frames.count("<td>spheres</td><td>arm-mali</td>") == 3
+
+
+def test_csv_flattens_each_surface(tmp_path):
+    """CSV has each surface's bytes as flat columns: spheres' one colour surface is the colour
+    stream (its DCC keys the metadata)."""
+    path = tmp_path / "r.json"
+    assert cli.main(["report", "spheres", "--preset", "amd-rdna2", "--res", "160x90", "-o",
+                     str(path)]) == 0
+    (row,) = csv.DictReader(io.StringIO(to_csv(json.loads(path.read_text())["rows"])))
+    assert int(row["surface.color.crossed"]) == int(row["dram_bytes.color"]) > 0
+    assert int(row["surface.color.raw"]) == int(row["raw_bytes.color"])
+    assert int(row["surface.color.meta"]) > 0

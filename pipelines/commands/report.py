@@ -275,12 +275,22 @@ def run_report(scenes, presets, settings: Settings, progress: bool = True,
     return rows
 
 
+def csv_row(row) -> dict:
+    """A row as CSV has it: its flat fields, and each surface's bytes flattened to
+    surface.<name>.<raw|crossed|meta|ratio> (surface_fields)."""
+    flat = {k: v for k, v in row.items() if not isinstance(v, (dict, list))}
+    for name, s in row.get("surfaces", {}).items():
+        flat.update({f"surface.{name}.{k}": s[k] for k in ("raw", "crossed", "meta", "ratio")})
+    return flat
+
+
 def csv_columns(rows) -> list[str]:
     """Every flat field of any row, in first-seen order (a post-chain or ray-traced scene adds
-    its own); nested detail (dicts, and a sequence's per_frame list) stays in JSON."""
+    its own, a scene its surfaces); other nested detail (dicts, and a sequence's per_frame list)
+    stays in JSON."""
     cols = {}
     for r in rows:
-        cols.update((k, None) for k, v in r.items() if not isinstance(v, (dict, list)))
+        cols.update(dict.fromkeys(csv_row(r)))
     return list(cols)
 
 
@@ -288,7 +298,7 @@ def to_csv(rows) -> str:
     f = io.StringIO()
     w = csv.DictWriter(f, fieldnames=csv_columns(rows), extrasaction="ignore", lineterminator="\n")
     w.writeheader()
-    w.writerows(rows)
+    w.writerows(csv_row(r) for r in rows)
     return f.getvalue()
 
 
