@@ -519,10 +519,12 @@ def main(argv=None) -> int:
     from scenes.model import SceneError
 
     from pipelines.presets import PresetError
+    from pipelines.commands.compile_notice import compiling_notice
     args = build_parser().parse_args(_join_values(sys.argv[1:] if argv is None else list(argv)))
     args.argv = argv
     try:
-        args.func(args)
+        with compiling_notice(sys.stderr):
+            args.func(args)
     except (UserError, SceneError, PresetError) as e:
         print(f"tilesim: error: {e}", file=sys.stderr)
         return EXIT_USAGE
