@@ -72,7 +72,7 @@ class CompileNotice(event.Listener):
 @contextmanager
 def compiling_notice(file):
     """Within it, compiling kernels is reported on `file` (a stream: stderr)."""
-    notice = CompileNotice(Console(file=file, highlight=False))
+    notice = CompileNotice(Console(file=file, highlight=False, soft_wrap=True))
     event.register("numba:compile", notice)
     try:
         yield notice
