@@ -2,7 +2,7 @@
 
     python bench/kernel_ir.py            # about 3 minutes: it compiles in a cache of its own
 
-rasterize_tile and the BVH chunk kernels are written with inlined helpers, under the rules
+rasterize_tile, the memory replays and the BVH chunk kernels are written with inlined helpers, under the rules
 renderer/raster_sections.py gives (arrays one by one, one exit, every array used on every path,
 no call that is not inlined). Timing a change to them on a shared 2-core machine moves by
 10-20% from run to run; their optimised IR does not. This prints, per kernel, the instruction
@@ -54,6 +54,16 @@ def main() -> None:
     for samples, entry in ((1, rk.rasterize_tiles_1x), (4, rk.rasterize_tiles_4x)):
         run("quad", "imr-baseline", Settings(64, 64, samples=samples))
         report(f"rasterize_tile {samples}x", entry, "rasterize_tile")
+    # the memory replays: their producers' helpers take the request buffer (see
+    # memory_requests.request_block_as) and serve_levels runs every request
+    from pipelines.arch import imr_kernels, tbdr_kernels
+    from renderer import memory_kernels
+    run("quad", "amd-rdna2", Settings(64, 64))
+    run("quad", "apple-m3", Settings(64, 64))
+    report("imr replay", imr_kernels.replay, "replay")
+    report("tiler_geometry", tbdr_kernels.tiler_geometry, "tiler_geometry")
+    report("tiler_tiles", tbdr_kernels.tiler_tiles, "tiler_tiles")
+    report("serve_levels", memory_kernels.serve_levels, "serve_levels")
     warm_up()
     report("trace_chunk", t4.trace_chunk, "trace_chunk")
     report("trace_chunk8", t8.trace_chunk8, "trace_chunk8")

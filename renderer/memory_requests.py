@@ -182,11 +182,30 @@ def request_block_sized(rq, n, meta, lv, layout, block, op, tile, nbytes):
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def request_block_as(rq, n, meta, lv, layout, block, mask, op, tile, nbytes):
-    """A block as it is stored: compressed to nbytes >= 0, every line (request_block_sized);
-    raw (nbytes < 0), the lines that hold the pixels in mask (request_block)."""
-    if nbytes >= 0:
-        return request_block_sized(rq, n, meta, lv, layout, block, op, tile, nbytes)
-    return request_block(rq, n, meta, lv, layout, block, mask, op, tile)
+    """A block as it is stored: compressed to nbytes >= 0, every line (as request_block_sized);
+    raw (nbytes < 0), the lines that hold the pixels in mask (as request_block). One loop that
+    writes its rows itself: the replays call it four times an event, and two inlined helpers
+    behind a branch, each taking the buffer, cost the IMR's replay a fifth more time (numba
+    reference-counts an array handed on where the branches defeat its pruning)."""
+    first, block_bytes, ppl, n_lines = layout
+    lb, shift, packed = meta[M_LINE_BYTES], meta[M_LINE_SHIFT], meta[M_PACKED]
+    base = first + block * block_bytes
+    for j in range(n_lines):
+        if nbytes >= 0:
+            o = op | ((line_share(nbytes, j, n_lines, lb, packed) + 1) << OP_SIZE_SHIFT)
+        else:
+            lo = j * ppl
+            bits = min(ppl, BLOCK * BLOCK - lo)
+            m = (~np.uint64(0)) if bits == 64 else ((np.uint64(1) << np.uint64(bits)) - np.uint64(1))
+            if mask & (m << np.uint64(lo)) == 0:
+                continue
+            o = op
+        rq[n, R_LEVEL] = lv
+        rq[n, R_LINE] = (base + j * lb) >> shift
+        rq[n, R_OP] = o
+        rq[n, R_TILE] = tile
+        n += 1
+    return n
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
