@@ -1,6 +1,7 @@
 """How fast is tilesim against a real (software) GPU driver? Mesa llvmpipe through OpenGL.
 
-    python bench/benchmark.py [--res 1920x1080] [--repeats 3] [--also apple-m3,amd-rdna2,...]
+    python bench/benchmark.py [--res 1920x1080] [--repeats 3] [--scenes spheres,sponza,...]
+                              [--also apple-m3,amd-rdna2,...]
 
 Renders spheres, overdraw:32 (back to front and front to back) and sponza through tilesim's
 `imr-baseline` preset (counters always on) and through OpenGL on llvmpipe with a comparable
@@ -137,6 +138,9 @@ def main(argv=None) -> int:
     ap.add_argument("--res", default="1920x1080", help="WxH (default 1920x1080)")
     ap.add_argument("--repeats", type=int, default=3, help="rounds (a timed frame of each "
                     "renderer) per scene")
+    ap.add_argument("--scenes", default=",".join(SCENES),
+                    help=f"built-in scenes, comma-separated (default {','.join(SCENES)}; "
+                    "e.g. quad,teapot,foliage for frames of few, large triangles)")
     ap.add_argument("--also", default="apple-m3,amd-rdna2,amd-rdna3",
                     help="further presets to time, comma-separated "
                     "('' for none)")
@@ -150,7 +154,7 @@ def main(argv=None) -> int:
                   f"frame per renderer, back to back; ms: median frame; ratio: median over the "
                   f"rounds of the frame over llvmpipe's in the same round")
 
-    scenes = {name: get_scene(name) for name in SCENES}
+    scenes = {name: get_scene(name) for name in args.scenes.split(",") if name}
     t0 = time.perf_counter()
     also = [p for p in args.also.split(",") if p]
     for scene in scenes.values():                  # warm-up: numba compile / load from cache
