@@ -273,3 +273,32 @@ def test_a_lighting_pass_stores_the_image_it_shows(preset):
     got = f.counters["surf.final.write"]
     assert 0 < want < f.counters["surf.final.write.raw"]
     assert got == want if p.architecture == "tbdr" else got >= want
+
+
+def _two_pass(spheres, samples: int):
+    """Spheres drawn into an RGBA8 colour `scene` (stored), then a full-screen pass that reads
+    it once per pixel and shows it."""
+    from scenes.library import _screen_quad
+    from scenes.model import Attachment, LoadAction, RenderPass, StoreAction
+    color = Attachment("scene", "rgba8", LoadAction.CLEAR, StoreAction.STORE, spheres.background)
+    depth = Attachment("depth", "d32f", LoadAction.CLEAR, StoreAction.DONT_CARE, (1.0,))
+    final = Attachment("final", "rgba8", LoadAction.DONT_CARE, StoreAction.STORE, spheres.background)
+    return [RenderPass("draw", color, depth, list(spheres.draws), samples),
+            RenderPass("present", final, None, [_screen_quad(spheres.camera)], samples,
+                       inputs=("scene",), shows="scene")]
+
+
+def test_a_later_pass_reads_what_transaction_elimination_kept_as_it_was_stored():
+    """Mali, a still camera: the second frame's first pass writes none of its colour tiles
+    (transaction elimination: memory still holds last frame's), and the next pass reads that
+    colour as it was stored, AFBC-compressed: nothing of it is in the caches, so exactly the
+    codec's bytes of the image come from DRAM (as raw, every line of every 8x8 block)."""
+    from pipelines.arch.compressed import block_sizes
+    from pipelines.sequence import run_sequence
+    scene = dataclasses.replace(get_scene("spheres"), name="two-pass", passes=_two_pass)
+    seq = run_sequence(scene, "arm-mali", Settings(96, 64), frames=2)
+    first, second = (f.counters for f in seq.frames)
+    assert first["surf.scene.write"] > 0 and second["surf.scene.write"] == 0
+    image = seq.frames[1].image                   # the present pass shows the colour it read
+    want = int(block_sizes(get_preset("arm-mali"), "afbc", image).sum())
+    assert 0 < second["surf.scene.read"] == want < second["surf.scene.read.raw"] == 96 * 64 * 4

@@ -53,10 +53,12 @@ def block_sizes(preset, codec: str, color: np.ndarray, clear=None) -> np.ndarray
 
 class BandSizes:
     """The store sizes of a tiler's colour, filled in band by band as the raster finishes tile
-    rows (a tile is stored once its pixels are final). `sizes` is what the replay reads. With
-    transaction elimination (`previous`: the last frame's signature map, or None for a first
-    frame) each 16x16 tile's CRC is taken as its pixels are final, and the blocks of a tile
-    whose CRC equals last frame's get -1: not written (renderer.compression.te)."""
+    rows (a tile is stored once its pixels are final). `sizes`: what each block is stored as in
+    memory (a later pass reads it so); `store`: what the tile store writes, which the replay
+    reads. With transaction elimination (`previous`: the last frame's signature map, or None for
+    a first frame) each 16x16 tile's CRC is taken as its pixels are final, and the blocks of a
+    tile whose CRC equals last frame's get -1 in `store`: not written, memory already holds them
+    (renderer.compression.te). Without it the two are one array."""
 
     def __init__(self, preset, codec: str | None, color: np.ndarray, tile: int, tiles_x: int,
                  te: bool = False, previous: np.ndarray | None = None):
@@ -64,6 +66,7 @@ class BandSizes:
         h, w = color.shape[:2]
         self.blocks_x = -(-w // 8)
         self.sizes = np.zeros(-(-h // 8) * self.blocks_x, np.int64)
+        self.store = self.sizes.copy() if te else self.sizes
         self.done = 0                   # pixel rows whose sizes are in
         self.te, self.previous = te, previous
         self.signatures = np.zeros((-(-h // TE_TILE), -(-w // TE_TILE)), np.uint32) if te else None
@@ -82,6 +85,7 @@ class BandSizes:
         else:
             part = block_sizes(self.preset, self.codec, rows)
         first = (self.done // 8) * self.blocks_x
+        self.sizes[first:first + part.shape[0]] = part
         if self.te:                      # bands end on whole 16-px rows (tiles are 16 px or more)
             sig = tile_signatures(rows)
             t0 = self.done // TE_TILE
@@ -93,5 +97,5 @@ class BandSizes:
                 self.kept += int(same.sum())
                 self.saved += int(part[per_block].sum())
                 part = np.where(per_block, -1, part)
-        self.sizes[first:first + part.shape[0]] = part
+            self.store[first:first + part.shape[0]] = part
         self.done = y1

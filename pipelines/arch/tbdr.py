@@ -265,7 +265,7 @@ def _colour_codec(preset, rp, mm: MemoryModel, actions: tuple, images: dict, fb,
                       history.get(rp.color.name)) if store_on else None
     load = block_sizes(preset, codec, images[rp.color.name]) if load_on and codec else NO_SIZES
     meta = (mm.region(rp.color.name + ".codec_meta"), rop_meta_bytes(codec)) if codec else (0, 0)
-    return store, (load, NO_SIZES if store is None else store.sizes), meta
+    return store, (load, NO_SIZES if store is None else store.store), meta
 
 
 def _transaction_elimination(mm: MemoryModel, rp, store: BandSizes | None, history: dict,
