@@ -154,7 +154,7 @@ class MemoryModel:
         # state is 26 MB, whose zeroing (the allocator reuses freed memory: a memset, ~2 ms)
         # runs on the second thread while this one sets up geometry, which touches no cache.
         self._state = self._second.submit(
-            lambda: CacheState(np.zeros((sum(sets), mk.F_N, max(ways)), np.int64), shape, self._meta))
+            lambda: CacheState(np.zeros((sum(sets), mk.F_N, max(ways)), np.int64), shape, meta))
 
     @property
     def state(self) -> CacheState:

@@ -69,12 +69,11 @@ import numpy as np
 from numba import njit
 
 # The request buffer and the addressing its producers share (defined there, once).
-from .memory_requests import (ALL_LEVELS, M_LINE_BYTES, M_LINE_SHIFT, M_N, M_PACKED, M_SLOTS,  # noqa: F401
-                              OP_FILL,
-                              OP_SIZE_SHIFT, OP_STREAM_SHIFT, OP_WRITE, OP_WRITE_BACK, R_LEVEL,
-                              R_LINE, R_N, R_OP, R_TILE, REGION_SHIFT, REQUESTS, SIZE_MASK,
-                              block_layout, block_tile, op_code, op_sized, request, request_block,
-                              request_block_as, request_fetch)
+from .memory_requests import (ALL_LEVELS, M_LINE_BYTES, M_LINE_SHIFT, M_N, M_PACKED,  # noqa: F401
+                              M_SLOTS, OP_FILL, OP_SIZE_SHIFT, OP_STREAM_SHIFT, OP_WRITE,
+                              OP_WRITE_BACK, R_LEVEL, R_LINE, R_N, R_OP, R_TILE, REGION_SHIFT,
+                              REQUESTS, SIZE_MASK, block_layout, block_tile, op_code, op_sized,
+                              request, request_block, request_block_as, request_fetch)
 
 F_TAG, F_STAMP, F_INFO, F_N = range(4)   # fields of a way
 # bits of F_INFO: dirty, stream (7 bits), compressed size field (11 bits, as the op's), tile + 1
@@ -276,7 +275,7 @@ def clear_surface(mem, lv, region, bpp, which, stream, blocks_x, tile, tiles_x):
 @njit(cache=True, nogil=True, error_model="numpy")
 def read_blocks(mem, lv, region, bpp, sizes, stream):
     """Read every 8x8 block of a surface once, each at the size it was stored at (sizes[b] >= 0:
-    its compressed payload, memory_requests.request_block_sized; -1: raw, every line)."""
+    its compressed payload, memory_requests.request_block_as; -1: raw, every line)."""
     (lines, shape, meta), acc, tile_bytes = mem
     op = op_code(False, stream)
     layout = block_layout(meta, region, bpp)

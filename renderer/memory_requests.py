@@ -168,22 +168,10 @@ def request_block(rq, n, meta, lv, layout, block, mask, op, tile):
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def request_block_sized(rq, n, meta, lv, layout, block, op, tile, nbytes):
-    """Every line of one 8x8 block (layout from block_layout), the block compressed to nbytes
-    (each line its line_share, packed as meta says; op from op_code). Returns the new count."""
-    first, block_bytes, _, n_lines = layout
-    lb, shift, packed = meta[M_LINE_BYTES], meta[M_LINE_SHIFT], meta[M_PACKED]
-    base = first + block * block_bytes
-    for j in range(n_lines):
-        n = request(rq, n, lv, (base + j * lb) >> shift,
-                    op | ((line_share(nbytes, j, n_lines, lb, packed) + 1) << OP_SIZE_SHIFT), tile)
-    return n
-
-
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def request_block_as(rq, n, meta, lv, layout, block, mask, op, tile, nbytes):
-    """A block as it is stored: compressed to nbytes >= 0, every line (as request_block_sized);
-    raw (nbytes < 0), the lines that hold the pixels in mask (as request_block). One loop that
+    """A block as it is stored: compressed to nbytes >= 0, every line, each its line_share
+    (packed as meta says); raw (nbytes < 0), the lines that hold the pixels in mask (as
+    request_block). One loop that
     writes its rows itself: the replays call it four times an event, and two inlined helpers
     behind a branch, each taking the buffer, cost the IMR's replay a fifth more time (numba
     reference-counts an array handed on where the branches defeat its pruning)."""

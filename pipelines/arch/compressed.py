@@ -1,7 +1,7 @@
 """Colour as the preset's codec stores it (issue 24): per 8x8 block of the block-linear surface,
 the compressed payload bytes a store or a later load moves (renderer.compression.rop_block_bytes),
 and where the codec's metadata lives. The replays attach these sizes to the lines they request
-(renderer.memory_requests.request_block_sized), so DRAM moves the compressed bytes.
+(renderer.memory_requests.request_block_as), so DRAM moves the compressed bytes.
 
 The raster keeps RGBA8 values only: an attachment of another format (a G-buffer's 16 B texels,
 which a lighting pass shows rather than keeps) moves raw."""

@@ -31,9 +31,10 @@ from renderer.frontend.fetch_kernels import issue
 from renderer.memory import serve
 from renderer.memory_requests import (REQUESTS, block_layout, line_bytes, line_shift, new_requests,
                                       op_code, region_base, request, request_block,
-                                      request_block_sized, request_range)
+                                      request_block_as, request_range)
 
 PARAM_CACHE, SLC = 0, 1            # levels of the tiler's MemoryConfig
+ALL = ~np.uint64(0)                # every pixel of a block
 S_PARAM, S_COLOR, S_DEPTH, S_TEXTURE, S_COMP_META = (
     STREAM[s] for s in ("param", "color", "depth", "texture", "comp_meta"))
 
@@ -110,8 +111,8 @@ def _tile_transfer(rq, n, meta, write, spilled, transfers, i, tx0, ty0, bx1, by1
             for by in range(ty0, by1):
                 for bx in range(tx0, bx1):
                     if size[by * blocks_x + bx] >= 0:   # (-1: transaction elimination kept it)
-                        n = request_block_sized(rq, n, meta, SLC, layout, by * blocks_x + bx, op,
-                                                i, size[by * blocks_x + bx])
+                        n = request_block_as(rq, n, meta, SLC, layout, by * blocks_x + bx, ALL,
+                                             op, i, size[by * blocks_x + bx])
                 first = region_base(meta_region) + (by * blocks_x + tx0) * meta_bytes
                 n, prev = request_range(rq, n, SLC, first, first + (bx1 - tx0) * meta_bytes - 1,
                                         line_shift(meta), op_code(write, S_COMP_META), i, prev)

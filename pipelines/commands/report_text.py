@@ -83,6 +83,16 @@ def details(rows, settings: Settings) -> str:
             f"{settings.samples}x, DRAM MB per frame by stream ({ms / 1e3:.1f} s to render)")
 
 
+def _text_table(title: str, header, lines, left) -> Table:
+    """A terminal table: its columns right-aligned but those named in `left`."""
+    t = Table(title=title, title_justify="left")
+    for col in header:
+        t.add_column(col, justify="left" if col in left else "right")
+    for line in lines:
+        t.add_row(*line)
+    return t
+
+
 def print_table(rows, settings: Settings, console: Console | None = None,
                 geometry: bool = False, surfaces: bool = False) -> None:
     # A pipe or a log gets the whole table, not one folded to 80 columns, and no colour codes.
@@ -90,55 +100,33 @@ def print_table(rows, settings: Settings, console: Console | None = None,
     for scene_rows in by_scene(rows).values():
         streams = streams_used(scene_rows)
         header = summary_header(streams, settings.fps)
-        t = Table(title=f"{scene_rows[0]['scene']}: {details(scene_rows, settings)}",
-                  title_justify="left")
-        for col in header:
-            t.add_column(col, justify="left" if col in ("preset", "arch", "fallbacks") else "right")
+        rel = header.index("vs first")
+        lines = []
         for r in scene_rows:
             cells = summary_cells(r, streams)
-            rel = header.index("vs first")
             style = "green" if r["rel_first"] < 0.995 else "red" if r["rel_first"] > 1.005 else ""
             cells[rel] = f"[{style}]{cells[rel]}[/]" if style else cells[rel]
-            t.add_row(*cells)
-        console.print(t)
+            lines.append(cells)
+        scene = scene_rows[0]["scene"]
+        console.print(_text_table(f"{scene}: {details(scene_rows, settings)}", header, lines,
+                                  ("preset", "arch", "fallbacks")))
         if "model_ms" in scene_rows[0]:
-            t = Table(title=f"{scene_rows[0]['scene']}: {COST_TITLE}", title_justify="left")
-            for col in cost_header(settings.fps):
-                t.add_column(col, justify="left" if col in COST_HEADER_BASE[:1] + COST_HEADER_BASE[3:5] else "right")
-            for r in scene_rows:
-                t.add_row(*cost_cells(r))
-            console.print(t)
+            console.print(_text_table(f"{scene}: {COST_TITLE}", cost_header(settings.fps),
+                                      [cost_cells(r) for r in scene_rows],
+                                      COST_HEADER_BASE[:1] + COST_HEADER_BASE[3:5]))
         if geometry:
-            t = Table(title=f"{scene_rows[0]['scene']}: geometry front end", title_justify="left")
-            for col in GEOMETRY_HEADER:
-                t.add_column(col, justify="left" if col in ("preset", "front end") else "right")
-            for r in scene_rows:
-                t.add_row(*geometry_cells(r))
-            console.print(t)
+            console.print(_text_table(f"{scene}: geometry front end", GEOMETRY_HEADER,
+                                      [geometry_cells(r) for r in scene_rows], ("preset", "front end")))
         if "post" in scene_rows[0]:
             for title_, header, lines in post_tables(scene_rows, settings):
-                t = Table(title=f"{scene_rows[0]['scene']}: {title_}", title_justify="left")
-                for col in header:
-                    t.add_column(col, justify="left" if col == header[0] else "right")
-                for line in lines:
-                    t.add_row(*line)
-                console.print(t)
+                console.print(_text_table(f"{scene}: {title_}", header, lines, header[:1]))
         if settings.rays:
-            t = Table(title=f"{scene_rows[0]['scene']}: ray passes, per ray (bytes before the caches)",
-                      title_justify="left")
-            for col in RT_HEADER:
-                t.add_column(col, justify="left" if col in ("preset", "layout", "pass") else "right")
-            for r in scene_rows:
-                for line in rt_lines(r, settings.rays):
-                    t.add_row(*line)
-            console.print(t)
+            console.print(_text_table(f"{scene}: ray passes, per ray (bytes before the caches)",
+                                      RT_HEADER, [line for r in scene_rows
+                                                  for line in rt_lines(r, settings.rays)],
+                                      ("preset", "layout", "pass")))
     for title_, header, lines in report_tables(rows, surfaces):
-        t = Table(title=title_, title_justify="left")
-        for col in header:
-            t.add_column(col, justify="left" if col in ("scene", "preset", "surface") else "right")
-        for line in lines:
-            t.add_row(*line)
-        console.print(t)
+        console.print(_text_table(title_, header, lines, ("scene", "preset", "surface")))
     if surfaces and not any(moved_compressed(r) for r in rows):
         console.print("surfaces: none moved compressed (no surf.* counter differs from its raw "
                       "bytes, none has metadata)", markup=False, highlight=False)
