@@ -27,6 +27,7 @@ from renderer.frontend import FRONTENDS
 from scenes.library import get_scene
 from scenes.model import Scene, SceneError
 
+from pipelines.passes.present import present
 from pipelines.presets import Preset, get_preset
 from pipelines.registry import ARCHITECTURES
 from pipelines.result import Result
@@ -62,7 +63,7 @@ class PassResult:
     """One node's share of the frame. The architecture runs all render passes as one frame (their
     attachments meet in its caches), so they come as one entry named after them."""
     name: str
-    kind: str                            # "render" | "compute" | "rays"
+    kind: str                            # "render" | "compute" | "rays" | "display"
     counters: Counters
 
 
@@ -174,8 +175,9 @@ def run(scene: Scene | str, preset: Preset | str, settings: Settings = Settings(
         # The chain's G-buffer is single-sampled: a 4x frame's colour resolves, its depth does not.
         lit = frame if settings.samples == 1 else None
         g, _ = gbuffer(scene, settings.width, settings.height, preset, lit=lit)
+        shown = "final" if any("final" in p.writes for p in graph.compute_passes) else None
         post = run_graph(graph.compute_passes, preset.name, chain_kernels(g),
-                         policy=preset.compression.as_dict(), memory=frame.memory)
+                         policy=preset.compression.as_dict(), memory=frame.memory, present=shown)
         passes += [PassResult(p.name, "compute", post.pass_counters[p.name])
                    for p in graph.compute_passes]
     if graph.ray_passes:
@@ -184,6 +186,15 @@ def run(scene: Scene | str, preset: Preset | str, settings: Settings = Settings(
         rt = trace(scene, preset, settings.width, settings.height, rays=rays, depth=frame.depth,
                    layout=layout_for(scene, preset), memory_model=frame.memory)
         passes += [PassResult(p, "rays", rt.pass_counters[p]) for p in rays]
+    # The display scans out the chain's final surface (counted by the chain, above), else the
+    # last render pass's colour as stored (a ray frame's shadows darken it on the host: that
+    # combine is not a modelled pass).
+    if post is not None and post.display is not None:
+        shown = post.display
+    else:
+        shown = present(frame.memory, preset, graph.render_passes[-1].color, frame.presented,
+                        settings.width, settings.height)
+    passes.append(PassResult("display", "display", shown))
     frame.memory = None            # the caches' state is the frame's alone: not kept with it
     totals = sum((p.counters for p in passes), Counters())
     maps = {**frame.pixel_maps, **(rt.pixel_maps if rt is not None else {})}

@@ -27,6 +27,8 @@ class Result:
                                # passes after it go through the same caches (pipelines.frame)
     history: dict = field(default_factory=dict)   # what the next frame of a sequence compares
                                # with: transaction elimination's tile signatures by attachment
+    presented: np.ndarray | None = None   # the last pass's colour as stored for the display:
+                               # payload bytes per 8x8 block (-1 raw), None: stored raw
 
     def derived(self) -> dict[str, float]:
         return self.counters.derived(self.dram_gbps)

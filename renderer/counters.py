@@ -69,6 +69,7 @@ def _grammar() -> re.Pattern:
         rf"comp\.stream\.{stream}\.{rw}\.(?:raw|compressed)_bytes",
         r"te\." + _any("tiles", "tiles_written", "saved_bytes"),    # pipelines.passes.postchain
                                                                    # (transaction elimination)
+        r"display\.scanout\.(?:bytes|raw)",                          # pipelines.passes.present
     ]
     return re.compile("|".join(f"(?:{f})" for f in families))
 

@@ -15,19 +15,24 @@ from scenes.model import ComputePass, FrameGraph, RayPass, RenderPass, SceneErro
 def test_render_compute_and_ray_passes_add_up_to_the_frame():
     f = run(get_scene("postchain"), "amd-rdna2", Settings(96, 64, rays=("shadow",)))
     kinds = [p.kind for p in f.passes]
-    assert kinds[0] == "render" and "compute" in kinds and kinds[-1] == "rays"
+    assert kinds[0] == "render" and "compute" in kinds and kinds[-2:] == ["rays", "display"]
     assert [p.name for p in f.passes if p.kind == "compute"] == \
         [p.name for p in get_scene("postchain").compute]
     total = sum((p.counters for p in f.passes), Counters())
     assert total == f.counters
     assert f.counters.dram_bytes() == sum(p.counters.dram_bytes() for p in f.passes)
-    for p in f.passes:                  # every pass reached the caches with requests of its own
+    for p in f.passes[:-1]:             # every pass reached the caches with requests of its own
         c = p.counters
         assert c["mem.cache.l2.hits"] + c["mem.cache.l2.misses"] > 0, p.name
-    assert f.passes[0].counters.dram_bytes() > 0 and f.passes[-1].counters.dram_bytes() > 0
+    assert f.passes[0].counters.dram_bytes() > 0 and f.passes[-2].counters.dram_bytes() > 0
+    # RDNA 2's display scans the chain's final surface out compressed: no GPU work
+    shown = f.passes[-1].counters
+    assert set(shown) == {"display.scanout.bytes", "display.scanout.raw"}
+    assert 0 < shown["display.scanout.bytes"] < shown["display.scanout.raw"] == 96 * 64 * 4
     # the parts are what each pass's own runner counted
     assert f.passes[0].counters == f.raster.counters
-    assert sum((p.counters for p in f.passes if p.kind == "compute"), Counters()) == f.post.counters
+    assert sum((p.counters for p in f.passes if p.kind in ("compute", "display")),
+               Counters()) == f.post.counters       # the chain counts the present step too
     assert sum((p.counters for p in f.passes if p.kind == "rays"), Counters()) == f.rt.counters
     assert f.counters["rt.shadow.rays"] == f.counters["rt.rays"] > 0
     np.testing.assert_array_equal(f.image, f.post.surfaces["final"])   # what the frame presents
@@ -61,7 +66,7 @@ def test_the_one_function_api_is_run():
     a = render("quad", "apple-m3", 64, 32)
     b = run("quad", "apple-m3", Settings(64, 32))
     assert a.counters == b.counters and np.array_equal(a.color, b.color)
-    assert [p.kind for p in a.passes] == ["render"]
+    assert [p.kind for p in a.passes] == ["render", "display"]
 
 
 def test_graph_orders_ray_passes_and_traces_primary_for_ao():

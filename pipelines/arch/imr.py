@@ -189,4 +189,5 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
     counters["tile.tiles"] = tiles_x * tiles_y
     return Result(scene.name, preset.name, width, height, samples, fb.resolve(), fb.nearest_depth(),
                   counters, tile_maps(per_tile, mm.tile_bytes, tiles_x, tiles_y),
-                  {"overdraw": shaded_job.result()}, RASTER_TILE, float(preset.memory.dram_gbps.value), memory=mm)
+                  {"overdraw": shaded_job.result()}, RASTER_TILE, float(preset.memory.dram_gbps.value), memory=mm,
+                  presented=packed.get(rp.color.name) if rp.samples == 1 else None)   # 4x: resolved raw

@@ -201,7 +201,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
     maps["fallbacks"] = sum(maps[f"fallback.{r}"] for r in reasons)
     return Result(scene.name, preset.name, width, height, samples, fb.resolve(), fb.nearest_depth(),
                   counters, maps, {"overdraw": shaded}, tile0, float(preset.memory.dram_gbps.value), memory=mm,
-                  history=next_history)
+                  history=next_history, presented=packed.get(rp.color.name))
 
 
 class _Progress:

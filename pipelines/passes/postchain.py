@@ -55,6 +55,7 @@ from scenes.model import ComputePass, Draw, Light, Material, Scene
 from scenes.procedural import uv_sphere
 
 from pipelines.passes import postchain_kernels as K
+from pipelines.passes.present import scanout_counters
 from pipelines.presets import get_preset
 
 RGBA16F = FORMATS["rgba16f"]
@@ -90,6 +91,7 @@ class PostResult:
     counters: Counters
     events: list[dict] = field(default_factory=list)
     pass_counters: dict[str, Counters] = field(default_factory=dict)   # per pass; they sum to counters
+    display: Counters | None = None   # run_graph(present=...)'s scan-out step; counters include it
 
     def by_surface(self) -> list[dict]:
         """One row per surface: format, raw and compressed bytes of its last contents, the ratio,
@@ -160,7 +162,8 @@ def _compressible(state: SurfaceState, policy: dict) -> bool:
 
 def run_graph(passes: list[ComputePass], preset: str, kernels: dict[str, Callable[[dict], dict]],
               surfaces: dict[str, SurfaceState] | None = None, policy: dict | None = None,
-              cache_bytes: int = 0, memory: MemoryModel | None = None) -> PostResult:
+              cache_bytes: int = 0, memory: MemoryModel | None = None,
+              present: str | None = None) -> PostResult:
     """Run the passes (frame-graph nodes, scenes.model.ComputePass) in order on real surfaces and
     count every byte the compression policy of `preset` moves (module docstring).
     `kernels[p.kernel](inputs)` maps the surfaces pass p reads to those it writes. `policy`
@@ -172,6 +175,9 @@ def run_graph(passes: list[ComputePass], preset: str, kernels: dict[str, Callabl
     line (its compressed size where it is compressed: the payload the codec keeps; the metadata
     in a region of its own, stream meta), so a surface written by one pass and read by the next
     may still be in L2, and every pass meets what the frame's render passes left there. The
+    present: the surface the display engine scans out after the last pass (the frame's "final"):
+    a step of its own, PostResult.display (pipelines.passes.present says what it counts).
+
     mem.* counters are then what the caches moved (per pass: the model's counts across it); at
     the end of the chain the caches write back the dirty lines of every surface it wrote
     (counted in its last pass: the frame ends with it). Without a model, every access moves its
@@ -319,6 +325,13 @@ def run_graph(passes: list[ComputePass], preset: str, kernels: dict[str, Callabl
             surfaces[name] = s
             touch(name, s)
 
+    def scan_out(p: ComputePass):
+        """The display reads `present` as stored where it can, else after a decompress."""
+        s = surfaces[present]
+        if s.compressed and not policy["display_reads_compressed"]:
+            decompress(p, present, s)
+        cnt.update(scanout_counters(s.C if s.compressed else s.U, s.U))
+
     for i, p in enumerate(passes):
         cnt = by_pass.setdefault(p.name, Counters())
         before = memory.counters() if memory is not None else None
@@ -330,9 +343,20 @@ def run_graph(passes: list[ComputePass], preset: str, kernels: dict[str, Callabl
                 memory.flush(memory.region(key), store=True)
         for k, v in memory.counters().items():
             cnt.add(k, v - before[k])
+    shown = cnt = Counters()                  # the display step's, apart from the passes'
+    if present is not None:
+        before = memory.counters() if memory is not None else None
+        scan_out(ComputePass("display", "display", (present,), {}, stage="display"))
+        if memory is not None:               # a decompress's raw blocks are stored
+            for key in regions:
+                memory.flush(memory.region(key), store=True)
+            for k, v in memory.counters().items():
+                if v != before[k]:
+                    cnt.add(k, v - before[k])
     return PostResult(preset, policy["codec"], width, height,
-                      {n: s.data for n, s in surfaces.items()}, sum(by_pass.values(), Counters()),
-                      events, by_pass)
+                      {n: s.data for n, s in surfaces.items()},
+                      sum(by_pass.values(), Counters()) + shown, events, by_pass,
+                      shown if present is not None else None)
 
 
 # --- the built-in post chain -----------------------------------------------------------------

@@ -22,6 +22,9 @@ Keys:
     transaction_elimination    per-tile CRC; unchanged tiles are not written
     depth_codec                "htile" | "none": depth compressed by plane equations per 8x8 block
                                (renderer.compression.depth) in the raster passes
+    display_reads_compressed   the display engine scans the presented surface out as stored
+                               (payload + metadata); else the driver decompresses it in place
+                               before present (pipelines.passes.present)
 Atomics and scattered writes force a decompress on every preset (seed-notes/004_partB.md L72-74).
 """
 from __future__ import annotations
@@ -51,6 +54,9 @@ class CompressionParams(Record):
                                                  "has no DCC figure", "assumed")
     depth_codec: Param = Param("none", "no source says how this part stores depth: stored raw",
                                "assumed")
+    display_reads_compressed: Param = Param(False, "no source says this part's display engine reads "
+                                                   "its compressed surfaces: decompressed before "
+                                                   "present", "assumed")
 
 
 _GCN_READ = Param(False, f"GCN DCC flow: a shader read of a DCC surface is decompressed first, {A} L163 (seed L966); "
@@ -65,6 +71,10 @@ _NOT_IN_CACHE = Param(False, f"PS5 (RDNA 2): DCC compresses and decompresses at 
 # The same RDNA 2 line taken for the parts it does not name (GCN, Vega, RDNA 1, RDNA 3): assumed.
 _NOT_IN_CACHE_TAKEN = Param(False, f"not stated for this part; RDNA 2's Infinity Cache stores decompressed data "
                                    f"({A} L170, seed L1228) taken", "assumed")
+_RDNA_DISPLAY = Param(True, f"RDNA 1 end-to-end DCC: the display engine consumes the compressed framebuffer directly, "
+                            f"{A} L165-167 (seed L962-966); DCN's displayable DCC, peers.md §4.1 (drm_fourcc.h DCC_RETILE)", "spec")
+_GCN_DISPLAY = Param(False, f"display reads of DCC start with RDNA 1 ({A} L167, L174: display_reads_compressed RDNA1+); "
+                            f"GCN compresses at the RB write only, {A} L163 (seed L966)", "derived")
 _NO_TE = Param(False, f"transaction elimination is Arm Mali's, {A4} L209 (seed L760)", "spec")
 
 
@@ -74,7 +84,8 @@ _HTILE = Param("htile", f"Z compression 2:1-4:1, lossless, from TeraScale on ({A
 
 
 def _dcc(max_block: int, max_source: str, label: str, read: Param, write: Param,
-         in_cache: Param = _NOT_IN_CACHE_TAKEN, codec_source: str | None = None) -> dict[str, Param]:
+         in_cache: Param = _NOT_IN_CACHE_TAKEN, codec_source: str | None = None,
+         display: Param = _RDNA_DISPLAY) -> dict[str, Param]:
     return {
         "depth_codec": _HTILE,
         "codec": Param("dcc", codec_source, "assumed") if codec_source else Param(
@@ -86,8 +97,16 @@ def _dcc(max_block: int, max_source: str, label: str, read: Param, write: Param,
         "merges_partial_writes": _NO_MERGE,
         "compressed_in_cache": in_cache,
         "transaction_elimination": _NO_TE,
+        "display_reads_compressed": display,
     }
 
+
+# Asahi Linux's DCP driver (drivers/gpu/drm/apple/plane.c) hands the display coprocessor a
+# DRM_FORMAT_MOD_APPLE_GPU_TILED_COMPRESSED framebuffer as is (has_comp); drm_fourcc.h: body plus
+# 8 B of metadata per 16x16 subtile, the layout the codec models. Written for M1/M2.
+_APPLE_DISPLAY = Param(True, "the display coprocessor scans out Apple's compressed GPU-tiled layout: Asahi Linux "
+                             "DCP driver (plane.c has_comp for DRM_FORMAT_MOD_APPLE_GPU_TILED_COMPRESSED, M1/M2)",
+                       "derived")
 
 _APPLE_LEGACY = {
     "ps_reads_compressed": Param(False, f"before the M4 generation compression is kept on the graphics path only, not the compute/texture path, {B4} L68 (seed L1569)", "spec"),
@@ -96,14 +115,16 @@ _APPLE_LEGACY = {
     "merges_partial_writes": _NO_MERGE,
     "compressed_in_cache": Param(False, "not stated for Apple parts before UTC", "assumed"),
     "transaction_elimination": _NO_TE,
+    "display_reads_compressed": _APPLE_DISPLAY,
 }
 
 _TABLES: dict[str, dict[str, Param]] = {
     "amd-gcn": {**_dcc(64, f"no DCC on GCN 1.0; GFX9's 64 B would apply from GCN 1.2, {A} L401", "assumed",
-                       _GCN_READ, _GCN_WRITE),
+                       _GCN_READ, _GCN_WRITE, display=_GCN_DISPLAY),
                 "codec": Param("none", f"the preset is GCN 1.0 (Tahiti), which predates DCC (DCC enters with GCN 1.2, "
                                        f"Tonga, {A} L160): colour is stored raw", "spec")},
-    "amd-vega": _dcc(64, f"MAX_COMPRESSED_BLOCK_SIZE 64 B on GFX9, Mesa ac_surface, {A} L401", "spec", _GCN_READ, _GCN_WRITE),
+    "amd-vega": _dcc(64, f"MAX_COMPRESSED_BLOCK_SIZE 64 B on GFX9, Mesa ac_surface, {A} L401", "spec", _GCN_READ, _GCN_WRITE,
+                     display=_GCN_DISPLAY),
     "amd-rdna1": _dcc(128, f"128 B on GFX10-11, {A} L401", "spec", _RDNA_READ, _RDNA_WRITE_TAKEN,
                       in_cache=Param(True, f"RDNA 1 end-to-end DCC: RB, TMU and the cache path carry compressed "
                                            f"data, decompressed just before the ALU, {A} L164-167 (seed L962-966)", "spec")),
@@ -128,6 +149,7 @@ _TABLES: dict[str, dict[str, Param]] = {
         "merges_partial_writes": Param(True, f"partial writes merged into full-block writes, {B4} L46 (seed L889)", "spec"),
         "compressed_in_cache": Param(True, f"SLC + UTC: hand-off needs no decompress or write-back, {A4} L83 (seed L133-139)", "derived"),
         "transaction_elimination": _NO_TE,
+        "display_reads_compressed": Param(True, f"{_APPLE_DISPLAY.source}; taken for M5", "assumed"),
     },
     "arm-mali": {
         "codec": Param("afbc", f"AFBC 16x16 superblocks of 4x4 sub-blocks, 16 B headers, solid colour, {PEERS} §4.2", "spec"),
@@ -137,6 +159,9 @@ _TABLES: dict[str, dict[str, Param]] = {
         "merges_partial_writes": _NO_MERGE,
         "compressed_in_cache": Param(False, "not stated for Mali", "assumed"),
         "transaction_elimination": Param(True, f"per-tile CRC, unchanged 16x16 tiles not written, {PEERS} §2.6, {A4} L209 (seed L760)", "spec"),
+        "display_reads_compressed": Param(True, f"AFBC is a DRM format modifier for buffers shared with display "
+                                                f"processors (drm_fourcc.h AFBC_FORMAT_MOD_*, {PEERS} §4.2); \"up to 50%\" "
+                                                f"system bandwidth, {PEERS} §2.6", "derived"),
     },
     "qcom-adreno": {
         "codec": Param("ubwc", f"UBWC 256 B blocks, 16x4 at 4 B and 8x4 at 8 B (freedreno fdl6_get_ubwc_blockwidth, {PEERS} §4.3); "
@@ -148,12 +173,15 @@ _TABLES: dict[str, dict[str, Param]] = {
         "merges_partial_writes": _NO_MERGE,
         "compressed_in_cache": Param(False, "not stated for Adreno", "assumed"),
         "transaction_elimination": _NO_TE,
+        "display_reads_compressed": Param(True, "UBWC is the layout of DRM_FORMAT_MOD_QCOM_COMPRESSED (drm_fourcc.h), "
+                                                "which the MSM display (DPU) scans out", "derived"),
     },
 }
 PARAMS: dict[str, CompressionParams] = {name: CompressionParams.of(t) for name, t in _TABLES.items()}
 
 _NONE = "the generic baseline has no framebuffer compression (its description)"
-NONE = CompressionParams(Param("none", _NONE, "assumed"), *(Param(False, _NONE, "assumed"),) * 6)
+NONE = CompressionParams(Param("none", _NONE, "assumed"), *(Param(False, _NONE, "assumed"),) * 6,
+                         display_reads_compressed=Param(False, _NONE, "assumed"))
 
 
 def store_bytes(compression: CompressionParams, surface, tile_px: int | None = None, clear=None):

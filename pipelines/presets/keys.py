@@ -207,6 +207,7 @@ KEYS: tuple[Key, ...] = (
     _k("comp.in_cache", "compression", "compressed_in_cache", "bool"),
     _k("comp.te", "compression", "transaction_elimination", "bool"),
     _k("comp.depth", "compression", "depth_codec", "choice", choices=("none", "htile")),
+    _k("comp.display_reads", "compression", "display_reads_compressed", "bool"),
     _k("rt.layout", "rt", "rt_layout", "choice", choices=("bvh2", "bvh4", "bvh8", "bvh8-obb")),
     _k("rt.box_tests", "rt", "rt_box_tests_per_clk", "int", 1, 64),
     _k("rt.tri_tests", "rt", "rt_tri_tests_per_clk", "int", 1, 64),
