@@ -175,9 +175,9 @@ def run(scene: Scene | str, preset: Preset | str, settings: Settings = Settings(
         # The chain's G-buffer is single-sampled: a 4x frame's colour resolves, its depth does not.
         lit = frame if settings.samples == 1 else None
         g, _ = gbuffer(scene, settings.width, settings.height, preset, lit=lit)
-        shown = "final" if any("final" in p.writes for p in graph.compute_passes) else None
+        final = "final" if any("final" in p.writes for p in graph.compute_passes) else None
         post = run_graph(graph.compute_passes, preset.name, chain_kernels(g),
-                         policy=preset.compression.as_dict(), memory=frame.memory, present=shown)
+                         policy=preset.compression.as_dict(), memory=frame.memory, present=final)
         passes += [PassResult(p.name, "compute", post.pass_counters[p.name])
                    for p in graph.compute_passes]
     if graph.ray_passes:

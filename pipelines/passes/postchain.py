@@ -175,13 +175,13 @@ def run_graph(passes: list[ComputePass], preset: str, kernels: dict[str, Callabl
     line (its compressed size where it is compressed: the payload the codec keeps; the metadata
     in a region of its own, stream meta), so a surface written by one pass and read by the next
     may still be in L2, and every pass meets what the frame's render passes left there. The
-    present: the surface the display engine scans out after the last pass (the frame's "final"):
-    a step of its own, PostResult.display (pipelines.passes.present says what it counts).
-
     mem.* counters are then what the caches moved (per pass: the model's counts across it); at
     the end of the chain the caches write back the dirty lines of every surface it wrote
     (counted in its last pass: the frame ends with it). Without a model, every access moves its
     bytes to or from DRAM (the codec study of bench/bench_compression.py and the claims).
+
+    present: the surface the display engine scans out after the last pass (the frame's "final"):
+    a step of its own, PostResult.display (pipelines.passes.present says what it counts).
 
     cache_bytes > 0 (without a model) adds a coarse last-level cache: whole surfaces in LRU
     order, each taking its compressed bytes if the preset keeps compressed lines in cache (RDNA
