@@ -14,7 +14,7 @@ from .compression.codecs import DCC_BLOCK, DCC_SECTOR
 from .compression.codecs_kernels import bit_length, granular_bytes
 from .compression.depth_kernels import planes_bytes
 from .block_masks import BLOCK_BITS, block_far, lowest_bit, popcount
-from .block_ranges import rgba8_range, unpack
+from .block_ranges import edge_range, rgba8_range, unpack
 from .geometry_kernels import SUBPIXEL, SUBPIXEL_BITS
 from .raster_schedule import PH_SHADE, PH_VIS
 from .rop_kernels import depth_test, quantize, write_samples
@@ -486,24 +486,6 @@ def resize_events(ev_block, ev_written, ev_size, image_words, rules, blocks_x, w
     G-buffer pass computed)."""
     event_sizes(ev_block, ev_written, ev_size, 0, ev_block.shape[0], image_words, rules,
                 blocks_x, width, height, n_samples)
-
-
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def edge_range(fb_words, x0, y0, nx, y1, width, n_samples, s):
-    """block_ranges.rgba8_range of a block cut by the target's right edge (its first nx
-    columns), a pixel at a time."""
-    byte = np.uint64(255)
-    lo, hi = np.uint64(0xFFFFFFFF), np.uint64(0)
-    for y in range(y0, y1):
-        base = (y * width + x0) * n_samples + s
-        for i in range(nx):
-            w = np.uint64(fb_words[base + i * n_samples])
-            for c in range(4):
-                sh = np.uint64(8 * c)
-                v = (w >> sh) & byte
-                lo = (lo & ~(byte << sh)) | (min((lo >> sh) & byte, v) << sh)
-                hi = (hi & ~(byte << sh)) | (max((hi >> sh) & byte, v) << sh)
-    return lo | (hi << np.uint64(32))
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")

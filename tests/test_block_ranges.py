@@ -4,8 +4,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from renderer.block_ranges import rgba8_range, unpack
-from renderer.raster_sections import edge_range
+from renderer.block_ranges import edge_range, rgba8_range, unpack
 
 
 @njit(cache=True)

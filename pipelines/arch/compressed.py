@@ -39,8 +39,13 @@ def decompress_blocks(mm, level: int, surf, sizes: np.ndarray, att, width: int) 
     mm.read_blocks(level, surf, sizes, stream)
     mm.clear(level, surf, np.ones(n, np.bool_), stream, -(-width // 8), RASTER_TILE,
              -(-width // RASTER_TILE))
-    comp = int(np.where(sizes >= 0, sizes, raw_block).sum())
+    comp = stored_payload(sizes, surf.bytes_per_pixel)
     return Counters({"comp.decompress.events": 1, "comp.decompress.bytes": comp + n * raw_block})
+
+
+def stored_payload(sizes: np.ndarray, bytes_per_pixel: int) -> int:
+    """The payload bytes of a surface stored at `sizes` (per 8x8 block; -1: a raw block)."""
+    return int(np.where(sizes >= 0, sizes, 64 * bytes_per_pixel).sum())
 
 
 def block_sizes(preset, codec: str, color: np.ndarray, clear=None) -> np.ndarray:

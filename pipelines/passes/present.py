@@ -23,7 +23,7 @@ from renderer.counters import Counters
 from renderer.formats import FORMATS
 from renderer.memory import MemoryModel
 
-from pipelines.arch.compressed import codec_for, decompress_blocks
+from pipelines.arch.compressed import codec_for, decompress_blocks, stored_payload
 
 
 def scanout_counters(read: int, raw: int) -> Counters:
@@ -37,13 +37,13 @@ def present(mm: MemoryModel, preset, att, sizes: np.ndarray | None, width: int,
     `mm`; `sizes`: its payload bytes per 8x8 block as stored (-1: a raw block), None where it
     was stored raw. Returns the step's counters: the decompress's cache traffic and
     comp.decompress.* where there is one, and display.scanout.*."""
-    raw = width * height * FORMATS[att.format].bytes_per_sample
+    bpp = FORMATS[att.format].bytes_per_sample
+    raw = width * height * bpp
     codec = codec_for(preset, att)
     if sizes is None or codec is None:
         return scanout_counters(raw, raw)
     if preset.compression.display_reads_compressed.value:
-        stored = int(np.where(sizes >= 0, sizes, 64 * FORMATS[att.format].bytes_per_sample).sum())
-        return scanout_counters(stored + sizes.shape[0] * rop_meta_bytes(codec), raw)
+        return scanout_counters(stored_payload(sizes, bpp) + sizes.shape[0] * rop_meta_bytes(codec), raw)
     before = mm.counters()
     surf = mm.surface(att.name, att.format, 1)
     out = decompress_blocks(mm, mm.level("l2"), surf, sizes, att, width)
