@@ -3,10 +3,11 @@
     python bench/benchmark.py [--res 1920x1080] [--repeats 3] [--scenes spheres,sponza,...]
                               [--also apple-m3,amd-rdna2,...]
 
-Renders spheres, overdraw:32 (back to front and front to back) and sponza through tilesim's
-`imr-baseline` preset (counters always on) and through OpenGL on llvmpipe with a comparable
-fragment shader (tests/gl_oracle.py: Lambert + ambient, base colour × texture, colour read back to
-host memory), and by default through apple-m3 and the DSBR presets amd-rdna2 and amd-rdna3 too.
+Renders spheres, overdraw:32 (back to front and front to back), sponza and the three OpenArena
+levels (textured: each preset's texture formats and L1; OpenGL gets the same textures as RGBA8,
+mipmapped, with each texture's filter and wrap) through tilesim's `imr-baseline` preset (counters
+always on) and through OpenGL on llvmpipe with a comparable fragment shader (tests/gl_oracle.py:
+Lambert + ambient, base colour × texture, alpha test, blending, colour read back to host memory), and by default through apple-m3 and the DSBR presets amd-rdna2 and amd-rdna3 too.
 Both are warmed first (tilesim's first call compiles its numba kernels). The renderers take
 turns, a frame each per round, so that the machine's drift moves them alike. Prints median ms per
 frame, the median of each round's ratio to llvmpipe, and where tilesim's time goes by stage (wall
@@ -40,7 +41,8 @@ from renderer.geometry import forget_setups  # noqa: E402
 from renderer.memory import MemoryModel  # noqa: E402
 from scenes.library import get_scene  # noqa: E402
 
-SCENES = ["spheres", "overdraw:32:btf", "overdraw:32:ftb", "sponza"]
+SCENES = ["spheres", "overdraw:32:btf", "overdraw:32:ftb", "sponza",
+          "pul1duel", "islandctf", "suspended"]     # the game levels: textured, in the game's draws
 PRESET = "imr-baseline"
 # What pipelines.arch.imr calls per pass, in order, on the frame's own thread; time not inside one of
 # these is "other". "replay" is the whole memory replay of the raster's requests: both threads.

@@ -5,6 +5,7 @@ import numpy as np
 from numba import njit, prange
 
 from .geometry_kernels import SUBPIXEL_BITS, running_sum
+from .texture_l1 import LINES_PER_QUAD
 
 BLOCK = 8     # ROP block edge, px: the unit the ROP asks the memory system for (see raster_kernels)
 
@@ -107,7 +108,8 @@ def sort_refs_by_tile(ref_tile, tri_offsets, n_tiles):
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def event_capacity(x, y, width, height, tile, tiles_x, tile_offsets, ref_tri, textured):
     """Upper bounds on the memory events each reference can emit, as CSR offsets (n_refs + 1):
-    ROP blocks of its bbox in the tile, and (textured draws) 2x2 quads of it."""
+    ROP blocks of its bbox in the tile, and (textured draws) texture L1 misses: LINES_PER_QUAD
+    for each 2x2 quad of it."""
     n_tiles = tile_offsets.shape[0] - 1
     blocks = np.zeros(ref_tri.shape[0], np.int64)
     quads = np.zeros(ref_tri.shape[0], np.int64)
@@ -122,5 +124,6 @@ def event_capacity(x, y, width, height, tile, tiles_x, tile_offsets, ref_tri, te
             by = (y1 - 1) // BLOCK - y0 // BLOCK + 1
             blocks[r] = bx * by
             if textured[t]:
-                quads[r] = ((x1 - 1) // 2 - x0 // 2 + 1) * ((y1 - 1) // 2 - y0 // 2 + 1)
+                quads[r] = ((x1 - 1) // 2 - x0 // 2 + 1) * ((y1 - 1) // 2 - y0 // 2 + 1) \
+                    * LINES_PER_QUAD
     return running_sum(blocks), running_sum(quads)

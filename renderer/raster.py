@@ -50,7 +50,7 @@ class RopEvents(NamedTuple):
     written: np.ndarray    # uint64 (cap,) pixels of the block whose colour (and depth) was written
     tex_off: np.ndarray    # int64 (n_refs + 1,) capacity CSR into tex_addr
     n_tex: np.ndarray      # int64 (n_refs,)
-    tex_addr: np.ndarray   # int64 (cap,) byte address of a 4x4 texel block in the texture stream
+    tex_addr: np.ndarray   # int64 (cap,) byte address of a texture L1 line it missed (texture_l1)
     size: np.ndarray       # int64 (cap,) with DCC: the block's colour payload as the ROP leaves it
                            # after the event (-1: nothing written); (0,) without
     zsize: np.ndarray      # int64 (cap,) with depth compression: the block's depth payload after
@@ -117,7 +117,11 @@ class Raster:
     def result(self) -> tuple[Counters, np.ndarray, RopEvents]:
         """The counters, the per-tile counter rows (n_tiles, RC.N) for heat maps, and the events
         for the memory model."""
-        return from_array(rk.COUNTER_NAMES, self.per_tile.sum(axis=0)), self.per_tile, self.ev
+        totals = self.per_tile.sum(axis=0)
+        if totals[rk.RC.TEX_OVERFLOW]:
+            raise RuntimeError(f"{totals[rk.RC.TEX_OVERFLOW]} texture L1 misses found no room among "
+                               f"their reference's events (texture_l1.LINES_PER_QUAD a quad)")
+        return from_array(rk.COUNTER_NAMES, totals), self.per_tile, self.ev
 
 
 def size_events_as(ev: RopEvents, image: np.ndarray) -> None:

@@ -34,9 +34,8 @@ from .raster_sections import (block_coverage, block_edges, edge_setup, fill_pixe
                               shade_pixels, still_wins, event_sizes, event_depth_sizes, codec_rules,
                               RULE_Z_INIT)
 from .rop_kernels import quantize
-from .shade_kernels import mip_level, shade_fragment, texel_block_address
-
-TEX_RECENT = 8         # texture blocks remembered per (triangle, tile): the texture L1's reach
+from .shade_kernels import shade_fragment, texture_lod
+from .texture_l1 import L1_LINE_SHIFT, L1_SETS, L1_WAYS, footprint_lines, l1_access
 
 
 class RC(IntEnum):
@@ -52,21 +51,27 @@ class RC(IntEnum):
     BLENDED = 8          # fragments blended over the destination
     WRITTEN = 9          # fragments that wrote colour
     PIXELS_COVERED = 10  # pixels with at least one fragment (the overdraw denominator)
-    TEX_BLOCKS = 11      # texture block requests after the per-triangle L1 (memory events)
+    TEX_MISSES = 11      # texture L1 misses: the lines it asks L2 for (memory events)
     HSR_KILLED = 12      # fragments that passed the depth test but HSR found hidden: not shaded
     HSR_FLUSH_MASK = 13  # deferred runs cut short by an alpha-tested (punch-through) triangle
     HSR_FLUSH_BLEND = 14 # ... and by a blended one
     HSR_FLUSH_PARTIAL = 15  # ... and by a partial render (the parameter buffer filled up)
     HIZ_REJECTED = 16    # (triangle, 8x8 block) pairs hierarchical Z rejected whole
-    N = 17
+    TEXELS = 17          # texels the filters read: 4 a lane and level of each textured quad
+    TEX_LOOKUPS = 18     # texture L1 lookups: the distinct lines of each quad's footprint
+    TEX_HITS = 19        # ... that hit
+    TEX_OVERFLOW = 20    # misses past a reference's event capacity (none; renderer.raster
+                         # raises if any): not a counter, so not in COUNTER_NAMES
+    N = 21
 
 
 COUNTER_NAMES = ["raster.fragments", "raster.samples_covered", "raster.quads",
                  "raster.helper_lanes", "raster.early_z_killed", "raster.late_z_killed",
                  "raster.alpha_killed", "raster.shaded", "raster.blended", "raster.written",
-                 "raster.pixels_covered", "raster.texture_block_requests", "raster.hsr_killed",
+                 "raster.pixels_covered", "raster.texture_l1_misses", "raster.hsr_killed",
                  "tile.hsr_flush.punch_through", "tile.hsr_flush.blend",
-                 "tile.hsr_flush.partial_render", "raster.hiz_rejected_blocks"]
+                 "tile.hsr_flush.partial_render", "raster.hiz_rejected_blocks",
+                 "raster.texels", "raster.texture_l1_lookups", "raster.texture_l1_hits"]
 
 
 NO_CODEC = codec_rules()     # RopEvents.rules of a pass that compresses nothing (sizes empty)
@@ -77,7 +82,7 @@ class RasterJob(NamedTuple):
     tris: tuple            # geometry.SetupTriangles
     bins: tuple            # binning.TileBins
     mat: tuple             # shade.Materials, per draw
-    tex: tuple             # shade.TextureTable
+    tex: tuple             # shade.TextureTable: the textures and the L1 they are read through
     light: np.ndarray      # float64 (9,) shade.light_vector
     fb: tuple              # rop.Framebuffer: colour, depth, shaded counts
     events: tuple          # raster.RopEvents, filled here
@@ -100,7 +105,8 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     edge_setup, the uniform colour), then per block the edge test (block_edges), HiZ and the
     depth bound, coverage (block_coverage), and either the plain fill path (fill_pixels,
     shade_pixels) or the quad path (quad_from_mask / quad_coverage, quad_visibility: early Z
-    and the HSR phases, quad_attributes, the texture request, quad_shade_rop: shading and the
+    and the HSR phases, quad_attributes, the texture footprint through the L1 (texture_l1),
+    quad_shade_rop: shading and the
     ROP); then the events (flush_events). The sections are inlined helpers (raster_sections
     says how they keep the one-body kernel's code: on spheres, dragon, sponza, spot,
     foliage and spheres 4x at 1080p the split and the one-body kernel measured within noise of
@@ -112,7 +118,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     vx, vy, _, v_inv_w, v_normal, v_uv, back, zplane, draw, _ = tris
     tile, tiles_x, tile_offsets, ref_tri = bins.tile, bins.tiles_x, bins.tile_offsets, bins.ref_tri
     base_color, texture, alpha_mode, alpha_cutoff, unlit, depth_test_d, depth_write_d, blend_d = mat
-    tex_data, tex_levels, tex_n_levels, tex_base = tex
+    tex_data, tex_levels, tex_n_levels, tex_base, tex_block, tex_sampler, tex_l1 = tex
     fb_color, fb_depth, fb_shaded = fb
     (block_off, n_block, ev_block, ev_tested, ev_written, tex_off, n_tex_out, tex_addr, ev_size,
      ev_zsize, rules) = ev
@@ -148,7 +154,12 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     zbound = np.full(nbx * nbx, -1.0, np.float32)   # -1: not read from the target yet
     tested = np.zeros(nbx * nbx, np.uint64)
     written = np.zeros(nbx * nbx, np.uint64)
-    recent = np.empty(TEX_RECENT, np.int64)
+    # The texture L1, cold at the tile's start (texture_l1), and a quad's footprint lines
+    l1_sets, l1_ways, l1_shift = tex_l1[L1_SETS], tex_l1[L1_WAYS], tex_l1[L1_LINE_SHIFT]
+    l1_tags = np.full(l1_sets * l1_ways, -1, np.int64)
+    l1_stamps = np.zeros(l1_sets * l1_ways, np.int64)
+    l1_clock = 0
+    quad_lines = np.empty(32, np.int64)
     sh_x = np.empty(BLOCK * BLOCK, np.int64)       # pixels a block shades (fill_fast), and
     sh_y = np.empty(BLOCK * BLOCK, np.int64)       # their colours
     sh_r = np.empty(BLOCK * BLOCK, np.uint8)
@@ -179,7 +190,11 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     k_shaded = 0
     k_blended = 0
     k_written = 0
-    k_tex_blocks = 0
+    k_tex_misses = 0
+    k_texels = 0
+    k_tex_lookups = 0
+    k_tex_hits = 0
+    k_tex_overflow = 0
     k_hsr_candidates = 0      # fragments immediate mode would have shaded in deferred runs
     k_hsr_shaded = 0
     k_hiz_rejected = 0
@@ -233,7 +248,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
             and v_normal[t, 0, 1] == v_normal[t, 1, 1] == v_normal[t, 2, 1]
             and v_normal[t, 0, 2] == v_normal[t, 1, 2] == v_normal[t, 2, 2]))
         if uniform:
-            shade_fragment(base_color, texture, unlit, tex_data, tex_levels, light, d,
+            shade_fragment(base_color, texture, unlit, tex_data, tex_levels, tex_sampler, light, d,
                            v_normal[t, 0, 0], v_normal[t, 0, 1], v_normal[t, 0, 2], back[t], 0.0,
                            0.0, 0, rgba)
         u0 = u1 = u2 = np.uint8(0)
@@ -264,9 +279,9 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
         y0 = max(ty0, min(vy[t, 0], vy[t, 1], vy[t, 2]) >> SUBPIXEL_BITS)
         x1 = min(tx0 + tile, width, (max(vx[t, 0], vx[t, 1], vx[t, 2]) >> SUBPIXEL_BITS) + 1)
         y1 = min(ty0 + tile, height, (max(vy[t, 0], vy[t, 1], vy[t, 2]) >> SUBPIXEL_BITS) + 1)
-        n_recent = 0
         n_tex = 0
         tex_first = tex_off[r]
+        tex_cap = tex_off[r + 1] - tex_first
         # Hierarchical: each 8x8 block of the bbox is first tested against the three edges over a
         # rectangle that holds all its samples; blocks outside an edge are skipped, blocks inside
         # all three skip the per-sample edge tests (llvmpipe's do_block_16 / do_block_4 idea).
@@ -418,35 +433,38 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                         if not uniform:
                             quad_attributes(lane_attr, lane_pass, v_normal, v_uv, t, qx, qy, edges,
                                             (w0, w1, w2), textured)
-                        # The quad's mip level (from its uv derivatives) and its texture block
-                        # request: the block of the first shaded lane's texel, recorded as a
-                        # memory event unless one of the triangle's last TEX_RECENT blocks in
-                        # this tile (the texture L1's reach).
-                        level = 0
+                        # The quad's mip level(s) (from its uv derivatives) and its footprint's
+                        # lines through the L1; a miss is a texture event (texture_l1).
+                        level, frac = 0, 0.0
                         if textured:
-                            level = mip_level(tex_levels, tex_n_levels, ti,
-                                              lane_attr[1, 3] - lane_attr[0, 3],
-                                              lane_attr[1, 4] - lane_attr[0, 4],
-                                              lane_attr[2, 3] - lane_attr[0, 3],
-                                              lane_attr[2, 4] - lane_attr[0, 4])
-                            first = 0
-                            while lane_pass[first] == 0:
-                                first += 1
-                            addr = texel_block_address(tex_levels, tex_base, ti, level,
-                                                       lane_attr[first, 3], lane_attr[first, 4])
-                            seen = False
-                            for k in range(min(n_recent, TEX_RECENT)):
-                                if recent[k] == addr:
-                                    seen = True
-                            if not seen:
-                                recent[n_recent % TEX_RECENT] = addr
-                                n_recent += 1
-                                tex_addr[tex_first + n_tex] = addr
-                                n_tex += 1
+                            level, frac = texture_lod(tex_levels, tex_n_levels, tex_sampler, ti,
+                                                      lane_attr[1, 3] - lane_attr[0, 3],
+                                                      lane_attr[1, 4] - lane_attr[0, 4],
+                                                      lane_attr[2, 3] - lane_attr[0, 3],
+                                                      lane_attr[2, 4] - lane_attr[0, 4])
+                            n_lines = footprint_lines(lane_attr, tex_levels, tex_sampler, tex_base,
+                                                      tex_block, ti, level, l1_shift, quad_lines, 0)
+                            k_texels += 16
+                            if frac > 0.0:
+                                n_lines = footprint_lines(lane_attr, tex_levels, tex_sampler,
+                                                          tex_base, tex_block, ti, level + 1,
+                                                          l1_shift, quad_lines, n_lines)
+                                k_texels += 16
+                            k_tex_lookups += n_lines
+                            for k in range(n_lines):
+                                l1_clock += 1
+                                if l1_access(l1_tags, l1_stamps, l1_sets, l1_ways, quad_lines[k],
+                                             l1_clock):
+                                    k_tex_hits += 1
+                                elif n_tex < tex_cap:
+                                    tex_addr[tex_first + n_tex] = quad_lines[k] << l1_shift
+                                    n_tex += 1
+                                else:
+                                    k_tex_overflow += 1
                         n_sh, n_hsr_sh, n_alpha, n_late, n_wr, n_blend = quad_shade_rop(
-                            lane_pass, lane_attr, lane_z, rgba, texel, tex_data, tex_levels,
+                            lane_pass, lane_attr, lane_z, rgba, texel, tex_data, tex_levels, tex_sampler,
                             fb_color, fb_depth, fb_shaded, tested, written, zmax_stale,
-                            (qx, qy, tx0, ty0, nbx), n_samples, uniform, textured, ti, level,
+                            (qx, qy, tx0, ty0, nbx), n_samples, uniform, textured, ti, level, frac,
                             (br, bg, bb, ba), lit, is_back, light_s, phase,
                             (late, hsr, test_depth, alpha_cutoff[d], blend, depth_write))
                         k_shaded += n_sh
@@ -459,7 +477,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                     zbound[bl] = min(zbound[bl], np.float32(zhi + 1e-6))
         if phase == PH_SHADE:
             n_tex_out[r] = n_tex
-            k_tex_blocks += n_tex
+            k_tex_misses += n_tex
             # its events (PH_VIS's) get the blocks' DCC sizes now that its pixels are shaded
             event_sizes(ev_block, ev_written, ev_size, block_off[r], ev_end, fb_words,
                         rules, blocks_x, width, height, n_samples)
@@ -472,7 +490,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                           zplanes, rules, depth_write, tx0, ty0, nbx, blocks_x, n_samples)
         if phase == PH_IMR:
             n_tex_out[r] = n_tex
-            k_tex_blocks += n_tex
+            k_tex_misses += n_tex
             event_sizes(ev_block, ev_written, ev_size, block_off[r], block_off[r] + n_block[r],
                         fb_words, rules, blocks_x, width, height, n_samples)
     cnt = counters[i]
@@ -486,13 +504,17 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     cnt[RC.SHADED] += k_shaded
     cnt[RC.BLENDED] += k_blended
     cnt[RC.WRITTEN] += k_written
-    cnt[RC.TEX_BLOCKS] += k_tex_blocks
+    cnt[RC.TEX_MISSES] += k_tex_misses
     cnt[RC.PIXELS_COVERED] += pixels_touched(touched)
     cnt[RC.HSR_KILLED] += k_hsr_candidates - k_hsr_shaded
     cnt[RC.HSR_FLUSH_MASK] += flushes[FLUSH_MASK]
     cnt[RC.HSR_FLUSH_BLEND] += flushes[FLUSH_BLEND]
     cnt[RC.HSR_FLUSH_PARTIAL] += flushes[FLUSH_PARTIAL]
     cnt[RC.HIZ_REJECTED] += k_hiz_rejected
+    cnt[RC.TEXELS] += k_texels
+    cnt[RC.TEX_LOOKUPS] += k_tex_lookups
+    cnt[RC.TEX_HITS] += k_tex_hits
+    cnt[RC.TEX_OVERFLOW] += k_tex_overflow
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")

@@ -18,7 +18,7 @@ from .block_ranges import edge_range, rgba8_range, unpack
 from .geometry_kernels import SUBPIXEL, SUBPIXEL_BITS
 from .raster_schedule import PH_SHADE, PH_VIS
 from .rop_kernels import depth_test, quantize, write_samples
-from .shade_kernels import lambert, sample_bilinear
+from .shade_kernels import lambert, sample_texture
 
 SHADE_VEC = 4          # pixels per vector of the plain path's shading loop (AVX2, float64)
 
@@ -345,9 +345,9 @@ def quad_attributes(lane_attr, lane_pass, v_normal, v_uv, t, qx, qy, edges, inv_
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def quad_shade_rop(lane_pass, lane_attr, lane_z, rgba, texel, tex_data, tex_levels, fb_color,
-                   fb_depth, fb_shaded, tested, written, zmax_stale, where, n_samples, uniform,
-                   textured, ti, level, base, lit, is_back, light_s, phase, rop):
+def quad_shade_rop(lane_pass, lane_attr, lane_z, rgba, texel, tex_data, tex_levels, tex_sampler,
+                   fb_color, fb_depth, fb_shaded, tested, written, zmax_stale, where, n_samples,
+                   uniform, textured, ti, level, frac, base, lit, is_back, light_s, phase, rop):
     """Shade the quad's passing lanes (base colour x texture, then Lambert; rgba already holds a
     uniform triangle's colour) and send them to the ROP: the alpha test and late Z for
     alpha-tested fragments, then blend or write the samples that passed. Returns (shaded, of
@@ -367,8 +367,8 @@ def quad_shade_rop(lane_pass, lane_attr, lane_z, rgba, texel, tex_data, tex_leve
         if not uniform:         # base colour x texture, then Lambert
             sr, sg, sb, sa = br, bg, bb, ba
             if textured:
-                sample_bilinear(tex_data, tex_levels, ti, level, lane_attr[lane, 3],
-                                lane_attr[lane, 4], texel)
+                sample_texture(tex_data, tex_levels, tex_sampler, ti, level, frac,
+                               lane_attr[lane, 3], lane_attr[lane, 4], texel)
                 sr, sg, sb, sa = sr * texel[0], sg * texel[1], sb * texel[2], sa * texel[3]
             if lit:
                 sr, sg, sb = lambert(sr, sg, sb, lane_attr[lane, 0], lane_attr[lane, 1],

@@ -1,14 +1,16 @@
-"""Shading inputs: consumes a pass's draws and the light; produces DrawTable and TextureTable,
-the flat arrays the raster kernels index by draw (material, fixed-function state) and texture."""
+"""Shading inputs: consumes a pass's draws, the light and the texture unit (TextureUnit: the
+formats textures are stored in, the L1 they are read through); produces DrawTable and
+TextureTable, the flat arrays the raster kernels index by draw (material, fixed-function state)
+and texture."""
 from __future__ import annotations
 
+import weakref
 from typing import NamedTuple
 
 import numpy as np
 from PIL import Image
 
-from .formats import TEXEL
-from .shade_kernels import TEX_BLOCK
+from .texture_formats import FORMATS, encoded_level, level_bytes
 
 MAX_LEVELS = 16      # mip levels for textures up to 32768², far beyond any asset here
 
@@ -25,11 +27,28 @@ class DrawTable(NamedTuple):
     blend: np.ndarray        # bool (n,) source-over
 
 
+class TextureUnit(NamedTuple):
+    """How a GPU stores and reads colour textures (pipelines.presets.texture says per preset)."""
+    format: str              # renderer.texture_formats name for textures without alpha
+    alpha_format: str        # ... for textures with alpha (a texel below 255)
+    l1_bytes: int            # the texture L1's capacity
+    l1_line: int             # its line, bytes (a power of two)
+    l1_ways: int
+
+
+RGBA8_UNIT = TextureUnit("rgba8", "rgba8", 16384, 64, 4)      # uncompressed, a GCN-like L1
+
+
 class TextureTable(NamedTuple):
-    data: np.ndarray         # uint8 (total,) every level of every texture, row-major RGBA8
-    levels: np.ndarray       # int64 (n_tex, MAX_LEVELS, 4): data offset, width, height, tiled offset
+    data: np.ndarray         # uint8 (total,) every level of every texture, row-major RGBA8 as
+                             # decoded from its format's blocks
+    levels: np.ndarray       # int64 (n_tex, MAX_LEVELS, 4): data offset, width, height, offset
+                             # of the level's blocks from the texture's base
     n_levels: np.ndarray     # int64 (n_tex,)
     base: np.ndarray         # int64 (n_tex,) byte address of the texture in the texture stream
+    block: np.ndarray        # int64 (n_tex, 3): its format's block width, height (texels), bytes
+    sampler: np.ndarray      # int64 (n_tex, 3): wrap s, wrap t (scenes.model.Wrap), MipFilter
+    l1: np.ndarray           # int64 (3,): the texture L1's sets, ways, log2 line (texture_l1)
 
 
 def mip_chain(rgba: np.ndarray) -> list[np.ndarray]:
@@ -44,12 +63,32 @@ def mip_chain(rgba: np.ndarray) -> list[np.ndarray]:
     return levels
 
 
-def _tiled_bytes(w: int, h: int) -> int:
-    """Bytes of one level in 4x4-texel blocks (padded), as the memory model addresses it."""
-    return -(-w // TEX_BLOCK) * -(-h // TEX_BLOCK) * TEX_BLOCK * TEX_BLOCK * TEXEL.bytes_per_sample
+_DECODED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # Texture -> {format: levels}
 
 
-def build_tables(draws) -> tuple[DrawTable, TextureTable]:
+def stored_levels(t, name: str) -> list[np.ndarray]:
+    """Texture t's mip chain as decoded from format `name`'s blocks (kept while t lives)."""
+    by_format = _DECODED.setdefault(t, {})
+    if name not in by_format:
+        by_format[name] = [encoded_level(lvl, name) for lvl in mip_chain(t.rgba)]
+    return by_format[name]
+
+
+def texture_format(t, unit: TextureUnit) -> str:
+    """The format `unit` stores texture t in: its alpha format if any texel is not opaque."""
+    return unit.alpha_format if int(t.rgba[..., 3].min()) < 255 else unit.format
+
+
+def l1_shape(unit: TextureUnit) -> np.ndarray:
+    line, ways = unit.l1_line, unit.l1_ways
+    sets = unit.l1_bytes // (line * ways)
+    if line & (line - 1) or sets < 1 or sets & (sets - 1) or sets * line * ways != unit.l1_bytes:
+        raise ValueError(f"texture L1 of {unit.l1_bytes} B in {ways} ways of {line} B lines: "
+                         f"its sets and line must be whole powers of two")
+    return np.array([sets, ways, line.bit_length() - 1], np.int64)
+
+
+def build_tables(draws, unit: TextureUnit = RGBA8_UNIT) -> tuple[DrawTable, TextureTable]:
     textures, tex_index = [], {}
     for d in draws:
         t = d.material.texture
@@ -71,21 +110,27 @@ def build_tables(draws) -> tuple[DrawTable, TextureTable]:
     levels = np.zeros((max(1, len(textures)), MAX_LEVELS, 4), np.int64)
     n_levels = np.ones(max(1, len(textures)), np.int64)
     base = np.zeros(max(1, len(textures)), np.int64)
+    block = np.tile(np.array([4, 4, 64], np.int64), (max(1, len(textures)), 1))
+    sampler = np.zeros((max(1, len(textures)), 3), np.int64)
+    names = tuple(texture_format(t, unit) for t in textures)
     chunks, offset, address = [], 0, 0
-    for ti, t in enumerate(textures):
-        chain = mip_chain(t.rgba)
+    for ti, (t, name) in enumerate(zip(textures, names)):
+        fmt = FORMATS[name]
+        chain = stored_levels(t, name)
         n_levels[ti] = len(chain)
         base[ti] = address
-        tiled = 0
+        block[ti] = (fmt.block_w, fmt.block_h, fmt.block_bytes)
+        sampler[ti] = (int(t.wrap_s), int(t.wrap_t), int(t.mip))
+        stored = 0
         for li, lvl in enumerate(chain):
             h, w = lvl.shape[:2]
-            levels[ti, li] = (offset, w, h, tiled)
-            chunks.append(np.ascontiguousarray(lvl).reshape(-1))
+            levels[ti, li] = (offset, w, h, stored)
+            chunks.append(lvl.reshape(-1))
             offset += lvl.size
-            tiled += _tiled_bytes(w, h)
-        address += tiled
+            stored += level_bytes(name, w, h)
+        address += stored
     data = np.concatenate(chunks) if chunks else np.zeros(4, np.uint8)
-    return table, TextureTable(data, levels, n_levels, base)
+    return table, TextureTable(data, levels, n_levels, base, block, sampler, l1_shape(unit))
 
 
 def light_vector(light) -> np.ndarray:

@@ -1,7 +1,8 @@
 """Numba device functions of the shading stage: the material model of DESIGN.md §2.
 
-base colour factor x texture (bilinear, nearest mip, repeat), alpha test for MASK, Lambert with
-one directional light plus ambient. Called per fragment from the raster kernels.
+base colour factor x texture (bilinear; the nearest mip, both nearest mips blended (trilinear),
+or level 0 only; repeat, clamp or mirror per axis: the texture's sampler), alpha test for MASK,
+Lambert with one directional light plus ambient. Called per fragment from the raster kernels.
 """
 from __future__ import annotations
 
@@ -10,19 +11,33 @@ from numba import njit
 
 # Columns of TextureTable.levels
 L_OFFSET, L_WIDTH, L_HEIGHT, L_TILED = 0, 1, 2, 3
-TEX_BLOCK = 4        # textures are stored in 4x4-texel blocks (64 B of RGBA8): the texture L1 line
+# Columns of TextureTable.sampler; their values are scenes.model.Wrap and MipFilter's
+S_WRAP_S, S_WRAP_T, S_MIP = 0, 1, 2
+WRAP_REPEAT, WRAP_CLAMP, WRAP_MIRROR = 0, 1, 2
+MIP_NONE, MIP_NEAREST, MIP_LINEAR = 0, 1, 2
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def mip_level(levels, n_levels, ti, dudx, dvdx, dudy, dvdy):
-    """Nearest mip for the UV footprint of one pixel (quad finite differences, as hardware)."""
+def texture_lod(levels, n_levels, sampler, ti, dudx, dvdx, dudy, dvdy):
+    """(level, fraction) for the UV footprint of one pixel (quad finite differences, as
+    hardware): the nearest level with fraction 0, or for trilinear the level below the LOD and
+    how far the LOD is towards the next (0 at the chain's ends)."""
+    mip = sampler[ti, S_MIP]
+    if mip == MIP_NONE:
+        return 0, 0.0
     w = levels[ti, 0, L_WIDTH]
     h = levels[ti, 0, L_HEIGHT]
     rho2 = max((dudx * w) ** 2 + (dvdx * h) ** 2, (dudy * w) ** 2 + (dvdy * h) ** 2)
     if rho2 <= 1.0:
-        return 0
-    lod = int(0.5 * np.log2(rho2) + 0.5)
-    return min(lod, n_levels[ti] - 1)
+        return 0, 0.0
+    top = n_levels[ti] - 1
+    if mip == MIP_NEAREST:
+        return min(int(0.5 * np.log2(rho2) + 0.5), top), 0.0
+    lod = 0.5 * np.log2(rho2)
+    if lod >= top:
+        return top, 0.0
+    level = int(lod)
+    return level, lod - level
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
@@ -39,16 +54,14 @@ def wrap(i, size):
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def texel_block_address(levels, base, ti, level, u, v):
-    """Byte address of the 4x4 block holding the texel under (u, v): what the texture unit asks
-    L2 for on an L1 miss."""
-    w = levels[ti, level, L_WIDTH]
-    h = levels[ti, level, L_HEIGHT]
-    tx = wrap(np.floor(u * w), w)
-    ty = wrap(np.floor(v * h), h)
-    blocks_x = (w + TEX_BLOCK - 1) // TEX_BLOCK
-    return base[ti] + levels[ti, level, L_TILED] + \
-        ((ty // TEX_BLOCK) * blocks_x + tx // TEX_BLOCK) * (TEX_BLOCK * TEX_BLOCK * 4)
+def wrap_texel(i, size, mode):
+    """Texel index for the whole number i (a float) under a wrap mode."""
+    if mode == WRAP_REPEAT:
+        return wrap(i, size)
+    if mode == WRAP_CLAMP:
+        return int(min(max(i, 0.0), size - 1.0))
+    k = wrap(i, 2 * size)            # mirror: every other period reversed
+    return k if k < size else 2 * size - 1 - k
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
@@ -57,8 +70,8 @@ def _texel(data, off, w, x, y, c):
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def sample_bilinear(data, levels, ti, level, u, v, out):
-    """RGBA in [0, 1] into out[0:4]; texel centres at half-integers, wrap = repeat."""
+def sample_bilinear(data, levels, sampler, ti, level, u, v, out):
+    """RGBA in [0, 1] into out[0:4]; texel centres at half-integers."""
     off = levels[ti, level, L_OFFSET]
     w = levels[ti, level, L_WIDTH]
     h = levels[ti, level, L_HEIGHT]
@@ -68,10 +81,17 @@ def sample_bilinear(data, levels, ti, level, u, v, out):
     y0f = np.floor(fy)
     ax = fx - x0f
     ay = fy - y0f
-    x0 = wrap(x0f, w)
-    y0 = wrap(y0f, h)
-    x1 = x0 + 1 if x0 + 1 < w else 0
-    y1 = y0 + 1 if y0 + 1 < h else 0
+    ws, wt = sampler[ti, S_WRAP_S], sampler[ti, S_WRAP_T]
+    if ws == WRAP_REPEAT:
+        x0 = wrap(x0f, w)
+        x1 = x0 + 1 if x0 + 1 < w else 0
+    else:
+        x0, x1 = wrap_texel(x0f, w, ws), wrap_texel(x0f + 1.0, w, ws)
+    if wt == WRAP_REPEAT:
+        y0 = wrap(y0f, h)
+        y1 = y0 + 1 if y0 + 1 < h else 0
+    else:
+        y0, y1 = wrap_texel(y0f, h, wt), wrap_texel(y0f + 1.0, h, wt)
     for c in range(4):
         t00 = _texel(data, off, w, x0, y0, c)
         t10 = _texel(data, off, w, x1, y0, c)
@@ -80,6 +100,20 @@ def sample_bilinear(data, levels, ti, level, u, v, out):
         top = t00 + (t10 - np.float32(t00)) * ax
         bot = t01 + (t11 - np.float32(t01)) * ax
         out[c] = (top + (bot - top) * ay) * (1.0 / 255.0)
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def sample_texture(data, levels, sampler, ti, level, frac, u, v, out):
+    """The sampler's filter into out[0:4]: bilinear in `level`, blended with the next level by
+    `frac` when it is not 0 (trilinear; texture_lod gives both)."""
+    sample_bilinear(data, levels, sampler, ti, level, u, v, out)
+    if frac > 0.0:
+        r, g, b, a = out[0], out[1], out[2], out[3]
+        sample_bilinear(data, levels, sampler, ti, level + 1, u, v, out)
+        out[0] = r + (out[0] - r) * frac
+        out[1] = g + (out[1] - g) * frac
+        out[2] = b + (out[2] - b) * frac
+        out[3] = a + (out[3] - a) * frac
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
@@ -99,8 +133,8 @@ def lambert(r, g, b, nx, ny, nz, back, light):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def shade_fragment(base_color, texture, unlit, tex_data, tex_levels, light, d, nx, ny, nz, back,
-                   u, v, level, out):
+def shade_fragment(base_color, texture, unlit, tex_data, tex_levels, tex_sampler, light, d, nx, ny,
+                   nz, back, u, v, level, out):
     """Colour of one fragment of draw d into out[0:4] (linear, alpha in [0, 1]): base colour x
     texture, then Lambert unless unlit. The raster's hot loop inlines the same steps on scalars
     it hoisted per triangle; this whole form serves once-per-triangle (uniform) shading."""
@@ -110,7 +144,7 @@ def shade_fragment(base_color, texture, unlit, tex_data, tex_levels, light, d, n
     a = base_color[d, 3]
     ti = texture[d]
     if ti >= 0:
-        sample_bilinear(tex_data, tex_levels, ti, level, u, v, out)
+        sample_texture(tex_data, tex_levels, tex_sampler, ti, level, 0.0, u, v, out)
         r *= out[0]
         g *= out[1]
         b *= out[2]

@@ -28,7 +28,7 @@ from .framing import frame_bounds, world_bounds
 from .loaders import load_mesh_file
 from renderer.formats import FORMATS
 
-from .model import (AlphaMode, Attachment, Camera, ComputePass, Draw, LoadAction, Material, Mesh,
+from .model import (AlphaMode, Attachment, Camera, ComputePass, Draw, Light, LoadAction, Material, Mesh,
                     RenderPass, Scene, SceneError, StoreAction, Texture)
 from .procedural import leaf_mask_texture, particle_texture, quad, uv_sphere
 
@@ -337,6 +337,36 @@ def foliage() -> Scene:
                  Camera(eye=(0.0, 1.8, 7.5), target=(0.0, 0.8, -3.0), near=0.5, far=40.0))
 
 
+# The files carry no lightmaps (the converter's README): a light from above and a strong ambient
+# stand in for the levels' baked light, as the converter's previews do with N.L.
+LEVEL_LIGHT = Light(direction=(0.3, 0.9, 0.35), color=(0.55, 0.55, 0.55), ambient=(0.5, 0.5, 0.5))
+
+
+def _game_level(file: str, name: str) -> Scene:
+    """An OpenArena level as its file has it: its draws (one per Q3 shader, opaque, then
+    alpha-tested, then blended), its textures and samplers, seen from its player camera."""
+    loaded = _asset_scene(file)
+    # The file's camera, its near plane moved out to far / 1000 (0.1 m in the files, 0.18-0.8 m
+    # here; the converter chose views with no wall nearer than 1.5 m): the float depth buffer
+    # then resolves the far walls as the other built-in scenes' do.
+    cam = loaded.camera
+    camera = dataclasses.replace(cam, near=max(cam.near, cam.far / 1000))
+    return dataclasses.replace(loaded, name=name, description=SCENES[name].description,
+                               light=LEVEL_LIGHT, camera=camera)
+
+
+def pul1duel() -> Scene:
+    return _game_level("pul1duel-oa.glb", "pul1duel")
+
+
+def islandctf() -> Scene:
+    return _game_level("islandctf.glb", "islandctf")
+
+
+def suspended() -> Scene:
+    return _game_level("suspended.glb", "suspended")
+
+
 def particles() -> Scene:
     """Opaque wall, floor and two spheres; then three emitters of soft blended billboards (1,000
     in all), each emitter one draw, emitters and particles within them sorted back to front."""
@@ -397,4 +427,10 @@ SCENES: dict[str, SceneEntry] = {e.name: e for e in [
     SceneEntry("postchain", "sponza, then a G-buffer and compute passes (light, SSAO, tone map, "
                "separable blur, present): per-surface compression and its tax", postchain),
     SceneEntry("particles", "1,000 blended soft particles in 3 emitters over opaque objects, back to front", particles),
+    SceneEntry("pul1duel", "OpenArena level 'Five Steps Ahead' (14k triangles, 73 draws: 62 opaque, 3 "
+               "alpha-tested, 8 blended; 62 textures), from a player's spawn", pul1duel),
+    SceneEntry("islandctf", "OpenArena level islandctf (14k triangles, 19 draws: 15 opaque, 1 alpha-tested "
+               "palm, 3 blended; 14 textures), across the beach", islandctf),
+    SceneEntry("suspended", "OpenArena level 'Suspended Satellite' (25k triangles, 14 draws: 11 opaque, 1 "
+               "alpha-tested grate over large areas, 2 blended), from a player's spawn", suspended),
 ]}

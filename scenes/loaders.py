@@ -38,7 +38,7 @@ import numpy as np
 from .folder import ModelFolder, trimesh_resolver
 from .framing import MAX_COORD, floats, frame_bounds, world_bounds
 from .gltf_checks import element_bytes, parse_gltf_json
-from .model import AlphaMode, Camera, Draw, Material, Mesh, Scene, SceneError, Texture
+from .model import AlphaMode, Camera, Draw, Material, MipFilter, Mesh, Scene, SceneError, Texture, Wrap
 
 FORMATS = (".glb", ".gltf", ".obj", ".ply")
 
@@ -90,7 +90,8 @@ def load_mesh_file(path, *, allow_outside: bool = False, max_texture_bytes: int 
         raise SceneError(f"{path}: cannot read {Path(e.filename or path).name[:80]!r} "
                          f"({e.strerror or type(e).__name__})") from None
     n_triangles = sum(d.mesh.n_triangles for d in draws)
-    return Scene(path.stem, f"{path.name}: {n_triangles:,} triangles in {len(draws)} draws", draws, camera)
+    return Scene(path.stem, f"{path.name}: {n_triangles:,} triangles in {len(draws)} draws", draws, camera,
+                 notes=tuple(facts.notes))
 
 
 # --- trimesh ------------------------------------------------------------------------------------
@@ -155,6 +156,9 @@ def _draws(tm_scene, path: Path, facts) -> tuple[list[Draw], int]:
     if not draws:
         what = "points but no triangles (a point cloud)" if n_points else "no triangles"
         raise SceneError(f"{path}: {what}")
+    # The order a renderer submits a glTF's draws in: opaque, then alpha-tested, then blended
+    # (a game's sort), each class in the file's order (glTF itself orders no draws).
+    draws.sort(key=lambda d: int(d.material.alpha_mode))
     return draws, n_loaded
 
 
@@ -202,17 +206,20 @@ def _mesh(g, name: str, mirrored: bool, first_use_order: bool = False) -> Mesh:
     return Mesh(name, positions, indices, normals, uvs)
 
 
-def _texture(image, name: str, textures: dict) -> Texture | None:
+def _texture(image, name: str, textures: dict, sampler: tuple = ()) -> Texture | None:
+    """The image as a Texture with `sampler` (Texture's wrap_s, wrap_t, mip; its defaults if
+    empty), one per image and sampler."""
     if image is None:
         return None
-    if id(image) not in textures:
+    key = (id(image), sampler)
+    if key not in textures:
         try:   # trimesh opens images lazily: a corrupt or truncated one fails only here
             rgba = np.asarray(image.convert("RGBA"), np.uint8).copy()
         except Exception as e:   # PIL raises OSError, SyntaxError, ValueError, EOFError, struct.error...
             raise SceneError(f"texture of material {name!r} could not be decoded "
                              f"({type(e).__name__}: {_one_line(e)})") from None
-        textures[id(image)] = Texture(name, rgba)
-    return textures[id(image)]
+        textures[key] = Texture(name, rgba, *sampler)
+    return textures[key]
 
 
 def _image_size(source, what: str) -> tuple[int, int]:
@@ -247,6 +254,7 @@ class _Facts:
     # glTF accessors without a buffer view are zeros that trimesh allocates (count x element
     # bytes each), a few bytes of JSON for any size: counted against the budget with the textures
     zero_bytes: int = 0
+    notes: list = field(default_factory=list)          # what was read but is not modelled
 
     def check_textures(self, path: Path, max_bytes: int | None) -> None:
         """Refuse textures (and zero-filled accessors) that would take more than `max_bytes` to
@@ -273,6 +281,12 @@ class _Facts:
 
 
 # --- glTF ---------------------------------------------------------------------------------------
+
+# glTF sampler enums (the OpenGL constants); a file without a minFilter gets MipFilter.NEAREST
+GL_NEAREST, GL_REPEAT = 9728, 10497
+WRAPS = {GL_REPEAT: Wrap.REPEAT, 33071: Wrap.CLAMP, 33648: Wrap.MIRROR}
+MIN_FILTERS = {9729: MipFilter.NONE, 9985: MipFilter.NEAREST, 9987: MipFilter.LINEAR}
+NEAREST_MIN_FILTERS = (9728, 9984, 9986)   # NEAREST, NEAREST_MIPMAP_NEAREST, NEAREST_MIPMAP_LINEAR
 
 @dataclass
 class _GltfFacts(_Facts):
@@ -301,10 +315,37 @@ class _GltfFacts(_Facts):
         if source is not None and "baseColorTexture" in pbr and tm_mat.baseColorTexture is None:
             raise SceneError(f"{path}: base colour texture of material {name!r} could not be loaded")
         unlit = source is not None and "KHR_materials_unlit" in source.get("extensions", {})
+        for ext in sorted((source or {}).get("extensions", {})):
+            if ext != "KHR_materials_unlit":
+                self.note(f"material {name!r}: {ext} is not modelled (ignored)")
         cutoff = tm_mat.alphaCutoff
-        return Material(name, base, _texture(tm_mat.baseColorTexture, name, textures),
+        sampler = self._sampler(pbr.get("baseColorTexture"), name) if source is not None else ()
+        return Material(name, base, _texture(tm_mat.baseColorTexture, name, textures, sampler),
                         AlphaMode[tm_mat.alphaMode or "OPAQUE"],
                         0.5 if cutoff is None else float(cutoff), bool(tm_mat.doubleSided), unlit)
+
+    def note(self, line: str) -> None:
+        if line not in self.notes:
+            self.notes.append(line)
+
+    def _sampler(self, info, name: str) -> tuple:
+        """(wrap_s, wrap_t, mip) of a material's base colour texture; SceneError for what the
+        sampler cannot do (another UV set, a texture transform, nearest filtering)."""
+        if not info:
+            return ()
+        if info.get("texCoord", 0) != 0:
+            raise SceneError(f"material {name!r}: its base colour texture reads UV set "
+                             f"{info['texCoord']} (TEXCOORD_{info['texCoord']}); only TEXCOORD_0 is modelled")
+        if "KHR_texture_transform" in info.get("extensions", {}):
+            raise SceneError(f"material {name!r}: KHR_texture_transform is not modelled")
+        texture = self.json["textures"][info["index"]]
+        sampler = self.json.get("samplers", [])[texture["sampler"]] if "sampler" in texture else {}
+        mag, min_ = sampler.get("magFilter"), sampler.get("minFilter")
+        if mag == GL_NEAREST or min_ in NEAREST_MIN_FILTERS:
+            raise SceneError(f"material {name!r}: nearest-texel filtering (sampler magFilter {mag}, "
+                             f"minFilter {min_}) is not modelled; the sampler filters bilinearly")
+        return (WRAPS[sampler.get("wrapS", GL_REPEAT)], WRAPS[sampler.get("wrapT", GL_REPEAT)],
+                MIN_FILTERS.get(min_, MipFilter.NEAREST))
 
     def _json_material(self, name):
         """The file's material dict for trimesh's material, matched by name when the name is unique

@@ -42,11 +42,29 @@ class StoreAction(IntEnum):
     DONT_CARE = 1
 
 
+class Wrap(IntEnum):
+    """A sampler's wrap mode along one axis (glTF sampler wrapS / wrapT)."""
+    REPEAT = 0          # 10497
+    CLAMP = 1           # 33071 CLAMP_TO_EDGE
+    MIRROR = 2          # 33648 MIRRORED_REPEAT
+
+
+class MipFilter(IntEnum):
+    """How a sampler uses the mip chain (glTF minFilter; magnification is always bilinear)."""
+    NONE = 0            # LINEAR: level 0 only
+    NEAREST = 1         # LINEAR_MIPMAP_NEAREST: bilinear in the nearest level (a file without
+                        # a sampler gets this: glTF leaves the filter to the implementation)
+    LINEAR = 2          # LINEAR_MIPMAP_LINEAR: trilinear, the two nearest levels blended
+
+
 @dataclass(frozen=True, eq=False)
 class Texture:
-    """RGBA8 image, row 0 at the top (v = 0 at the top, as glTF)."""
+    """RGBA8 image, row 0 at the top (v = 0 at the top, as glTF), and the sampler that reads it."""
     name: str
     rgba: np.ndarray  # uint8 (h, w, 4)
+    wrap_s: Wrap = Wrap.REPEAT
+    wrap_t: Wrap = Wrap.REPEAT
+    mip: MipFilter = MipFilter.NEAREST
 
     def __post_init__(self):
         a = self.rgba
@@ -336,6 +354,7 @@ class Scene:
     background: tuple[float, float, float, float] = (0.06, 0.07, 0.09, 1.0)
     passes: "callable | None" = None
     compute: tuple[ComputePass, ...] = ()
+    notes: tuple[str, ...] = ()      # what its file holds that tilesim does not model (--verbose)
 
     def graph(self, samples: int = 1, rays: tuple[str, ...] = (),
               store_depth: bool = False) -> FrameGraph:

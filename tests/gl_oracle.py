@@ -34,9 +34,12 @@ from __future__ import annotations
 import numpy as np
 
 from renderer.transforms import clip_from_world
-from scenes.model import AlphaMode, CullMode, Scene
+from scenes.model import AlphaMode, CullMode, MipFilter, Scene, Wrap
 
 _CTX = None     # one EGL context per process: creating one costs ~100 ms and leaks driver state
+
+# a texture's sampler as GL's minification filter (GL_LINEAR, _MIPMAP_NEAREST, _MIPMAP_LINEAR)
+GL_MIN_FILTER = {MipFilter.NONE: 0x2601, MipFilter.NEAREST: 0x2701, MipFilter.LINEAR: 0x2703}
 
 _ORACLE_VS = """
 #version 330
@@ -229,7 +232,9 @@ class GLFrame:
                     # glTF v = 0 is row 0 of the image = the first row GL uploads: no flip
                     t = ctx.texture((rgba.shape[1], rgba.shape[0]), 4, np.ascontiguousarray(rgba).tobytes())
                     t.build_mipmaps()
-                    t.filter = (moderngl.LINEAR_MIPMAP_NEAREST, moderngl.LINEAR)  # bilinear + mips
+                    t.filter = (GL_MIN_FILTER[mat.texture.mip], moderngl.LINEAR)     # its sampler's
+                    t.repeat_x = mat.texture.wrap_s == Wrap.REPEAT     # (mirror: not in moderngl's
+                    t.repeat_y = mat.texture.wrap_t == Wrap.REPEAT     #  texture object; clamped)
                     textures[id(mat.texture)] = t
                     self.owned.append(t)
                 tex = textures[id(mat.texture)]

@@ -11,7 +11,7 @@ import numpy as np
 from renderer.binning import bin_triangles
 from renderer.geometry import SetupTriangles
 from renderer.raster import D3D_4X, Framebuffer, RasterView, rasterize
-from renderer.shade import DrawTable, TextureTable
+from renderer.shade import RGBA8_UNIT, DrawTable, TextureTable, l1_shape
 
 SUB = 256
 
@@ -89,7 +89,8 @@ def id_tables(n: int) -> tuple[DrawTable, TextureTable]:
                       np.full(n, 0.5, np.float32), np.ones(n, np.bool_), np.zeros(n, np.bool_),
                       np.zeros(n, np.bool_), np.zeros(n, np.bool_)),
             TextureTable(np.zeros(4, np.uint8), np.zeros((1, 16, 4), np.int64), np.ones(1, np.int64),
-                         np.zeros(1, np.int64)))
+                         np.zeros(1, np.int64), np.array([[4, 4, 64]], np.int64),
+                         np.zeros((1, 3), np.int64), l1_shape(RGBA8_UNIT)))
 
 
 def fast_coverage(tris: SetupTriangles, width: int, height: int, samples: int = 1):

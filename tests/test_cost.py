@@ -117,13 +117,13 @@ def test_energy_is_counts_times_picojoules():
         rt_box_pj=_p(50.0), rt_tri_pj=_p(150.0))
     c = Counters({"mem.dram.write.color": 1000, "mem.dram.read.vertex": 24,
                   "mem.cache.l2.hits": 10, "mem.cache.l2.misses": 5, "mem.cache.llc.misses": 5,
-                  "mem.cache.rop_color.hits": 3, "raster.texture_block_requests": 2,
+                  "mem.cache.rop_color.hits": 3, "raster.texture_l1_lookups": 2,
                   "geom.vs_alu_ops": 440, "raster.shaded": 3, "raster.helper_lanes": 1,
                   "geom.prims_in": 7, "raster.fragments": 9, "raster.samples_covered": 11,
                   "rt.tests.box": 4, "rt.tests.tri": 2})
     by_hand = {
         "dram": 1024 * 60.0,
-        "caches": 15 * 128 * 12.0 + 5 * 128 * 25.0 + 3 * 128 * 2.0 + 2 * 64 * 2.0,
+        "caches": 15 * 128 * 12.0 + 5 * 128 * 25.0 + 3 * 128 * 2.0 + 2 * 128 * 2.0,   # rdna2's 128 B L0 line
         "alu": (440 + 4 * FRAGMENT_OPS) * 5.0,
         "fixed": 7 * 100.0 + 9 * 20.0 + 11 * 10.0 + 4 * 50.0 + 2 * 150.0,
     }

@@ -12,6 +12,8 @@ from PIL import Image
 
 from pipelines import render
 from pipelines.commands.diff import Tolerance, compare
+from pipelines.presets import get_preset
+from pipelines.presets.keys import apply_sets
 from scenes.library import get_scene, scene_names
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -20,7 +22,7 @@ CASES = MANIFEST["cases"]
 
 
 def _file(case) -> Path:
-    return GOLDEN / f"{case['scene'].replace(':', '_')}_{case['samples']}x.png"
+    return GOLDEN / f"{case['scene'].replace(':', '_')}_{case['samples']}x_{case['format']}.png"
 
 
 def test_manifest_covers_every_scene():
@@ -28,11 +30,13 @@ def test_manifest_covers_every_scene():
     assert listed == set(scene_names())
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c['scene']}-{c['samples']}x")
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c['scene']}-{c['samples']}x-{c['format']}")
 def test_golden(case, request):
     w, h = MANIFEST["width"], MANIFEST["height"]
     scene = get_scene(case["scene"])
-    image = render(scene, "imr-baseline", w, h, case["samples"]).image   # a post chain's final
+    preset = apply_sets(get_preset("imr-baseline"), [("tex.format", case["format"]),
+                                                     ("tex.alpha_format", case["format"])])
+    image = render(scene, preset, w, h, case["samples"]).image   # a post chain's final
     path = _file(case)
     if request.config.getoption("--update-golden"):
         Image.fromarray(image).save(path)

@@ -206,9 +206,21 @@ def test_kernel_cache_is_keyed_by_every_source(tmp_path):
     assert numba.config.CACHE_DIR.endswith(jit_cache.source_key())
     for package in jit_cache.PACKAGES:
         (tmp_path / package).mkdir(parents=True)
-        (tmp_path / package / "a_kernels.py").write_text("X = 1\n")
+        (tmp_path / package / "a_kernels.py").write_text("from numba import njit\nfrom .b import F_N\n")
+    (tmp_path / "renderer" / "__init__.py").write_text("")
+    (tmp_path / "renderer" / "b.py").write_text("from renderer.c import G\nF_N = 3\n")
+    (tmp_path / "renderer" / "c.py").write_text("G = 1\n")
+    (tmp_path / "renderer" / "tables.py").write_text('"""from renderer.b import F_N"""\nT = 1\n')
     before = jit_cache.source_key(tmp_path)
-    (tmp_path / "renderer" / "b.py").write_text("F_N = 3\n")
+    (tmp_path / "renderer" / "b.py").write_text("from renderer.c import G\nF_N = 4\n")
     after = jit_cache.source_key(tmp_path)
-    (tmp_path / "renderer" / "b.py").write_text("F_N = 4\n")
+    (tmp_path / "renderer" / "c.py").write_text("G = 2\n")          # reached through b
     assert len({before, after, jit_cache.source_key(tmp_path)}) == 3
+    # a module no kernel imports (a loader, a table builder) is not a kernel's source
+    key = jit_cache.source_key(tmp_path)
+    (tmp_path / "renderer" / "tables.py").write_text("T = 2\n")
+    assert jit_cache.source_key(tmp_path) == key
+    sources = {f.relative_to(jit_cache.ROOT).as_posix() for f in jit_cache.kernel_sources()}
+    assert "renderer/texture_l1.py" in sources and "renderer/raster_sections.py" in sources
+    assert not any(s.startswith("scenes/") for s in sources)
+    assert "renderer/texture_formats.py" not in sources and "pipelines/arch/imr.py" not in sources

@@ -52,7 +52,7 @@ def test_a_misspelt_parameter_name_raises():
         APPLE_M3.with_params(binning=Param(True, "test", "assumed"))
     with pytest.raises(PresetError, match="l2_byte"):           # a table with a misspelt key
         Preset.of("x", "imr", "", {**dict(IMR_BASELINE.memory.items()), "l2_byte": Param(1, "t", "assumed")},
-                  IMR_BASELINE.frontend, IMR_BASELINE.compression, IMR_BASELINE.rt)
+                  IMR_BASELINE.frontend, IMR_BASELINE.compression, IMR_BASELINE.rt, IMR_BASELINE.texture)
     with pytest.raises(PresetError):
         TilerParams.of({"tile_px": Param(32, "t", "assumed"), "tile_size": Param(32, "t", "assumed")})
 

@@ -176,9 +176,9 @@ def test_html_opens_offline_and_shows_every_chart_and_image(tmp_path):
     dom = subprocess.run([CHROMIUM, *OFFLINE, *profile, "--virtual-time-budget=10000", "--dump-dom",
                           page.as_uri()], capture_output=True, text=True, timeout=120).stdout
     body = re.search(r"<body[^>]*>", dom).group(0)
-    # per scene and preset: the image, overdraw and DRAM maps, and the fallback and colour
-    # compression maps on the tiler (imr-baseline has no codec)
-    n = len(SCENES) * (3 + 5)
+    # per scene and preset: the image, overdraw, DRAM and texture maps, and the fallback and
+    # colour compression maps on the tiler (imr-baseline has no codec)
+    n = len(SCENES) * (4 + 6)
     assert f'data-images="{n}/{n}"' in body, body
     # per scene: DRAM/overdraw/fallbacks and time per unit/energy per source; one summary
     assert f'data-charts="{2 * len(SCENES) + 1}"' in body, body

@@ -49,7 +49,7 @@ def test_every_scene_builds_with_a_tight_camera(name):
 def test_registry_lists_every_scene():
     assert set(scene_names()) == {"triangle", "quad", "overdraw", "spheres", "sponza", "dragon", "bunny",
                                   "teapot", "spot", "foliage", "deferred", "deferred-tiled", "postchain",
-                                  "particles"}
+                                  "particles", "pul1duel", "islandctf", "suspended"}
     assert all(e.description and "\n" not in e.description for e in SCENES.values())
 
 

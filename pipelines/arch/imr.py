@@ -26,7 +26,7 @@ from scenes.model import LoadAction, StoreAction
 
 from pipelines.arch.compressed import codec_for, depth_codec_for
 from pipelines.arch.shared import (GeometryStreams, blocks, framebuffer, read_inputs, shaded_counts,
-                    tile_maps)
+                    texture_unit, tile_maps)
 from pipelines.arch.imr_kernels import ImrPass, replay, serve_handed, work_in_submission_order
 from pipelines.result import Result
 
@@ -136,7 +136,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         tris = fe.tris
         bins = bin_triangles(tris, width, height)
         fe.begin()      # the fetch plan on the second thread, beside the serial work order
-        mat, tex = build_tables(rp.draws)
+        mat, tex = build_tables(rp.draws, texture_unit(preset))
         if rp.depth is None:
             mat.depth_test[:] = False
             mat.depth_write[:] = False

@@ -49,6 +49,11 @@ def blocks(width: int, height: int) -> tuple[int, int, int]:
     return bx, by, bx * by
 
 
+def texture_unit(preset):
+    """renderer.shade.TextureUnit of the preset: its texture formats and L1."""
+    return preset.texture.unit(int(preset.memory.cache_line_bytes.value))
+
+
 def shaded_counts(width: int, height: int) -> np.ndarray:
     """uint32 (h, w) zeros: fragments shaded per pixel over the frame's passes (the overdraw
     heat map), zeroed by a parallel fill on the calling thread's numba threads (np.zeros clears
@@ -80,7 +85,8 @@ def tile_maps(per_tile, tile_bytes, tiles_x, tiles_y) -> dict[str, np.ndarray]:
     shaded = per_tile[:, RC.SHADED].reshape(shape)
     covered = per_tile[:, RC.PIXELS_COVERED].reshape(shape)
     return {"overdraw": np.where(covered > 0, shaded / np.maximum(covered, 1), 0.0),
-            "shaded": shaded, "dram_bytes": tile_bytes.reshape(shape).copy()}
+            "shaded": shaded, "dram_bytes": tile_bytes.reshape(shape).copy(),
+            "texture_misses": per_tile[:, RC.TEX_MISSES].reshape(shape).copy()}
 
 
 def read_inputs(rp, mm, attachments: dict, images: dict, fb, width: int, height: int,

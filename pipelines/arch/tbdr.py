@@ -42,7 +42,7 @@ from scenes.model import LoadAction, StoreAction
 
 from pipelines.arch.compressed import NO_SIZES, BandSizes, block_sizes, codec_for
 from pipelines.arch.shared import (GeometryStreams, blocks, framebuffer, read_inputs, shaded_counts,
-                    tile_maps)
+                    texture_unit, tile_maps)
 from pipelines.result import Result
 from pipelines.arch.tbdr_kernels import (SpillTally, TilerPass, TileTransfers, param_chunks,
                                          tiler_geometry, tiler_state, tiler_tiles)
@@ -113,7 +113,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         fe.begin()      # the fetch plan on the second thread while this one bins
         tris = fe.tris
         bins = bin_triangles(tris, width, height, tile=tile, exact=True)
-        mat, tex = build_tables(rp.draws)
+        mat, tex = build_tables(rp.draws, texture_unit(preset))
         if rp.depth is None:
             mat.depth_test[:] = False
             mat.depth_write[:] = False

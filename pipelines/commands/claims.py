@@ -120,20 +120,29 @@ def opaque_variant(scene: Scene) -> Scene:
                             state=None) for d in scene.draws])
 
 
+HSR_SCENES = ("pul1duel", "islandctf", "suspended")    # the game levels: judged
+HSR_STRESS = "foliage"                                  # every draw alpha-tested: shown beside
+
+
 def hsr_skip(opaque: bool) -> Callable[[Session], Measured]:
     """Share of the hidden fragments IMR shades that the tiler's HSR does not: (IMR shaded -
-    TBDR shaded) / (IMR shaded - covered pixels)."""
-    def measure(s: Session) -> Measured:
-        foliage = get_scene("foliage")
-        scene = opaque_variant(foliage) if opaque else foliage
+    TBDR shaded) / (IMR shaded - covered pixels); the median over the game levels (as submitted,
+    opaque, then alpha-tested, then blended; or every material made opaque), foliage beside."""
+    def skip(s: Session, name: str) -> float:
+        scene = get_scene(name)
+        scene = opaque_variant(scene) if opaque else scene
         imr = s.render(scene, "imr-baseline").counters
         tbdr = s.render(scene, "apple-m3").counters
         hidden = imr["raster.shaded"] - tbdr["raster.pixels_covered"]
-        skipped = imr["raster.shaded"] - tbdr["raster.shaded"]
-        v = skipped / hidden if hidden > 0 else 0.0
-        return Measured(v, f"HSR skips {100 * v:.0f}% of hidden fragments: IMR shades "
-                           f"{imr['raster.shaded']:,}, TBDR {tbdr['raster.shaded']:,}, covered "
-                           f"{tbdr['raster.pixels_covered']:,}")
+        return (imr["raster.shaded"] - tbdr["raster.shaded"]) / hidden if hidden > 0 else 0.0
+
+    def measure(s: Session) -> Measured:
+        rates = {name: skip(s, name) for name in HSR_SCENES}
+        med = float(np.median(list(rates.values())))
+        return Measured(med, f"HSR skips a median {100 * med:.0f}% of hidden fragments: "
+                             + ", ".join(f"{k} {100 * v:.0f}%" for k, v in rates.items())
+                             + f" ({HSR_STRESS}, every draw alpha-tested: "
+                               f"{100 * skip(s, HSR_STRESS):.0f}%)")
     return measure
 
 
@@ -473,15 +482,16 @@ CLAIMS: tuple[Claim, ...] = (
           why_not="with one layer of fragments there is nothing for a bin to keep on chip, and the "
                   "bins' order costs the caches no more than submission order here"),
     Claim("hsr-opaque", "HSR skips 85-95% of invisible fragment shading (opaque, 32x32 tiles)",
-          f"{SEED4A} L233, L778 (the author's inference)", "foliage made opaque",
+          f"{SEED4A} L233, L778 (the author's inference)", ", ".join(HSR_SCENES) + ", made opaque",
           ("imr-baseline", "apple-m3"), (0.85, 0.95), hsr_skip(opaque=True),
           why_not="tilesim's HSR resolves visibility exactly per pixel before shading, so it skips "
                   "every hidden opaque fragment; the seed's range is an estimate for hardware"),
     Claim("hsr-punch-through", "with dense punch-through (alpha test) HSR's skip ratio falls to 40-60%",
-          f"{SEED4A} L234, L778 (the author's inference)", "foliage",
+          f"{SEED4A} L234, L778 (the author's inference)", ", ".join(HSR_SCENES),
           ("imr-baseline", "apple-m3"), (0.40, 0.60), hsr_skip(opaque=False),
-          why_not="every draw of foliage is alpha-tested: each flushes HSR over the pixels it covers "
-                  "(tile.hsr_flush.punch_through), denser punch-through than the seed's case"),
+          why_not="the levels draw their few alpha-tested and blended surfaces last, after the "
+                  "opaque world HSR has already resolved: punch-through cuts short only the runs "
+                  "they start, so the skip stays near the opaque case's"),
     Claim("ngg-cull", "NGG shader culling removes 30-70% of input primitives in dense scenes",
           f"{SEED0A} L1002 (AMD public data, workload-dependent)", ", ".join(NGG_SCENES),
           ("amd-rdna2",), (0.30, 0.70), ngg_cull,

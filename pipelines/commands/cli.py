@@ -107,6 +107,9 @@ def cmd_render(args) -> None:
     if any(kind == "compression" for kind, _ in heatmaps) and preset.compression.codec.value == "none":
         raise UserError(f"--heatmap compression: preset {preset.name} has no colour codec")
     scene = _budgeted_scene(args, w, h, passes)
+    if args.verbose:
+        for note in scene.notes:
+            print(f"{scene.name}: {note}", file=sys.stderr)
     settings = Settings(w, h, args.samples, frontend=args.frontend, rays=passes,
                         store_depth=args.store_depth)
     seq = None
@@ -442,6 +445,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "reported: what a previous frame saves (transaction elimination on Mali)")
     r.add_argument("--heatmap", action="append", metavar="KIND=PATH",
                    help=f"write a heat map PNG; KIND: {', '.join(HEATMAPS)} (repeatable)")
+    r.add_argument("-v", "--verbose", action="store_true",
+                   help="say what the scene's file holds that is not modelled (ignored extensions)")
     add_set_option(r)
     _add_input_options(r)
     r.set_defaults(func=cmd_render)

@@ -11,6 +11,7 @@ MAPS = {
     "dram": lambda r: r.tile_maps["dram_bytes"],       # DRAM bytes per screen tile
     "fallbacks": lambda r: r.tile_maps["fallbacks"],   # tile fallbacks per tile (tilers)
     "compression": lambda r: r.comp_ratio(),             # colour raw : compressed per tile
+    "texture": lambda r: r.tile_maps["texture_misses"],  # texture L1 misses (lines asked of L2) per tile
 }
 
 

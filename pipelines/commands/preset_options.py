@@ -13,8 +13,23 @@ SET_HELP = ("change a preset parameter, with its unit where it has one (repeatab
             "`tilesim presets --keys` lists the keys")
 
 
+TEXTURE_FORMATS = ("rgba8", "bc1", "bc3", "bc7", "etc2-rgb", "etc2-rgba", "astc-4x4", "astc-6x6",
+                   "astc-8x8")          # renderer.texture_formats.FORMATS (not imported: heavy)
+
+
 def add_set_option(parser) -> None:
+    """--set, and --texture-format F: the same as --set tex.format=F --set tex.alpha_format=F."""
+    import argparse
+
+    class TextureFormat(argparse.Action):
+        def __call__(self, parser, namespace, value, option_string=None):
+            sets = list(getattr(namespace, "set", None) or [])
+            namespace.set = sets + [f"tex.format={value}", f"tex.alpha_format={value}"]
+
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help=SET_HELP)
+    parser.add_argument("--texture-format", action=TextureFormat, choices=TEXTURE_FORMATS,
+                        help="store every colour texture in this format (default: each preset's, "
+                             "`tilesim presets -v` says which)")
 
 
 def parse_sets(texts) -> list[tuple[str, str]]:

@@ -113,6 +113,7 @@ def make_row(scene, preset: Preset, result, settings: Settings) -> dict:
         **{f"fallbacks.{r}": c[f"tile.fallback.{r}"] for r in FALLBACK_REASONS},
         "partial_renders": c["tile.partial_renders"],
         **geometry_fields(c),
+        **texture_fields(c, preset),
         **(cost_fields(frame_cost(result, preset), settings.fps) if hasattr(result, "passes") else {}),
     }
 
@@ -149,6 +150,21 @@ def cost_fields(cost: FrameCost, fps: float) -> dict:
                          "mj": x.joules * 1e3, "inputs": x.inputs} for x in e.terms]}
             for t, e in zip(cost.time.passes, cost.energy.passes)]},
     }
+
+
+def texture_fields(c, preset: Preset) -> dict:
+    """What the texture path moved (renderer.texture_l1): the formats, texels the filters read
+    per shaded fragment, and bytes at each level: delivered by the L1 (its lookups x line), asked
+    of L2 (its misses x line) and read from DRAM (the texture stream)."""
+    t = preset.texture
+    line = int(t.tex_l1_line_bytes.value)
+    lookups, shaded = c["raster.texture_l1_lookups"], c["raster.shaded"]
+    formats = {str(t.tex_format.value), str(t.tex_alpha_format.value)}
+    return {"tex.formats": "/".join(sorted(formats)), "tex.texels": c["raster.texels"],
+            "tex.texels_per_fragment": c["raster.texels"] / shaded if shaded else 0.0,
+            "tex.l1_hit_rate": c["raster.texture_l1_hits"] / lookups if lookups else None,
+            "tex.l1_bytes": lookups * line, "tex.l2_bytes": c["raster.texture_l1_misses"] * line,
+            "tex.dram_bytes": c.dram_bytes(stream="texture")}
 
 
 def geometry_fields(c) -> dict:

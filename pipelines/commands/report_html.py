@@ -32,7 +32,8 @@ STREAM_COLOURS = {"index": "#8c564b", "vertex": "#e377c2", "param": "#9467bd", "
 
 
 MAP_UNITS = {"overdraw": "fragments per pixel", "dram": "bytes per tile", "fallbacks": "per tile",
-             "compression": ": 1, colour raw : compressed per tile"}
+             "compression": ": 1, colour raw : compressed per tile",
+             "texture": "texture L1 misses per tile"}
 
 
 @dataclass

@@ -114,6 +114,9 @@ def print_table(rows, settings: Settings, console: Console | None = None,
             console.print(_text_table(f"{scene}: {COST_TITLE}", cost_header(settings.fps),
                                       [cost_cells(r) for r in scene_rows],
                                       COST_HEADER_BASE[:1] + COST_HEADER_BASE[3:5]))
+        if textured(scene_rows):
+            console.print(_text_table(f"{scene}: {TEXTURE_TITLE}", TEXTURE_HEADER,
+                                      [texture_cells(r) for r in scene_rows], ("preset", "formats")))
         if geometry:
             console.print(_text_table(f"{scene}: geometry front end", GEOMETRY_HEADER,
                                       [geometry_cells(r) for r in scene_rows], ("preset", "front end")))
@@ -199,6 +202,22 @@ def geometry_cells(r) -> list[str]:
             f"{(r['dram_bytes.index'] + r['dram_bytes.vertex']) / 1e6:.3f}", f"{r['geom.alu_ops'] / 1e6:.2f}"]
 
 
+TEXTURE_TITLE = ("textures: texels read per shaded fragment, the L1's hit rate, MB delivered by "
+                 "the L1, asked of L2 (its misses) and read from DRAM")
+TEXTURE_HEADER = ["preset", "formats", "texels/fragment", "L1 hit rate", "L1 MB", "L2 MB", "DRAM MB"]
+
+
+def texture_cells(r) -> list[str]:
+    hit = r["tex.l1_hit_rate"]
+    return [r["preset"], r["tex.formats"], f"{r['tex.texels_per_fragment']:.1f}",
+            "-" if hit is None else f"{100 * hit:.1f}%",
+            *(f"{r[k] / 1e6:.3f}" for k in ("tex.l1_bytes", "tex.l2_bytes", "tex.dram_bytes"))]
+
+
+def textured(rows) -> bool:
+    return any(r.get("tex.texels") for r in rows)
+
+
 RT_HEADER = ["preset", "layout", "pass", "rays", "steps/ray", "nodes/ray", "box tests/ray",
              "tri tests/ray", "B/ray", "overflows", "restarts"]
 
@@ -251,6 +270,11 @@ def to_markdown(rows, settings: Settings, claims=None, geometry: bool = False) -
             out += [f"{COST_TITLE[0].upper()}{COST_TITLE[1:]}:\n", "| " + " | ".join(header) + " |",
                     "|---|---:|---:|---|---|" + "---:|" * (len(header) - 5)]
             out.extend("| " + " | ".join(cost_cells(r)) + " |" for r in scene_rows)
+            out.append("")
+        if textured(scene_rows):
+            out += [f"{TEXTURE_TITLE[0].upper()}{TEXTURE_TITLE[1:]}:\n", "| " + " | ".join(TEXTURE_HEADER) + " |",
+                    "|---|---|" + "---:|" * (len(TEXTURE_HEADER) - 2)]
+            out.extend("| " + " | ".join(texture_cells(r)) + " |" for r in scene_rows)
             out.append("")
         if geometry:
             out += ["Geometry front end:\n", "| " + " | ".join(GEOMETRY_HEADER) + " |",

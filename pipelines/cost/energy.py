@@ -10,7 +10,7 @@ DRAM / caches / ALU / fixed function; watts at a frame rate). Dynamic energy onl
     caches    per cache level, (hits + misses) x line bytes x that level's pJ/B: the ROP colour
               and depth caches and the tiler's parameter cache at sram_pj_per_byte, L2 (a tiler's
               SLC) at l2_pj_per_byte, the Infinity Cache at llc_pj_per_byte; the texture L0/L1 as
-              raster.texture_block_requests x 64 B at sram_pj_per_byte; a tiler's tile memory as
+              raster.texture_l1_lookups x its line at sram_pj_per_byte; a tiler's tile memory as
               (raster.samples_covered x depth bytes + raster.written x colour bytes) at
               sram_pj_per_byte (a depth test reads a sample, a written fragment writes its colour;
               the counters hold no tile-memory byte count of their own)
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from renderer.counters import Counters
 from renderer.formats import FORMATS
 
-from pipelines.cost.timing import FRAGMENT_OPS, TEXTURE_BLOCK_BYTES
+from pipelines.cost.timing import FRAGMENT_OPS
 
 SOURCES = ("dram", "caches", "alu", "fixed")
 PJ = 1e-12
@@ -105,8 +105,9 @@ def energy_terms(c: Counters, preset) -> list[EnergyTerm]:
     for cache, pj in levels.items():
         n = c[f"mem.cache.{cache}.hits"] + c[f"mem.cache.{cache}.misses"]
         add("caches", cache, n * line, pj, f"(mem.cache.{cache}.hits + misses) x {line} B")
-    add("caches", "texture_l1", c["raster.texture_block_requests"] * TEXTURE_BLOCK_BYTES, e.sram_pj_per_byte,
-        f"raster.texture_block_requests x {TEXTURE_BLOCK_BYTES} B")
+    tex_line = int(preset.texture.tex_l1_line_bytes.value)
+    add("caches", "texture_l1", c["raster.texture_l1_lookups"] * tex_line, e.sram_pj_per_byte,
+        f"raster.texture_l1_lookups x {tex_line} B")
     if preset.architecture == "tbdr":
         tile = (c["raster.samples_covered"] * FORMATS["d32f"].bytes_per_sample
                 + c["raster.written"] * FORMATS["rgba8"].bytes_per_sample)

@@ -28,8 +28,8 @@ The units and what they are timed from:
     alu        geom.vs_alu_ops + geom.cull_alu_ops + (raster.shaded + raster.helper_lanes) x
                FRAGMENT_OPS, at alu_lanes x alu_units FMA per clock; compute passes' and ray
                shaders' ALU work is not counted, so those passes have no alu unit
-    texture    raster.texture_block_requests x TEXTURE_BLOCK_BYTES at tex_bytes_per_clk (bilinear
-               samples are not counted, so the filter rate is not timed)
+    texture    raster.texture_l1_lookups x the texture L1's line at tex_bytes_per_clk (what the L1
+               delivers to the filters; the filter rate is not timed)
     rt         rt.isect_clocks (the traversal's own intersection-unit clocks at the preset's tests
                per clock, renderer.bvh.traverse) over rt_units
     l2         (mem.cache.l2.hits + misses) x line at l2_bytes_per_clk
@@ -55,15 +55,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from renderer.counters import Counters
-from renderer.formats import TEXEL
-from renderer.shade_kernels import TEX_BLOCK
 
 # Fragment shader ALU ops per lane, counted as renderer.frontend counts the vertex shader (one op
 # per multiply-add) from renderer.shade_kernels: attribute interpolation of the normal and uv
 # (5 attributes x 2) = 10; lambert: normal length 3 + rsqrt 1 + scale 3, N.L 3 + max 1, ambient +
 # diffuse per channel 3 x 2 = 17; base colour x texel 4. Helper lanes run the same code.
 FRAGMENT_OPS = 10 + 17 + 4
-TEXTURE_BLOCK_BYTES = TEX_BLOCK * TEX_BLOCK * TEXEL.bytes_per_sample     # 4x4 RGBA8 = 64 B
 GEOMETRY_UNITS = ("prim_in", "setup")
 
 
@@ -161,10 +158,11 @@ def unit_times(c: Counters, preset) -> list[UnitTime]:
               f"(raster.shaded {c['raster.shaded']} + raster.helper_lanes {c['raster.helper_lanes']}) x "
               f"{FRAGMENT_OPS} ops)",
               f"{r.alu_lanes.value} lanes x {r.alu_units.value} units"))
-    tex = c["raster.texture_block_requests"] * TEXTURE_BLOCK_BYTES
+    tex_line = int(preset.texture.tex_l1_line_bytes.value)
+    tex = c["raster.texture_l1_lookups"] * tex_line
     rate = float(r.tex_bytes_per_clk.value)
     add(_unit("texture", tex, "B", rate, f,
-              f"raster.texture_block_requests {c['raster.texture_block_requests']} x {TEXTURE_BLOCK_BYTES} B",
+              f"raster.texture_l1_lookups {c['raster.texture_l1_lookups']} x {tex_line} B",
               f"tex_bytes_per_clk {rate:g}"))
     units = int(r.rt_units.value)
     add(_unit("rt", c["rt.isect_clocks"], "clocks", units, f,

@@ -2,16 +2,17 @@
 spec (a vendor or driver number), measured, derived (arithmetic on sourced numbers) or assumed.
 
 Each preset holds one typed record per feature (pipelines.presets.preset: raster, binning or
-tiler, memory, front end, compression, RT), read one way: `preset.memory.l2_bytes.value`. The
+tiler, memory, front end, compression, RT, texture), read one way: `preset.memory.l2_bytes.value`. The
 raster and memory parameters are the tables below; the front end's, compression's, ray
-tracing's, rates' and energies' are their modules' (frontend, compression, rt, rates, energy),
+tracing's, textures', rates' and energies' are their modules' (frontend, compression, rt,
+texture, rates, energy),
 merged here once (`_preset`).
 
 `tilesim presets` prints them; pipelines.registry maps a preset's architecture to its pipeline.
 """
 from __future__ import annotations
 
-from pipelines.presets import compression, energy, frontend, rates, rt
+from pipelines.presets import compression, energy, frontend, rates, rt, texture
 from pipelines.presets.params import MESA_BINNING, Label, Param, PresetError  # noqa: F401  (the types' home)
 from pipelines.presets.preset import Preset
 
@@ -46,6 +47,7 @@ def _preset(name: str, architecture: str, description: str, params: dict[str, Pa
                      frontend=frontend.PARAMS[name],
                      compression=compression.PARAMS.get(name, compression.NONE),
                      rt=rt.PARAMS[name] if name in rt.PARAMS else rt.borrowed(name),
+                     texture=texture.PARAMS[name],
                      rates=rates.PARAMS[name], energy=energy.PARAMS[name])
 
 

@@ -24,6 +24,9 @@ from dataclasses import dataclass
 
 from pipelines.presets.params import Param, PresetError
 from pipelines.presets.preset import RECORDS, Preset
+from renderer.texture_formats import FORMATS
+
+TEXTURE_FORMATS = tuple(FORMATS)
 
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 BYTE_UNITS = {"": 1, "b": 1, "kib": KIB, "mib": MIB, "gib": GIB,
@@ -216,6 +219,11 @@ KEYS: tuple[Key, ...] = (
     _k("rt.obb", "rt", "rt_obb", "bool"),
     _k("rt.flags_in_hw", "rt", "rt_ray_flags_in_hw", "bool"),
     _k("rt.prim_tris", "rt", "rt_prim_tris", "int", 1, 4),
+    _k("tex.format", "texture", "tex_format", "choice", choices=TEXTURE_FORMATS),
+    _k("tex.alpha_format", "texture", "tex_alpha_format", "choice", choices=TEXTURE_FORMATS),
+    _k("tex.l1_size", "texture", "tex_l1_bytes", "bytes", 256, 16 * MIB),
+    _k("tex.l1_line", "texture", "tex_l1_line_bytes", "choice", choices=(16, 32, 64, 128, 256)),
+    _k("tex.l1_ways", "texture", "tex_l1_ways", "int", 1, 1024),
 )
 NOT_KEYS = {("rt", "rt_params_from")}     # provenance, not a knob
 # Cache pairs that come and go together (an optional unit needs both its size and its ways).
@@ -314,6 +322,10 @@ def check(preset: Preset) -> None:
         for c in config.caches:
             c.n_sets(config.line_bytes)
     except ValueError as e:
+        raise PresetError(f"preset {preset.name}: {e}") from None
+    try:
+        preset.texture.unit(int(m.cache_line_bytes.value))
+    except PresetError as e:
         raise PresetError(f"preset {preset.name}: {e}") from None
 
 

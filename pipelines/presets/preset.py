@@ -7,6 +7,7 @@
     preset.frontend     FrontendParams     the geometry front end (pipelines.presets.frontend)
     preset.compression  CompressionParams  framebuffer compression (pipelines.presets.compression)
     preset.rt           RTParams           the ray-tracing unit (pipelines.presets.rt)
+    preset.texture      TextureParams      texture formats and the texture L1 (pipelines.presets.texture)
     preset.rates        RatesParams        per-unit rates and clock for the time model (pipelines.presets.rates)
     preset.energy       EnergyParams       pJ per byte and per op for the energy model (pipelines.presets.energy)
 
@@ -30,12 +31,13 @@ from pipelines.presets.params import (RB_L2_CLIENT, BinningParams, MemoryParams,
                                       RasterParams, Record, TilerParams)
 from pipelines.presets.rates import RatesParams
 from pipelines.presets.rt import RTParams
+from pipelines.presets.texture import TextureParams
 
 # Which records an architecture reads besides memory, front end, compression and RT.
 SECTIONS = {"imr": ("raster",), "dsbr": ("raster", "binning"), "tbdr": ("tiler",)}
 RECORDS = {"raster": RasterParams, "binning": BinningParams, "tiler": TilerParams,
            "memory": MemoryParams, "frontend": FrontendParams, "compression": CompressionParams,
-           "rt": RTParams, "rates": RatesParams, "energy": EnergyParams}
+           "rt": RTParams, "texture": TextureParams, "rates": RatesParams, "energy": EnergyParams}
 _OWNER = {name: feature for feature, cls in RECORDS.items() for name in cls.names()}
 assert len(_OWNER) == sum(len(cls.names()) for cls in RECORDS.values()), "a name in two records"
 
@@ -50,6 +52,7 @@ class Preset:
     frontend: FrontendParams
     compression: CompressionParams
     rt: RTParams
+    texture: TextureParams
     raster: RasterParams | None = None          # imr, dsbr
     binning: BinningParams | None = None        # dsbr
     tiler: TilerParams | None = None            # tbdr
@@ -70,7 +73,7 @@ class Preset:
     @classmethod
     def of(cls, name: str, architecture: str, description: str, params: dict[str, Param],
            frontend: FrontendParams, compression: CompressionParams, rt: RTParams,
-           rates: RatesParams | None = None, energy: EnergyParams | None = None) -> "Preset":
+           texture: TextureParams, rates: RatesParams | None = None, energy: EnergyParams | None = None) -> "Preset":
         """A preset from one flat table of its raster and memory parameters, split into the
         records by name (a name no record has raises), and its feature records."""
         by_feature: dict[str, dict[str, Param]] = {f: {} for f in ("memory", *SECTIONS.get(architecture, ()))}
@@ -82,7 +85,7 @@ class Preset:
         if architecture != "tbdr":          # ROPs in front of L2: their sourced default
             by_feature["memory"].setdefault("rb_l2_client", RB_L2_CLIENT)
         return cls(name, architecture, description, frontend=frontend, compression=compression,
-                   rt=rt, rates=rates, energy=energy,
+                   rt=rt, texture=texture, rates=rates, energy=energy,
                    **{f: RECORDS[f].of(ps) for f, ps in by_feature.items()})
 
     def memory_config(self):

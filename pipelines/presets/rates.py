@@ -53,8 +53,8 @@ def _amd(*, clock, clock_src, clock_label, prims, prims_src, prims_label, ngg, r
                                                  f"seed L1283-1285) x {rbs} RBs", "derived"),
         "tex_bytes_per_clk": Param(tex_per_cu * cus, tex_src + f" x {cus} CUs", "derived"),
         "tex_bilinear_per_clk": Param(4 * cus, f"4 texture filter units per CU x {cus} CUs (AMD GCN/RDNA "
-                                               "whitepapers; not in the seeds); not timed: bilinear samples "
-                                               "are not counted, only texture block requests", "assumed"),
+                                               "whitepapers; not in the seeds); not timed: the model times "
+                                               "the L1's bytes (raster.texture_l1_lookups)", "assumed"),
         "alu_lanes": Param(64, lanes_src, "derived"),
         "alu_units": Param(cus, cus_src, cus_label),
         "rt_units": Param(cus, rt_src, rt_label),
@@ -166,7 +166,7 @@ def _tiler(*, clock, clock_src, clock_label, cores, cores_src, cores_label, lane
         "tex_bytes_per_clk": Param(tex_per_core * cores, f"{vendor}: {tex_per_core} B/clk texture L1 per core "
                                                          f"assumed x {cores} cores", "assumed"),
         "tex_bilinear_per_clk": Param(4 * cores, f"{vendor}: 4 bilinear samples per clock per core assumed; not "
-                                                 "timed: bilinear samples are not counted", "assumed"),
+                                                 "timed: the model times the L1's bytes", "assumed"),
         "alu_lanes": Param(lanes, lanes_src, lanes_label),
         "alu_units": Param(cores, cores_src, cores_label),
         "rt_units": Param(cores, f"{vendor}: one RT unit per core assumed (absent units borrow one so the "

@@ -1,0 +1,89 @@
+"""The texture L1 (AMD's L0): numba device functions the raster kernels inline per shaded quad.
+
+A textured quad's footprint is the texel blocks its four lanes' bilinear filters touch (2x2
+texels a lane, in each level the LOD names: one, or two for trilinear), in the texture's format
+(a block is bw x bh texels in `bytes`: 4x4 in 64 B for RGBA8, 4x4 in 8 B for BC1, 8x8 in 16 B
+for ASTC 8x8...). Blocks are laid out row by row within a level, levels one after another; the
+footprint's distinct L1 lines, in lane order, are looked up in a set-associative LRU cache of the
+preset's line, ways and capacity. A miss asks L2 for the line: the raster records its byte
+address as a texture event, which the architecture's memory replay serves in its order.
+
+All four lanes fetch, helper lanes too: the texture unit filters whole quads (the helpers'
+texels give the derivatives). The cache starts cold at each raster tile, the unit of work one
+shader core takes (a tiler's tile, a DSBR bin's tile, an IMR's screen region); its state is the
+tile's alone, so the counts do not depend on which thread ran which tile.
+
+`l1_access` is held to a dictionary-LRU twin on recorded footprints (tests/test_texture_l1.py).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .shade_kernels import L_TILED, L_WIDTH, L_HEIGHT, S_WRAP_S, S_WRAP_T, wrap_texel
+
+# Columns of TextureTable.block
+B_WIDTH, B_HEIGHT, B_BYTES = 0, 1, 2
+# Entries of TextureTable.l1
+L1_SETS, L1_WAYS, L1_LINE_SHIFT = 0, 1, 2
+# Lines a quad may miss in, at most, as the raster sizes its texture events: the four lanes of a
+# quad sit at most sqrt(2) texels apart in the LOD's level (texture_lod rounds log2 of the
+# longer derivative), so with the filter's second texel a quad spans at most 5 texels a side:
+# 2 blocks a side, 4 blocks, in each of trilinear's 2 levels. (Perspective can bend lane 3 off
+# that bound; a quad past it raises in renderer.raster rather than losing a request.)
+LINES_PER_QUAD = 8
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _add_line(lines, n, line):
+    for k in range(n):
+        if lines[k] == line:
+            return n
+    lines[n] = line
+    return n + 1
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def footprint_lines(lane_attr, levels, sampler, base, block, ti, level, line_shift, lines, n):
+    """Add to lines[n:] the L1 lines (byte address >> line_shift) holding the 2x2 texels of each
+    lane's bilinear filter at (lane_attr[lane, 3], lane_attr[lane, 4]) in `level`, each line
+    once, in lane order; return the new count. lines must hold n + 16."""
+    w = levels[ti, level, L_WIDTH]
+    h = levels[ti, level, L_HEIGHT]
+    bw, bh, bb = block[ti, B_WIDTH], block[ti, B_HEIGHT], block[ti, B_BYTES]
+    ws, wt = sampler[ti, S_WRAP_S], sampler[ti, S_WRAP_T]
+    first = base[ti] + levels[ti, level, L_TILED]
+    blocks_x = (w + bw - 1) // bw
+    for lane in range(4):
+        x0f = np.floor(lane_attr[lane, 3] * w - 0.5)
+        y0f = np.floor(lane_attr[lane, 4] * h - 0.5)
+        bx0 = wrap_texel(x0f, w, ws) // bw
+        bx1 = wrap_texel(x0f + 1.0, w, ws) // bw
+        by0 = wrap_texel(y0f, h, wt) // bh
+        by1 = wrap_texel(y0f + 1.0, h, wt) // bh
+        n = _add_line(lines, n, (first + (by0 * blocks_x + bx0) * bb) >> line_shift)
+        if bx1 != bx0:
+            n = _add_line(lines, n, (first + (by0 * blocks_x + bx1) * bb) >> line_shift)
+        if by1 != by0:
+            n = _add_line(lines, n, (first + (by1 * blocks_x + bx0) * bb) >> line_shift)
+            if bx1 != bx0:
+                n = _add_line(lines, n, (first + (by1 * blocks_x + bx1) * bb) >> line_shift)
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def l1_access(tags, stamps, sets, ways, line, clock):
+    """Look `line` up in the set-associative LRU cache (tags, stamps: sets x ways, a set's ways
+    contiguous; tag -1 and stamp 0 for an empty way); on a miss it replaces the least recently
+    used way (an empty one first). `clock` is the access's stamp, rising. True on a hit."""
+    first = (line & (sets - 1)) * ways
+    victim = first
+    for k in range(first, first + ways):
+        if tags[k] == line:
+            stamps[k] = clock
+            return True
+        if stamps[k] < stamps[victim]:
+            victim = k
+    tags[victim] = line
+    stamps[victim] = clock
+    return False
