@@ -141,7 +141,7 @@ def hsr_skip(opaque: bool) -> Callable[[Session], Measured]:
         med = float(np.median(list(rates.values())))
         return Measured(med, f"HSR skips a median {100 * med:.0f}% of hidden fragments: "
                              + ", ".join(f"{k} {100 * v:.0f}%" for k, v in rates.items())
-                             + f" ({HSR_STRESS}, every draw alpha-tested: "
+                             + f" ({HSR_STRESS}{', made opaque' if opaque else ', every draw alpha-tested'}: "
                                f"{100 * skip(s, HSR_STRESS):.0f}%)")
     return measure
 
