@@ -42,11 +42,12 @@ RGBA8_UNIT = TextureUnit("rgba8", "rgba8", 16384, 64, 4)      # uncompressed, a 
 class TextureTable(NamedTuple):
     data: np.ndarray         # uint8 (total,) every level of every texture, row-major RGBA8 as
                              # decoded from its format's blocks
-    levels: np.ndarray       # int64 (n_tex, MAX_LEVELS, 4): data offset, width, height, offset
-                             # of the level's blocks from the texture's base
+    levels: np.ndarray       # int64 (n_tex, MAX_LEVELS, 5): data offset, width, height, offset
+                             # of the level's blocks from the texture's base, blocks in a row
     n_levels: np.ndarray     # int64 (n_tex,)
     base: np.ndarray         # int64 (n_tex,) byte address of the texture in the texture stream
-    block: np.ndarray        # int64 (n_tex, 3): its format's block width, height (texels), bytes
+    block: np.ndarray        # int64 (n_tex, 5): its format's block width, height (texels), bytes,
+                             # log2 of width and height (-1: not a power of two)
     sampler: np.ndarray      # int64 (n_tex, 3): wrap s, wrap t (scenes.model.Wrap), MipFilter
     l1: np.ndarray           # int64 (3,): the texture L1's sets, ways, log2 line (texture_l1)
 
@@ -72,6 +73,11 @@ def stored_levels(t, name: str) -> list[np.ndarray]:
     if name not in by_format:
         by_format[name] = [encoded_level(lvl, name) for lvl in mip_chain(t.rgba)]
     return by_format[name]
+
+
+def _log2(n: int) -> int:
+    """log2 of a power of two, -1 for any other n."""
+    return n.bit_length() - 1 if n & (n - 1) == 0 else -1
 
 
 def texture_format(t, unit: TextureUnit) -> str:
@@ -107,10 +113,10 @@ def build_tables(draws, unit: TextureUnit = RGBA8_UNIT) -> tuple[DrawTable, Text
         depth_write=np.array([d.state.depth_write for d in draws], np.bool_),
         blend=np.array([d.state.blend for d in draws], np.bool_),
     )
-    levels = np.zeros((max(1, len(textures)), MAX_LEVELS, 4), np.int64)
+    levels = np.zeros((max(1, len(textures)), MAX_LEVELS, 5), np.int64)
     n_levels = np.ones(max(1, len(textures)), np.int64)
     base = np.zeros(max(1, len(textures)), np.int64)
-    block = np.tile(np.array([4, 4, 64], np.int64), (max(1, len(textures)), 1))
+    block = np.tile(np.array([4, 4, 64, 2, 2], np.int64), (max(1, len(textures)), 1))
     sampler = np.zeros((max(1, len(textures)), 3), np.int64)
     names = tuple(texture_format(t, unit) for t in textures)
     chunks, offset, address = [], 0, 0
@@ -119,12 +125,12 @@ def build_tables(draws, unit: TextureUnit = RGBA8_UNIT) -> tuple[DrawTable, Text
         chain = stored_levels(t, name)
         n_levels[ti] = len(chain)
         base[ti] = address
-        block[ti] = (fmt.block_w, fmt.block_h, fmt.block_bytes)
+        block[ti] = (fmt.block_w, fmt.block_h, fmt.block_bytes, _log2(fmt.block_w), _log2(fmt.block_h))
         sampler[ti] = (int(t.wrap_s), int(t.wrap_t), int(t.mip))
         stored = 0
         for li, lvl in enumerate(chain):
             h, w = lvl.shape[:2]
-            levels[ti, li] = (offset, w, h, stored)
+            levels[ti, li] = (offset, w, h, stored, -(-w // fmt.block_w))
             chunks.append(lvl.reshape(-1))
             offset += lvl.size
             stored += level_bytes(name, w, h)

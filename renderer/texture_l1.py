@@ -20,10 +20,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .shade_kernels import L_TILED, L_WIDTH, L_HEIGHT, S_WRAP_S, S_WRAP_T, wrap_texel
+from .shade_kernels import L_BLOCKS_X, L_HEIGHT, L_TILED, L_WIDTH, S_WRAP_S, S_WRAP_T, wrap_texel
 
-# Columns of TextureTable.block
-B_WIDTH, B_HEIGHT, B_BYTES = 0, 1, 2
+# Columns of TextureTable.block: texels wide and high, bytes, and log2 of the width and height
+# where they are powers of two (-1 where not: ASTC 6x6), so that most block indices are shifts
+# (a 64-bit division by a value known only at run time costs 40-90 cycles)
+B_WIDTH, B_HEIGHT, B_BYTES, B_SHIFT_X, B_SHIFT_Y = 0, 1, 2, 3, 4
 # Entries of TextureTable.l1
 L1_SETS, L1_WAYS, L1_LINE_SHIFT = 0, 1, 2
 # Lines a quad may miss in, at most, as the raster sizes its texture events: the four lanes of a
@@ -44,6 +46,12 @@ def _add_line(lines, n, line):
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _over(x, b, shift):
+    """x // b, by a shift where b is a power of two."""
+    return x >> shift if shift >= 0 else x // b
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def footprint_lines(lane_attr, levels, sampler, base, block, ti, level, line_shift, lines, n):
     """Add to lines[n:] the L1 lines (byte address >> line_shift) holding the 2x2 texels of each
     lane's bilinear filter at (lane_attr[lane, 3], lane_attr[lane, 4]) in `level`, each line
@@ -51,16 +59,17 @@ def footprint_lines(lane_attr, levels, sampler, base, block, ti, level, line_shi
     w = levels[ti, level, L_WIDTH]
     h = levels[ti, level, L_HEIGHT]
     bw, bh, bb = block[ti, B_WIDTH], block[ti, B_HEIGHT], block[ti, B_BYTES]
+    sx, sy = block[ti, B_SHIFT_X], block[ti, B_SHIFT_Y]
     ws, wt = sampler[ti, S_WRAP_S], sampler[ti, S_WRAP_T]
     first = base[ti] + levels[ti, level, L_TILED]
-    blocks_x = (w + bw - 1) // bw
+    blocks_x = levels[ti, level, L_BLOCKS_X]
     for lane in range(4):
         x0f = np.floor(lane_attr[lane, 3] * w - 0.5)
         y0f = np.floor(lane_attr[lane, 4] * h - 0.5)
-        bx0 = wrap_texel(x0f, w, ws) // bw
-        bx1 = wrap_texel(x0f + 1.0, w, ws) // bw
-        by0 = wrap_texel(y0f, h, wt) // bh
-        by1 = wrap_texel(y0f + 1.0, h, wt) // bh
+        bx0 = _over(wrap_texel(x0f, w, ws), bw, sx)
+        bx1 = _over(wrap_texel(x0f + 1.0, w, ws), bw, sx)
+        by0 = _over(wrap_texel(y0f, h, wt), bh, sy)
+        by1 = _over(wrap_texel(y0f + 1.0, h, wt), bh, sy)
         n = _add_line(lines, n, (first + (by0 * blocks_x + bx0) * bb) >> line_shift)
         if bx1 != bx0:
             n = _add_line(lines, n, (first + (by0 * blocks_x + bx1) * bb) >> line_shift)
