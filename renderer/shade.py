@@ -40,9 +40,9 @@ RGBA8_UNIT = TextureUnit("rgba8", "rgba8", 16384, 64, 4)      # uncompressed, a 
 
 
 class TextureTable(NamedTuple):
-    data: np.ndarray         # uint8 (total,) every level of every texture, row-major RGBA8 as
-                             # decoded from its format's blocks
-    levels: np.ndarray       # int64 (n_tex, MAX_LEVELS, 5): data offset, width, height, offset
+    data: np.ndarray         # uint32 (texels,) every level of every texture, row-major, a texel
+                             # an RGBA8 word (R in the low byte) as decoded from its format's blocks
+    levels: np.ndarray       # int64 (n_tex, MAX_LEVELS, 5): data offset (texels), width, height, offset
                              # of the level's blocks from the texture's base, blocks in a row
     n_levels: np.ndarray     # int64 (n_tex,)
     base: np.ndarray         # int64 (n_tex,) byte address of the texture in the texture stream
@@ -132,10 +132,10 @@ def build_tables(draws, unit: TextureUnit = RGBA8_UNIT) -> tuple[DrawTable, Text
             h, w = lvl.shape[:2]
             levels[ti, li] = (offset, w, h, stored, -(-w // fmt.block_w))
             chunks.append(lvl.reshape(-1))
-            offset += lvl.size
+            offset += lvl.size // 4
             stored += level_bytes(name, w, h)
         address += stored
-    data = np.concatenate(chunks) if chunks else np.zeros(4, np.uint8)
+    data = (np.concatenate(chunks) if chunks else np.zeros(4, np.uint8)).view("<u4")
     return table, TextureTable(data, levels, n_levels, base, block, sampler, l1_shape(unit))
 
 

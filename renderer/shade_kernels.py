@@ -75,11 +75,6 @@ def wrap_texel(i, size, mode):
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def _texel(data, off, w, x, y, c):
-    return data[off + (y * w + x) * 4 + c]
-
-
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def sample_bilinear(data, levels, sampler, ti, level, u, v, out):
     """RGBA in [0, 1] into out[0:4]; texel centres at half-integers."""
     off = levels[ti, level, L_OFFSET]
@@ -102,13 +97,19 @@ def sample_bilinear(data, levels, sampler, ti, level, u, v, out):
         y1 = y0 + 1 if y0 + 1 < h else 0
     else:
         y0, y1 = wrap_texel(y0f, h, wt), wrap_texel(y0f + 1.0, h, wt)
+    # a texel is one RGBA8 word (R in the low byte): four loads, not sixteen
+    p00 = data[off + y0 * w + x0]
+    p10 = data[off + y0 * w + x1]
+    p01 = data[off + y1 * w + x0]
+    p11 = data[off + y1 * w + x1]
     for c in range(4):
-        t00 = _texel(data, off, w, x0, y0, c)
-        t10 = _texel(data, off, w, x1, y0, c)
-        t01 = _texel(data, off, w, x0, y1, c)
-        t11 = _texel(data, off, w, x1, y1, c)
-        top = t00 + (t10 - np.float32(t00)) * ax
-        bot = t01 + (t11 - np.float32(t01)) * ax
+        shift = np.uint32(8 * c)
+        t00 = np.float32((p00 >> shift) & np.uint32(255))
+        t10 = np.float32((p10 >> shift) & np.uint32(255))
+        t01 = np.float32((p01 >> shift) & np.uint32(255))
+        t11 = np.float32((p11 >> shift) & np.uint32(255))
+        top = t00 + (t10 - t00) * ax
+        bot = t01 + (t11 - t01) * ax
         out[c] = (top + (bot - top) * ay) * (1.0 / 255.0)
 
 

@@ -88,7 +88,7 @@ def id_tables(n: int) -> tuple[DrawTable, TextureTable]:
     return (DrawTable(color.astype(np.float32), np.full(n, -1, np.int32), np.zeros(n, np.int8),
                       np.full(n, 0.5, np.float32), np.ones(n, np.bool_), np.zeros(n, np.bool_),
                       np.zeros(n, np.bool_), np.zeros(n, np.bool_)),
-            TextureTable(np.zeros(4, np.uint8), np.zeros((1, 16, 5), np.int64), np.ones(1, np.int64),
+            TextureTable(np.zeros(1, np.uint32), np.zeros((1, 16, 5), np.int64), np.ones(1, np.int64),
                          np.zeros(1, np.int64), np.array([[4, 4, 64, 2, 2]], np.int64),
                          np.zeros((1, 3), np.int64), l1_shape(RGBA8_UNIT)))
 
