@@ -51,6 +51,11 @@ FORMATS = {f.name: f for f in (
 )}
 
 
+# Called as listener(format name, width, height) before a level is encoded (a disk-cache miss):
+# the commands say so on stderr (pipelines.commands.compile_notice), the first run being slower.
+ENCODE_LISTENERS: list = []
+
+
 def texture_cache_dir() -> Path:
     """Where encoded levels are kept: $TILESIM_TEXTURE_CACHE, else beside the kernels' cache."""
     if os.environ.get("TILESIM_TEXTURE_CACHE"):
@@ -118,6 +123,8 @@ def encoded_blocks(fmt: TextureFormat, padded: np.ndarray) -> bytes:
             return blocks
     except OSError:
         pass
+    for listener in ENCODE_LISTENERS:
+        listener(fmt.name, w, h)
     blocks = _encode(fmt, padded)
     if len(blocks) != expected:
         raise RuntimeError(f"{fmt.encoder} gave {len(blocks)} bytes for a {w}x{h} {fmt.name} "

@@ -24,3 +24,24 @@ def test_a_compile_is_announced_and_counted():
     with compiling_notice(out):
         assert twice(4) == 8              # already compiled: no event
     assert out.getvalue() == ""
+
+
+def test_the_first_encode_of_a_format_is_announced(tmp_path, monkeypatch):
+    """A texture level encoded (a disk-cache miss) is said once per format, with the count at
+    the end; read back from the disk cache, nothing is said."""
+    import numpy as np
+
+    from renderer.texture_formats import encoded_level
+    monkeypatch.setenv("TILESIM_TEXTURE_CACHE", str(tmp_path))
+    img = np.random.default_rng(1).integers(0, 256, (16, 16, 4), dtype=np.uint8)
+    out = io.StringIO()
+    with compiling_notice(out):
+        encoded_level(img, "bc1")
+        encoded_level(img[:8, :8], "bc1")
+    text = out.getvalue()
+    assert text.count("encoding textures as bc1") == 1 and str(tmp_path) in text
+    assert "encoded 2 texture levels in" in text
+    out = io.StringIO()
+    with compiling_notice(out):
+        encoded_level(img, "bc1")
+    assert out.getvalue() == ""

@@ -69,13 +69,45 @@ class CompileNotice(event.Listener):
             self.started = None
 
 
+class EncodeNotice:
+    """Says once per format when textures are encoded (renderer.texture_formats: the first use
+    of a format on a machine), and at the end how many levels took how long."""
+
+    def __init__(self, console: Console):
+        self.console = console
+        self.formats: set[str] = set()
+        self.levels = 0
+        self.started: float | None = None
+
+    def __call__(self, fmt: str, width: int, height: int) -> None:
+        from renderer.texture_formats import texture_cache_dir
+        if self.started is None:
+            self.started = time.perf_counter()
+        if fmt not in self.formats:
+            self.formats.add(fmt)
+            self.console.print(f"tilesim: encoding textures as {fmt} (once: later runs read them "
+                               f"from {texture_cache_dir()})")
+        self.levels += 1
+
+    def finish(self) -> None:
+        if self.started is not None:
+            self.console.print(f"tilesim: encoded {self.levels} texture level"
+                               f"{'s' * (self.levels != 1)} in {time.perf_counter() - self.started:.1f} s")
+
+
 @contextmanager
 def compiling_notice(file):
-    """Within it, compiling kernels is reported on `file` (a stream: stderr)."""
-    notice = CompileNotice(Console(file=file, highlight=False, soft_wrap=True))
+    """Within it, compiling kernels and encoding textures are reported on `file` (a stream:
+    stderr)."""
+    from renderer import texture_formats
+    console = Console(file=file, highlight=False, soft_wrap=True)
+    notice, encoding = CompileNotice(console), EncodeNotice(console)
     event.register("numba:compile", notice)
+    texture_formats.ENCODE_LISTENERS.append(encoding)
     try:
         yield notice
     finally:
         event.unregister("numba:compile", notice)
+        texture_formats.ENCODE_LISTENERS.remove(encoding)
         notice.finish()
+        encoding.finish()
