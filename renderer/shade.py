@@ -86,6 +86,8 @@ def texture_format(t, unit: TextureUnit) -> str:
 
 
 def l1_shape(unit: TextureUnit) -> np.ndarray:
+    """TextureTable.l1: the L1's sets, ways and log2 line; ValueError for a shape the cache
+    model cannot index (renderer.texture_l1 takes a set by a mask)."""
     line, ways = unit.l1_line, unit.l1_ways
     sets = unit.l1_bytes // (line * ways)
     if line & (line - 1) or sets < 1 or sets & (sets - 1) or sets * line * ways != unit.l1_bytes:
