@@ -75,8 +75,10 @@ def wrap_texel(i, size, mode):
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def sample_bilinear(data, levels, sampler, ti, level, u, v, out):
-    """RGBA in [0, 1] into out[0:4]; texel centres at half-integers."""
+def bilinear_taps(data, levels, sampler, ti, level, u, v):
+    """The bilinear filter at (u, v) in `level`: its four texels (RGBA8 words, R in the low
+    byte: four loads, not sixteen) and weights, (p00, p10, p01, p11, ax, ay); texel centres at
+    half-integers."""
     off = levels[ti, level, L_OFFSET]
     w = levels[ti, level, L_WIDTH]
     h = levels[ti, level, L_HEIGHT]
@@ -84,8 +86,6 @@ def sample_bilinear(data, levels, sampler, ti, level, u, v, out):
     fy = v * h - 0.5
     x0f = np.floor(fx)
     y0f = np.floor(fy)
-    ax = fx - x0f
-    ay = fy - y0f
     ws, wt = sampler[ti, S_WRAP_S], sampler[ti, S_WRAP_T]
     if ws == WRAP_REPEAT:
         x0 = repeat(x0f, w)
@@ -97,20 +97,29 @@ def sample_bilinear(data, levels, sampler, ti, level, u, v, out):
         y1 = y0 + 1 if y0 + 1 < h else 0
     else:
         y0, y1 = wrap_texel(y0f, h, wt), wrap_texel(y0f + 1.0, h, wt)
-    # a texel is one RGBA8 word (R in the low byte): four loads, not sixteen
-    p00 = data[off + y0 * w + x0]
-    p10 = data[off + y0 * w + x1]
-    p01 = data[off + y1 * w + x0]
-    p11 = data[off + y1 * w + x1]
+    return (data[off + y0 * w + x0], data[off + y0 * w + x1], data[off + y1 * w + x0],
+            data[off + y1 * w + x1], fx - x0f, fy - y0f)
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def bilinear_channel(p00, p10, p01, p11, ax, ay, c):
+    """Channel c (0 R .. 3 A) of the filter bilinear_taps gave, in [0, 1]."""
+    shift = np.uint32(8 * c)
+    t00 = np.float32((p00 >> shift) & np.uint32(255))
+    t10 = np.float32((p10 >> shift) & np.uint32(255))
+    t01 = np.float32((p01 >> shift) & np.uint32(255))
+    t11 = np.float32((p11 >> shift) & np.uint32(255))
+    top = t00 + (t10 - t00) * ax
+    bot = t01 + (t11 - t01) * ax
+    return (top + (bot - top) * ay) * (1.0 / 255.0)
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def sample_bilinear(data, levels, sampler, ti, level, u, v, out):
+    """RGBA in [0, 1] into out[0:4]."""
+    p00, p10, p01, p11, ax, ay = bilinear_taps(data, levels, sampler, ti, level, u, v)
     for c in range(4):
-        shift = np.uint32(8 * c)
-        t00 = np.float32((p00 >> shift) & np.uint32(255))
-        t10 = np.float32((p10 >> shift) & np.uint32(255))
-        t01 = np.float32((p01 >> shift) & np.uint32(255))
-        t11 = np.float32((p11 >> shift) & np.uint32(255))
-        top = t00 + (t10 - t00) * ax
-        bot = t01 + (t11 - t01) * ax
-        out[c] = (top + (bot - top) * ay) * (1.0 / 255.0)
+        out[c] = bilinear_channel(p00, p10, p01, p11, ax, ay, c)
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")

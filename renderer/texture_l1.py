@@ -52,31 +52,44 @@ def _over(x, b, shift):
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def footprint_lines(lane_attr, levels, sampler, base, block, ti, level, line_shift, lines, n):
-    """Add to lines[n:] the L1 lines (byte address >> line_shift) holding the 2x2 texels of each
-    lane's bilinear filter at (lane_attr[lane, 3], lane_attr[lane, 4]) in `level`, each line
-    once, in lane order; return the new count. lines must hold n + 16."""
+def texel_blocks(levels, sampler, block, ti, level, u, v):
+    """The blocks holding the 2x2 texels of the bilinear filter at (u, v) in `level`, as byte
+    offsets from the level's first block: (b00, b10, b01, b11), b10 = -1 where the second
+    column lies in b00's block, b01 = -1 where the second row does, b11 = -1 where either."""
     w = levels[ti, level, L_WIDTH]
     h = levels[ti, level, L_HEIGHT]
     bw, bh, bb = block[ti, B_WIDTH], block[ti, B_HEIGHT], block[ti, B_BYTES]
     sx, sy = block[ti, B_SHIFT_X], block[ti, B_SHIFT_Y]
     ws, wt = sampler[ti, S_WRAP_S], sampler[ti, S_WRAP_T]
-    first = base[ti] + levels[ti, level, L_TILED]
     blocks_x = levels[ti, level, L_BLOCKS_X]
+    x0f = np.floor(u * w - 0.5)
+    y0f = np.floor(v * h - 0.5)
+    bx0 = _over(wrap_texel(x0f, w, ws), bw, sx)
+    bx1 = _over(wrap_texel(x0f + 1.0, w, ws), bw, sx)
+    by0 = _over(wrap_texel(y0f, h, wt), bh, sy)
+    by1 = _over(wrap_texel(y0f + 1.0, h, wt), bh, sy)
+    b10 = (by0 * blocks_x + bx1) * bb if bx1 != bx0 else -1
+    b01 = (by1 * blocks_x + bx0) * bb if by1 != by0 else -1
+    b11 = (by1 * blocks_x + bx1) * bb if bx1 != bx0 and by1 != by0 else -1
+    return (by0 * blocks_x + bx0) * bb, b10, b01, b11
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def footprint_lines(lane_attr, levels, sampler, base, block, ti, level, line_shift, lines, n):
+    """Add to lines[n:] the L1 lines (byte address >> line_shift) holding the 2x2 texels of each
+    lane's bilinear filter at (lane_attr[lane, 3], lane_attr[lane, 4]) in `level`, each line
+    once, in lane order; return the new count. lines must hold n + 16."""
+    first = base[ti] + levels[ti, level, L_TILED]
     for lane in range(4):
-        x0f = np.floor(lane_attr[lane, 3] * w - 0.5)
-        y0f = np.floor(lane_attr[lane, 4] * h - 0.5)
-        bx0 = _over(wrap_texel(x0f, w, ws), bw, sx)
-        bx1 = _over(wrap_texel(x0f + 1.0, w, ws), bw, sx)
-        by0 = _over(wrap_texel(y0f, h, wt), bh, sy)
-        by1 = _over(wrap_texel(y0f + 1.0, h, wt), bh, sy)
-        n = _add_line(lines, n, (first + (by0 * blocks_x + bx0) * bb) >> line_shift)
-        if bx1 != bx0:
-            n = _add_line(lines, n, (first + (by0 * blocks_x + bx1) * bb) >> line_shift)
-        if by1 != by0:
-            n = _add_line(lines, n, (first + (by1 * blocks_x + bx0) * bb) >> line_shift)
-            if bx1 != bx0:
-                n = _add_line(lines, n, (first + (by1 * blocks_x + bx1) * bb) >> line_shift)
+        b00, b10, b01, b11 = texel_blocks(levels, sampler, block, ti, level, lane_attr[lane, 3],
+                                          lane_attr[lane, 4])
+        n = _add_line(lines, n, (first + b00) >> line_shift)
+        if b10 >= 0:
+            n = _add_line(lines, n, (first + b10) >> line_shift)
+        if b01 >= 0:
+            n = _add_line(lines, n, (first + b01) >> line_shift)
+            if b11 >= 0:
+                n = _add_line(lines, n, (first + b11) >> line_shift)
     return n
 
 

@@ -219,7 +219,8 @@ def textured(rows) -> bool:
 
 
 RT_HEADER = ["preset", "layout", "pass", "rays", "steps/ray", "nodes/ray", "box tests/ray",
-             "tri tests/ray", "B/ray", "overflows", "restarts"]
+             "tri tests/ray", "B/ray", "overflows", "restarts", "any-hits (through)",
+             "texel B/ray"]
 
 
 def rt_lines(row, passes) -> list[list[str]]:
@@ -228,7 +229,9 @@ def rt_lines(row, passes) -> list[list[str]]:
              *(f"{row[f'rt.{p}.{m}']:.2f}" for m in ("steps_per_ray", "nodes_per_ray",
                                                      "box_tests_per_ray", "tri_tests_per_ray")),
              f"{row[f'rt.{p}.bytes_per_ray']:,.0f}", f"{row[f'rt.{p}.stack_overflows']:,}",
-             f"{row[f'rt.{p}.restarts']:,}"] for p in passes]
+             f"{row[f'rt.{p}.restarts']:,}",
+             f"{row[f'rt.{p}.anyhit']:,} ({row[f'rt.{p}.anyhit_ignored']:,})",
+             f"{row[f'rt.{p}.texel_bytes_per_ray']:,.1f}"] for p in passes]
 
 
 CLAIM_HEADER = ["claim", "source", "scene", "status", "measured", "note"]

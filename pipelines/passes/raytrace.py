@@ -31,7 +31,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from renderer.bvh import Layout, Triangles, build_layout, cost_counters, make_rays, price, trace_rays
+from renderer.bvh.anyhit import any_hit_table
 from renderer.bvh.traverse import Hits
+from renderer.bvh.traverse_kernels import AnyHit
 from renderer.bvh.traverse_kernels import C_N, C_STEPS
 from renderer.counters import Counters
 from renderer.memory import MemoryModel
@@ -39,11 +41,22 @@ from renderer.transforms import clip_from_world, look_at
 from scenes.library import get_scene
 from scenes.model import RAY_PASSES, Scene, SceneError
 
+from pipelines.arch.shared import texture_unit
 from pipelines.presets import Preset, get_preset
 
 PASSES = RAY_PASSES
 MODES = ("bvh2", "bvh4", "bvh4x2", "bvh8", "bvh8-obb")
 BATCH = 1 << 18          # rays traced and priced per batch: bounds the fetch records in memory
+FETCH_STREAMS = ("bvh_node", "bvh_leaf", "texture")     # what a ray pass reads from memory
+# Each pass's ray flags (trace_rays's names; DXR's RAY_FLAG_*). Primary rays cull back faces
+# where the raster does and take the closest hit, blended surfaces included (the raster draws
+# them over what is behind); shadow and AO rays end at the first hit accepted and pass through
+# blended surfaces (FLAG_IGNORE_BLEND: the application's choice, as raster engines leave
+# translucent draws out of their shadow passes). Alpha-tested surfaces run their any-hit for
+# every ray type.
+PASS_FLAGS = {"primary": dict(cull_back=True),
+              "shadow": dict(any_hit=True, ignore_blend=True),
+              "ao": dict(any_hit=True, ignore_blend=True)}
 SHADOW_PULL = 2e-3       # shadow origins move this fraction of their distance towards the eye:
                          # window depth in float32 places a point to ~1e-4 of its distance
 SURFACE_EPS = 1e-4       # of the scene diagonal: AO and shadow rays start this far off the surface
@@ -71,7 +84,8 @@ class RtResult:
 
     def summary(self) -> list[dict]:
         """One row per traced pass, the figures `tilesim report --rt` shows: per-ray steps,
-        nodes, tests and bytes (before the caches, and from DRAM), stack events per 1000 rays."""
+        nodes, tests and bytes (before the caches, and from DRAM), stack events per 1000 rays,
+        any-hit invocations, those that let the ray through and their texel bytes."""
         rows = []
         for p in PASSES:
             if not self.counters[f"rt.{p}.rays"]:
@@ -85,6 +99,8 @@ class RtResult:
                 "dram_bytes": c("dram_read.bvh_node") + c("dram_read.bvh_leaf"),
                 "overflows_per_1k": 1000 * c("stack.overflows"), "restarts_per_1k": 1000 * c("stack.restarts"),
                 "dual_steps": c("dual_steps"), "isect_clocks": c("isect_clocks"),
+                "anyhit": c("anyhit"), "anyhit_ignored": c("anyhit.ignored"),
+                "texel_bytes": c("bytes.texture"), "dram_texture_bytes": c("dram_read.texture"),
             })
         return rows
 
@@ -174,19 +190,21 @@ def layout_for(scene: Scene, preset: Preset) -> Layout:
 
 
 def _run(layout: Layout, rays: np.ndarray, mm: MemoryModel | None, level: int, res: RtResult,
-         name: str, any_hit: bool, cull_back: bool, stack: int, dual: bool, rates: tuple[int, int]):
-    """Trace a pass in batches (pricing each batch's fetches in ray order); fills counters."""
+         name: str, flags: dict, surfaces: AnyHit, stack: int, dual: bool, rates: tuple[int, int]):
+    """Trace a pass in batches (pricing each batch's fetches in ray order); fills counters.
+    flags: the pass's ray flags by trace_rays's names."""
     n = len(rays)
     prim = np.empty(n, np.int64)
     t = np.empty(n)
     counts = np.zeros((0, C_N), np.int32)     # a pass of no rays (nothing drawn to shade)
     parts = []
-    before = {s: mm.dram_bytes("read", s) for s in ("bvh_node", "bvh_leaf")} if mm is not None else {}
+    before = {s: mm.dram_bytes("read", s) for s in FETCH_STREAMS} if mm is not None else {}
     mem_before = mm.counters() if mm is not None else Counters()
     for b0 in range(0, n, BATCH):
         t0 = time.perf_counter()
-        hits, fetches = trace_rays(layout, rays[b0:b0 + BATCH], any_hit, cull_back, stack, dual,
-                                   record=mm is not None, box_rate=rates[0], tri_rate=rates[1])
+        hits, fetches = trace_rays(layout, rays[b0:b0 + BATCH], stack=stack, dual=dual,
+                                   record=mm is not None, box_rate=rates[0], tri_rate=rates[1],
+                                   surfaces=surfaces, **flags)
         t1 = time.perf_counter()
         res.trace_seconds += t1 - t0
         if mm is not None:
@@ -198,7 +216,7 @@ def _run(layout: Layout, rays: np.ndarray, mm: MemoryModel | None, level: int, r
     hits = Hits(prim, t, counts)
     c = cost_counters(layout, hits, f"rt.{name}.")
     if mm is not None:
-        for s in ("bvh_node", "bvh_leaf"):
+        for s in FETCH_STREAMS:
             c[f"rt.{name}.dram_read.{s}"] = mm.dram_bytes("read", s) - before[s]
     res.counters = res.counters + c
     # The pass's own share of the frame's totals: its rt.<pass>.* counters also under rt.*, and
@@ -255,6 +273,7 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
     elif layout.name != layout_name:
         raise SceneError(f"layout {layout.name!r} given for mode {mode!r}")
     res.build_seconds = time.perf_counter() - t0
+    surfaces = any_hit_table(scene.draws, tris, texture_unit(preset))
     mm = None if not memory else memory_model if memory_model is not None else \
         MemoryModel(preset.memory_config(), 1)
     # RT fetches enter at L2 (the ray unit's L0/L1 are not modelled)
@@ -268,8 +287,8 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
 
     primary = None
     if "primary" in passes or "ao" in passes:
-        primary = _run(layout, camera_rays(cam, w, h), mm, level, res, "primary", False, True, stack,
-                       dual, rates)
+        primary = _run(layout, camera_rays(cam, w, h), mm, level, res, "primary",
+                       PASS_FLAGS["primary"], surfaces, stack, dual, rates)
         hit = primary.prim >= 0
         res.images["hit"] = hit.reshape(h, w)
         res.images["prim"] = primary.prim.reshape(h, w)
@@ -298,7 +317,8 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
         eye = np.asarray(cam.eye, np.float64)
         origin = p[drawn] + (eye - p[drawn]) * SHADOW_PULL
         hits = _run(layout, make_rays(origin, np.broadcast_to(light, origin.shape), eps, np.inf),
-                    mm, level, res, "shadow", shadow_any_hit, False, stack, dual, rates)
+                    mm, level, res, "shadow", {**PASS_FLAGS["shadow"], "any_hit": shadow_any_hit},
+                    surfaces, stack, dual, rates)
         vis = np.ones(h * w, np.float32)
         vis[drawn] = np.where(hits.prim >= 0, 0.0, 1.0)
         res.images["shadow"] = vis.reshape(h, w)
@@ -313,7 +333,7 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
         nrm = _normals(tris, primary, cr)[hit]
         radius = ao_radius if ao_radius is not None else 0.1 * diag
         hits = _run(layout, ao_rays(p, nrm, ao_samples, radius, eps, seed), mm, level, res, "ao",
-                    True, False, stack, dual, rates)
+                    PASS_FLAGS["ao"], surfaces, stack, dual, rates)
         occl = (hits.prim >= 0).reshape(-1, ao_samples)
         ao = np.ones(h * w, np.float32)
         ao[hit] = 1.0 - occl.mean(axis=1)

@@ -15,13 +15,18 @@ import numpy as np
 
 from renderer.cull import CullMode
 from renderer.errors import SceneError
+from scenes.model import AlphaMode
 
 from . import builder_kernels as bk
 
-# Triangle flags as DXR's instance flags (D3D12_RAYTRACING_INSTANCE_FLAGS): a draw that is not
-# back-face culled gets TRIANGLE_CULL_DISABLE; one that culls front faces is wound clockwise.
+# Triangle flags as DXR's instance and geometry flags (D3D12_RAYTRACING_INSTANCE_FLAGS,
+# D3D12_RAYTRACING_GEOMETRY_FLAGS): a draw that is not back-face culled gets
+# TRIANGLE_CULL_DISABLE; one that culls front faces is wound clockwise; an alpha-tested (MASK)
+# or blended draw is not OPAQUE: a candidate hit on it runs its any-hit program.
 TRI_CULL_DISABLE = 1
 TRI_FRONT_CW = 2
+TRI_ALPHA_TEST = 4
+TRI_BLEND = 8
 MAX_LEAF = 4         # BVH2 leaf size cap: a BVH4 box node must be able to open any leaf
 # Triangle splitting (builder_kernels.split_references): a piece's box may hold at most this
 # fraction of the scene box's surface area before it is cut again, at most SPLIT_DEPTH times.
@@ -54,8 +59,11 @@ class Triangles(NamedTuple):
             world = p @ draw.world_from_object[:3, :3].T + draw.world_from_object[:3, 3]
             vs.append(world[draw.mesh.indices.astype(np.int64)].astype(np.float32))
             geo.append(np.full(draw.mesh.n_triangles, d, np.int32))
+            mode = draw.material.alpha_mode
             f = (TRI_CULL_DISABLE if draw.state.cull == CullMode.NONE else 0) | \
-                (TRI_FRONT_CW if draw.state.cull == CullMode.FRONT else 0)
+                (TRI_FRONT_CW if draw.state.cull == CullMode.FRONT else 0) | \
+                (TRI_ALPHA_TEST if mode == AlphaMode.MASK else 0) | \
+                (TRI_BLEND if mode == AlphaMode.BLEND else 0)
             flags.append(np.full(draw.mesh.n_triangles, f, np.uint32))
         if not vs:
             raise SceneError(f"scene {scene.name!r}: no triangles to build a BVH over")

@@ -30,7 +30,7 @@ import numpy as np
 
 from . import layouts_kernels as lk
 from .box8_kernels import planes32
-from .builder import Bvh2, Wide
+from .builder import TRI_ALPHA_TEST, TRI_BLEND, Bvh2, Wide
 
 BVH2_NODE = np.dtype([("lo", "<f4", 3), ("left_first", "<u4"), ("hi", "<f4", 3), ("count", "<u4")])
 TRI_NODE = np.dtype([("v", "<f4", (3, 3)), ("reserved", "<u4", 3), ("triangle_id", "<u4"),
@@ -83,6 +83,13 @@ class Layout(NamedTuple):
     @property
     def bytes(self) -> int:
         return self.nodes.nbytes + self.tris.nbytes
+
+    @property
+    def non_opaque(self) -> bool:
+        """Whether a triangle node holds an alpha-tested or blended triangle (its any-hit runs)."""
+        names = self.tris.dtype.names
+        flags = self.tris["flags"] if "flags" in names else self.tris["geometry_id_and_flags"] >> 24
+        return bool((flags & (TRI_ALPHA_TEST | TRI_BLEND)).any())
 
     def views(self):
         """(node words float32, node words uint32, tri words float32, tri words uint32): the

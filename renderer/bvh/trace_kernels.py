@@ -12,7 +12,7 @@ BANDS = 32            # trace gives each thread a run of chunks in each of this 
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _trace_chunk(tree, job, out, c, fast, redo):
+def _trace_chunk(tree, job, ah, out, c, fast, redo):
     """Chunk c of the rays; its record count into out.rec_n[c]. The chunk kernels take the
     structs and open them once per chunk: compiled, that is the code they had taking the 20
     arrays one by one (bench/kernel_ir.py: the same instruction and reference counts). They
@@ -25,19 +25,20 @@ def _trace_chunk(tree, job, out, c, fast, redo):
     r0 = c * job.chunk
     r1 = min(job.rays.shape[0], r0 + job.chunk)
     if fast:
-        n_redo = trace_chunk8_fast(tree, job, out, r0, r1, redo)
+        n_redo = trace_chunk8_fast(tree, job, ah, out, r0, r1, redo)
         for k in range(n_redo):
-            trace_chunk8(tree, job, out, redo[k], redo[k] + 1, 0, 0)
+            trace_chunk8(tree, job, ah, out, redo[k], redo[k] + 1, 0, 0)
         rec_n[c] = 0
     elif tree.kind == L_BVH8:
-        rec_n[c] = trace_chunk8(tree, job, out, r0, r1, c * rec_cap, rec_cap)
+        rec_n[c] = trace_chunk8(tree, job, ah, out, r0, r1, c * rec_cap, rec_cap)
     else:
-        rec_n[c] = trace_chunk(tree, job, out, r0, r1, c * rec_cap, rec_cap)
+        rec_n[c] = trace_chunk(tree, job, ah, out, r0, r1, c * rec_cap, rec_cap)
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def trace(tree, job, out, n_threads, fast):
-    """All rays of `job` (RayJob) through `tree` (Tree) into `out` (TraceOut), parallel over
+def trace(tree, job, ah, out, n_threads, fast):
+    """All rays of `job` (RayJob) through `tree` (Tree) into `out` (TraceOut), non-opaque
+    triangles through their any-hit program (`ah`, AnyHit), parallel over
     chunks of job.chunk rays; chunk c records into out.rec[c * out.rec_cap:]. fast: a bvh8
     layout with no rotated node and no records wanted, run by trace_chunk8_fast. (The structs
     are opened in _trace_chunk, not here: a parallel loop that writes arrays taken out of a
@@ -55,4 +56,4 @@ def trace(tree, job, out, n_threads, fast):
         for band in range(BANDS):
             c0 = band * per_band + w * per_run
             for c in range(c0, min(c0 + per_run, (band + 1) * per_band, n_chunks)):
-                _trace_chunk(tree, job, out, c, fast, redo)
+                _trace_chunk(tree, job, ah, out, c, fast, redo)

@@ -18,6 +18,7 @@ from renderer.counters import Counters
 from renderer.memory import STREAM, MemoryModel
 
 from . import traverse_kernels as tk
+from .anyhit import no_any_hit
 from .trace_kernels import trace as trace_kernel
 from .layouts import OBB_TABLE, TRI_NODE, Layout
 from .layouts_kernels import L_BVH8, N_OBB
@@ -50,19 +51,30 @@ def make_rays(origins, directions, tmin=0.0, tmax=np.inf) -> np.ndarray:
     return rays
 
 
-def _flags(any_hit: bool, cull_back: bool) -> int:
-    return (tk.FLAG_ANY_HIT if any_hit else 0) | (tk.FLAG_CULL_BACK if cull_back else 0)
+def _flags(any_hit: bool, cull_back: bool, cull_front: bool = False, opaque: bool = False,
+           cull_non_opaque: bool = False, ignore_blend: bool = False) -> int:
+    return ((tk.FLAG_ANY_HIT if any_hit else 0) | (tk.FLAG_CULL_BACK if cull_back else 0)
+            | (tk.FLAG_CULL_FRONT if cull_front else 0) | (tk.FLAG_OPAQUE if opaque else 0)
+            | (tk.FLAG_CULL_NON_OPAQUE if cull_non_opaque else 0)
+            | (tk.FLAG_IGNORE_BLEND if ignore_blend else 0))
 
 
 def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_back: bool = False,
                stack: int = 16, dual: bool = False, record: bool = False, box_rate: int = 4,
-               tri_rate: int = 1):
+               tri_rate: int = 1, cull_front: bool = False, opaque: bool = False,
+               cull_non_opaque: bool = False, ignore_blend: bool = False,
+               surfaces: tk.AnyHit | None = None):
     """Trace every ray; returns (Hits, fetch records int64 in ray order, or None).
 
-    any_hit: terminate on the first hit (shadow rays); cull_back: skip back faces unless the
-    triangle's draw disables culling; stack: short-stack entries; dual: BVH4x2, two bvh4 box
-    nodes per step (only for the bvh4 layout); box_rate / tri_rate: tests per clock of the
-    intersection unit, for the isect_clocks cost."""
+    The ray flags (DXR's): any_hit: terminate on the first hit accepted (shadow rays);
+    cull_back / cull_front: skip back / front faces unless the triangle's draw disables culling;
+    opaque: every triangle opaque (FORCE_OPAQUE); cull_non_opaque: alpha-tested and blended
+    triangles are skipped (CULL_NON_OPAQUE); ignore_blend: the any-hit program lets the ray
+    through blended surfaces (shadow and AO rays). surfaces: the scene's any-hit table
+    (renderer.bvh.anyhit.any_hit_table); needed when the layout has non-opaque triangles.
+    stack: short-stack entries; dual: BVH4x2, two bvh4 box nodes per step (only for the bvh4
+    layout); box_rate / tri_rate: tests per clock of the intersection unit, for the
+    isect_clocks cost."""
     if box_rate < 1 or tri_rate < 1:
         raise ValueError(f"test rates must be >= 1 per clock, got {box_rate} and {tri_rate}")
     if stack < 1:
@@ -76,11 +88,17 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
         # box8 reads a node's 48 float32 planes unchecked
         raise ValueError("a bvh8 layout needs its decoded float32 child boxes and triangles (made by "
                          "bvh8_layout)")
+    flags = _flags(any_hit, cull_back, cull_front, opaque, cull_non_opaque, ignore_blend)
+    if surfaces is None:
+        if layout.non_opaque and not opaque and not cull_non_opaque:
+            raise ValueError("the layout has alpha-tested or blended triangles: trace_rays needs "
+                             "their any-hit table (surfaces=any_hit_table(...))")
+        surfaces = no_any_hit()
     n = len(rays)
     node_f32, node_u32, tri_f32, tri_u32 = layout.views()
     tree = tk.Tree(layout.kind, node_f32, node_u32, tri_f32, tri_u32, layout.node_parent,
                    layout.tri_parent, OBB_TABLE, layout.child_boxes, layout.tri_corners)
-    job = tk.RayJob(rays, CHUNK, _flags(any_hit, cull_back), stack, dual, box_rate, tri_rate)
+    job = tk.RayJob(rays, CHUNK, flags, stack, dual, box_rate, tri_rate)
     prim = np.empty(n, np.int64)
     t = np.empty(n, np.float64)
     cnt = np.empty((n, tk.C_N), np.int32)      # every ray writes all of its row
@@ -90,8 +108,8 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
     rec_n = np.zeros(n_chunks, np.int64)
     # the common case's kernel: bvh8 with no rotated node, nothing recorded
     fast = layout.kind == L_BVH8 and not record and not (layout.nodes["obb"] < N_OBB).any()
-    trace_kernel(tree, job, tk.TraceOut(prim, t, cnt, rec, cap, rec_n), numba.get_num_threads(),
-                 fast)
+    trace_kernel(tree, job, surfaces, tk.TraceOut(prim, t, cnt, rec, cap, rec_n),
+                 numba.get_num_threads(), fast)
     hits = Hits(prim, t, cnt)
     if not record:
         return hits, None
@@ -102,22 +120,25 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
         else:                    # a chunk of very long rays: run it again with room enough
             big = np.empty(rec_n[c], np.int64)
             r0, r1 = c * CHUNK, min(n, (c + 1) * CHUNK)
-            trace_kernel(tree, job._replace(rays=rays[r0:r1]),
+            trace_kernel(tree, job._replace(rays=rays[r0:r1]), surfaces,
                          tk.TraceOut(prim[r0:r1], t[r0:r1], cnt[r0:r1], big, len(big), rec_n[c:c + 1]),
                          1, False)
             parts.append(big)
     return hits, np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
 
-def brute_force(layout: Layout, rays: np.ndarray, cull_back: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """The slow twin: every ray against every triangle, the same test and tie rule. Needs a
-    layout of one-triangle nodes (bvh2 or bvh4)."""
+def brute_force(layout: Layout, rays: np.ndarray, cull_back: bool = False,
+                surfaces: tk.AnyHit | None = None, **flags) -> tuple[np.ndarray, np.ndarray]:
+    """The slow twin: every ray against every triangle, the same test, any-hit and tie rule.
+    Needs a layout of one-triangle nodes (bvh2 or bvh4); `flags`: trace_rays's other ray
+    flags by name."""
     if layout.tris.dtype != TRI_NODE:
         raise ValueError(f"brute_force reads 64 B triangle nodes; {layout.name} has primitive nodes")
     _, _, tri_f32, tri_u32 = layout.views()
     prim = np.empty(len(rays), np.int64)
     t = np.empty(len(rays))
-    tk.brute_force(tri_f32, tri_u32, rays, _flags(False, cull_back), prim, t)
+    tk.brute_force(tri_f32, tri_u32, rays, _flags(flags.pop("any_hit", False), cull_back, **flags),
+                   no_any_hit() if surfaces is None else surfaces, prim, t)
     return prim, t
 
 
@@ -137,17 +158,20 @@ def cost_counters(layout: Layout, hits: Hits, prefix: str = "rt.") -> Counters:
 
 def price(layout: Layout, fetches: np.ndarray, mm: MemoryModel, level: int) -> None:
     """Run the recorded fetches, in ray order, through the memory model, entering at cache
-    `level`. Box nodes and parent links are stream bvh_node, triangle nodes bvh_leaf."""
+    `level`. Box nodes and parent links are stream bvh_node, triangle nodes bvh_leaf, the
+    any-hit programs' texel chunks texture (in the region the raster's texture fetches use)."""
     base = np.array([mm.address(mm.region(("bvh_node", layout.name, id(layout.nodes)))),
                      mm.address(mm.region(("bvh_leaf", layout.name, id(layout.tris)))),
                      mm.address(mm.region(("bvh_parent", layout.name, id(layout.node_parent)))),
-                     mm.address(mm.region(("bvh_tri_parent", layout.name, id(layout.tri_parent))))],
-                    np.int64)
+                     mm.address(mm.region(("bvh_tri_parent", layout.name, id(layout.tri_parent)))),
+                     mm.address(mm.region("textures"))], np.int64)
     leaf = layout.tris.dtype.itemsize
-    stride = np.array([layout.nodes.dtype.itemsize, leaf, PARENT_LINK_BYTES, PARENT_LINK_BYTES], np.int64)
-    size = np.array([layout.fetch_bytes, leaf, PARENT_LINK_BYTES, PARENT_LINK_BYTES], np.int64)
+    chunk = 1 << tk.TEXEL_REC_SHIFT
+    stride = np.array([layout.nodes.dtype.itemsize, leaf, PARENT_LINK_BYTES, PARENT_LINK_BYTES,
+                       chunk], np.int64)
+    size = np.array([layout.fetch_bytes, leaf, PARENT_LINK_BYTES, PARENT_LINK_BYTES, chunk], np.int64)
     stream = np.array([STREAM["bvh_node"], STREAM["bvh_leaf"], STREAM["bvh_node"],
-                       STREAM["bvh_node"]], np.int64)
+                       STREAM["bvh_node"], STREAM["texture"]], np.int64)
     tk.replay(mm.serve_args(), level, fetches, base, stride, size, stream)
 
 

@@ -5,15 +5,16 @@ import numpy as np
 from numba import njit
 
 from .layouts_kernels import L_BVH2
-from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, R_DX, R_DY, R_DZ, R_OX, R_OY, R_OZ, R_TMAX, R_TMIN,
-                               REC_NODE, REC_PARENT, REC_SHIFT, REC_TRI, REF_BOX, REF_LEAF, REF_TRI, _inv,
-                               _slab, _tri, _write_costs, pop_nearest)
+from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, FLAG_OPAQUE, R_DX, R_DY, R_DZ, R_OX, R_OY, R_OZ,
+                               R_TMAX, R_TMIN, REC_NODE, REC_PARENT, REC_SHIFT, REC_TRI, REF_BOX,
+                               REF_LEAF, REF_TRI, TRI_NON_OPAQUE, _inv, _slab, _tri, _write_costs,
+                               any_hit, pop_nearest)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def trace_chunk(tree, job, out, r0, r1, rec0, rec_cap):
+def trace_chunk(tree, job, ah, out, r0, r1, rec0, rec_cap):
     """Traces rays r0..r1-1 of `job` (RayJob) through `tree` (Tree: a bvh2 or bvh4 layout)
-    into `out` (TraceOut); records fetches into out.rec[rec0:rec0 + rec_cap] when rec_cap > 0.
+    into `out` (TraceOut), non-opaque triangles through `ah` (AnyHit); records fetches into out.rec[rec0:rec0 + rec_cap] when rec_cap > 0.
     Returns the number of records the chunk needed.
 
     One loop per ray; each pass through it either tests a triangle node (or a bvh2 leaf), or
@@ -47,6 +48,7 @@ def trace_chunk(tree, job, out, r0, r1, rec0, rec_cap):
         size, top, over = 0, 0, False      # entries, ring position of the next push, lost any
         steps = box_nodes = leaf_nodes = box_tests = tri_tests = 0
         overflows = restarts = refetch = parent_reads = duals = clocks = 0
+        anyhits = ignored = texels = culled = 0
         done = False
         while not done:
             lim = best_t * (1.0 + BOX_EPS)
@@ -66,19 +68,28 @@ def trace_chunk(tree, job, out, r0, r1, rec0, rec_cap):
                         if nrec < rec_cap:
                             rec[rec0 + nrec] = (REC_TRI << REC_SHIFT) | s
                         nrec += 1
-                    t = _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, np.float64(tri_f32[s, 0]),
-                             np.float64(tri_f32[s, 1]), np.float64(tri_f32[s, 2]),
-                             np.float64(tri_f32[s, 3]), np.float64(tri_f32[s, 4]),
-                             np.float64(tri_f32[s, 5]), np.float64(tri_f32[s, 6]),
-                             np.float64(tri_f32[s, 7]), np.float64(tri_f32[s, 8]),
-                             tri_u32[s, 13] >> 24, flags)
+                    tflags = tri_u32[s, 13] >> 24
+                    t, cut = _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, np.float64(tri_f32[s, 0]),
+                                  np.float64(tri_f32[s, 1]), np.float64(tri_f32[s, 2]),
+                                  np.float64(tri_f32[s, 3]), np.float64(tri_f32[s, 4]),
+                                  np.float64(tri_f32[s, 5]), np.float64(tri_f32[s, 6]),
+                                  np.float64(tri_f32[s, 7]), np.float64(tri_f32[s, 8]),
+                                  tflags, flags)
+                    culled += cut
                     p = np.int64(tri_u32[s, 12])
-                    if t < np.inf:
-                        if t < best_t or (t == best_t and p < best_p):
-                            best_t, best_p = t, p
-                            if flags & FLAG_ANY_HIT:
-                                done = True
-                                break
+                    if t < np.inf and (t < best_t or (t == best_t and p < best_p)):
+                        if tflags & TRI_NON_OPAQUE and not flags & FLAG_OPAQUE:
+                            ok, n_bytes, nrec = any_hit(ah, p, ox, oy, oz, dx, dy, dz, flags, rec,
+                                                       rec0, nrec, rec_cap)
+                            anyhits += 1
+                            texels += n_bytes
+                            if not ok:
+                                ignored += 1
+                                continue
+                        best_t, best_p = t, p
+                        if flags & FLAG_ANY_HIT:
+                            done = True
+                            break
                 last = cur
                 cur = -1
                 continue
@@ -217,5 +228,5 @@ def trace_chunk(tree, job, out, r0, r1, rec0, rec_cap):
         out_prim[r] = best_p
         out_t[r] = best_t if best_p >= 0 else np.inf
         _write_costs(costs, r, steps, box_nodes, leaf_nodes, box_tests, tri_tests, overflows, restarts,
-                     refetch, parent_reads, duals, 0, clocks)
+                     refetch, parent_reads, duals, 0, clocks, anyhits, ignored, texels, culled)
     return nrec

@@ -10,34 +10,54 @@ from renderer.block_masks import lowest_bit
 from .box8_kernels import box8, entry_planes, lim32, tame
 from .layouts_kernels import N_OBB
 from .tri4_kernels import tri4
-from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, R_DX, R_DY, R_DZ, R_OX, R_OY, R_OZ, R_TMAX,
-                               R_TMIN, REC_NODE, REC_PARENT, REC_SHIFT, REC_TRI, REF_BOX, REF_TRI,
-                               _culled, _inv, _slab, _write_costs, pop_nearest)
+from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, FLAG_OPAQUE, R_DX, R_DY, R_DZ, R_OX, R_OY,
+                               R_OZ, R_TMAX, R_TMIN, REC_NODE, REC_PARENT, REC_SHIFT, REC_TRI,
+                               REF_BOX, REF_TRI, TRI_NON_OPAQUE, _culled, _inv, _slab, _write_costs,
+                               any_hit, pop_nearest)
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _prims(tri_corners, tri_u32, s, ox, oy, oz, dx, dy, dz, tmin, tmax, flags, best_t, best_p,
-           lane_t, lane_det):
+           lane_t, lane_det, ah, rec, rec0, nrec, rec_cap, can_any_hit):
     """Tests bvh8 primitive node s's triangles against the closest hit so far: up to 4 (word 0
     count, 1-4 ids, 5 flags a byte each; tri_corners[s]: their corners by lane, decoded from the
     node's corner indices, Layout.tri_corners), all at once (tri4), then taken in order as _tri
-    one by one would. Returns the closest hit, the triangles tested and whether to stop (a
-    first hit under FLAG_ANY_HIT)."""
+    one by one would, a non-opaque one through its any-hit program (traverse_kernels.any_hit)
+    when it would become the hit. Returns the closest hit, the triangles tested, whether to
+    stop (a first hit under FLAG_ANY_HIT), any-hit invocations, ignored, texel bytes, culled
+    hits, nrec, and whether a candidate needed an any-hit that can_any_hit=False (the fast
+    kernel) leaves to trace_chunk8."""
     n = np.int64(tri_u32[s, 0] & 0xFF)
     hit = tri4(tri_corners, s, ox, oy, oz, dx, dy, dz, tmin, tmax, lane_t, lane_det) & (
         (np.uint64(1) << n) - 1)
-    while hit:                     # the lanes with a hit, in order
+    anyhits = ignored = texels = culled = 0
+    done = bail = False
+    while hit and not done:          # the lanes with a hit, in order
         q = lowest_bit(hit)
         hit &= hit - np.uint64(1)
-        if _culled(lane_det[q], (tri_u32[s, 5] >> (8 * q)) & 0xFF, flags):
+        tflags = (tri_u32[s, 5] >> (8 * q)) & 0xFF
+        if _culled(lane_det[q], tflags, flags):
+            culled += 1
             continue
         t = lane_t[q]
         p = np.int64(tri_u32[s, 1 + q])
         if t < best_t or (t == best_t and p < best_p):
+            if tflags & TRI_NON_OPAQUE and not flags & FLAG_OPAQUE:
+                if not can_any_hit:
+                    bail = done = True
+                    continue
+                ok, n_bytes, nrec = any_hit(ah, p, ox, oy, oz, dx, dy, dz, flags, rec, rec0, nrec,
+                                           rec_cap)
+                anyhits += 1
+                texels += n_bytes
+                if not ok:
+                    ignored += 1
+                    continue
             best_t, best_p = t, p
             if flags & FLAG_ANY_HIT:
-                return best_t, best_p, q + 1, True
-    return best_t, best_p, n, False
+                done = True
+                n = q + 1
+    return best_t, best_p, n, done, anyhits, ignored, texels, culled, nrec, bail
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
@@ -93,7 +113,7 @@ def _push_kept(keep, at, sl, st_ref, st_t, top, size, stack, n_int, ib, lb):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def trace_chunk8(tree, job, out, r0, r1, rec0, rec_cap):
+def trace_chunk8(tree, job, ah, out, r0, r1, rec0, rec_cap):
     """trace_chunk for the bvh8 layout: the same traversal, hits, counters and records. Its own
     kernel so that the box test runs over all 8 slots of a node's decoded planes at once (empty
     slots are +inf boxes): box8's float32 test for a tame ray at an unrotated node, else a
@@ -131,6 +151,7 @@ def trace_chunk8(tree, job, out, r0, r1, rec0, rec_cap):
         size, top, over = 0, 0, False      # entries, ring position of the next push, lost any
         steps = box_nodes = leaf_nodes = box_tests = tri_tests = 0
         overflows = restarts = refetch = parent_reads = obbs = clocks = 0
+        anyhits = ignored = texels = culled = 0
         done = False
         while not done:
             # children (and stack entries) in front of the closest hit: box8's widened limit
@@ -146,9 +167,13 @@ def trace_chunk8(tree, job, out, r0, r1, rec0, rec_cap):
                     if nrec < rec_cap:
                         rec[rec0 + nrec] = (REC_TRI << REC_SHIFT) | s
                     nrec += 1
-                best_t, best_p, tested, done = _prims(tri_corners, tri_u32, s, ox, oy, oz, dx, dy,
-                                                      dz, tmin, tmax, flags, best_t, best_p,
-                                                      lane_t, lane_det)
+                (best_t, best_p, tested, done, a_n, a_ignored, a_texels, a_culled, nrec,
+                 _) = _prims(tri_corners, tri_u32, s, ox, oy, oz, dx, dy, dz, tmin, tmax, flags,
+                             best_t, best_p, lane_t, lane_det, ah, rec, rec0, nrec, rec_cap, True)
+                anyhits += a_n
+                ignored += a_ignored
+                texels += a_texels
+                culled += a_culled
                 tri_tests += tested
                 clocks += (tested + tri_rate - 1) // tri_rate
                 last = cur
@@ -262,12 +287,12 @@ def trace_chunk8(tree, job, out, r0, r1, rec0, rec_cap):
         out_prim[r] = best_p
         out_t[r] = best_t if best_p >= 0 else np.inf
         _write_costs(costs, r, steps, box_nodes, leaf_nodes, box_tests, tri_tests, overflows, restarts,
-                     refetch, parent_reads, 0, obbs, clocks)
+                     refetch, parent_reads, 0, obbs, clocks, anyhits, ignored, texels, culled)
     return nrec
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def trace_chunk8_fast(tree, job, out, r0, r1, redo):
+def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
     """trace_chunk8 for the common case alone: no fetch records, no rotated node, a tame ray
     (box8_kernels: none parallel to an axis plane), no restart after an overflow. A ray that
     needs one of those is left to trace_chunk8, listed in redo; returns how many were. Same
@@ -284,7 +309,7 @@ def trace_chunk8_fast(tree, job, out, r0, r1, redo):
                                              tree.child_boxes)
     rays, flags, stack, box_rate, tri_rate = (job.rays, job.flags, job.stack, job.box_rate,
                                               job.tri_rate)
-    out_prim, out_t, costs = out.prim, out.t, out.costs
+    out_prim, out_t, costs, rec = out.prim, out.t, out.costs, out.rec
     st_ref = np.empty(stack, np.int64)
     st_t = np.empty(stack, np.float32)
     at = np.empty(8, np.float32)
@@ -316,7 +341,7 @@ def trace_chunk8_fast(tree, job, out, r0, r1, redo):
         if keep == 0:                       # a miss at the root: one step, n box tests
             out_prim[r] = -1
             out_t[r] = np.inf
-            _write_costs(costs, r, 1, 1, 0, n, 0, 0, 0, 0, 0, 0, 0, box_clocks[n])
+            _write_costs(costs, r, 1, 1, 0, n, 0, 0, 0, 0, 0, 0, 0, box_clocks[n], 0, 0, 0, 0)
             continue
         ox, oy, oz = np.float64(rays[r, R_OX]), np.float64(rays[r, R_OY]), np.float64(rays[r, R_OZ])
         dx, dy, dz = np.float64(rays[r, R_DX]), np.float64(rays[r, R_DY]), np.float64(rays[r, R_DZ])
@@ -325,7 +350,7 @@ def trace_chunk8_fast(tree, job, out, r0, r1, redo):
         best_p = np.int64(-1)
         size, top, over, bail = 0, 0, False, False
         box_nodes, box_tests, clocks = 1, n, box_clocks[n]
-        leaf_nodes = tri_tests = overflows = 0
+        leaf_nodes = tri_tests = overflows = culled = 0
         while True:
             # the children of `node` its test kept: the nearest next, the others pushed
             n_int = np.int64(w7 & 0xFF)
@@ -357,9 +382,10 @@ def trace_chunk8_fast(tree, job, out, r0, r1, redo):
                 if (cur & 3) != REF_TRI:
                     break
                 leaf_nodes += 1
-                best_t, best_p, tested, done = _prims(tri_corners, tri_u32, cur >> 2, ox, oy, oz,
-                                                      dx, dy, dz, tmin, tmax, flags, best_t,
-                                                      best_p, lane_t, lane_det)
+                (best_t, best_p, tested, done, _, _, _, a_culled, _,
+                 bail) = _prims(tri_corners, tri_u32, cur >> 2, ox, oy, oz, dx, dy, dz, tmin, tmax,
+                                flags, best_t, best_p, lane_t, lane_det, ah, rec, 0, 0, 0, False)
+                culled += a_culled
                 tri_tests += tested
                 clocks += (tested + tri_rate - 1) // tri_rate
                 lim = lim32(best_t)
@@ -385,5 +411,5 @@ def trace_chunk8_fast(tree, job, out, r0, r1, redo):
         out_prim[r] = best_p
         out_t[r] = best_t if best_p >= 0 else np.inf
         _write_costs(costs, r, box_nodes + leaf_nodes, box_nodes, leaf_nodes, box_tests, tri_tests,
-                     overflows, 0, 0, 0, 0, 0, clocks)
+                     overflows, 0, 0, 0, 0, 0, clocks, 0, 0, 0, culled)
     return n_redo

@@ -33,26 +33,48 @@ import numpy as np
 from numba import njit
 
 from renderer import memory_kernels as mk
+from renderer.shade_kernels import L_TILED, bilinear_channel, bilinear_taps
+from renderer.texture_l1 import texel_blocks
 
 REF_BOX, REF_TRI, REF_LEAF = 0, 1, 2          # ref = index << 2 | kind; REF_LEAF: a bvh2 leaf
-FLAG_ANY_HIT = 1      # DXR RAY_FLAG_ACCEPT_FIRST_HIT_AND_END_SEARCH
-FLAG_CULL_BACK = 2    # DXR RAY_FLAG_CULL_BACK_FACING_TRIANGLES
-TRI_CULL_DISABLE, TRI_FRONT_CW = 1, 2         # builder.TRI_*, kept in the triangle node's top byte
-REC_NODE, REC_TRI, REC_PARENT = 0, 1, 2
+# Ray flags, as DXR's RAY_FLAG_* (D3D12_RAY_FLAGS; the bits are ours)
+FLAG_ANY_HIT = 1      # ACCEPT_FIRST_HIT_AND_END_SEARCH (the first hit accepted ends the ray)
+FLAG_CULL_BACK = 2    # CULL_BACK_FACING_TRIANGLES
+FLAG_CULL_FRONT = 4   # CULL_FRONT_FACING_TRIANGLES
+FLAG_OPAQUE = 8       # FORCE_OPAQUE: every triangle opaque, no any-hit runs
+FLAG_CULL_NON_OPAQUE = 16   # CULL_NON_OPAQUE: alpha-tested and blended triangles are not there
+FLAG_IGNORE_BLEND = 32      # not DXR's: the application's any-hit ignores blended surfaces for
+                            # this ray type (shadow and AO rays: a transparent surface casts no
+                            # shadow and occludes no ambient light, as raster engines leave
+                            # translucent draws out of their shadow passes)
+# builder.TRI_*, kept in the triangle node's flags byte
+TRI_CULL_DISABLE, TRI_FRONT_CW, TRI_ALPHA_TEST, TRI_BLEND = 1, 2, 4, 8
+TRI_NON_OPAQUE = TRI_ALPHA_TEST | TRI_BLEND
+REC_NODE, REC_TRI, REC_PARENT, REC_TEXEL = 0, 1, 2, 3
+TEXEL_REC_SHIFT = 6   # a texel record is a byte address in the texture data >> 6 (64 B chunks:
+                      # every stored block lies in one, RGBA8's 4x4 fills one)
 REC_SHIFT = 30
 BOX_EPS = 1e-9        # relative; float64 box and triangle distances agree to ~1e-15
 # Per-ray counters (columns of cnt)
 (C_STEPS, C_BOX_NODES, C_LEAF_NODES, C_BOX_TESTS, C_TRI_TESTS, C_OVERFLOWS, C_RESTARTS,
- C_REFETCH, C_PARENT_READS, C_DUAL, C_OBB, C_CLOCKS, C_N) = range(13)
+ C_REFETCH, C_PARENT_READS, C_DUAL, C_OBB, C_CLOCKS, C_ANYHIT, C_ANYHIT_IGNORED, C_TEXEL_BYTES,
+ C_CULLED, C_N) = range(17)
 COUNTER_NAMES = ("steps", "nodes.box", "nodes.leaf", "tests.box", "tests.tri", "stack.overflows",
                  "stack.restarts", "nodes.refetch", "parent_reads", "dual_steps", "obb_transforms",
-                 "isect_clocks")
+                 "isect_clocks", "anyhit", "anyhit.ignored", "bytes.texture", "hits.culled")
 # nodes.box: box nodes fetched while descending; nodes.refetch: fetched again by restarts;
 # obb_transforms: box-node openings whose node is rotated (the ray transformed into its frame):
 # a subset of nodes.box + nodes.refetch, not a node type of its own.
 # isect_clocks: intersection-unit clocks at the preset's rates, ceil(tests / rate) per step (a
 # node's box tests, a leaf node's triangle tests): 4 box or 1 triangle test per clock on RDNA 2/3,
 # 8 or 2 on RDNA 4 (seed-notes 000_partA l.188, 000_partB l.84)
+# anyhit: any-hit invocations (a candidate hit on a non-opaque triangle that would become the
+# ray's hit: shader work on every generation, seed-notes 000_partB l.93, 004_partB l.222);
+# anyhit.ignored: those whose surface let the ray through (alpha under the cutoff, or a blended
+# surface the ray type ignores); bytes.texture: the texel blocks their alpha lookups read, at
+# their format's block size, before any cache (as bytes.node, bytes.leaf);
+# hits.culled: candidate hits a cull flag removed (where the ray flags are filtered in the
+# shader, RDNA 2, each is an intermediate hit returned to it: seed-notes 000_partA l.205)
 # Ray columns
 R_OX, R_OY, R_OZ, R_TMIN, R_DX, R_DY, R_DZ, R_TMAX, R_N = range(9)
 
@@ -80,6 +102,24 @@ class RayJob(NamedTuple):
     dual: bool                 # BVH4x2 steps (bvh4)
     box_rate: int              # box tests per clock (isect_clocks)
     tri_rate: int              # triangle tests per clock
+
+
+class AnyHit(NamedTuple):
+    """What the any-hit program of non-opaque triangles reads (pipelines.passes.raytrace makes
+    it from the scene's draws and the preset's texture unit): the triangle's corners and uv at
+    its corners, its draw's base alpha, cutoff and texture, and the texture table the raster
+    samples (renderer.shade.TextureTable). Rows are per non-opaque triangle (slot)."""
+    slot: np.ndarray           # int32 (n_tris,) the triangle's row, -1 opaque; (0,) if none is
+    v: np.ndarray              # float32 (m, 3, 3) corners (the BVH's)
+    uv: np.ndarray             # float32 (m, 3, 2) texture coordinates at the corners
+    alpha: np.ndarray          # float32 (m,) base colour alpha (the material's)
+    cutoff: np.ndarray         # float32 (m,) alpha cutoff, or -1 for a blended triangle
+    texture: np.ndarray        # int32 (m,) texture (TextureTable row), -1 none
+    tex_data: np.ndarray       # TextureTable.data, levels, sampler, base, block
+    tex_levels: np.ndarray
+    tex_sampler: np.ndarray
+    tex_base: np.ndarray
+    tex_block: np.ndarray
 
 
 class TraceOut(NamedTuple):
@@ -122,38 +162,92 @@ def _slab(lx, ly, lz, hx, hy, hz, ox, oy, oz, ix, iy, iz, tmin, tmax):
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _culled(det, tflags, flags):
-    """Whether a triangle of determinant det (> 0: counter-clockwise) is culled as a back face:
-    the ray asks for it and the triangle's draw does not disable it (TRI_* in tflags)."""
-    if not (flags & FLAG_CULL_BACK) or tflags & TRI_CULL_DISABLE:
+    """Whether a triangle of determinant det (> 0: counter-clockwise) is culled: as a back or
+    front face where the ray asks for it and the triangle's draw does not disable culling, or
+    as a non-opaque triangle under CULL_NON_OPAQUE (TRI_* in tflags)."""
+    if flags & FLAG_CULL_NON_OPAQUE and tflags & TRI_NON_OPAQUE and not flags & FLAG_OPAQUE:
+        return True
+    if not (flags & (FLAG_CULL_BACK | FLAG_CULL_FRONT)) or tflags & TRI_CULL_DISABLE:
         return False
-    return (det <= 0.0) if not (tflags & TRI_FRONT_CW) else (det >= 0.0)
+    back = (det <= 0.0) if not (tflags & TRI_FRONT_CW) else (det >= 0.0)
+    return bool(flags & FLAG_CULL_BACK) if back else bool(flags & FLAG_CULL_FRONT)
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, ax, ay, az, bx, by, bz, cx, cy, cz, tflags, flags):
     """Moeller-Trumbore in float64 on one triangle (scalars only: no array reaches a helper in
-    the hot loop). Returns t in [tmin, tmax], or inf. The edges of float32 corners are exact in
-    float64. tri4_kernels.tri4 is this test on 4 triangles at once, bit for bit."""
+    the hot loop). Returns (t in [tmin, tmax] or inf, whether a hit there was culled by the ray's
+    flags). The edges of float32 corners are exact in float64. tri4_kernels.tri4 is this test on
+    4 triangles at once, bit for bit."""
     e1x, e1y, e1z, e2x, e2y, e2z = bx - ax, by - ay, bz - az, cx - ax, cy - ay, cz - az
     px, py, pz = dy * e2z - dz * e2y, dz * e2x - dx * e2z, dx * e2y - dy * e2x
     det = e1x * px + e1y * py + e1z * pz          # > 0: front face (counter-clockwise)
-    if _culled(det, tflags, flags):
-        return np.inf
     if det == 0.0:
-        return np.inf
+        return np.inf, False
     inv = 1.0 / det
     sx, sy, sz = ox - ax, oy - ay, oz - az
     u = (sx * px + sy * py + sz * pz) * inv
     if u < 0.0 or u > 1.0:
-        return np.inf
+        return np.inf, False
     qx, qy, qz = sy * e1z - sz * e1y, sz * e1x - sx * e1z, sx * e1y - sy * e1x
     v = (dx * qx + dy * qy + dz * qz) * inv
     if v < 0.0 or u + v > 1.0:
-        return np.inf
+        return np.inf, False
     t = (e2x * qx + e2y * qy + e2z * qz) * inv
     if t < tmin or t > tmax:
-        return np.inf
-    return t
+        return np.inf, False
+    if _culled(det, tflags, flags):
+        return np.inf, True
+    return t, False
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def any_hit(ah, p, ox, oy, oz, dx, dy, dz, flags, rec, rec0, nrec, rec_cap):
+    """The any-hit program of non-opaque triangle p (AnyHit row ah.slot[p]) for a candidate hit
+    of ray (o, d): a blended surface is ignored where the ray type says so (FLAG_IGNORE_BLEND)
+    and accepted elsewhere; an alpha-tested one is accepted where base alpha x the texture's
+    alpha at the hit's uv reaches the cutoff, as the raster's alpha test (level 0, bilinear: a
+    ray has no screen derivatives to pick a mip, as DXR's SampleLevel(..., 0) in an any-hit
+    shader). Its texel blocks are recorded (REC_TEXEL, each 64 B chunk once) when recording.
+    Returns (accepted, texel bytes read, nrec). Called only for candidates, not per step."""
+    k = ah.slot[p]
+    cutoff = ah.cutoff[k]
+    if cutoff < 0.0:
+        return not (flags & FLAG_IGNORE_BLEND), 0, nrec
+    alpha = np.float64(ah.alpha[k])
+    ti = ah.texture[k]
+    if ti < 0:
+        return alpha >= cutoff, 0, nrec
+    # the hit's barycentrics, as _tri finds them
+    ax, ay, az = np.float64(ah.v[k, 0, 0]), np.float64(ah.v[k, 0, 1]), np.float64(ah.v[k, 0, 2])
+    e1x, e1y, e1z = ah.v[k, 1, 0] - ax, ah.v[k, 1, 1] - ay, ah.v[k, 1, 2] - az
+    e2x, e2y, e2z = ah.v[k, 2, 0] - ax, ah.v[k, 2, 1] - ay, ah.v[k, 2, 2] - az
+    px, py, pz = dy * e2z - dz * e2y, dz * e2x - dx * e2z, dx * e2y - dy * e2x
+    inv = 1.0 / (e1x * px + e1y * py + e1z * pz)
+    sx, sy, sz = ox - ax, oy - ay, oz - az
+    b1 = (sx * px + sy * py + sz * pz) * inv
+    b2 = (dx * (sy * e1z - sz * e1y) + dy * (sz * e1x - sx * e1z) + dz * (sx * e1y - sy * e1x)) * inv
+    b0 = 1.0 - b1 - b2
+    u = b0 * ah.uv[k, 0, 0] + b1 * ah.uv[k, 1, 0] + b2 * ah.uv[k, 2, 0]
+    v = b0 * ah.uv[k, 0, 1] + b1 * ah.uv[k, 1, 1] + b2 * ah.uv[k, 2, 1]
+    p00, p10, p01, p11, wx, wy = bilinear_taps(ah.tex_data, ah.tex_levels, ah.tex_sampler, ti, 0,
+                                               u, v)
+    alpha *= bilinear_channel(p00, p10, p01, p11, wx, wy, 3)
+    b00, b10, b01, b11 = texel_blocks(ah.tex_levels, ah.tex_sampler, ah.tex_block, ti, 0, u, v)
+    n_bytes = (1 + (b10 >= 0) + (b01 >= 0) + (b11 >= 0)) * ah.tex_block[ti, 2]
+    if rec_cap > 0:
+        first = ah.tex_base[ti] + ah.tex_levels[ti, 0, L_TILED]
+        c0 = (first + b00) >> TEXEL_REC_SHIFT
+        c1 = (first + b10) >> TEXEL_REC_SHIFT if b10 >= 0 else c0
+        c2 = (first + b01) >> TEXEL_REC_SHIFT if b01 >= 0 else c0
+        c3 = (first + b11) >> TEXEL_REC_SHIFT if b11 >= 0 else c0
+        for c, new in ((c0, True), (c1, c1 != c0), (c2, c2 != c0 and c2 != c1),
+                       (c3, c3 != c0 and c3 != c1 and c3 != c2)):
+            if new:
+                if nrec < rec_cap:
+                    rec[rec0 + nrec] = (REC_TEXEL << REC_SHIFT) | c
+                nrec += 1
+    return alpha >= cutoff, n_bytes, nrec
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
@@ -178,7 +272,7 @@ def pop_nearest(st_ref, st_t, top, size, stack, lim, last):
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _write_costs(cnt, r, steps, box_nodes, leaf_nodes, box_tests, tri_tests, overflows, restarts,
-                 refetch, parent_reads, duals, obbs, clocks):
+                 refetch, parent_reads, duals, obbs, clocks, anyhits, ignored, texel_bytes, culled):
     """Ray r's row of per-ray costs (C_*)."""
     cnt[r, C_STEPS] = steps
     cnt[r, C_BOX_NODES] = box_nodes
@@ -192,23 +286,33 @@ def _write_costs(cnt, r, steps, box_nodes, leaf_nodes, box_tests, tri_tests, ove
     cnt[r, C_DUAL] = duals
     cnt[r, C_OBB] = obbs
     cnt[r, C_CLOCKS] = clocks
+    cnt[r, C_ANYHIT] = anyhits
+    cnt[r, C_ANYHIT_IGNORED] = ignored
+    cnt[r, C_TEXEL_BYTES] = texel_bytes
+    cnt[r, C_CULLED] = culled
 
 
 @njit(cache=True)
-def brute_force(tri_f32, tri_u32, rays, flags, out_prim, out_t):
-    """Every ray against every triangle node, same test and tie rule: the slow twin's core."""
+def brute_force(tri_f32, tri_u32, rays, flags, ah, out_prim, out_t):
+    """Every ray against every triangle node, same test, any-hit and tie rule: the slow twin's
+    core."""
+    no_rec = np.empty(0, np.int64)
     for r in range(rays.shape[0]):
         ox, oy, oz = np.float64(rays[r, R_OX]), np.float64(rays[r, R_OY]), np.float64(rays[r, R_OZ])
         dx, dy, dz = np.float64(rays[r, R_DX]), np.float64(rays[r, R_DY]), np.float64(rays[r, R_DZ])
         tmin, tmax = np.float64(rays[r, R_TMIN]), np.float64(rays[r, R_TMAX])
         best_t, best_p = tmax, np.int64(-1)
         for s in range(tri_f32.shape[0]):
-            t = _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, np.float64(tri_f32[s, 0]),
-                     np.float64(tri_f32[s, 1]), np.float64(tri_f32[s, 2]), np.float64(tri_f32[s, 3]),
-                     np.float64(tri_f32[s, 4]), np.float64(tri_f32[s, 5]), np.float64(tri_f32[s, 6]),
-                     np.float64(tri_f32[s, 7]), np.float64(tri_f32[s, 8]), tri_u32[s, 13] >> 24, flags)
+            tflags = tri_u32[s, 13] >> 24
+            t, _ = _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, np.float64(tri_f32[s, 0]),
+                        np.float64(tri_f32[s, 1]), np.float64(tri_f32[s, 2]), np.float64(tri_f32[s, 3]),
+                        np.float64(tri_f32[s, 4]), np.float64(tri_f32[s, 5]), np.float64(tri_f32[s, 6]),
+                        np.float64(tri_f32[s, 7]), np.float64(tri_f32[s, 8]), tflags, flags)
             p = np.int64(tri_u32[s, 12])
             if t < best_t or (t == best_t and t < np.inf and p < best_p):
+                if tflags & TRI_NON_OPAQUE and not flags & FLAG_OPAQUE:
+                    if not any_hit(ah, p, ox, oy, oz, dx, dy, dz, flags, no_rec, 0, 0, 0)[0]:
+                        continue
                 best_t, best_p = t, p
         out_prim[r] = best_p
         out_t[r] = best_t if best_p >= 0 else np.inf
@@ -218,8 +322,9 @@ def brute_force(tri_f32, tri_u32, rays, flags, out_prim, out_t):
 def replay(mem, level, fetches, base, stride, size, stream):
     """Fetch records (kind << 30 | index), in order, as line reads entering at cache `level` of
     `mem` (renderer.memory.Serving). A bvh2 node record is its child pair; a parent record
-    indexes node (even) or triangle (odd) parent links. base, stride, size, stream: per record
-    kind (node, leaf, node parent link, triangle parent link)."""
+    indexes node (even) or triangle (odd) parent links; a texel record a 64 B chunk of the
+    texture data. base, stride, size, stream: per record kind (node, leaf, node parent link,
+    triangle parent link, texel chunk)."""
     (lines, shape, meta), acc, tile_bytes = mem
     rq = np.empty((mk.REQUESTS, mk.R_N), np.int64)
     shift = meta[mk.M_LINE_SHIFT]
@@ -229,6 +334,8 @@ def replay(mem, level, fetches, base, stride, size, stream):
         kind, idx = fetches[f] >> REC_SHIFT, fetches[f] & mask
         if kind == REC_PARENT:
             kind, idx = REC_PARENT + (idx & 1), idx >> 1
+        elif kind == REC_TEXEL:
+            kind = REC_PARENT + 2
         first = base[kind] + idx * stride[kind]
         op = mk.op_code(False, stream[kind])
         for line in range(first >> shift, ((first + size[kind] - 1) >> shift) + 1):
