@@ -17,7 +17,7 @@ import numpy as np
 # comp_meta: a framebuffer codec's metadata (DCC keys, HTILE words of a compressed depth, AFBC
 # headers, Apple subtile records), apart from meta (fast-clear CMASK/HTILE, hierarchical Z).
 STREAMS = ("index", "vertex", "param", "color", "depth", "resolve", "texture", "meta",
-           "bvh_node", "bvh_leaf", "compute", "comp_meta")
+           "bvh_node", "bvh_leaf", "compute", "comp_meta", "rt_stack")
 RAY_PASSES = ("primary", "shadow", "ao")     # scenes.model.RAY_PASSES (renderer does not import
                                              # scenes; tests/test_counters.py checks they agree)
 
@@ -33,7 +33,7 @@ def _grammar() -> re.Pattern:
     from renderer.bvh import traverse_kernels as tk
     from renderer import raster_kernels as rk
     stream, rw, part = _any(*STREAMS), "(?:read|write)", r"[^.]+"   # part: a pass or surface name
-    rt_costs = _any("rays", "hits", "bytes.node", "bytes.leaf", *tk.COUNTER_NAMES)
+    rt_costs = _any("rays", "hits", "bytes.node", "bytes.leaf", "stack.onchip_bytes", *tk.COUNTER_NAMES)
     families = [
         _any(*rk.COUNTER_NAMES),                                        # renderer.raster
         rf"mem\.(?:dram|onchip)\.{rw}\.{stream}",                        # renderer.memory

@@ -139,6 +139,11 @@ def test_untextured_mask_tests_the_base_alpha():
         assert (tris.geometry[hits.prim] == 0).all() and (hits.counts[:, tk.C_TEXEL_BYTES] == 0).all()
 
 
+def test_alpha_modes_agree_with_the_scene_model():
+    from renderer.bvh.builder import ALPHA_BLEND, ALPHA_MASK
+    assert (ALPHA_MASK, ALPHA_BLEND) == (int(AlphaMode.MASK), int(AlphaMode.BLEND))
+
+
 def test_cull_front_and_back_faces():
     v = np.array([[[0, 0, 0], [1, 0, 0], [0, 1, 0]]], np.float32)       # counter-clockwise from +z
     tris = Triangles.of_array(np.concatenate([v, v[:, ::-1] + np.float32([0, 0, -1])]))

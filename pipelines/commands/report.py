@@ -51,14 +51,16 @@ RT_METRICS = {"rays": ("rays", False), "steps_per_ray": ("steps", True),
               "tri_tests_per_ray": ("tests.tri", True), "bytes_per_ray": ("bytes", True),
               "stack_overflows": ("stack.overflows", False), "restarts": ("stack.restarts", False),
               "anyhit": ("anyhit", False), "anyhit_ignored": ("anyhit.ignored", False),
-              "texel_bytes_per_ray": ("bytes.texture", True), "culled_hits": ("hits.culled", False)}
+              "texel_bytes_per_ray": ("bytes.texture", True), "culled_hits": ("hits.culled", False),
+              "stack_bytes_per_ray": ("stack.onchip_bytes", True), "stack_spills": ("stack.spills", False)}
 
 
 def rt_fields(c, passes, mode: str) -> dict:
     """Per ray pass: rays, and per ray the steps, nodes fetched (box + leaf), box and triangle
     tests and bytes fetched before the caches; stack overflows and restarts; any-hit
     invocations (on alpha-tested and blended surfaces), those that let the ray through, the
-    texel bytes their alpha lookups read per ray, and candidate hits a cull flag removed."""
+    texel bytes their alpha lookups read per ray, candidate hits a cull flag removed, the
+    stack's on-chip bytes per ray and the entries it spilled to memory."""
     out: dict = {"rt.layout": mode}
     for p in passes:
         rays = c[f"rt.{p}.rays"]

@@ -220,7 +220,7 @@ def textured(rows) -> bool:
 
 RT_HEADER = ["preset", "layout", "pass", "rays", "steps/ray", "nodes/ray", "box tests/ray",
              "tri tests/ray", "B/ray", "overflows", "restarts", "any-hits (through)",
-             "texel B/ray"]
+             "texel B/ray", "stack B/ray", "spills"]
 
 
 def rt_lines(row, passes) -> list[list[str]]:
@@ -231,7 +231,9 @@ def rt_lines(row, passes) -> list[list[str]]:
              f"{row[f'rt.{p}.bytes_per_ray']:,.0f}", f"{row[f'rt.{p}.stack_overflows']:,}",
              f"{row[f'rt.{p}.restarts']:,}",
              f"{row[f'rt.{p}.anyhit']:,} ({row[f'rt.{p}.anyhit_ignored']:,})",
-             f"{row[f'rt.{p}.texel_bytes_per_ray']:,.1f}"] for p in passes]
+             f"{row[f'rt.{p}.texel_bytes_per_ray']:,.1f}",
+             f"{row[f'rt.{p}.stack_bytes_per_ray']:,.1f}", f"{row[f'rt.{p}.stack_spills']:,}"]
+            for p in passes]
 
 
 CLAIM_HEADER = ["claim", "source", "scene", "status", "measured", "note"]

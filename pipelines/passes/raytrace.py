@@ -27,6 +27,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -47,7 +48,7 @@ from pipelines.presets import Preset, get_preset
 PASSES = RAY_PASSES
 MODES = ("bvh2", "bvh4", "bvh4x2", "bvh8", "bvh8-obb")
 BATCH = 1 << 18          # rays traced and priced per batch: bounds the fetch records in memory
-FETCH_STREAMS = ("bvh_node", "bvh_leaf", "texture")     # what a ray pass reads from memory
+FETCH_STREAMS = ("bvh_node", "bvh_leaf", "texture", "rt_stack")   # what a ray pass reads
 # Each pass's ray flags (trace_rays's names; DXR's RAY_FLAG_*). Primary rays cull back faces
 # where the raster does and take the closest hit, blended surfaces included (the raster draws
 # them over what is behind); shadow and AO rays end at the first hit accepted and pass through
@@ -101,6 +102,7 @@ class RtResult:
                 "dual_steps": c("dual_steps"), "isect_clocks": c("isect_clocks"),
                 "anyhit": c("anyhit"), "anyhit_ignored": c("anyhit.ignored"),
                 "texel_bytes": c("bytes.texture"), "dram_texture_bytes": c("dram_read.texture"),
+                "stack_bytes": c("stack.onchip_bytes"), "spills_per_1k": 1000 * c("stack.spills"),
             })
         return rows
 
@@ -189,8 +191,16 @@ def layout_for(scene: Scene, preset: Preset) -> Layout:
     return hit[1]
 
 
+class Stack(NamedTuple):
+    """The traversal stack as the preset keeps it (rt_stack_*)."""
+    entries: int          # on chip
+    spill: bool           # full: spill to memory (else RDNA's ring: overwrite, then restart)
+    entry_bytes: int
+    location: str         # lds | registers | dedicated: where stack.onchip_bytes move
+
+
 def _run(layout: Layout, rays: np.ndarray, mm: MemoryModel | None, level: int, res: RtResult,
-         name: str, flags: dict, surfaces: AnyHit, stack: int, dual: bool, rates: tuple[int, int]):
+         name: str, flags: dict, surfaces: AnyHit, stack: Stack, dual: bool, rates: tuple[int, int]):
     """Trace a pass in batches (pricing each batch's fetches in ray order); fills counters.
     flags: the pass's ray flags by trace_rays's names."""
     n = len(rays)
@@ -202,19 +212,19 @@ def _run(layout: Layout, rays: np.ndarray, mm: MemoryModel | None, level: int, r
     mem_before = mm.counters() if mm is not None else Counters()
     for b0 in range(0, n, BATCH):
         t0 = time.perf_counter()
-        hits, fetches = trace_rays(layout, rays[b0:b0 + BATCH], stack=stack, dual=dual,
-                                   record=mm is not None, box_rate=rates[0], tri_rate=rates[1],
-                                   surfaces=surfaces, **flags)
+        hits, fetches = trace_rays(layout, rays[b0:b0 + BATCH], stack=stack.entries,
+                                   spill=stack.spill, dual=dual, record=mm is not None,
+                                   box_rate=rates[0], tri_rate=rates[1], surfaces=surfaces, **flags)
         t1 = time.perf_counter()
         res.trace_seconds += t1 - t0
         if mm is not None:
-            price(layout, fetches, mm, level)
+            price(layout, fetches, mm, level, stack.entry_bytes)
             res.price_seconds += time.perf_counter() - t1
         prim[b0:b0 + BATCH], t[b0:b0 + BATCH] = hits.prim, hits.t
         parts.append(hits.counts)
     counts = np.concatenate(parts) if parts else counts
     hits = Hits(prim, t, counts)
-    c = cost_counters(layout, hits, f"rt.{name}.")
+    c = cost_counters(layout, hits, f"rt.{name}.", stack.entry_bytes)
     if mm is not None:
         for s in FETCH_STREAMS:
             c[f"rt.{name}.dram_read.{s}"] = mm.dram_bytes("read", s) - before[s]
@@ -263,7 +273,9 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
     if dual and not params.rt_dual_fallback.value:
         raise SceneError(f"preset {preset.name!r} has no BVH4x2 dual mode (RDNA 4 only)")
     layout_name = "bvh4" if dual else mode
-    stack = int(stack if stack is not None else params.rt_stack_entries.value)
+    stack = Stack(int(stack if stack is not None else params.rt_stack_entries.value),
+                  params.rt_stack_overflow.value == "spill", int(params.rt_stack_entry_bytes.value),
+                  str(params.rt_stack_location.value))
     rates = (int(params.rt_box_tests_per_clk.value), int(params.rt_tri_tests_per_clk.value))
     res = RtResult(scene.name, preset.name, width, height, mode)
     tris = Triangles.of_scene(scene)

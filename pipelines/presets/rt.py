@@ -5,7 +5,10 @@ entry traces with RDNA 3's, flagged by `rt_params_from` (`borrowed(name)`).
 Keys: rt_layout (renderer.bvh.LAYOUTS name), rt_box_tests_per_clk / rt_tri_tests_per_clk (per
 ray accelerator), rt_stack_entries (short traversal stack per ray), rt_dual_fallback (BVH4x2: two
 BVH4 nodes per step as the counted fallback of a BVH8 part), rt_obb (oriented box nodes),
-rt_ray_flags_in_hw (cull / first-hit flags filtered by the intersection unit), rt_prim_tris
+rt_ray_flags_in_hw (cull / first-hit flags filtered by the intersection unit), rt_stack_location
+(where the stack's on-chip entries live: lds, registers or dedicated), rt_stack_entry_bytes,
+rt_stack_overflow (restart: a full ring overwrites its oldest entry and a dry stack restarts
+through parent links; spill: the oldest entries go to memory and come back), rt_prim_tris
 (triangles a bvh8 builder groups into one primitive node, at most; absent: the builder's default,
 renderer.bvh.layouts.BVH8_PRIM_TRIS).
 """
@@ -34,12 +37,24 @@ class RTParams(Record):
     rt_dual_fallback: Param
     rt_obb: Param
     rt_ray_flags_in_hw: Param
+    rt_stack_location: Param
+    rt_stack_entry_bytes: Param
+    rt_stack_overflow: Param
     rt_prim_tris: Param = Param(4, "the BVH builder's default, renderer.bvh.layouts.BVH8_PRIM_TRIS "
                                    "(4 float32 triangles and 7 corners fill a 128 B primitive node)",
                                 "derived")
     rt_params_from: Param | None = None      # set where the part traces with another's parameters
 
 
+RING = (f"the LDS stack is a ring: full, it overwrites its oldest entries; dry after that, the shader "
+        f"restarts stacklessly through parent pointers and the last node visited, {B} l.99, AMD RDNA ISA "
+        "guide, DS stack section)")
+_RDNA_STACK = {
+    "rt_stack_location": Param("lds", f"RDNA 3's DS_BVH_STACK_RTN keeps the stack in LDS (seed-notes/001_003.md "
+                                      f"l.116, l.324; {B} l.99); RDNA 2 ran it as an ALU + LDS sequence (001_003.md l.116)", "spec"),
+    "rt_stack_entry_bytes": Param(4, f"one DWORD (a node pointer) an entry: 8/16/32/64 DWORDs a thread, {B} l.99)", "derived"),
+    "rt_stack_overflow": Param("restart", RING, "spec"),
+}
 _RDNA23 = {
     "rt_layout": Param("bvh4", f"BVH4: 128 B box32 + 64 B triangle nodes, {B} l.82-83, seed L1772, L1598-1608; {RADV}", "spec"),
     "rt_box_tests_per_clk": Param(4, f"4 ray-box tests per clock per ray accelerator, {A} l.188, seed L1313)", "spec"),
@@ -47,6 +62,7 @@ _RDNA23 = {
     "rt_stack_entries": Param(16, LDS_STACK, "assumed"),
     "rt_dual_fallback": Param(False, f"BVH4x2 dual mode is RDNA 4 only, {B} l.95, seed L1700)", "spec"),
     "rt_obb": Param(False, f"OBB nodes arrive with RDNA 4, {B} l.111-117, seed L1776-1780)", "spec"),
+    **_RDNA_STACK,
 }
 
 _TABLES: dict[str, dict[str, Param]] = {
@@ -63,6 +79,9 @@ _TABLES: dict[str, dict[str, Param]] = {
         "rt_dual_fallback": Param(True, f"IMAGE_BVH_DUAL_INTERSECT_RAY (BVH4x2), a compatibility fallback, {B} l.95, l.107-109, seed L1700, L1782)", "spec"),
         "rt_obb": Param(True, f"104 rotations by a 7-bit index, {B} l.113-117, seed L1778; AMD RRA NUM_OBB_TRANSFORMS", "spec"),
         "rt_ray_flags_in_hw": Param(True, f"as RDNA 3, {A} l.205)", "spec"),
+        **_RDNA_STACK,
+        "rt_stack_location": Param("lds", f"S_WAIT_DSCNT covers RDNA 4's DS_BVH_STACK_* instructions: the stack "
+                                          f"lives in LDS, {B} l.96, seed L1846-1849)", "spec"),
         "rt_prim_tris": Param(4, f"RDNA 4 primitive nodes pack several triangles with compressed vertices (up to 8, "
                                  f"RRA 1.8, {B} l.105); 4 float32 triangles and 7 corners are what fit ours (128 B)", "derived"),
     },
@@ -75,6 +94,12 @@ _TABLES: dict[str, dict[str, Param]] = {
         "rt_dual_fallback": Param(False, "no dual-node mode is known for Apple", "assumed"),
         "rt_obb": Param(False, "OBB appears only as a leaf-shader test in an Apple patent, seed-notes/004_partB.md l.29, l.257", "assumed"),
         "rt_ray_flags_in_hw": Param(True, "the RTU does traversal and ray-primitive tests in hardware, seed-notes/004_partB.md l.219 (seed L1180)", "spec"),
+        "rt_stack_location": Param("dedicated", "the RTU runs traversal in hardware (seed-notes/004_partB.md l.219, seed L1180): "
+                                                "its stack taken to live in the unit; not published", "assumed"),
+        "rt_stack_entry_bytes": Param(4, "not published; RDNA's one DWORD a node pointer taken", "assumed"),
+        "rt_stack_overflow": Param("spill", "not published (seed-notes/004_partB.md l.219 says only that the RTU "
+                                            "traverses in hardware); a unit that keeps the stack itself taken to "
+                                            "spill its oldest entries to memory rather than restart", "assumed"),
     },
 }
 _TABLES["apple-m5"] = {

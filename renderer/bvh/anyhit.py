@@ -7,22 +7,17 @@ Alpha-tested (MASK) triangles keep their corners, their uv at the corners, their
 alpha, cutoff and texture (in the texture table the raster samples: the preset's formats, so a
 ray reads the texel blocks the raster's texture unit would); blended ones a cutoff of -1
 (traverse_kernels.any_hit: ignored or accepted by ray type). A scene with no such triangle gets
-NO_ANY_HIT, whose empty arrays no kernel reads (every triangle node says OPAQUE).
+AnyHit.none(), whose empty arrays no kernel reads (every triangle node says OPAQUE). (Not
+imported by the traversal's modules: its tables come from renderer.shade, which is no
+kernel's source, renderer.jit_cache.)
 """
 from __future__ import annotations
 
 import numpy as np
 
 from renderer.shade import RGBA8_UNIT, TextureUnit, build_tables
-from scenes.model import AlphaMode
-
-from .builder import TRI_ALPHA_TEST, TRI_BLEND, Triangles
+from .builder import ALPHA_MASK, TRI_ALPHA_TEST, TRI_BLEND, Triangles
 from .traverse_kernels import AnyHit
-
-
-def _empty_textures():
-    _, tex = build_tables([], RGBA8_UNIT)
-    return tex
 
 
 def _table(slot, v, uv, alpha, cutoff, texture, tex) -> AnyHit:
@@ -32,19 +27,12 @@ def _table(slot, v, uv, alpha, cutoff, texture, tex) -> AnyHit:
                   tex.sampler, tex.base, tex.block)
 
 
-def no_any_hit() -> AnyHit:
-    """The table of a scene whose triangles are all opaque."""
-    e = np.zeros(0)
-    return _table(np.zeros(0), np.zeros((0, 3, 3)), np.zeros((0, 3, 2)), e, e, e,
-                  _empty_textures())
-
-
 def any_hit_table(draws, tris: Triangles, unit: TextureUnit = RGBA8_UNIT) -> AnyHit:
     """The table for `tris` (Triangles.of_scene of these draws), textures stored as `unit`
     stores them."""
     non_opaque = (tris.flags & (TRI_ALPHA_TEST | TRI_BLEND)) != 0
     if not non_opaque.any():
-        return no_any_hit()
+        return AnyHit.none()
     mat, tex = build_tables(draws, unit)
     rows = np.flatnonzero(non_opaque)
     slot = np.full(tris.n, -1, np.int64)
@@ -59,7 +47,7 @@ def any_hit_table(draws, tris: Triangles, unit: TextureUnit = RGBA8_UNIT) -> Any
             idx = draw.mesh.indices.astype(np.int64)[rows[mine] - first]
             uv[mine] = draw.mesh.uvs[idx]
         first += n
-    mask = np.array([dr.material.alpha_mode == AlphaMode.MASK for dr in draws])[d]
+    mask = np.array([int(dr.material.alpha_mode) == ALPHA_MASK for dr in draws])[d]
     cutoff = np.where(mask, mat.alpha_cutoff[d], -1.0)
     texture = np.where(np.array([dr.mesh.uvs is not None for dr in draws])[d], mat.texture[d], -1)
     return _table(slot, tris.v[rows], uv, mat.base_color[d, 3], cutoff, texture, tex)

@@ -15,7 +15,6 @@ import numpy as np
 
 from renderer.cull import CullMode
 from renderer.errors import SceneError
-from scenes.model import AlphaMode
 
 from . import builder_kernels as bk
 
@@ -27,6 +26,9 @@ TRI_CULL_DISABLE = 1
 TRI_FRONT_CW = 2
 TRI_ALPHA_TEST = 4
 TRI_BLEND = 8
+# scenes.model.AlphaMode's values (renderer does not import scenes, so that editing a scene is
+# no kernel's source: renderer.jit_cache; tests/test_anyhit.py checks they agree)
+ALPHA_MASK, ALPHA_BLEND = 1, 2
 MAX_LEAF = 4         # BVH2 leaf size cap: a BVH4 box node must be able to open any leaf
 # Triangle splitting (builder_kernels.split_references): a piece's box may hold at most this
 # fraction of the scene box's surface area before it is cut again, at most SPLIT_DEPTH times.
@@ -59,11 +61,11 @@ class Triangles(NamedTuple):
             world = p @ draw.world_from_object[:3, :3].T + draw.world_from_object[:3, 3]
             vs.append(world[draw.mesh.indices.astype(np.int64)].astype(np.float32))
             geo.append(np.full(draw.mesh.n_triangles, d, np.int32))
-            mode = draw.material.alpha_mode
+            mode = int(draw.material.alpha_mode)
             f = (TRI_CULL_DISABLE if draw.state.cull == CullMode.NONE else 0) | \
                 (TRI_FRONT_CW if draw.state.cull == CullMode.FRONT else 0) | \
-                (TRI_ALPHA_TEST if mode == AlphaMode.MASK else 0) | \
-                (TRI_BLEND if mode == AlphaMode.BLEND else 0)
+                (TRI_ALPHA_TEST if mode == ALPHA_MASK else 0) | \
+                (TRI_BLEND if mode == ALPHA_BLEND else 0)
             flags.append(np.full(draw.mesh.n_triangles, f, np.uint32))
         if not vs:
             raise SceneError(f"scene {scene.name!r}: no triangles to build a BVH over")

@@ -18,7 +18,6 @@ from renderer.counters import Counters
 from renderer.memory import STREAM, MemoryModel
 
 from . import traverse_kernels as tk
-from .anyhit import no_any_hit
 from .trace_kernels import trace as trace_kernel
 from .layouts import OBB_TABLE, TRI_NODE, Layout
 from .layouts_kernels import L_BVH8, N_OBB
@@ -26,6 +25,8 @@ from .layouts_kernels import L_BVH8, N_OBB
 CHUNK = 128          # rays per parallel work item: each records its fetches into its own slab
 REC_PER_RAY = 96     # record capacity per ray; a chunk that needs more is re-run alone
 PARENT_LINK_BYTES = 4   # radv keeps one uint32 parent id per node
+STACK_ENTRY_BYTES = 4   # RDNA's LDS stack: one DWORD (node pointer) an entry (seed-notes
+                        # 000_partB l.99)
 
 
 class Hits(NamedTuple):
@@ -63,7 +64,7 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
                stack: int = 16, dual: bool = False, record: bool = False, box_rate: int = 4,
                tri_rate: int = 1, cull_front: bool = False, opaque: bool = False,
                cull_non_opaque: bool = False, ignore_blend: bool = False,
-               surfaces: tk.AnyHit | None = None):
+               surfaces: tk.AnyHit | None = None, spill: bool = False):
     """Trace every ray; returns (Hits, fetch records int64 in ray order, or None).
 
     The ray flags (DXR's): any_hit: terminate on the first hit accepted (shadow rays);
@@ -72,9 +73,11 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
     triangles are skipped (CULL_NON_OPAQUE); ignore_blend: the any-hit program lets the ray
     through blended surfaces (shadow and AO rays). surfaces: the scene's any-hit table
     (renderer.bvh.anyhit.any_hit_table); needed when the layout has non-opaque triangles.
-    stack: short-stack entries; dual: BVH4x2, two bvh4 box nodes per step (only for the bvh4
-    layout); box_rate / tri_rate: tests per clock of the intersection unit, for the
-    isect_clocks cost."""
+    stack: short-stack entries on chip; spill: False for RDNA's ring (full, it overwrites its
+    oldest entry; dry after that, traversal restarts through parent links), True to spill the
+    oldest entries to memory instead (records REC_SPILL / REC_FILL; the ring then holds
+    SPILL_SLOTS); dual: BVH4x2, two bvh4 box nodes per step (only for the bvh4 layout);
+    box_rate / tri_rate: tests per clock of the intersection unit, for the isect_clocks cost."""
     if box_rate < 1 or tri_rate < 1:
         raise ValueError(f"test rates must be >= 1 per clock, got {box_rate} and {tri_rate}")
     if stack < 1:
@@ -93,12 +96,15 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
         if layout.non_opaque and not opaque and not cull_non_opaque:
             raise ValueError("the layout has alpha-tested or blended triangles: trace_rays needs "
                              "their any-hit table (surfaces=any_hit_table(...))")
-        surfaces = no_any_hit()
+        surfaces = tk.AnyHit.none()
     n = len(rays)
     node_f32, node_u32, tri_f32, tri_u32 = layout.views()
     tree = tk.Tree(layout.kind, node_f32, node_u32, tri_f32, tri_u32, layout.node_parent,
                    layout.tri_parent, OBB_TABLE, layout.child_boxes, layout.tri_corners)
-    job = tk.RayJob(rays, CHUNK, flags, stack, dual, box_rate, tri_rate)
+    if spill and stack >= tk.SPILL_SLOTS:
+        raise ValueError(f"a spilling stack keeps fewer than {tk.SPILL_SLOTS} entries on chip, got {stack}")
+    job = tk.RayJob(rays, CHUNK, flags, tk.SPILL_SLOTS if spill else stack, dual, box_rate, tri_rate,
+                    stack if spill else 0)
     prim = np.empty(n, np.int64)
     t = np.empty(n, np.float64)
     cnt = np.empty((n, tk.C_N), np.int32)      # every ray writes all of its row
@@ -138,13 +144,16 @@ def brute_force(layout: Layout, rays: np.ndarray, cull_back: bool = False,
     prim = np.empty(len(rays), np.int64)
     t = np.empty(len(rays))
     tk.brute_force(tri_f32, tri_u32, rays, _flags(flags.pop("any_hit", False), cull_back, **flags),
-                   no_any_hit() if surfaces is None else surfaces, prim, t)
+                   tk.AnyHit.none() if surfaces is None else surfaces, prim, t)
     return prim, t
 
 
-def cost_counters(layout: Layout, hits: Hits, prefix: str = "rt.") -> Counters:
-    """rt.* from the per-ray costs: rays, hits, steps, nodes, tests, stack events, and the bytes
-    the fetches move before any cache (node bytes from the layout's dtype)."""
+def cost_counters(layout: Layout, hits: Hits, prefix: str = "rt.",
+                  stack_entry_bytes: int = STACK_ENTRY_BYTES) -> Counters:
+    """rt.* from the per-ray costs: rays, hits, steps, nodes, tests, stack events, the bytes
+    the fetches move before any cache (node bytes from the layout's dtype), and the stack's
+    on-chip traffic: every push written, every pop not filled from memory read, an entry of
+    stack_entry_bytes each (spills and fills move through the caches: rt_stack)."""
     tot = hits.counts.sum(axis=0, dtype=np.int64)
     c = Counters({prefix + "rays": len(hits.prim), prefix + "hits": int((hits.prim >= 0).sum())})
     for name, v in zip(tk.COUNTER_NAMES, tot):
@@ -153,25 +162,33 @@ def cost_counters(layout: Layout, hits: Hits, prefix: str = "rt.") -> Counters:
     c[prefix + "bytes.node"] = int(node_fetches * layout.fetch_bytes
                                    + tot[tk.C_PARENT_READS] * PARENT_LINK_BYTES)
     c[prefix + "bytes.leaf"] = int(tot[tk.C_LEAF_NODES] * layout.tris.dtype.itemsize)
+    c[prefix + "stack.onchip_bytes"] = int((tot[tk.C_PUSHES] + tot[tk.C_POPS] - tot[tk.C_FILLS])
+                                           * stack_entry_bytes)
     return c
 
 
-def price(layout: Layout, fetches: np.ndarray, mm: MemoryModel, level: int) -> None:
+def price(layout: Layout, fetches: np.ndarray, mm: MemoryModel, level: int,
+          stack_entry_bytes: int = STACK_ENTRY_BYTES) -> None:
     """Run the recorded fetches, in ray order, through the memory model, entering at cache
     `level`. Box nodes and parent links are stream bvh_node, triangle nodes bvh_leaf, the
-    any-hit programs' texel chunks texture (in the region the raster's texture fetches use)."""
+    any-hit programs' texel chunks texture (in the region the raster's texture fetches use), a
+    spilling stack's writes and reads rt_stack (entries of stack_entry_bytes)."""
     base = np.array([mm.address(mm.region(("bvh_node", layout.name, id(layout.nodes)))),
                      mm.address(mm.region(("bvh_leaf", layout.name, id(layout.tris)))),
                      mm.address(mm.region(("bvh_parent", layout.name, id(layout.node_parent)))),
                      mm.address(mm.region(("bvh_tri_parent", layout.name, id(layout.tri_parent)))),
-                     mm.address(mm.region("textures"))], np.int64)
+                     mm.address(mm.region("textures")),
+                     *[mm.address(mm.region(("rt_stack", layout.name)))] * 2], np.int64)
     leaf = layout.tris.dtype.itemsize
     chunk = 1 << tk.TEXEL_REC_SHIFT
+    e = stack_entry_bytes
     stride = np.array([layout.nodes.dtype.itemsize, leaf, PARENT_LINK_BYTES, PARENT_LINK_BYTES,
-                       chunk], np.int64)
-    size = np.array([layout.fetch_bytes, leaf, PARENT_LINK_BYTES, PARENT_LINK_BYTES, chunk], np.int64)
+                       chunk, e, e], np.int64)
+    size = np.array([layout.fetch_bytes, leaf, PARENT_LINK_BYTES, PARENT_LINK_BYTES, chunk, e, e],
+                    np.int64)
     stream = np.array([STREAM["bvh_node"], STREAM["bvh_leaf"], STREAM["bvh_node"],
-                       STREAM["bvh_node"], STREAM["texture"]], np.int64)
+                       STREAM["bvh_node"], STREAM["texture"], STREAM["rt_stack"],
+                       STREAM["rt_stack"]], np.int64)
     tk.replay(mm.serve_args(), level, fetches, base, stride, size, stream)
 
 

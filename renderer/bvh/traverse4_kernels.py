@@ -7,8 +7,9 @@ from numba import njit
 from .layouts_kernels import L_BVH2
 from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, FLAG_OPAQUE, R_DX, R_DY, R_DZ, R_OX, R_OY, R_OZ,
                                R_TMAX, R_TMIN, REC_NODE, REC_PARENT, REC_SHIFT, REC_TRI, REF_BOX,
-                               REF_LEAF, REF_TRI, TRI_NON_OPAQUE, _inv, _slab, _tri, _write_costs,
-                               any_hit, pop_nearest)
+                               REF_LEAF, REF_TRI, REC_FILL, REC_SPILL, TRI_NON_OPAQUE, _inv, _slab,
+                               _tri, _write_costs, any_hit, pop_nearest, spill_push,
+                               spill_records)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -27,6 +28,7 @@ def trace_chunk(tree, job, ah, out, r0, r1, rec0, rec_cap):
                                                     tree.tri_f32, tree.tri_u32)
     node_parent, tri_parent = tree.node_parent, tree.tri_parent
     rays, flags, stack, dual, box_rate = job.rays, job.flags, job.stack, job.dual, job.box_rate
+    spill_at = job.spill_at
     out_prim, out_t, costs, rec = out.prim, out.t, out.costs, out.rec
     st_ref = np.empty(stack, np.int64)
     st_t = np.empty(stack)
@@ -49,6 +51,7 @@ def trace_chunk(tree, job, ah, out, r0, r1, rec0, rec_cap):
         steps = box_nodes = leaf_nodes = box_tests = tri_tests = 0
         overflows = restarts = refetch = parent_reads = duals = clocks = 0
         anyhits = ignored = texels = culled = 0
+        pushes = pops = spills = fills = on_chip = 0
         done = False
         while not done:
             lim = best_t * (1.0 + BOX_EPS)
@@ -97,7 +100,14 @@ def trace_chunk(tree, job, ah, out, r0, r1, rec0, rec_cap):
                 node = cur >> 2
             else:
                 # pop the nearest entry still in front of the closest hit
-                top, size, cur, last = pop_nearest(st_ref, st_t, top, size, stack, lim, last)
+                in_memory = size - on_chip
+                top, size, cur, last, n_pop, on_chip, n_fill = pop_nearest(
+                    st_ref, st_t, top, size, stack, lim, last, spill_at, on_chip)
+                pops += n_pop
+                fills += n_fill
+                if rec_cap > 0 and n_fill > 0:
+                    nrec = spill_records(rec, rec0, nrec, rec_cap, REC_FILL, r, in_memory - 1,
+                                         n_fill, -1)
                 if cur >= 0:
                     continue
                 if not over:
@@ -125,6 +135,13 @@ def trace_chunk(tree, job, ah, out, r0, r1, rec0, rec_cap):
                     size -= 1
                     second = e >> 2
                     duals += 1
+                    pops += 1
+                    if on_chip > 0:
+                        on_chip -= 1
+                    elif spill_at > 0:
+                        fills += 1
+                        if rec_cap > 0:
+                            nrec = spill_records(rec, rec0, nrec, rec_cap, REC_FILL, r, size, 1, 1)
             steps += 1
             for q in range(2 if second >= 0 else 1):
                 i = node if q == 0 else second
@@ -200,19 +217,20 @@ def trace_chunk(tree, job, ah, out, r0, r1, rec0, rec_cap):
                     m0 = m
                 else:
                     m1 = m
-            # push the second node's hits, then the first's but its nearest, far first
-            b_end = 0 if m0 > 0 else 1
-            for j in range(m1 - 1, b_end - 1, -1):
-                st_ref[top], st_t[top] = ar[8 + j], at[8 + j]
+            # push the second node's hits, then the first's but its nearest, far first (slots
+            # 8 + j, then j)
+            n1 = max(m1 - (0 if m0 > 0 else 1), 0)       # the second's (all but its nearest
+            for x in range(n1 + max(m0 - 1, 0)):          # when the first kept none)
+                k = 8 + m1 - 1 - x if x < n1 else m0 - 1 - (x - n1)
+                st_ref[top], st_t[top] = ar[k], at[k]
                 top = top + 1 if top + 1 < stack else 0
-                if size == stack:
-                    overflows += 1
-                    over = True
-                else:
-                    size += 1
-            for j in range(m0 - 1, 0, -1):
-                st_ref[top], st_t[top] = ar[j], at[j]
-                top = top + 1 if top + 1 < stack else 0
+                pushes += 1
+                on_chip, spilled = spill_push(on_chip, spill_at)
+                if spilled:
+                    spills += 1
+                    if rec_cap > 0:
+                        nrec = spill_records(rec, rec0, nrec, rec_cap, REC_SPILL, r,
+                                             size - on_chip, 1, 1)
                 if size == stack:
                     overflows += 1
                     over = True
@@ -228,5 +246,6 @@ def trace_chunk(tree, job, ah, out, r0, r1, rec0, rec_cap):
         out_prim[r] = best_p
         out_t[r] = best_t if best_p >= 0 else np.inf
         _write_costs(costs, r, steps, box_nodes, leaf_nodes, box_tests, tri_tests, overflows, restarts,
-                     refetch, parent_reads, duals, 0, clocks, anyhits, ignored, texels, culled)
+                     refetch, parent_reads, duals, 0, clocks, anyhits, ignored, texels, culled,
+                     pushes, pops, spills, fills)
     return nrec

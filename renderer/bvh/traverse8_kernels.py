@@ -12,8 +12,9 @@ from .layouts_kernels import N_OBB
 from .tri4_kernels import tri4
 from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, FLAG_OPAQUE, R_DX, R_DY, R_DZ, R_OX, R_OY,
                                R_OZ, R_TMAX, R_TMIN, REC_NODE, REC_PARENT, REC_SHIFT, REC_TRI,
-                               REF_BOX, REF_TRI, TRI_NON_OPAQUE, _culled, _inv, _slab, _write_costs,
-                               any_hit, pop_nearest)
+                               REF_BOX, REF_TRI, REC_FILL, REC_SPILL, TRI_NON_OPAQUE, _culled, _inv,
+                               _slab, _write_costs, any_hit, pop_nearest, spill_push,
+                               spill_records)
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
@@ -89,11 +90,12 @@ def _sort_kept(at, sl, m):
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def _push_kept(keep, at, sl, st_ref, st_t, top, size, stack, n_int, ib, lb):
+def _push_kept(keep, at, sl, st_ref, st_t, top, size, stack, n_int, ib, lb, spill_at, on_chip):
     """The children a box test kept, two or more (mask keep, entry distances at by slot): packed
     to the front by slot, sorted nearest first (ties by slot), all but the nearest pushed far
-    first onto the ring stack (st_ref, st_t; top, size). Returns the nearest's ref, top, size
-    and how many entries the ring overwrote (overflows)."""
+    first onto the ring stack (st_ref, st_t; top, size). Returns the nearest's ref, top, size,
+    how many entries the ring overwrote (overflows), entries pushed, on_chip, and under the
+    spill policy (traverse_kernels.spill_push) the first spill slot and the entries spilled."""
     m = 0
     while keep:                # the m-th kept slot is at or after m: packs in place
         j = lowest_bit(keep)
@@ -101,15 +103,21 @@ def _push_kept(keep, at, sl, st_ref, st_t, top, size, stack, n_int, ib, lb):
         at[_u(m)], sl[_u(m)] = at[j], j
         m += 1
     _sort_kept(at, sl, m)
-    lost = 0
+    lost = spilled = 0
+    first_slot = -1
     for x in range(m - 1, 0, -1):
         st_ref[_u(top)], st_t[_u(top)] = _ref8(sl[_u(x)], n_int, ib, lb), at[_u(x)]
         top = top + 1 if top + 1 < stack else 0
+        on_chip, out = spill_push(on_chip, spill_at)
+        if out:
+            if spilled == 0:
+                first_slot = size - on_chip
+            spilled += 1
         if size == stack:
             lost += 1
         else:
             size += 1
-    return _ref8(sl[0], n_int, ib, lb), top, size, lost
+    return _ref8(sl[0], n_int, ib, lb), top, size, lost, m - 1, on_chip, first_slot, spilled
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -124,6 +132,7 @@ def trace_chunk8(tree, job, ah, out, r0, r1, rec0, rec_cap):
                                              tree.child_boxes)
     rays, flags, stack, box_rate, tri_rate = (job.rays, job.flags, job.stack, job.box_rate,
                                               job.tri_rate)
+    spill_at = job.spill_at
     out_prim, out_t, costs, rec = out.prim, out.t, out.costs, out.rec
     st_ref = np.empty(stack, np.int64)
     st_t = np.empty(stack)
@@ -152,6 +161,7 @@ def trace_chunk8(tree, job, ah, out, r0, r1, rec0, rec_cap):
         steps = box_nodes = leaf_nodes = box_tests = tri_tests = 0
         overflows = restarts = refetch = parent_reads = obbs = clocks = 0
         anyhits = ignored = texels = culled = 0
+        pushes = pops = spills = fills = on_chip = 0
         done = False
         while not done:
             # children (and stack entries) in front of the closest hit: box8's widened limit
@@ -183,7 +193,14 @@ def trace_chunk8(tree, job, ah, out, r0, r1, rec0, rec_cap):
                 node = cur >> 2
             else:
                 # pop the nearest entry still in front of the closest hit
-                top, size, cur, last = pop_nearest(st_ref, st_t, top, size, stack, lim, last)
+                in_memory = size - on_chip
+                top, size, cur, last, n_pop, on_chip, n_fill = pop_nearest(
+                    st_ref, st_t, top, size, stack, lim, last, spill_at, on_chip)
+                pops += n_pop
+                fills += n_fill
+                if rec_cap > 0 and n_fill > 0:
+                    nrec = spill_records(rec, rec0, nrec, rec_cap, REC_FILL, r, in_memory - 1,
+                                         n_fill, -1)
                 if cur >= 0:
                     continue
                 if not over:
@@ -281,20 +298,27 @@ def trace_chunk8(tree, job, ah, out, r0, r1, rec0, rec_cap):
             if keep & (keep - np.uint64(1)) == 0:        # one child: no stack traffic
                 cur = _ref8(lowest_bit(keep), n_int, ib, lb)
                 continue
-            cur, top, size, lost = _push_kept(keep, at, sl, st_ref, st_t, top, size, stack, n_int, ib, lb)
+            cur, top, size, lost, n_push, on_chip, slot, n_spill = _push_kept(
+                keep, at, sl, st_ref, st_t, top, size, stack, n_int, ib, lb, spill_at, on_chip)
             overflows += lost
             over |= lost > 0
+            pushes += n_push
+            spills += n_spill
+            if rec_cap > 0 and n_spill > 0:
+                nrec = spill_records(rec, rec0, nrec, rec_cap, REC_SPILL, r, slot, n_spill, 1)
         out_prim[r] = best_p
         out_t[r] = best_t if best_p >= 0 else np.inf
         _write_costs(costs, r, steps, box_nodes, leaf_nodes, box_tests, tri_tests, overflows, restarts,
-                     refetch, parent_reads, 0, obbs, clocks, anyhits, ignored, texels, culled)
+                     refetch, parent_reads, 0, obbs, clocks, anyhits, ignored, texels, culled,
+                     pushes, pops, spills, fills)
     return nrec
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
     """trace_chunk8 for the common case alone: no fetch records, no rotated node, a tame ray
-    (box8_kernels: none parallel to an axis plane), no restart after an overflow. A ray that
+    (box8_kernels: none parallel to an axis plane), no restart after an overflow, no spill,
+    no candidate hit on a non-opaque triangle. A ray that
     needs one of those is left to trace_chunk8, listed in redo; returns how many were. Same
     decisions, hits and counters (tests/test_bvh.py holds them equal), in a kernel small
     enough for LLVM to keep its state in registers, with distances in float32 throughout.
@@ -310,6 +334,7 @@ def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
     rays, flags, stack, box_rate, tri_rate = (job.rays, job.flags, job.stack, job.box_rate,
                                               job.tri_rate)
     out_prim, out_t, costs, rec = out.prim, out.t, out.costs, out.rec
+    spill_at = job.spill_at
     st_ref = np.empty(stack, np.int64)
     st_t = np.empty(stack, np.float32)
     at = np.empty(8, np.float32)
@@ -341,7 +366,8 @@ def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
         if keep == 0:                       # a miss at the root: one step, n box tests
             out_prim[r] = -1
             out_t[r] = np.inf
-            _write_costs(costs, r, 1, 1, 0, n, 0, 0, 0, 0, 0, 0, 0, box_clocks[n], 0, 0, 0, 0)
+            _write_costs(costs, r, 1, 1, 0, n, 0, 0, 0, 0, 0, 0, 0, box_clocks[n], 0, 0, 0, 0, 0, 0,
+                         0, 0)
             continue
         ox, oy, oz = np.float64(rays[r, R_OX]), np.float64(rays[r, R_OY]), np.float64(rays[r, R_OZ])
         dx, dy, dz = np.float64(rays[r, R_DX]), np.float64(rays[r, R_DY]), np.float64(rays[r, R_DZ])
@@ -350,7 +376,7 @@ def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
         best_p = np.int64(-1)
         size, top, over, bail = 0, 0, False, False
         box_nodes, box_tests, clocks = 1, n, box_clocks[n]
-        leaf_nodes = tri_tests = overflows = culled = 0
+        leaf_nodes = tri_tests = overflows = culled = pushes = pops = 0
         while True:
             # the children of `node` its test kept: the nearest next, the others pushed
             n_int = np.int64(w7 & 0xFF)
@@ -360,10 +386,14 @@ def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
             elif keep & (keep - np.uint64(1)) == 0:      # one: no stack traffic
                 cur = _ref8(lowest_bit(keep), n_int, ib, lb)
             else:
-                cur, top, size, lost = _push_kept(keep, at, sl, st_ref, st_t, top, size, stack, n_int,
-                                                  ib, lb)
+                cur, top, size, lost, n_push, _, _, _ = _push_kept(
+                    keep, at, sl, st_ref, st_t, top, size, stack, n_int, ib, lb, 0, 0)
                 overflows += lost
                 over |= lost > 0
+                pushes += n_push
+                if 0 < spill_at < size:       # a spill: trace_chunk8's
+                    bail = True
+                    break
             # on to the next box node, popping and testing primitive nodes on the way
             done = False
             while True:
@@ -372,6 +402,7 @@ def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
                     while size > 0:
                         top = top - 1 if top > 0 else stack - 1
                         size -= 1
+                        pops += 1
                         if st_t[_u(top)] <= lim:
                             cur = st_ref[_u(top)]
                             break
@@ -411,5 +442,5 @@ def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
         out_prim[r] = best_p
         out_t[r] = best_t if best_p >= 0 else np.inf
         _write_costs(costs, r, box_nodes + leaf_nodes, box_nodes, leaf_nodes, box_tests, tri_tests,
-                     overflows, 0, 0, 0, 0, 0, clocks, 0, 0, 0, culled)
+                     overflows, 0, 0, 0, 0, 0, clocks, 0, 0, 0, culled, pushes, pops, 0, 0)
     return n_redo

@@ -50,7 +50,8 @@ FLAG_IGNORE_BLEND = 32      # not DXR's: the application's any-hit ignores blend
 # builder.TRI_*, kept in the triangle node's flags byte
 TRI_CULL_DISABLE, TRI_FRONT_CW, TRI_ALPHA_TEST, TRI_BLEND = 1, 2, 4, 8
 TRI_NON_OPAQUE = TRI_ALPHA_TEST | TRI_BLEND
-REC_NODE, REC_TRI, REC_PARENT, REC_TEXEL = 0, 1, 2, 3
+REC_NODE, REC_TRI, REC_PARENT, REC_TEXEL, REC_SPILL, REC_FILL = 0, 1, 2, 3, 4, 5
+SPILL_SLOTS = 512      # a ray's spill area, entries (spill slot = ray * SPILL_SLOTS + depth)
 TEXEL_REC_SHIFT = 6   # a texel record is a byte address in the texture data >> 6 (64 B chunks:
                       # every stored block lies in one, RGBA8's 4x4 fills one)
 REC_SHIFT = 30
@@ -58,10 +59,11 @@ BOX_EPS = 1e-9        # relative; float64 box and triangle distances agree to ~1
 # Per-ray counters (columns of cnt)
 (C_STEPS, C_BOX_NODES, C_LEAF_NODES, C_BOX_TESTS, C_TRI_TESTS, C_OVERFLOWS, C_RESTARTS,
  C_REFETCH, C_PARENT_READS, C_DUAL, C_OBB, C_CLOCKS, C_ANYHIT, C_ANYHIT_IGNORED, C_TEXEL_BYTES,
- C_CULLED, C_N) = range(17)
+ C_CULLED, C_PUSHES, C_POPS, C_SPILLS, C_FILLS, C_N) = range(21)
 COUNTER_NAMES = ("steps", "nodes.box", "nodes.leaf", "tests.box", "tests.tri", "stack.overflows",
                  "stack.restarts", "nodes.refetch", "parent_reads", "dual_steps", "obb_transforms",
-                 "isect_clocks", "anyhit", "anyhit.ignored", "bytes.texture", "hits.culled")
+                 "isect_clocks", "anyhit", "anyhit.ignored", "bytes.texture", "hits.culled",
+                 "stack.pushes", "stack.pops", "stack.spills", "stack.fills")
 # nodes.box: box nodes fetched while descending; nodes.refetch: fetched again by restarts;
 # obb_transforms: box-node openings whose node is rotated (the ray transformed into its frame):
 # a subset of nodes.box + nodes.refetch, not a node type of its own.
@@ -75,6 +77,12 @@ COUNTER_NAMES = ("steps", "nodes.box", "nodes.leaf", "tests.box", "tests.tri", "
 # their format's block size, before any cache (as bytes.node, bytes.leaf);
 # hits.culled: candidate hits a cull flag removed (where the ray flags are filtered in the
 # shader, RDNA 2, each is an intermediate hit returned to it: seed-notes 000_partA l.205)
+# stack.pushes / stack.pops: entries written to and read from the traversal stack (a pop that
+# finds an entry behind the closest hit reads it too); stack.spills / stack.fills: under the
+# spill policy (RayJob.spill_at > 0), entries moved to memory when the on-chip part is full and
+# read back from it when the on-chip part has run dry (records REC_SPILL / REC_FILL: a slot of
+# the ray's spill area, priced through the caches); the ring policy (spill_at 0, RDNA's)
+# overwrites instead: stack.overflows, then restarts
 # Ray columns
 R_OX, R_OY, R_OZ, R_TMIN, R_DX, R_DY, R_DZ, R_TMAX, R_N = range(9)
 
@@ -102,6 +110,9 @@ class RayJob(NamedTuple):
     dual: bool                 # BVH4x2 steps (bvh4)
     box_rate: int              # box tests per clock (isect_clocks)
     tri_rate: int              # triangle tests per clock
+    spill_at: int              # 0: the stack is a ring of `stack` entries that overwrites and
+                               # restarts (RDNA); > 0: this many entries on chip, the rest spill
+                               # to memory (the ring then as deep as SPILL_SLOTS)
 
 
 class AnyHit(NamedTuple):
@@ -120,6 +131,15 @@ class AnyHit(NamedTuple):
     tex_sampler: np.ndarray
     tex_base: np.ndarray
     tex_block: np.ndarray
+
+    @staticmethod
+    def none() -> "AnyHit":
+        """The table of a scene whose triangles are all opaque: empty, read by no kernel (its
+        texture arrays typed as renderer.shade.TextureTable's, so that both share one compile)."""
+        z = np.zeros
+        return AnyHit(z(0, np.int32), z((0, 3, 3), np.float32), z((0, 3, 2), np.float32),
+                      z(0, np.float32), z(0, np.float32), z(0, np.int32), z(1, np.uint32),
+                      z((1, 1, 5), np.int64), z((1, 3), np.int64), z(1, np.int64), z((1, 5), np.int64))
 
 
 class TraceOut(NamedTuple):
@@ -251,28 +271,60 @@ def any_hit(ah, p, ox, oy, oz, dx, dy, dz, flags, rec, rec0, nrec, rec_cap):
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def pop_nearest(st_ref, st_t, top, size, stack, lim, last):
+def pop_nearest(st_ref, st_t, top, size, stack, lim, last, spill_at, on_chip):
     """The short stack's pop (trace_chunk's and trace_chunk8's): entries off the top of the ring
     (`size` of its `stack` slots used, `top` one past the newest) until one no farther than `lim`
-    (the closest hit so far). Returns (top, size, that entry's node reference or -1 when the
-    stack ran dry, the last reference popped: where a restart climbs from). One exit, and both
+    (the closest hit so far). Under the spill policy (spill_at > 0) an entry comes from the
+    on-chip part while it holds any (`on_chip` of them), else from memory (a fill). Returns
+    (top, size, that entry's node reference or -1 when the stack ran dry, the last reference
+    popped: where a restart climbs from, entries popped, on_chip, fills). One exit, and both
     arrays used in the loop alone: inlined, it compiles as the kernels' own loop did
     (bench/kernel_ir.py)."""
     cur = -1
+    pops = fills = 0
     while size > 0 and cur < 0:
         top = top - 1 if top > 0 else stack - 1
         size -= 1
+        pops += 1
+        if on_chip > 0:
+            on_chip -= 1
+        elif spill_at > 0:
+            fills += 1
         e = st_ref[top]
         if st_t[top] <= lim:
             cur = e
         else:
             last = e
-    return top, size, cur, last
+    return top, size, cur, last, pops, on_chip, fills
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def spill_push(on_chip, spill_at):
+    """One entry pushed under the spill policy (spill_at > 0; the ring's, 0, leaves on_chip
+    alone): (on_chip after it, whether the on-chip part was full, so that its oldest entry
+    went to memory)."""
+    if spill_at == 0:
+        return on_chip, False
+    if on_chip == spill_at:
+        return on_chip, True
+    return on_chip + 1, False
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def spill_records(rec, rec0, nrec, rec_cap, kind, r, first, n, step):
+    """n spill or fill records of ray r (REC_SPILL / REC_FILL), slots first, first + step, ...;
+    returns nrec."""
+    for k in range(n):
+        if nrec < rec_cap:
+            rec[rec0 + nrec] = (kind << REC_SHIFT) | (r * SPILL_SLOTS + first + k * step)
+        nrec += 1
+    return nrec
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _write_costs(cnt, r, steps, box_nodes, leaf_nodes, box_tests, tri_tests, overflows, restarts,
-                 refetch, parent_reads, duals, obbs, clocks, anyhits, ignored, texel_bytes, culled):
+                 refetch, parent_reads, duals, obbs, clocks, anyhits, ignored, texel_bytes, culled,
+                 pushes, pops, spills, fills):
     """Ray r's row of per-ray costs (C_*)."""
     cnt[r, C_STEPS] = steps
     cnt[r, C_BOX_NODES] = box_nodes
@@ -290,6 +342,10 @@ def _write_costs(cnt, r, steps, box_nodes, leaf_nodes, box_tests, tri_tests, ove
     cnt[r, C_ANYHIT_IGNORED] = ignored
     cnt[r, C_TEXEL_BYTES] = texel_bytes
     cnt[r, C_CULLED] = culled
+    cnt[r, C_PUSHES] = pushes
+    cnt[r, C_POPS] = pops
+    cnt[r, C_SPILLS] = spills
+    cnt[r, C_FILLS] = fills
 
 
 @njit(cache=True)
@@ -323,8 +379,9 @@ def replay(mem, level, fetches, base, stride, size, stream):
     """Fetch records (kind << 30 | index), in order, as line reads entering at cache `level` of
     `mem` (renderer.memory.Serving). A bvh2 node record is its child pair; a parent record
     indexes node (even) or triangle (odd) parent links; a texel record a 64 B chunk of the
-    texture data. base, stride, size, stream: per record kind (node, leaf, node parent link,
-    triangle parent link, texel chunk)."""
+    texture data; a spill (a write) or fill record a stack entry's slot. base, stride, size,
+    stream: per record kind (node, leaf, node parent link, triangle parent link, texel chunk,
+    spill, fill)."""
     (lines, shape, meta), acc, tile_bytes = mem
     rq = np.empty((mk.REQUESTS, mk.R_N), np.int64)
     shift = meta[mk.M_LINE_SHIFT]
@@ -334,10 +391,10 @@ def replay(mem, level, fetches, base, stride, size, stream):
         kind, idx = fetches[f] >> REC_SHIFT, fetches[f] & mask
         if kind == REC_PARENT:
             kind, idx = REC_PARENT + (idx & 1), idx >> 1
-        elif kind == REC_TEXEL:
-            kind = REC_PARENT + 2
+        elif kind >= REC_TEXEL:              # texel chunk, spill write, fill read
+            kind += 1
         first = base[kind] + idx * stride[kind]
-        op = mk.op_code(False, stream[kind])
+        op = mk.op_code(kind == REC_SPILL + 1, stream[kind])
         for line in range(first >> shift, ((first + size[kind] - 1) >> shift) + 1):
             if n == mk.REQUESTS:
                 mk.serve(lines, shape, meta, acc, tile_bytes, rq, n)
