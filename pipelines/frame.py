@@ -49,6 +49,7 @@ class Settings:
     frontend: str | None = None          # geometry front end; None: the preset's default
     rays: tuple[str, ...] = ()           # ray passes added to the frame graph (scenes.model.RAY_PASSES)
     store_depth: bool = False            # keep depth stores no later pass reads (Scene.graph)
+    ray_order: str = "pixel"             # shadow and AO rays: "pixel" or "sorted" (raytrace.RAY_ORDERS)
 
     def check(self) -> None:
         check_resolution(self.width, self.height)
@@ -56,6 +57,8 @@ class Settings:
             raise SceneError(f"samples must be 1 or 4, got {self.samples}")
         if self.frontend is not None and self.frontend not in FRONTENDS:
             raise SceneError(f"unknown front end {self.frontend!r} (try: {', '.join(FRONTENDS)})")
+        if self.ray_order not in ("pixel", "sorted"):         # pipelines.passes.raytrace.RAY_ORDERS
+            raise SceneError(f"unknown ray order {self.ray_order!r} (try: pixel, sorted)")
 
 
 @dataclass
@@ -184,7 +187,8 @@ def run(scene: Scene | str, preset: Preset | str, settings: Settings = Settings(
         from pipelines.passes.raytrace import layout_for, trace
         rays = tuple(p.name for p in graph.ray_passes)
         rt = trace(scene, preset, settings.width, settings.height, rays=rays, depth=frame.depth,
-                   layout=layout_for(scene, preset), memory_model=frame.memory)
+                   layout=layout_for(scene, preset), memory_model=frame.memory,
+                   ray_order=settings.ray_order)
         passes += [PassResult(p, "rays", rt.pass_counters[p]) for p in rays]
     # The display scans out the chain's final surface (counted by the chain, above), else the
     # last render pass's colour as stored (a ray frame's shadows darken it on the host: that

@@ -61,6 +61,7 @@ def _grammar() -> re.Pattern:
                                                         "small", "meshlet"))),
         rf"rt\.(?:{_any(*RAY_PASSES)}\.)?{rt_costs}",                    # renderer.bvh.traverse
         rf"rt\.(?:{_any(*RAY_PASSES)}\.)?dram_read\.{stream}",            # pipelines.passes.raytrace
+        rf"rt\.(?:{_any(*RAY_PASSES)}\.)?cache\.(?:l0|l1|l2)\.(?:hits|misses|bytes)",   # (its caches)
         r"comp\." + _any("blocks", "raw_bytes", "compressed_bytes", "tax_bytes",      # pipelines.passes
                         "decompress.bytes", "decompress.events", "recompress.events",  # .postchain
                         "rmw.bytes", "cache.hit_bytes"),

@@ -49,6 +49,8 @@ class CacheConfig:
     write_allocate: bool = True   # False: read-allocate (AMD's Infinity Cache, seed 000 L1202)
     holds_compressed: bool = False    # keeps a compressed block in the lines its bytes fill
                                       # (memory_kernels: packed blocks)
+    read_only: bool = False       # a unit's read-only cache (the ray unit's L0/L1): it never holds
+                                  # a dirty line, so it may miss to an earlier level (see MemoryConfig)
 
     def n_sets(self, line_bytes: int) -> int:
         sets = self.size_bytes // (line_bytes * self.ways)
@@ -60,15 +62,24 @@ class CacheConfig:
 @dataclass(frozen=True)
 class MemoryConfig:
     """Caches top (the units' own) to bottom; each misses to `below[i]`, a later level or DRAM
-    (-1). All share one line size."""
+    (-1). All share one line size. A read-only level (CacheConfig.read_only) may also miss to an
+    earlier level, if only read-only levels miss into it: no dirty line ever leaves it, so a
+    flush, which writes levels down top to bottom, has nothing of it to order (that is how a
+    unit's own caches are appended in front of an L2 that already has an index:
+    MemoryModel.add_levels)."""
     line_bytes: int
     caches: tuple[CacheConfig, ...]
     below: tuple[int, ...]
 
     def __post_init__(self):
-        if len(self.below) != len(self.caches) or any(
-                not (b == -1 or i < b < len(self.caches)) for i, b in enumerate(self.below)):
+        n = len(self.caches)
+        if len(self.below) != n or any(
+                not (b == -1 or i < b < n or (self.caches[i].read_only and 0 <= b < n and b != i))
+                for i, b in enumerate(self.below)):
             raise ValueError(f"cache levels must miss to a later level or DRAM, got {self.below}")
+        if any(self.caches[b].read_only and not self.caches[i].read_only
+               for i, b in enumerate(self.below) if b >= 0):
+            raise ValueError("only a read-only cache may miss into a read-only cache")
 
     @staticmethod
     def rop_l2(line_bytes: int, rop_color: CacheConfig, rop_depth: CacheConfig,
@@ -155,6 +166,43 @@ class MemoryModel:
         # runs on the second thread while this one sets up geometry, which touches no cache.
         self._state = self._second.submit(
             lambda: CacheState(np.zeros((sum(sets), mk.F_N, max(ways)), np.int64), shape, meta))
+
+    def add_levels(self, caches: tuple[CacheConfig, ...], below: tuple[int, ...]) -> None:
+        """Append read-only cache levels (indices from len(config.caches) on, each missing to
+        `below[i]`, any level's index or -1), keeping every existing level's index, lines and
+        counts: a unit's own caches put in front of a model that has already served other units
+        (the ray unit's L0/L1 in front of the L2 a frame's raster passes left)."""
+        if not all(c.read_only for c in caches):
+            raise ValueError("only read-only levels can be added to a model in use")
+        old = self.config
+        config = MemoryConfig(old.line_bytes, (*old.caches, *caches), (*old.below, *below))
+        lb = config.line_bytes
+        sets = [c.n_sets(lb) for c in caches]
+        for c in caches:
+            if not 1 <= c.ways <= mk.MAX_WAYS:
+                raise ValueError(f"cache {c.name}: {c.ways} ways; the model handles 1 to {mk.MAX_WAYS}")
+        lines0, shape0, meta = self.state
+        n_sets0 = lines0.shape[0]
+        ways = max(lines0.shape[2], *(c.ways for c in caches))
+        lines = np.zeros((n_sets0 + sum(sets), mk.F_N, ways), np.int64)    # new ways: invalid
+        lines[:n_sets0, :, :lines0.shape[2]] = lines0
+        shape = np.zeros((len(config.caches), mk.SH_N), np.int64)
+        shape[:len(shape0)] = shape0
+        new = slice(len(shape0), None)
+        shape[new, mk.SH_SETS], shape[new, mk.SH_WAYS] = sets, [c.ways for c in caches]
+        shape[new, mk.SH_BASE] = n_sets0 + np.concatenate([[0], np.cumsum(sets)[:-1]])
+        shape[new, mk.SH_WALLOC] = [c.write_allocate for c in caches]
+        shape[new, mk.SH_NEXT] = below
+        shape[new, mk.SH_MASK] = [n - 1 if n & (n - 1) == 0 else -1 for n in sets]
+        shape[new, mk.SH_PACKED] = [c.holds_compressed for c in caches]
+        width = max(self.acc.shape[1], len(config.caches))
+        if width > self.acc.shape[1]:
+            acc = np.zeros((mk.A_N, width), np.int64)
+            acc[:, :self.acc.shape[1]] = self.acc
+            self.acc = acc
+        self.config = config
+        state = CacheState(lines, shape, meta)
+        self._state = self._second.submit(lambda: state)
 
     @property
     def state(self) -> CacheState:

@@ -224,8 +224,23 @@ def test_rt_columns_join_the_row_and_the_schema(capsys):
         c = row["counters"]
         assert row["dram_bytes.bvh_node"] == c["mem.dram.read.bvh_node"] > 0
         assert row["rt.primary.steps_per_ray"] == pytest.approx(c["rt.primary.steps"] / c["rt.primary.rays"])
+        assert 0 < row["rt.ao.l0_hit_rate"] < 1
+        assert row["rt.ao.dram_bytes_per_ray"] == pytest.approx(
+            (c["rt.ao.dram_read.bvh_node"] + c["rt.ao.dram_read.bvh_leaf"]) / c["rt.ao.rays"])
+    assert "rt.ao.l1_hit_rate" in rdna3 and "rt.ao.l1_hit_rate" not in rdna4    # RDNA 4 has no L1
     text = report(capsys, "bunny", "--preset", "amd-rdna4", "--res", "64x36", "--rt", "shadow")
-    assert "bvh8-obb" in text and "shadow" in text and " ao " not in text
+    assert "bvh8-obb" in text and "shadow" in text and " ao " not in text and "L0 hit" in text
+
+
+def test_sorted_ray_order_keeps_the_figures_but_the_caches(capsys):
+    docs = {o: json.loads(report(capsys, "bunny", "--preset", "amd-rdna3", "--res", "64x36", "--rt",
+                                 "--ray-order", o, "--format", "json")) for o in ("pixel", "sorted")}
+    jsonschema.validate(docs["sorted"], json.loads(SCHEMA_PATH.read_text()))
+    assert docs["sorted"]["settings"]["ray_order"] == "sorted"
+    a, b = docs["pixel"]["rows"][0], docs["sorted"]["rows"][0]
+    for k in a:
+        if k.startswith("rt.") and not k.endswith(("hit_rate", "dram_bytes_per_ray")):
+            assert a[k] == b[k], k
 
 
 def test_post_chain_scene_reports_compression_per_surface_and_pass(capsys):

@@ -97,6 +97,7 @@ def cmd_render(args) -> None:
             raise UserError(f"--heatmap {spec!r}: expected KIND=PATH with KIND in {', '.join(HEATMAPS)}")
         heatmaps.append((kind, path))
     passes = _ray_passes(args.rays, "--rays")
+    order = _ray_order(args.ray_order)
     out = Path(args.output)
     ray_images = {p: out.with_name(f"{out.stem}.{p}{out.suffix or '.png'}") for p in passes}
     for path in (args.output, args.counters, *(path for _, path in heatmaps), *ray_images.values()):
@@ -111,7 +112,7 @@ def cmd_render(args) -> None:
         for note in scene.notes:
             print(f"{scene.name}: {note}", file=sys.stderr)
     settings = Settings(w, h, args.samples, frontend=args.frontend, rays=passes,
-                        store_depth=args.store_depth)
+                        store_depth=args.store_depth, ray_order=order)
     seq = None
     if args.frames > 1 or args.camera_path != "static":
         from pipelines.sequence import run_sequence
@@ -168,6 +169,15 @@ def _ray_passes(text: str | None, option: str) -> tuple[str, ...]:
         raise UserError(f"{option}: {e}") from None
 
 
+RAY_ORDERS = ("pixel", "sorted")      # pipelines.passes.raytrace.RAY_ORDERS (not imported: numba)
+
+
+def _ray_order(text: str) -> str:
+    if text not in RAY_ORDERS:
+        raise UserError(f"--ray-order {text!r}: expected {' or '.join(RAY_ORDERS)}")
+    return text
+
+
 def _grey(values):
     """A float image in [0, 1] (shadow, AO) as opaque grey RGBA8."""
     import numpy as np
@@ -215,6 +225,7 @@ def cmd_report(args) -> None:
         raise UserError("--preset: name at least one preset, or all")
     scene_specs = args.scenes or ([] if args.claims and fmt != "html" else scene_names())
     rays = _ray_passes(args.rt, "--rt")
+    order = _ray_order(args.ray_order)
     # the scenes are rendered one at a time but all held at once: their textures add up, the
     # largest frame is what rendering adds
     limit = budget.memory_budget(args.max_memory)
@@ -229,7 +240,7 @@ def cmd_report(args) -> None:
         frame = max(budget.frame_bytes(s, w, h, args.samples, rays) for s in scenes)
         budget.check(frame + held, limit, f"rendering {len(scenes)} scene(s) at {w}x{h}, "
                                           f"{args.samples} sample(s), with their textures")
-    settings = Settings(w, h, args.samples, args.fps, args.frontend, rays, args.store_depth)
+    settings = Settings(w, h, args.samples, args.fps, args.frontend, rays, args.store_depth, order)
     geometry = args.geometry or args.frontend is not None
     command = ["tilesim", *(sys.argv[1:] if args.argv is None else args.argv)]
 
@@ -289,9 +300,11 @@ def _explain(args, w: int, h: int) -> None:
     if out:
         check_output(out)
     rays = _ray_passes(args.rt, "--rt")
+    order = _ray_order(args.ray_order)
     args.scene = args.explain
     scene = _budgeted_scene(args, w, h, rays)
-    f = run(scene, preset, Settings(w, h, args.samples, args.fps, args.frontend, rays, args.store_depth))
+    f = run(scene, preset, Settings(w, h, args.samples, args.fps, args.frontend, rays, args.store_depth,
+                                    order))
     text = report_text.explain_text(f, preset, args.fps)
     if out:
         write_atomic(out, lambda tmp: Path(tmp).write_text(text))
@@ -441,6 +454,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--frontend", choices=FRONTENDS, help="geometry front end (default: the preset's)")
     r.add_argument("--rays", metavar="PASSES", help="ray passes to trace too, comma-separated: primary, "
                    "shadow, ao; -o gets the raster image darkened by shadow and AO, OUT.<pass>.png each pass")
+    r.add_argument("--ray-order", default="pixel", metavar="ORDER",
+                   help="shadow and AO rays traced in pixel order (default) or sorted by origin cell "
+                        "and direction octant; the images are the same, the caches' figures differ")
     _add_sequence_options(r, "render N frames in a row (1-240); the last is written, each is "
                              "reported: what a previous frame saves (transaction elimination on Mali)")
     r.add_argument("--heatmap", action="append", metavar="KIND=PATH",
@@ -468,6 +484,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rt", nargs="?", const="primary,shadow,ao", metavar="PASSES",
                    help="trace ray passes too (default primary,shadow,ao): per ray steps, nodes, "
                         "tests, bytes, stack overflows; their BVH bytes join the DRAM total")
+    p.add_argument("--ray-order", default="pixel", metavar="ORDER",
+                   help="--rt's shadow and AO rays traced in pixel order (default) or sorted by origin "
+                        "cell and direction octant: what sorting does to the ray unit's cache hit "
+                        "rates and DRAM bytes per ray")
     p.add_argument("--format", choices=REPORT_FORMATS,
                    help="default: from -o's suffix, else table")
     p.add_argument("-o", "--output", help="write here instead of the terminal (html: report.html)")

@@ -52,14 +52,17 @@ RT_METRICS = {"rays": ("rays", False), "steps_per_ray": ("steps", True),
               "stack_overflows": ("stack.overflows", False), "restarts": ("stack.restarts", False),
               "anyhit": ("anyhit", False), "anyhit_ignored": ("anyhit.ignored", False),
               "texel_bytes_per_ray": ("bytes.texture", True), "culled_hits": ("hits.culled", False),
-              "stack_bytes_per_ray": ("stack.onchip_bytes", True), "stack_spills": ("stack.spills", False)}
+              "stack_bytes_per_ray": ("stack.onchip_bytes", True), "stack_spills": ("stack.spills", False),
+              "dram_bytes_per_ray": ("dram", True)}
+RT_CACHES = ("l0", "l1")        # the ray unit's caches: rt.<pass>.<level>_hit_rate where the part has it
 
 
 def rt_fields(c, passes, mode: str) -> dict:
     """Per ray pass: rays, and per ray the steps, nodes fetched (box + leaf), box and triangle
-    tests and bytes fetched before the caches; stack overflows and restarts; any-hit
-    invocations (on alpha-tested and blended surfaces), those that let the ray through, the
-    texel bytes their alpha lookups read per ray, candidate hits a cull flag removed, the
+    tests and bytes fetched before the caches and from DRAM; stack overflows and restarts; the
+    hit rate of each of the ray unit's caches the part has (rt.<pass>.l0_hit_rate, l1_hit_rate);
+    any-hit invocations (on alpha-tested and blended surfaces), those that let the ray through,
+    the texel bytes their alpha lookups read per ray, candidate hits a cull flag removed, the
     stack's on-chip bytes per ray and the entries it spilled to memory."""
     out: dict = {"rt.layout": mode}
     for p in passes:
@@ -69,9 +72,16 @@ def rt_fields(c, passes, mode: str) -> dict:
                 v = c[f"rt.{p}.nodes.box"] + c[f"rt.{p}.nodes.leaf"]
             elif counter == "bytes":
                 v = c[f"rt.{p}.bytes.node"] + c[f"rt.{p}.bytes.leaf"]
+            elif counter == "dram":        # nodes, leaves, any-hit texels, stack fills
+                v = sum(c[f"rt.{p}.dram_read.{s}"] for s in ("bvh_node", "bvh_leaf", "texture",
+                                                               "rt_stack"))
             else:
                 v = c[f"rt.{p}.{counter}"]
             out[f"rt.{p}.{name}"] = v / rays if per_ray and rays else v
+        for lv in RT_CACHES:
+            looked = c[f"rt.{p}.cache.{lv}.hits"] + c[f"rt.{p}.cache.{lv}.misses"]
+            if looked:
+                out[f"rt.{p}.{lv}_hit_rate"] = c[f"rt.{p}.cache.{lv}.hits"] / looked
     return out
 
 
@@ -336,7 +346,8 @@ def to_json(rows, presets, settings: Settings, command: list[str], claims=None) 
            "tilesim_version": tilesim_version(), "command": command,
            "settings": {"width": settings.width, "height": settings.height,
                         "samples": settings.samples, "fps": settings.fps,
-                        "frontend": settings.frontend, "rays": list(settings.rays)},
+                        "frontend": settings.frontend, "rays": list(settings.rays),
+                        "ray_order": settings.ray_order},
            "streams": list(STREAMS), "presets": [preset_json(p) for p in presets], "rows": rows}
     if claims is not None:
         doc["claims"] = [c.as_json() for c in claims]

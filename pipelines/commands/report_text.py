@@ -124,7 +124,8 @@ def print_table(rows, settings: Settings, console: Console | None = None,
             for title_, header, lines in post_tables(scene_rows, settings):
                 console.print(_text_table(f"{scene}: {title_}", header, lines, header[:1]))
         if settings.rays:
-            console.print(_text_table(f"{scene}: ray passes, per ray (bytes before the caches)",
+            console.print(_text_table(f"{scene}: ray passes, per ray (B: before the caches; "
+                                      f"shadow and AO in {settings.ray_order} order)",
                                       RT_HEADER, [line for r in scene_rows
                                                   for line in rt_lines(r, settings.rays)],
                                       ("preset", "layout", "pass")))
@@ -219,16 +220,22 @@ def textured(rows) -> bool:
 
 
 RT_HEADER = ["preset", "layout", "pass", "rays", "steps/ray", "nodes/ray", "box tests/ray",
-             "tri tests/ray", "B/ray", "overflows", "restarts", "any-hits (through)",
-             "texel B/ray", "stack B/ray", "spills"]
+             "tri tests/ray", "B/ray", "L0 hit", "L1 hit", "DRAM B/ray", "overflows", "restarts",
+             "any-hits (through)", "texel B/ray", "stack B/ray", "spills"]
+
+
+def _rate(v) -> str:
+    return "-" if v is None else f"{100 * v:.1f}%"
 
 
 def rt_lines(row, passes) -> list[list[str]]:
-    """One line per ray pass of a row."""
+    """One line per ray pass of a row ('-': the part has no such cache)."""
     return [[row["preset"], row["rt.layout"], p, f"{row[f'rt.{p}.rays']:,}",
              *(f"{row[f'rt.{p}.{m}']:.2f}" for m in ("steps_per_ray", "nodes_per_ray",
                                                      "box_tests_per_ray", "tri_tests_per_ray")),
-             f"{row[f'rt.{p}.bytes_per_ray']:,.0f}", f"{row[f'rt.{p}.stack_overflows']:,}",
+             f"{row[f'rt.{p}.bytes_per_ray']:,.0f}",
+             _rate(row.get(f"rt.{p}.l0_hit_rate")), _rate(row.get(f"rt.{p}.l1_hit_rate")),
+             f"{row[f'rt.{p}.dram_bytes_per_ray']:,.1f}", f"{row[f'rt.{p}.stack_overflows']:,}",
              f"{row[f'rt.{p}.restarts']:,}",
              f"{row[f'rt.{p}.anyhit']:,} ({row[f'rt.{p}.anyhit_ignored']:,})",
              f"{row[f'rt.{p}.texel_bytes_per_ray']:,.1f}",

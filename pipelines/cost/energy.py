@@ -101,6 +101,7 @@ def energy_terms(c: Counters, preset) -> list[EnergyTerm]:
 
     add("dram", "dram", c.dram_bytes(), e.dram_pj_per_byte, f"mem.dram.* B x dram_pj_per_byte ({e.dram_type.value})")
     levels = {"rop_color": e.sram_pj_per_byte, "rop_depth": e.sram_pj_per_byte, "param": e.sram_pj_per_byte,
+              "rt_l0": e.sram_pj_per_byte, "rt_l1": e.sram_pj_per_byte,     # the ray unit's (raytrace)
               "l2": e.l2_pj_per_byte, "llc": e.llc_pj_per_byte}
     for cache, pj in levels.items():
         n = c[f"mem.cache.{cache}.hits"] + c[f"mem.cache.{cache}.misses"]

@@ -16,8 +16,19 @@ hits (position and geometric normal), so asking for AO traces the primary pass t
 images, per-pixel cost maps and counters `rt.<pass>.*` (rays, hits, steps, nodes.box,
 nodes.leaf, nodes.refetch, tests.box, tests.tri, stack.overflows, stack.restarts, parent_reads,
 dual_steps, obb_transforms, isect_clocks at the preset's test rates, bytes.node / bytes.leaf
-before the caches, dram_read.bvh_node / bvh_leaf), their totals `rt.*`, and the memory model's
-`mem.*` (RT fetches enter the preset's L2, in their own cache state, cold at the first pass).
+before the caches, dram_read.bvh_node / bvh_leaf, cache.<l0|l1|l2>.hits / misses / bytes: what
+each level of the ray unit's path served, bytes = lookups x line), their totals `rt.*`, and the
+memory model's `mem.*`. RT fetches enter the ray unit's own caches, the preset's rt_l0 (and rt_l1
+where the part has one: pipelines.presets.rt), read-only levels that miss down to the preset's
+L2, then DRAM, as RDNA's node fetches go L0 -> L1 -> L2 (seed 000 L1154). In a frame
+(pipelines.frame.run) the levels are added to the frame's memory model after its raster passes
+(MemoryModel.add_levels: the raster's levels and counts stay as they were) and the ray passes
+meet the L2 those left; traced alone, in a model of their own, cold at the first pass.
+
+Ray order (ray_order, RAY_ORDERS): secondary rays (shadow, AO) are traced in pixel order, or
+"sorted" as a hardware or driver binning step would issue them (coherent_order: by the Morton code
+of the origin's cell in a grid over the scene, then the direction octant); the results go back to
+pixel order, so images and every count but the caches' are the same either way.
 Shadow and AO rays terminate on the first hit (DXR ACCEPT_FIRST_HIT_AND_END_SEARCH); primary rays
 cull back faces of draws that the rasterizer culls (CULL_BACK_FACING_TRIANGLES with per-draw
 TRIANGLE_CULL_DISABLE), so the two see the same surfaces.
@@ -46,6 +57,9 @@ from pipelines.arch.shared import texture_unit
 from pipelines.presets import Preset, get_preset
 
 PASSES = RAY_PASSES
+RAY_ORDERS = ("pixel", "sorted")
+RT_LEVELS = (("rt_l0", "l0"), ("rt_l1", "l1"), ("l2", "l2"))   # memory level -> rt.<pass>.cache.<name>
+GRID_BITS = 6            # sorted order: 64 cells per axis over the scene bounds (coherent_order)
 MODES = ("bvh2", "bvh4", "bvh4x2", "bvh8", "bvh8-obb")
 BATCH = 1 << 18          # rays traced and priced per batch: bounds the fetch records in memory
 FETCH_STREAMS = ("bvh_node", "bvh_leaf", "texture", "rt_stack")   # what a ray pass reads
@@ -70,6 +84,7 @@ class RtResult:
     width: int
     height: int
     mode: str                                   # MODES: the layout and traversal used
+    ray_order: str = "pixel"                    # RAY_ORDERS: the order secondary rays were traced in
     images: dict[str, np.ndarray] = field(default_factory=dict)
     pixel_maps: dict[str, np.ndarray] = field(default_factory=dict)   # (h, w) steps per pass
     counters: Counters = field(default_factory=Counters)
@@ -83,10 +98,18 @@ class RtResult:
         rays = self.counters[f"rt.{pass_}.rays"]
         return self.counters[f"rt.{pass_}.{name}"] / rays if rays else 0.0
 
+    def hit_rate(self, level: str, pass_: str = "primary") -> float | None:
+        """Hits / lookups of the ray unit's cache `level` (l0, l1, l2) in a pass; None where the
+        level saw no lookup (the part has no such level, or nothing was fetched)."""
+        h, m = (self.counters[f"rt.{pass_}.cache.{level}.{k}"] for k in ("hits", "misses"))
+        return h / (h + m) if h + m else None
+
     def summary(self) -> list[dict]:
         """One row per traced pass, the figures `tilesim report --rt` shows: per-ray steps,
         nodes, tests and bytes (before the caches, and from DRAM), stack events per 1000 rays,
-        any-hit invocations, those that let the ray through and their texel bytes."""
+        any-hit invocations, those that let the ray through and their texel bytes, the stack's
+        on-chip bytes and spills, and the hit rate of each of the ray unit's caches (None where
+        the part has no such level)."""
         rows = []
         for p in PASSES:
             if not self.counters[f"rt.{p}.rays"]:
@@ -103,6 +126,8 @@ class RtResult:
                 "anyhit": c("anyhit"), "anyhit_ignored": c("anyhit.ignored"),
                 "texel_bytes": c("bytes.texture"), "dram_texture_bytes": c("dram_read.texture"),
                 "stack_bytes": c("stack.onchip_bytes"), "spills_per_1k": 1000 * c("stack.spills"),
+                "order": self.ray_order if p != "primary" else "pixel",
+                **{f"{short}_hit_rate": self.hit_rate(short, p) for _, short in RT_LEVELS},
             })
         return rows
 
@@ -191,6 +216,42 @@ def layout_for(scene: Scene, preset: Preset) -> Layout:
     return hit[1]
 
 
+def coherent_order(rays: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The order a ray-sorting step would trace rays (n, 8) in: by the Morton code of the
+    origin's cell in a grid of 2^GRID_BITS cubes per axis over the scene bounds [lo, hi] (the
+    longest side), then by the direction's octant; a stable sort, so rays of one cell and octant
+    keep their order. Why: rays that start close together and head the same way visit the same
+    nodes, so tracing them one after another keeps those nodes in the ray unit's caches; the
+    Morton (Z-order) curve keeps cells that are near in space near in the order, and the octant
+    (the sign of each direction component) fixes which child a box node is entered by first.
+    Integer keys of float32 inputs: the same order on any machine and thread count. Returns
+    int64 (n,) indices into rays."""
+    cells = 1 << GRID_BITS
+    side = max(float(np.max(hi - lo)), 1e-30)
+    c = np.floor((rays[:, 0:3].astype(np.float64) - lo) * (cells / side))
+    c = np.clip(c, 0, cells - 1).astype(np.uint64)
+    code = np.zeros(len(rays), np.uint64)
+    for bit in range(GRID_BITS):                  # interleave x, y, z bits: z y x from bit 0 up
+        for axis in range(3):
+            code |= ((c[:, axis] >> np.uint64(bit)) & np.uint64(1)) << np.uint64(3 * bit + 2 - axis)
+    d = rays[:, 4:7]
+    octant = ((d[:, 0] < 0).astype(np.uint64) << np.uint64(2)) | ((d[:, 1] < 0).astype(np.uint64) << np.uint64(1)) \
+        | (d[:, 2] < 0).astype(np.uint64)
+    return np.argsort((code << np.uint64(3)) | octant, kind="stable")
+
+
+def rt_entry_level(mm: MemoryModel, preset: Preset) -> int:
+    """The level ray fetches enter `mm` at: the preset's rt_l0, its ray-unit caches appended to
+    the model first if it lacks them (read-only levels, rt_l0 -> rt_l1 -> the model's L2; the
+    levels and counts already there are kept: a frame's raster figures do not move)."""
+    names = [c.name for c in mm.config.caches]
+    if "rt_l0" not in names:
+        caches = preset.rt.caches(mm.config.line_bytes)
+        n = len(names)
+        mm.add_levels(caches, tuple(range(n + 1, n + len(caches))) + (mm.level("l2"),))
+    return mm.level("rt_l0")
+
+
 class Stack(NamedTuple):
     """The traversal stack as the preset keeps it (rt_stack_*)."""
     entries: int          # on chip
@@ -200,9 +261,13 @@ class Stack(NamedTuple):
 
 
 def _run(layout: Layout, rays: np.ndarray, mm: MemoryModel | None, level: int, res: RtResult,
-         name: str, flags: dict, surfaces: AnyHit, stack: Stack, dual: bool, rates: tuple[int, int]):
-    """Trace a pass in batches (pricing each batch's fetches in ray order); fills counters.
-    flags: the pass's ray flags by trace_rays's names."""
+         name: str, flags: dict, surfaces: AnyHit, stack: Stack, dual: bool, rates: tuple[int, int],
+         order: np.ndarray | None = None):
+    """Trace a pass in batches (pricing each batch's fetches in ray order; `order`: trace
+    rays[order], results put back in the rays' order); fills counters. flags: the pass's ray
+    flags by trace_rays's names."""
+    if order is not None:
+        rays = rays[order]
     n = len(rays)
     prim = np.empty(n, np.int64)
     t = np.empty(n)
@@ -223,11 +288,23 @@ def _run(layout: Layout, rays: np.ndarray, mm: MemoryModel | None, level: int, r
         prim[b0:b0 + BATCH], t[b0:b0 + BATCH] = hits.prim, hits.t
         parts.append(hits.counts)
     counts = np.concatenate(parts) if parts else counts
+    if order is not None:                      # back to the rays' own order
+        back = np.empty_like(order)
+        back[order] = np.arange(n)
+        prim, t, counts = prim[back], t[back], counts[back] if len(counts) else counts
     hits = Hits(prim, t, counts)
     c = cost_counters(layout, hits, f"rt.{name}.", stack.entry_bytes)
     if mm is not None:
         for s in FETCH_STREAMS:
             c[f"rt.{name}.dram_read.{s}"] = mm.dram_bytes("read", s) - before[s]
+        mem_now = mm.counters()
+        for lv, short in RT_LEVELS:
+            if f"mem.cache.{lv}.hits" not in mem_now:
+                continue
+            for k in ("hits", "misses"):
+                c[f"rt.{name}.cache.{short}.{k}"] = mem_now[f"mem.cache.{lv}.{k}"] - mem_before[f"mem.cache.{lv}.{k}"]
+            c[f"rt.{name}.cache.{short}.bytes"] = mm.config.line_bytes * (
+                c[f"rt.{name}.cache.{short}.hits"] + c[f"rt.{name}.cache.{short}.misses"])
     res.counters = res.counters + c
     # The pass's own share of the frame's totals: its rt.<pass>.* counters also under rt.*, and
     # what it moved through the memory model.
@@ -235,8 +312,7 @@ def _run(layout: Layout, rays: np.ndarray, mm: MemoryModel | None, level: int, r
     for k, v in c.items():
         own.add("rt." + k[len(f"rt.{name}."):], v)
     if mm is not None:
-        after = mm.counters()
-        for k, v in after.items():
+        for k, v in mem_now.items():
             own.add(k, v - mem_before[k])
     res.pass_counters[name] = own
     return hits
@@ -246,7 +322,7 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
           rays=PASSES, mode: str | None = None, ao_samples: int = 4, ao_radius: float | None = None,
           seed: int = 0, depth: np.ndarray | None = None, layout: Layout | None = None,
           memory: bool = True, stack: int | None = None, shadow_any_hit: bool = True,
-          memory_model: MemoryModel | None = None) -> RtResult:
+          memory_model: MemoryModel | None = None, ray_order: str = "pixel") -> RtResult:
     """Trace the ray passes `rays` (a subset of PASSES, or a comma-separated string) of `scene`
     on `preset`'s RT hardware. mode: MODES name (default the preset's rt_layout; "bvh4x2" is the
     dual-node fallback, allowed where the preset has rt_dual_fallback). depth: (h, w) window
@@ -254,13 +330,17 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
     of the mode's layout for this scene (skips the build). memory: price fetches through the
     preset's caches (memory_model: through this model's, the caches the frame's raster passes
     left, as pipelines.frame.run traces; else a model of its own, cold). stack: override the preset's rt_stack_entries. shadow_any_hit: False
-    traces shadow rays to their closest hit (to measure what terminate-on-first-hit saves)."""
+    traces shadow rays to their closest hit (to measure what terminate-on-first-hit saves).
+    ray_order: "pixel" traces shadow and AO rays in pixel order, "sorted" in coherent_order (the
+    images and all but the caches' counters are the same)."""
     from pipelines.frame import Settings, check_resolution, raster
     check_resolution(width, height)
     passes = tuple(p.strip() for p in rays.split(",")) if isinstance(rays, str) else tuple(rays)
     bad = [p for p in passes if p not in PASSES]
     if bad or not passes:
         raise SceneError(f"unknown ray pass {bad[0] if bad else ''!r} (try: {', '.join(PASSES)})")
+    if ray_order not in RAY_ORDERS:
+        raise SceneError(f"unknown ray order {ray_order!r} (try: {', '.join(RAY_ORDERS)})")
     if ao_samples < 1:
         raise SceneError(f"ao_samples must be >= 1, got {ao_samples}")
     scene = get_scene(scene) if isinstance(scene, str) else scene
@@ -277,7 +357,7 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
                   params.rt_stack_overflow.value == "spill", int(params.rt_stack_entry_bytes.value),
                   str(params.rt_stack_location.value))
     rates = (int(params.rt_box_tests_per_clk.value), int(params.rt_tri_tests_per_clk.value))
-    res = RtResult(scene.name, preset.name, width, height, mode)
+    res = RtResult(scene.name, preset.name, width, height, mode, ray_order)
     tris = Triangles.of_scene(scene)
     t0 = time.perf_counter()
     if layout is None:
@@ -288,8 +368,7 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
     surfaces = any_hit_table(scene.draws, tris, texture_unit(preset))
     mm = None if not memory else memory_model if memory_model is not None else \
         MemoryModel(preset.memory_config(), 1)
-    # RT fetches enter at L2 (the ray unit's L0/L1 are not modelled)
-    level = mm.level("l2") if mm is not None else 0
+    level = rt_entry_level(mm, preset) if mm is not None else 0
     lo, hi = tris.v.reshape(-1, 3).min(0), tris.v.reshape(-1, 3).max(0)
     diag = float(np.linalg.norm(hi.astype(np.float64) - lo))
     eps = SURFACE_EPS * diag
@@ -328,9 +407,10 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
         drawn = np.isfinite(p[:, 0])
         eye = np.asarray(cam.eye, np.float64)
         origin = p[drawn] + (eye - p[drawn]) * SHADOW_PULL
-        hits = _run(layout, make_rays(origin, np.broadcast_to(light, origin.shape), eps, np.inf),
-                    mm, level, res, "shadow", {**PASS_FLAGS["shadow"], "any_hit": shadow_any_hit},
-                    surfaces, stack, dual, rates)
+        srays = make_rays(origin, np.broadcast_to(light, origin.shape), eps, np.inf)
+        hits = _run(layout, srays, mm, level, res, "shadow",
+                    {**PASS_FLAGS["shadow"], "any_hit": shadow_any_hit}, surfaces, stack, dual, rates,
+                    coherent_order(srays, lo, hi) if ray_order == "sorted" else None)
         vis = np.ones(h * w, np.float32)
         vis[drawn] = np.where(hits.prim >= 0, 0.0, 1.0)
         res.images["shadow"] = vis.reshape(h, w)
@@ -344,8 +424,9 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
         p = cr[hit, 0:3].astype(np.float64) + primary.t[hit, None] * cr[hit, 4:7].astype(np.float64)
         nrm = _normals(tris, primary, cr)[hit]
         radius = ao_radius if ao_radius is not None else 0.1 * diag
-        hits = _run(layout, ao_rays(p, nrm, ao_samples, radius, eps, seed), mm, level, res, "ao",
-                    PASS_FLAGS["ao"], surfaces, stack, dual, rates)
+        arays = ao_rays(p, nrm, ao_samples, radius, eps, seed)
+        hits = _run(layout, arays, mm, level, res, "ao", PASS_FLAGS["ao"], surfaces, stack, dual,
+                    rates, coherent_order(arays, lo, hi) if ray_order == "sorted" else None)
         occl = (hits.prim >= 0).reshape(-1, ao_samples)
         ao = np.ones(h * w, np.float32)
         ao[hit] = 1.0 - occl.mean(axis=1)

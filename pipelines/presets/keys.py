@@ -222,6 +222,10 @@ KEYS: tuple[Key, ...] = (
     _k("rt.stack_location", "rt", "rt_stack_location", "choice", choices=("lds", "registers", "dedicated")),
     _k("rt.stack_entry", "rt", "rt_stack_entry_bytes", "int", 1, 64),
     _k("rt.stack_overflow", "rt", "rt_stack_overflow", "choice", choices=("restart", "spill")),
+    _k("rt.l0_size", "rt", "rt_l0_bytes", "bytes", 256, 64 * MIB),
+    _k("rt.l0_ways", "rt", "rt_l0_ways", "int", 1, 64),
+    _k("rt.l1_size", "rt", "rt_l1_bytes", "bytes", 256, 64 * MIB, addable=True),
+    _k("rt.l1_ways", "rt", "rt_l1_ways", "int", 1, 64, addable=True),
     _k("tex.format", "texture", "tex_format", "choice", choices=TEXTURE_FORMATS),
     _k("tex.alpha_format", "texture", "tex_alpha_format", "choice", choices=TEXTURE_FORMATS),
     _k("tex.l1_size", "texture", "tex_l1_bytes", "bytes", 256, 16 * MIB),
@@ -313,7 +317,8 @@ def apply_sets(preset: Preset, sets, source: str = "--set", rename: bool = True,
 
 def check(preset: Preset) -> None:
     """The memory model can build the preset's caches (each holds at least one set of its ways
-    of lines; an optional cache has both its size and its ways)."""
+    of lines; an optional cache has both its size and its ways; the ray unit's have a power of
+    two of sets, pipelines.presets.rt.RTParams.caches)."""
     m = preset.memory
     for size, ways in PAIRS:
         if (getattr(m, size) is None) != (getattr(m, ways) is None):
@@ -326,6 +331,11 @@ def check(preset: Preset) -> None:
             c.n_sets(config.line_bytes)
     except ValueError as e:
         raise PresetError(f"preset {preset.name}: {e}") from None
+    if getattr(preset, "rt", None) is not None:
+        try:
+            preset.rt.caches(int(m.cache_line_bytes.value))
+        except PresetError as e:
+            raise PresetError(f"preset {preset.name}: {e}") from None
     try:
         preset.texture.unit(int(m.cache_line_bytes.value))
     except PresetError as e:

@@ -10,13 +10,22 @@ rt_ray_flags_in_hw (cull / first-hit flags filtered by the intersection unit), r
 rt_stack_overflow (restart: a full ring overwrites its oldest entry and a dry stack restarts
 through parent links; spill: the oldest entries go to memory and come back), rt_prim_tris
 (triangles a bvh8 builder groups into one primitive node, at most; absent: the builder's default,
-renderer.bvh.layouts.BVH8_PRIM_TRIS).
+renderer.bvh.layouts.BVH8_PRIM_TRIS); rt_l0_bytes / rt_l0_ways and rt_l1_bytes / rt_l1_ways (the
+ray unit's caches in front of L2: AMD's node fetches go L0 -> L1 -> L2 -> Infinity Cache -> DRAM
+as texture fetches do; absent L1: the part has none), built by `RTParams.caches`.
+
+The model runs one L0 and one L1 over the whole ray stream, in the order the rays are traced:
+one CU's L0 and one shader array's L1 as they would see a stream of rays of that locality (the
+rays of a real frame are spread over every CU, each with its own L0, so the model's L0 is a
+lower bound on the hardware's aggregate capacity and a fair picture of one CU's locality).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from pipelines.presets.params import Param, Record
+from renderer.memory import CacheConfig
+
+from pipelines.presets.params import Param, PresetError, Record
 
 A = "seed 000 (seed-notes/000_partA.md"
 B = "seed 000 (seed-notes/000_partB.md"
@@ -24,6 +33,13 @@ RADV = "Mesa radv bvh.h node layouts (reference/peers.md §3.1)"
 LDS_STACK = (f"the RDNA ISA's LDS ring stack holds 8/16/32/64 DWORDs per thread, {B} l.99, ISA "
              "guide); 16 entries chosen (the middle of the range; Vaidyanathan 2019 finds 5 "
              "close to a full stack, peers.md §3.2)")
+RT_PATH = f"the ray accelerator's node fetch goes L0 -> L1 -> L2 -> Infinity Cache -> DRAM, {A} l.191, seed L1154)"
+RDNA2_CACHES = f"RDNA 2 L0 / L1: 16 KB per CU / 128 KB per shader array, {A} l.243, seed L1240-1241); {RT_PATH}"
+RDNA3_L0 = f"RDNA 3 vector L0: 32 KB per CU, 32-way, {B} l.145, seed L1544; {A} l.246); {RT_PATH}"
+RDNA3_L1 = f"RDNA 3 L1: 256 KB per shader array, 16-way, {B} l.147, seed L1548; {A} l.246)"
+APPLE_CACHE = ("Apple publishes no cache of the RT unit; seed 004 gives the core's L1 as 2 x 128 KB, "
+               "'fast' and 'slow' segments (seed-notes/004_partA.md l.152, seed L594), and the RTU's "
+               "throughput limited by on-chip cache capacity (seed-notes/004_partB.md l.250, seed L1234)")
 APPLE_LAYOUT = ("Apple's BVH node layout is not public (seed 004 has no node widths: "
                 "seed-notes/004_partB.md l.29); assumed")
 
@@ -43,7 +59,40 @@ class RTParams(Record):
     rt_prim_tris: Param = Param(4, "the BVH builder's default, renderer.bvh.layouts.BVH8_PRIM_TRIS "
                                    "(4 float32 triangles and 7 corners fill a 128 B primitive node)",
                                 "derived")
+    rt_l0_bytes: Param | None = None         # the ray unit's first cache (AMD: the CU's vector L0)
+    rt_l0_ways: Param | None = None
+    rt_l1_bytes: Param | None = None         # its second (AMD: the shader array's L1); None: none
+    rt_l1_ways: Param | None = None
     rt_params_from: Param | None = None      # set where the part traces with another's parameters
+
+    def caches(self, line_bytes: int) -> tuple[CacheConfig, ...]:
+        """The ray unit's caches, top first, as read-only levels of renderer.memory (rt_l0, then
+        rt_l1 where the part has one); the caller puts them in front of L2. A PresetError for a
+        cache the model cannot build: a size without its ways, no whole set of lines, or a number
+        of sets that is not a power of two (a cache indexes its sets by address bits)."""
+        out = []
+        for name, size, ways in (("rt_l0", self.rt_l0_bytes, self.rt_l0_ways),
+                                 ("rt_l1", self.rt_l1_bytes, self.rt_l1_ways)):
+            if size is None and ways is None:
+                if name == "rt_l0":
+                    raise PresetError("the ray unit needs its L0 (rt.l0_size, rt.l0_ways)")
+                continue
+            key = name.replace("_", ".", 1)
+            if size is None or ways is None:
+                raise PresetError(f"{key}: set {key}_size and {key}_ways together (a cache needs its "
+                                  "size and its ways)")
+            b, w = int(size.value), int(ways.value)
+            if b <= 0 or w <= 0:
+                raise PresetError(f"{key}: size {b} B and {w} ways must both be positive")
+            sets, rem = divmod(b, line_bytes * w)
+            if sets < 1 or rem:
+                raise PresetError(f"{key}: {b} B is not a whole number of sets of {w} ways of "
+                                  f"{line_bytes} B lines")
+            if sets & (sets - 1):
+                raise PresetError(f"{key}: {b} B / ({w} ways x {line_bytes} B) = {sets} sets, not a "
+                                  "power of two (a cache indexes its sets by address bits)")
+            out.append(CacheConfig(name, b, w, read_only=True))
+        return tuple(out)
 
 
 RING = (f"the LDS stack is a ring: full, it overwrites its oldest entries; dry after that, the shader "
@@ -64,11 +113,25 @@ _RDNA23 = {
     "rt_obb": Param(False, f"OBB nodes arrive with RDNA 4, {B} l.111-117, seed L1776-1780)", "spec"),
     **_RDNA_STACK,
 }
+_RDNA2_CACHES = {
+    "rt_l0_bytes": Param(16 * 1024, RDNA2_CACHES, "spec"),
+    "rt_l0_ways": Param(4, "no public figure for the L0's associativity; GCN's vector L1's 4 ways "
+                           f"({A} l.224, seed L481) assumed", "assumed"),
+    "rt_l1_bytes": Param(128 * 1024, RDNA2_CACHES, "spec"),
+    "rt_l1_ways": Param(16, f"RDNA 2's L1 associativity is not given (seed L1241 says only that it "
+                            f"improved); RDNA 3's 16 ways ({B} l.147, seed L1548) assumed", "assumed"),
+}
+_RDNA3_CACHES = {
+    "rt_l0_bytes": Param(32 * 1024, RDNA3_L0, "spec"),
+    "rt_l0_ways": Param(32, RDNA3_L0, "spec"),
+    "rt_l1_bytes": Param(256 * 1024, RDNA3_L1, "spec"),
+    "rt_l1_ways": Param(16, RDNA3_L1, "spec"),
+}
 
 _TABLES: dict[str, dict[str, Param]] = {
-    "amd-rdna2": {**_RDNA23,
+    "amd-rdna2": {**_RDNA23, **_RDNA2_CACHES,
                   "rt_ray_flags_in_hw": Param(False, f"RDNA 2 filters ray flags in the shader loop, {B} l.94, seed L2020)", "spec")},
-    "amd-rdna3": {**_RDNA23,
+    "amd-rdna3": {**_RDNA23, **_RDNA3_CACHES,
                   "rt_ray_flags_in_hw": Param(True, f"RDNA 3 handles CULL_BACK_FACING / ACCEPT_FIRST_HIT in hardware, {A} l.205, seed L1367-1369)", "spec")},
     "amd-rdna4": {
         "rt_layout": Param("bvh8-obb", f"BVH8 128 B quantized nodes with an OBB index, {B} l.84, l.101-117, seed L1770-1784, L1900-1906; "
@@ -84,6 +147,11 @@ _TABLES: dict[str, dict[str, Param]] = {
                                           f"lives in LDS, {B} l.96, seed L1846-1849)", "spec"),
         "rt_prim_tris": Param(4, f"RDNA 4 primitive nodes pack several triangles with compressed vertices (up to 8, "
                                  f"RRA 1.8, {B} l.105); 4 float32 triangles and 7 corners are what fit ours (128 B)", "derived"),
+        "rt_l0_bytes": Param(32 * 1024, f"RDNA 4's L0 size is not in the notes; RDNA 3's 32 KB ({B} l.145, "
+                                        "seed L1544) assumed, as the texture L0", "assumed"),
+        "rt_l0_ways": Param(32, f"RDNA 3's 32 ways ({B} l.145, seed L1544) assumed", "assumed"),
+        # no rt_l1: RDNA 4 removed the L1, a read/coalescing buffer between L0 and L2 in its
+        # place (seed-notes/000_partB.md l.155-156, seed L1859, L1868)
     },
     "apple-m3": {
         "rt_layout": Param("bvh4", APPLE_LAYOUT + ": 4-wide like RDNA 2/3", "assumed"),
@@ -100,6 +168,9 @@ _TABLES: dict[str, dict[str, Param]] = {
         "rt_stack_overflow": Param("spill", "not published (seed-notes/004_partB.md l.219 says only that the RTU "
                                             "traverses in hardware); a unit that keeps the stack itself taken to "
                                             "spill its oldest entries to memory rather than restart", "assumed"),
+        "rt_l0_bytes": Param(128 * 1024, APPLE_CACHE + "; the RTU taken to read through one 128 KB segment", "assumed"),
+        "rt_l0_ways": Param(8, APPLE_CACHE + "; 8 ways chosen", "assumed"),
+        # no rt_l1: nothing is known between the core's L1 and the GPU's L2
     },
 }
 _TABLES["apple-m5"] = {
