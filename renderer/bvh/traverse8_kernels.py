@@ -18,22 +18,17 @@ from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, FLAG_OPAQUE, R_DX, R_DY, R
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def _prims(tri_corners, tri_u32, s, ox, oy, oz, dx, dy, dz, tmin, tmax, flags, best_t, best_p,
-           lane_t, lane_det, ah, rec, rec0, nrec, rec_cap, can_any_hit):
-    """Tests bvh8 primitive node s's triangles against the closest hit so far: up to 4 (word 0
-    count, 1-4 ids, 5 flags a byte each; tri_corners[s]: their corners by lane, decoded from the
-    node's corner indices, Layout.tri_corners), all at once (tri4), then taken in order as _tri
-    one by one would, a non-opaque one through its any-hit program (traverse_kernels.any_hit)
-    when it would become the hit. Returns the closest hit, the triangles tested, whether to
-    stop (a first hit under FLAG_ANY_HIT), any-hit invocations, ignored, texel bytes, culled
-    hits, nrec, and whether a candidate needed an any-hit that can_any_hit=False (the fast
-    kernel) leaves to trace_chunk8."""
-    n = np.int64(tri_u32[s, 0] & 0xFF)
-    hit = tri4(tri_corners, s, ox, oy, oz, dx, dy, dz, tmin, tmax, lane_t, lane_det) & (
-        (np.uint64(1) << n) - 1)
-    anyhits = ignored = texels = culled = 0
-    done = bail = False
-    while hit and not done:          # the lanes with a hit, in order
+def _prims(tri_u32, s, hit, n, flags, best_t, best_p, lane_t, lane_det):
+    """Takes the lanes with a hit (mask `hit`, tri4's over bvh8 primitive node s's n triangles:
+    word 0 count, 1-4 ids, 5 flags a byte each) against the closest hit so far, in order, as
+    _tri one by one would, until one is a candidate on a non-opaque triangle: its any-hit
+    program must run (the kernel runs it, traverse_kernels.any_hit, and calls again with the
+    lanes left). Returns the closest hit, the lanes left, the triangles tested (n, or q + 1 for
+    a first hit under FLAG_ANY_HIT), whether to stop, the hits culled, and that candidate's lane
+    or -1. (No array but those it reads on every path: an inlined helper given others would
+    reference-count them at every call, renderer/raster_sections.py.)"""
+    culled = 0
+    while hit:
         q = lowest_bit(hit)
         hit &= hit - np.uint64(1)
         tflags = (tri_u32[s, 5] >> (8 * q)) & 0xFF
@@ -44,21 +39,11 @@ def _prims(tri_corners, tri_u32, s, ox, oy, oz, dx, dy, dz, tmin, tmax, flags, b
         p = np.int64(tri_u32[s, 1 + q])
         if t < best_t or (t == best_t and p < best_p):
             if tflags & TRI_NON_OPAQUE and not flags & FLAG_OPAQUE:
-                if not can_any_hit:
-                    bail = done = True
-                    continue
-                ok, n_bytes, nrec = any_hit(ah, p, ox, oy, oz, dx, dy, dz, flags, rec, rec0, nrec,
-                                           rec_cap)
-                anyhits += 1
-                texels += n_bytes
-                if not ok:
-                    ignored += 1
-                    continue
+                return best_t, best_p, hit, n, False, culled, q
             best_t, best_p = t, p
             if flags & FLAG_ANY_HIT:
-                done = True
-                n = q + 1
-    return best_t, best_p, n, done, anyhits, ignored, texels, culled, nrec, bail
+                return best_t, best_p, hit, q + 1, True, culled, -1
+    return best_t, best_p, hit, n, False, culled, -1
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
@@ -177,13 +162,29 @@ def trace_chunk8(tree, job, ah, out, r0, r1, rec0, rec_cap):
                     if nrec < rec_cap:
                         rec[rec0 + nrec] = (REC_TRI << REC_SHIFT) | s
                     nrec += 1
-                (best_t, best_p, tested, done, a_n, a_ignored, a_texels, a_culled, nrec,
-                 _) = _prims(tri_corners, tri_u32, s, ox, oy, oz, dx, dy, dz, tmin, tmax, flags,
-                             best_t, best_p, lane_t, lane_det, ah, rec, rec0, nrec, rec_cap, True)
-                anyhits += a_n
-                ignored += a_ignored
-                texels += a_texels
-                culled += a_culled
+                n = np.int64(tri_u32[s, 0] & 0xFF)
+                lanes = tri4(tri_corners, s, ox, oy, oz, dx, dy, dz, tmin, tmax, lane_t,
+                             lane_det) & ((np.uint64(1) << n) - 1)
+                tested = n
+                while True:
+                    best_t, best_p, lanes, tested, done, n_cut, q = _prims(
+                        tri_u32, s, lanes, tested, flags, best_t, best_p, lane_t, lane_det)
+                    culled += n_cut
+                    if q < 0:
+                        break
+                    p = np.int64(tri_u32[s, 1 + q])
+                    ok, n_bytes, nrec = any_hit(ah, p, ox, oy, oz, dx, dy, dz, flags, rec, rec0,
+                                                nrec, rec_cap)
+                    anyhits += 1
+                    texels += n_bytes
+                    if not ok:
+                        ignored += 1
+                        continue
+                    best_t, best_p = lane_t[q], p
+                    if flags & FLAG_ANY_HIT:
+                        done = True
+                        tested = q + 1
+                        break
                 tri_tests += tested
                 clocks += (tested + tri_rate - 1) // tri_rate
                 last = cur
@@ -413,10 +414,15 @@ def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
                 if (cur & 3) != REF_TRI:
                     break
                 leaf_nodes += 1
-                (best_t, best_p, tested, done, _, _, _, a_culled, _,
-                 bail) = _prims(tri_corners, tri_u32, cur >> 2, ox, oy, oz, dx, dy, dz, tmin, tmax,
-                                flags, best_t, best_p, lane_t, lane_det, ah, rec, 0, 0, 0, False)
-                culled += a_culled
+                s = cur >> 2
+                n_tris = np.int64(tri_u32[s, 0] & 0xFF)
+                lanes = tri4(tri_corners, s, ox, oy, oz, dx, dy, dz, tmin, tmax, lane_t,
+                             lane_det) & ((np.uint64(1) << n_tris) - 1)
+                best_t, best_p, _, tested, done, n_cut, q = _prims(
+                    tri_u32, s, lanes, n_tris, flags, best_t, best_p, lane_t, lane_det)
+                culled += n_cut
+                if q >= 0:                  # an any-hit to run: trace_chunk8's
+                    bail = done = True
                 tri_tests += tested
                 clocks += (tested + tri_rate - 1) // tri_rate
                 lim = lim32(best_t)
