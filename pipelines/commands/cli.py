@@ -157,7 +157,9 @@ def cmd_render(args) -> None:
             f"{p} {f.counters[f'rt.{p}.rays']:,} rays, "
             f"{f.rt.per_ray('steps', p):.1f} steps and "
             f"{f.rt.per_ray('bytes.node', p) + f.rt.per_ray('bytes.leaf', p):,.0f} B fetched per ray, "
-            f"{f.counters[f'rt.{p}.stack.overflows']:,} stack overflows" for p in passes)
+            f"{f.counters[f'rt.{p}.stack.overflows']:,} stack overflows"
+            + (f", {f.counters[f'rt.{p}.anyhit']:,} any-hits ({f.counters[f'rt.{p}.anyhit.ignored']:,} "
+               "let the ray through)" if f.counters[f"rt.{p}.anyhit"] else "") for p in passes)
             + f" -> {', '.join(str(x) for x in ray_images.values())}")
 
 
