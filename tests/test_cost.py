@@ -177,3 +177,15 @@ def test_report_rows_explain_and_render_carry_the_model(capsys, tmp_path):
     assert fig["model_ms"] == cost.time.ms and fig["limiter"] == cost.time.passes[0].limiter
     assert "model" in "".join(t for line in hud.strip_lines(fig, None, "") for t, _ in line)
     json.dumps(hud.differences(fig, fig))
+
+
+def test_ray_shader_work_is_alu_time():
+    """Any-hit programs run ANYHIT_OPS each on every generation; candidate hits culled by the ray
+    flags cost FLAG_FILTER_OPS each only where the flags are filtered in the shader (RDNA 2)."""
+    from pipelines.cost.timing import ANYHIT_OPS, FLAG_FILTER_OPS
+    c = Counters({"rt.anyhit": 1000, "rt.hits.culled": 500, "rt.isect_clocks": 1})
+    for name, filtered in (("amd-rdna2", 500), ("amd-rdna3", 0)):
+        preset = get_preset(name).with_params(clock_ghz=_p(1.0), alu_lanes=_p(1), alu_units=_p(1))
+        p = pass_time("shadow", "rays", c, preset)
+        assert p.unit("alu").work == 1000 * ANYHIT_OPS + filtered * FLAG_FILTER_OPS, name
+        assert p.unit("alu").seconds == pytest.approx(p.unit("alu").work * 1e-9, rel=1e-12)

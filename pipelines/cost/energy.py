@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from renderer.counters import Counters
 from renderer.formats import FORMATS
 
-from pipelines.cost.timing import FRAGMENT_OPS
+from pipelines.cost.timing import ANYHIT_OPS, FLAG_FILTER_OPS, FRAGMENT_OPS, alu_ops
 
 SOURCES = ("dram", "caches", "alu", "fixed")
 PJ = 1e-12
@@ -114,9 +114,9 @@ def energy_terms(c: Counters, preset) -> list[EnergyTerm]:
                 + c["raster.written"] * FORMATS["rgba8"].bytes_per_sample)
         add("caches", "tile_memory", tile, e.sram_pj_per_byte,
             "raster.samples_covered x 4 B depth + raster.written x 4 B colour")
-    ops = (c["geom.vs_alu_ops"] + c["geom.cull_alu_ops"]
-           + (c["raster.shaded"] + c["raster.helper_lanes"]) * FRAGMENT_OPS)
-    add("alu", "alu", ops, e.alu_pj_per_op, f"vertex + cull + fragment lanes x {FRAGMENT_OPS} ops")
+    ops, _ = alu_ops(c, preset)
+    add("alu", "alu", ops, e.alu_pj_per_op, f"vertex + cull + fragment lanes x {FRAGMENT_OPS} ops "
+        f"+ any-hits x {ANYHIT_OPS} + hits filtered in the shader x {FLAG_FILTER_OPS}")
     add("fixed", "prims_in", c["geom.prims_in"], e.prim_pj, "geom.prims_in")
     add("fixed", "raster", c["raster.fragments"], e.raster_pj_per_fragment, "raster.fragments")
     add("fixed", "rop", c["raster.samples_covered"], e.rop_pj_per_sample, "raster.samples_covered")

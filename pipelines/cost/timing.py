@@ -26,8 +26,10 @@ The units and what they are timed from:
                fragment counts once whatever its samples (colour compression keeps MSAA writes near
                one per pixel; not modelled further)
     alu        geom.vs_alu_ops + geom.cull_alu_ops + (raster.shaded + raster.helper_lanes) x
-               FRAGMENT_OPS, at alu_lanes x alu_units FMA per clock; compute passes' and ray
-               shaders' ALU work is not counted, so those passes have no alu unit
+               FRAGMENT_OPS + rt.anyhit x ANYHIT_OPS + rt.hits.culled x FLAG_FILTER_OPS where
+               the preset filters ray flags in the shader (rt_ray_flags_in_hw false), at
+               alu_lanes x alu_units FMA per clock (alu_ops); compute passes' ALU work and the
+               ray shaders' own traversal loop are not counted
     texture    raster.texture_l1_lookups x the texture L1's line at tex_bytes_per_clk (what the L1
                delivers to the filters; the filter rate is not timed)
     rt         rt.isect_clocks (the traversal's own intersection-unit clocks at the preset's tests
@@ -61,6 +63,15 @@ from renderer.counters import Counters
 # (5 attributes x 2) = 10; lambert: normal length 3 + rsqrt 1 + scale 3, N.L 3 + max 1, ambient +
 # diffuse per channel 3 x 2 = 17; base colour x texel 4. Helper lanes run the same code.
 FRAGMENT_OPS = 10 + 17 + 4
+# A ray's any-hit program (renderer.bvh.traverse_kernels.any_hit, less the barycentrics, which
+# the intersection unit hands the shader as DXR's intrinsic attributes): b0 = 1 - b1 - b2 2, uv
+# at the hit 2 x 3, base alpha x texel alpha 1, the cutoff compare 1. The texel fetch is the
+# texture path's (its bytes go through the ray unit's caches), not ALU.
+ANYHIT_OPS = 2 + 6 + 1 + 1
+# A candidate hit returned to the shader where the ray flags are filtered there (RDNA 2; RDNA 3
+# on filters them in the intersection unit and writes nothing back, seed-notes 000_partA l.205):
+# the facing from the determinant's sign and the draw's winding 2, the flag test 1.
+FLAG_FILTER_OPS = 2 + 1
 GEOMETRY_UNITS = ("prim_in", "setup")
 
 
@@ -123,6 +134,22 @@ def _cache_bytes(c: Counters, cache: str, line: int) -> int:
     return (c[f"mem.cache.{cache}.hits"] + c[f"mem.cache.{cache}.misses"]) * line
 
 
+def alu_ops(c: Counters, preset) -> tuple[int, str]:
+    """The ALU ops of a pass's counters and how they were made, in words (alu above)."""
+    frag_lanes = c["raster.shaded"] + c["raster.helper_lanes"]
+    filtered = 0 if preset.rt is None or preset.rt.rt_ray_flags_in_hw.value else c["rt.hits.culled"]
+    ops = (c["geom.vs_alu_ops"] + c["geom.cull_alu_ops"] + frag_lanes * FRAGMENT_OPS
+           + c["rt.anyhit"] * ANYHIT_OPS + filtered * FLAG_FILTER_OPS)
+    words = (f"geom.vs_alu_ops {c['geom.vs_alu_ops']} + geom.cull_alu_ops {c['geom.cull_alu_ops']} + "
+             f"(raster.shaded {c['raster.shaded']} + raster.helper_lanes {c['raster.helper_lanes']}) x "
+             f"{FRAGMENT_OPS} ops")
+    if c["rt.anyhit"]:
+        words += f" + rt.anyhit {c['rt.anyhit']} x {ANYHIT_OPS} ops"
+    if filtered:
+        words += f" + rt.hits.culled {filtered} x {FLAG_FILTER_OPS} ops (ray flags in the shader)"
+    return ops, words
+
+
 def unit_times(c: Counters, preset) -> list[UnitTime]:
     """Each unit's time for one pass's counters `c` (module docstring); units with no work are
     left out."""
@@ -151,12 +178,8 @@ def unit_times(c: Counters, preset) -> list[UnitTime]:
         add(_unit(name, c[counter], work_unit, rate, f, f"{counter} {c[counter]}{note}",
                   f"{rate_name} {rate:g}"))
     lanes = int(r.alu_lanes.value) * int(r.alu_units.value)
-    frag_lanes = c["raster.shaded"] + c["raster.helper_lanes"]
-    ops = c["geom.vs_alu_ops"] + c["geom.cull_alu_ops"] + frag_lanes * FRAGMENT_OPS
-    add(_unit("alu", ops, "ops", lanes, f,
-              f"(geom.vs_alu_ops {c['geom.vs_alu_ops']} + geom.cull_alu_ops {c['geom.cull_alu_ops']} + "
-              f"(raster.shaded {c['raster.shaded']} + raster.helper_lanes {c['raster.helper_lanes']}) x "
-              f"{FRAGMENT_OPS} ops)",
+    ops, words = alu_ops(c, preset)
+    add(_unit("alu", ops, "ops", lanes, f, f"({words})",
               f"{r.alu_lanes.value} lanes x {r.alu_units.value} units"))
     tex_line = int(preset.texture.tex_l1_line_bytes.value)
     tex = c["raster.texture_l1_lookups"] * tex_line
