@@ -429,3 +429,29 @@ def test_intersection_clocks_follow_the_test_rates():
         else:
             # RDNA 4: a box step is one clock; a primitive node of k triangles ceil(k / 2)
             assert (f[:, tk.C_CLOCKS] - f[:, tk.C_BOX_NODES] >= (f[:, tk.C_TRI_TESTS] + 1) // 2).all()
+
+
+def test_the_parallel_build_is_the_serial_build_node_for_node():
+    """build_sah grows its top on one thread and the subtrees below on all, then renumbers:
+    the tree must be the one depth-first build's, array for array, on one thread or two."""
+    import numba
+    from renderer.bvh import builder_kernels as bk
+    tris = Triangles.of_scene(get_scene("bunny"))
+    lo, hi = tris.bounds()
+    n = len(lo)
+    cap = 4 * n + 2
+    tree = (np.empty((cap, 3)), np.empty((cap, 3)), np.full(cap, -1, np.int64), np.zeros(cap, np.int64),
+            np.zeros(cap, np.int64), np.full(cap, -1, np.int64))
+    tree[4][0] = n
+    perm = np.arange(n)
+    m, _ = bk._grow(lo, hi, 0.5 * (lo + hi), perm, tree, 0, 1, 1, 1 << 30, np.empty(0, np.int64))
+    serial = bk._canonical(tree, m, 2 * n) + (perm,)
+    threads = numba.get_num_threads()
+    try:
+        for k in sorted({1, threads}):
+            numba.set_num_threads(k)
+            got = bk.build_sah(lo, hi, 1, k)
+            for a, b in zip(got, serial):
+                assert np.array_equal(a, b), k
+    finally:
+        numba.set_num_threads(threads)

@@ -32,7 +32,7 @@ def scalar(tc, o, d, tmin, tmax):
             for q in range(4):
                 c = tc[s, :, q].astype(np.float64)
                 t[r, s, q] = tk._tri(o[r, 0], o[r, 1], o[r, 2], d[r, 0], d[r, 1], d[r, 2], tmin[r], tmax[r],
-                                     c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], 0, 0)
+                                     c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], 0, 0)[0]
     return t
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from typing import NamedTuple
 
+import numba
 import numpy as np
 
 from renderer.cull import CullMode
@@ -141,7 +142,7 @@ def build_bvh2(tris: Triangles, max_leaf: int = MAX_LEAF, split: float | None = 
             if ref_tri is not None:
                 break
             split *= 4.0
-    node_lo, node_hi, left, first, count, parent, perm = bk.build_sah(lo, hi, max_leaf)
+    node_lo, node_hi, left, first, count, parent, perm = bk.build_sah(lo, hi, max_leaf, numba.get_num_threads())
     return Bvh2(node_lo, node_hi, left, first, count, parent, ref_tri[perm], lo[perm], hi[perm],
                 tris, time.perf_counter() - t0)
 

@@ -10,7 +10,7 @@ the same tree on every run.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from renderer.block_masks import lowest_bit
 
@@ -151,29 +151,19 @@ def split_references(v, split, max_depth, max_refs):
     return r_lo[:m].copy(), r_hi[:m].copy(), r_tri[:m].copy()
 
 
-@njit(cache=True)
-def build_sah(tri_lo, tri_hi, max_leaf):
-    """Binned-SAH BVH2 over reference boxes tri_lo/tri_hi float64 (n, 3): triangles, or the
-    pieces split_references cut them into.
-
-    Returns (lo, hi, left, first, count, parent, perm): node boxes float64 (m, 3); left child
-    index (right = left + 1, so a node's children are adjacent, as tinybvh lays them out) or -1
-    for a leaf; a leaf's triangles are perm[first:first + count]; parent (-1 for the root)."""
-    n = tri_lo.shape[0]
-    cap = 2 * n
-    lo = np.empty((cap, 3))
-    hi = np.empty((cap, 3))
-    left = np.full(cap, -1, np.int64)
-    first = np.zeros(cap, np.int64)
-    count = np.zeros(cap, np.int64)
-    parent = np.full(cap, -1, np.int64)
-    perm = np.arange(n)
-    cen = 0.5 * (tri_lo + tri_hi)
-    m = 1
-    first[0], count[0] = 0, n
+@njit(cache=True, nogil=True)
+def _grow(tri_lo, tri_hi, cen, perm, tree, root, m, max_leaf, limit, pending):
+    """Grows the binned-SAH subtree of node `root` (whose references are perm[first[root]:
+    first[root] + count[root]]) in `tree` (lo, hi, left, first, count, parent), new nodes from
+    index m on, two at a time (a node's children adjacent), depth first, left child first;
+    nodes `limit` levels below the root are not grown but listed in `pending`. Returns (m,
+    pending nodes). Only this subtree's nodes and perm range are written: subtrees grow apart."""
+    lo, hi, left, first, count, parent = tree
+    n_pending = 0
     stack = np.empty(128, np.int64)
+    depth = np.empty(128, np.int64)
     sp = 0
-    stack[sp] = 0
+    stack[sp], depth[sp] = root, 0
     sp += 1
     bin_lo = np.empty((N_BINS, 3))
     bin_hi = np.empty((N_BINS, 3))
@@ -184,6 +174,11 @@ def build_sah(tri_lo, tri_hi, max_leaf):
     while sp > 0:
         sp -= 1
         node = stack[sp]
+        if depth[sp] >= limit:                 # left for grow_subtrees
+            pending[n_pending] = node
+            n_pending += 1
+            continue
+        d = depth[sp]
         f, c = first[node], count[node]
         # bounds of the node and of its centroids
         blo = np.full(3, np.inf)
@@ -287,11 +282,110 @@ def build_sah(tri_lo, tri_hi, max_leaf):
             grown = np.empty(2 * stack.shape[0], np.int64)
             grown[:sp] = stack[:sp]
             stack = grown
+            grown = np.empty(2 * depth.shape[0], np.int64)
+            grown[:sp] = depth[:sp]
+            depth = grown
+        stack[sp], depth[sp] = l + 1, d + 1
+        stack[sp + 1], depth[sp + 1] = l, d + 1
+        sp += 2
+    return m, n_pending
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _grow_all(tri_lo, tri_hi, cen, perm, tree, roots, bases, owner, n_threads, max_leaf):
+    """The subtrees of `roots` grown to the leaves at once, subtree s's new nodes from
+    bases[s] (a range of its own) on, by thread owner[s]."""
+    none = np.empty(0, np.int64)
+    for w in prange(n_threads):
+        for s in range(roots.shape[0]):
+            if owner[s] == w:
+                _grow(tri_lo, tri_hi, cen, perm, tree, roots[s], bases[s], max_leaf, 1 << 30, none)
+
+
+@njit(cache=True)
+def _canonical(tree, m_used, n_nodes):
+    """The tree's nodes renumbered as one depth-first build, left child first, numbers them
+    (the root 0, then each split's two children as the split is reached), whatever ranges its
+    subtrees grew in: the tree a serial build makes, node for node."""
+    lo, hi, left, first, count, parent = tree
+    new = np.full(m_used, -1, np.int64)
+    order = np.empty(n_nodes, np.int64)       # old index of each new node
+    new[0], order[0] = 0, 0
+    m = 1
+    stack = np.empty(128, np.int64)
+    stack[0] = 0
+    sp = 1
+    while sp > 0:
+        sp -= 1
+        node = stack[sp]
+        l = left[node]
+        if l < 0:
+            continue
+        new[l], new[l + 1] = m, m + 1
+        order[m], order[m + 1] = l, l + 1
+        m += 2
+        if sp + 2 > stack.shape[0]:
+            grown = np.empty(2 * stack.shape[0], np.int64)
+            grown[:sp] = stack[:sp]
+            stack = grown
         stack[sp] = l + 1
         stack[sp + 1] = l
         sp += 2
-    return lo[:m].copy(), hi[:m].copy(), left[:m].copy(), first[:m].copy(), count[:m].copy(), \
-        parent[:m].copy(), perm
+    out_lo, out_hi = np.empty((m, 3)), np.empty((m, 3))
+    out_left, out_first = np.empty(m, np.int64), np.empty(m, np.int64)
+    out_count, out_parent = np.empty(m, np.int64), np.empty(m, np.int64)
+    for k in range(m):
+        o = order[k]
+        out_lo[k], out_hi[k] = lo[o], hi[o]
+        out_left[k] = new[left[o]] if left[o] >= 0 else -1
+        out_first[k], out_count[k] = first[o], count[o]
+        out_parent[k] = new[parent[o]] if parent[o] >= 0 else -1
+    return out_lo, out_hi, out_left, out_first, out_count, out_parent
+
+
+TOP_LEVELS = 4       # build_sah grows the tree's top this deep on one thread, then the subtrees
+                     # below it (up to 2^TOP_LEVELS) on all
+
+
+@njit(cache=True)
+def build_sah(tri_lo, tri_hi, max_leaf, n_threads):
+    """Binned-SAH BVH2 over reference boxes tri_lo/tri_hi float64 (n, 3): triangles, or the
+    pieces split_references cut them into.
+
+    Returns (lo, hi, left, first, count, parent, perm): node boxes float64 (m, 3); left child
+    index (right = left + 1, so a node's children are adjacent, as tinybvh lays them out) or -1
+    for a leaf; a leaf's triangles are perm[first:first + count]; parent (-1 for the root).
+
+    A node's split depends on its references alone, so subtrees grow apart: the top
+    TOP_LEVELS levels on this thread, the subtrees below them in parallel (_grow_all), each in
+    a node range of its own (at most 2 x its references), then renumbered as the one
+    depth-first build numbers them (_canonical): the same tree, byte for byte, on any number of
+    threads (n_threads: the caller's numba.get_num_threads())."""
+    n = tri_lo.shape[0]
+    cap = 4 * n + 2
+    tree = (np.empty((cap, 3)), np.empty((cap, 3)), np.full(cap, -1, np.int64),
+            np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.full(cap, -1, np.int64))
+    perm = np.arange(n)
+    cen = 0.5 * (tri_lo + tri_hi)
+    tree[3][0], tree[4][0] = 0, n
+    pending = np.empty(1 << TOP_LEVELS, np.int64)
+    m, n_pending = _grow(tri_lo, tri_hi, cen, perm, tree, 0, 1, max_leaf, TOP_LEVELS, pending)
+    roots = pending[:n_pending].copy()
+    bases = np.empty(n_pending, np.int64)
+    for s in range(n_pending):
+        bases[s] = m
+        m += 2 * tree[4][roots[s]]
+    # each subtree to the thread with the least work so far, the largest first (the work is
+    # about its references; which thread grows it changes nothing in the tree)
+    owner = np.empty(n_pending, np.int64)
+    load = np.zeros(n_threads, np.int64)
+    for s in np.argsort(-tree[4][roots]):
+        w = np.argmin(load)
+        owner[s] = w
+        load[w] += tree[4][roots[s]]
+    _grow_all(tri_lo, tri_hi, cen, perm, tree, roots, bases, owner, n_threads, max_leaf)
+    lo, hi, left, first, count, parent = _canonical(tree, m, 2 * n)
+    return lo, hi, left, first, count, parent, perm
 
 
 @njit(cache=True)
