@@ -228,12 +228,10 @@ def bvh8_layout(w: Wide, obb: bool = False) -> Layout:
     # rounded outward to the float32 the box test reads
     planes = np.where(valid[..., None], np.concatenate(planes32(lo_dec, hi_dec), axis=2), np.float32(np.inf))
     child_boxes = np.ascontiguousarray(planes.transpose(0, 2, 1))
-    corners = np.take_along_axis(prims["v"][:, None], p_idx[:, :, :, None].astype(np.int64), axis=2)
-    corners = np.where(live[..., None, None], corners, np.float32(0))      # (n, lane, corner, axis)
-    tri_corners = corners.reshape(len(prims), PRIM_TRIS, 9).transpose(0, 2, 1)   # lanes by triangle
+    tri_corners = np.empty((len(prims), 9, PRIM_TRIS), np.float32)      # lanes by triangle
+    lk.lane_corners(np.ascontiguousarray(p_v, np.float32), p_idx, p_n, tri_corners)
     return Layout("bvh8-obb" if obb else "bvh8", lk.L_BVH8, nodes, prims, w.parent.astype(np.int32),
-                  tri_parent, BOX8_NODE.itemsize, time.perf_counter() - t0, child_boxes,
-                  np.ascontiguousarray(tri_corners))
+                  tri_parent, BOX8_NODE.itemsize, time.perf_counter() - t0, child_boxes, tri_corners)
 
 
 def decode_bvh8(nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -133,3 +133,16 @@ def pack_prims(child, n_wide, n_child, tri_order, tri_count, v, max_tri, max_ver
             P += 1
     return (first[:P].copy(), count[:P].copy(), verts[:P].copy(), n_vert[:P].copy(), idx[:P].copy(),
             node_first, node_n, -1)
+
+
+@njit(cache=True)
+def lane_corners(v, idx, n_tri, out):
+    """Layout.tri_corners: out[p, 3 * c + axis, lane] = corner c of primitive node p's triangle
+    `lane` (v: the node's corners (n, PRIM_VERTS, 3), idx: each triangle's corner indices into
+    them), 0 for a lane past the node's n_tri[p] triangles."""
+    for p in range(out.shape[0]):
+        for q in range(out.shape[2]):
+            live = q < n_tri[p]
+            for c in range(3):
+                for a in range(3):
+                    out[p, 3 * c + a, q] = v[p, idx[p, q, c], a] if live else np.float32(0)
