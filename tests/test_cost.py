@@ -189,3 +189,13 @@ def test_ray_shader_work_is_alu_time():
         p = pass_time("shadow", "rays", c, preset)
         assert p.unit("alu").work == 1000 * ANYHIT_OPS + filtered * FLAG_FILTER_OPS, name
         assert p.unit("alu").seconds == pytest.approx(p.unit("alu").work * 1e-9, rel=1e-12)
+
+
+def test_the_stack_s_on_chip_bytes_cost_sram_energy_unless_in_registers():
+    c = Counters({"rt.stack.onchip_bytes": 1000})
+    preset = get_preset("amd-rdna3")
+    pj = float(preset.energy.sram_pj_per_byte.value)
+    [term] = [t for t in energy_terms(c, preset) if t.item == "rt_stack"]
+    assert term.joules == pytest.approx(1000 * pj * 1e-12, rel=1e-12) and term.source == "caches"
+    regs = preset.with_params(rt_stack_location=Param("registers", "test", "user"))
+    assert not [t for t in energy_terms(c, regs) if t.item == "rt_stack"]

@@ -114,6 +114,11 @@ def energy_terms(c: Counters, preset) -> list[EnergyTerm]:
                 + c["raster.written"] * FORMATS["rgba8"].bytes_per_sample)
         add("caches", "tile_memory", tile, e.sram_pj_per_byte,
             "raster.samples_covered x 4 B depth + raster.written x 4 B colour")
+    # the traversal stack's on-chip entries: an SRAM (LDS, or the ray unit's own); held in
+    # registers they cost what the ALU's register reads do, counted there
+    if preset.rt is not None and preset.rt.rt_stack_location.value != "registers":
+        add("caches", "rt_stack", c["rt.stack.onchip_bytes"], e.sram_pj_per_byte,
+            f"rt.stack.onchip_bytes ({preset.rt.rt_stack_location.value})")
     ops, _ = alu_ops(c, preset)
     add("alu", "alu", ops, e.alu_pj_per_op, f"vertex + cull + fragment lanes x {FRAGMENT_OPS} ops "
         f"+ any-hits x {ANYHIT_OPS} + hits filtered in the shader x {FLAG_FILTER_OPS}")
