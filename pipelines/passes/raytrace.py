@@ -31,7 +31,12 @@ of the origin's cell in a grid over the scene, then the direction octant); the r
 pixel order, so images and every count but the caches' are the same either way.
 Shadow and AO rays terminate on the first hit (DXR ACCEPT_FIRST_HIT_AND_END_SEARCH); primary rays
 cull back faces of draws that the rasterizer culls (CULL_BACK_FACING_TRIANGLES with per-draw
-TRIANGLE_CULL_DISABLE), so the two see the same surfaces.
+TRIANGLE_CULL_DISABLE), so the two see the same surfaces (PASS_FLAGS). Alpha-tested triangles run
+their any-hit program for every ray (renderer.bvh.anyhit: the texel blocks at the hit's uv,
+priced as stream texture; counters anyhit, anyhit.ignored, bytes.texture); blended ones stop
+primary rays and let shadow and AO rays through. The traversal stack is the preset's (Stack:
+entries on chip, RDNA's ring that restarts or a stack that spills to memory as stream rt_stack;
+counters stack.pushes / pops / spills / fills, stack.onchip_bytes).
 """
 from __future__ import annotations
 
