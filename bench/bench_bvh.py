@@ -2,7 +2,7 @@
 rays, and the layout figures the seeds claim: BVH8 vs BVH4 steps, bytes per ray by layout, OBB vs
 AABB on rotated geometry, first-hit savings on shadow rays.
 
-    python bench/bench_bvh.py                 # dragon and sponza, 1920x1080 primary rays
+    python bench/bench_bvh.py                 # dragon and sponza, 1920x1080 primary and AO rays
     python bench/bench_bvh.py --res 640x360 --scenes bunny --json out.json
 """
 from __future__ import annotations
@@ -19,7 +19,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipelines.passes.raytrace import camera_rays, trace  # noqa: E402
+from pipelines.passes.raytrace import (SURFACE_EPS, _normals, ao_rays, camera_rays,  # noqa: E402
+                                       trace)
 from renderer.bvh import Triangles, build_bvh2, collapse, trace_rays, warm_up  # noqa: E402
 from renderer.bvh.layouts import BVH8_PRIM_TRIS, PRIM_VERTS, bvh2_layout, bvh4_layout, bvh8_layout  # noqa: E402
 from scenes.library import get_scene, rotated  # noqa: E402
@@ -134,6 +135,29 @@ def main(argv=None):
         print("bvh8 / embree: " + ", ".join(f"{v:.2f}x {k}" for k, v in r["bvh8_over_embree"].items()))
         print(f"hits agree with Embree on {100 * agree.mean():.4f}% of rays ({int((~agree).sum())} differ; "
               f"{int(tie.sum())} ties: another triangle at the same distance, a shared edge or vertex)")
+        # AO rays (incoherent): one a pixel from the primary hits, first hit within a tenth of
+        # the scene's diagonal, against Embree's occlusion query on the same rays
+        hit = ours.prim >= 0
+        nrm = _normals(tris, ours, rays)[hit]
+        pts = rays[hit, 0:3].astype(np.float64) + ours.t[hit, None] * rays[hit, 4:7].astype(np.float64)
+        lo, hi = tris.v.reshape(-1, 3).min(0), tris.v.reshape(-1, 3).max(0)
+        diag = float(np.linalg.norm(hi.astype(np.float64) - lo))
+        ao = ao_rays(pts, nrm, 1, 0.1 * diag, SURFACE_EPS * diag, 0)
+        ao_o, ao_d = ao[:, 0:3].copy(), ao[:, 4:7].copy()
+        ao_far = ao[:, 7].copy()
+        ao_shares = [(ao_o[k::threads].copy(), ao_d[k::threads].copy(), ao_far[k::threads].copy())
+                     for k in range(threads)]
+        afns = {"embree": lambda: es.run(ao_o, ao_d, dists=ao_far.copy(), query="OCCLUDED"),
+                f"embree x{threads}": lambda: list(pool.map(
+                    lambda odf: es.run(odf[0], odf[1], dists=odf[2].copy(), query="OCCLUDED"), ao_shares)),
+                "bvh8": lambda: trace_rays(lay["bvh8"], ao, any_hit=True)[0]}
+        awall, _, aout = race(afns)
+        r["ao_mrays_s"] = {k: len(ao) / v / 1e6 for k, v in awall.items()}
+        occl_agree = float(((aout["bvh8"].prim >= 0) == (aout["embree"] >= 0)).mean())
+        print(f"AO rays ({len(ao):,}, first hit), Mrays/s wall: " + "  ".join(
+            f"{k} {v:.2f}" for k, v in r["ao_mrays_s"].items())
+              + f"; bvh8 / embree x{threads}: {r['ao_mrays_s']['bvh8'] / r['ao_mrays_s'][f'embree x{threads}']:.2f}x"
+              + f"; occlusion agrees on {100 * occl_agree:.3f}% of rays")
         if a.speed_only:
             continue
         # layout figures on primary, shadow, AO rays through the RDNA 4 memory system
