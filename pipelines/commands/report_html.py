@@ -204,7 +204,8 @@ def _scene_section(rows, gallery: Gallery, settings) -> str:
     if "post" in rows[0]:
         extra += list(post_tables(rows, settings))
     if settings.rays:
-        extra.append(("ray passes, per ray (bytes before the caches)", RT_HEADER,
+        extra.append(("ray passes, per ray (B/ray: before the caches; hit rates and DRAM B/ray: "
+                      "through them)", RT_HEADER,
                       [line for r in rows for line in rt_lines(r, settings.rays)]))
     extra += list(report_tables(rows))          # this scene's frames and surfaces
     tables = "".join(f"<h4>{html.escape(t)}</h4>" + _table(h, lines, "num") for t, h, lines in extra)

@@ -300,7 +300,8 @@ def to_markdown(rows, settings: Settings, claims=None, geometry: bool = False) -
                 out.extend("| " + " | ".join(line) + " |" for line in lines)
                 out.append("")
         if settings.rays:
-            out += ["Ray passes, per ray (bytes before the caches):\n", "| " + " | ".join(RT_HEADER) + " |",
+            out += ["Ray passes, per ray (B/ray before the caches; hit rates and DRAM B/ray through "
+                    "them):\n", "| " + " | ".join(RT_HEADER) + " |",
                     "|---|---|---|" + "---:|" * (len(RT_HEADER) - 3)]
             out.extend("| " + " | ".join(line) + " |" for r in scene_rows
                        for line in rt_lines(r, settings.rays))
