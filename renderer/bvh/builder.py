@@ -138,7 +138,7 @@ def build_bvh2(tris: Triangles, max_leaf: int = MAX_LEAF, split: float | None = 
     else:
         while True:       # stops: past the scene box's area nothing is cut
             lo, hi, ref_tri = bk.split_references(tris.v, split, SPLIT_DEPTH,
-                                                  int(SPLIT_BUDGET * tris.n))
+                                                  int(SPLIT_BUDGET * tris.n), numba.get_num_threads())
             if ref_tri is not None:
                 break
             split *= 4.0

@@ -51,31 +51,10 @@ def _float32_up(x):
     return np.float64(np.nextafter(f, np.float32(np.inf)) if f < x else f)
 
 
-@njit(cache=True)
-def split_references(v, split, max_depth, max_refs):
-    """Triangle splitting before the build (Karras & Aila 2013, "Fast Parallel Construction of
-    High-Quality Bounding Volume Hierarchies", §4; AMD GPURT builds with triangle splitting as an
-    option): a triangle whose box has more surface area than `split` times the scene box's is
-    cut at the coarsest plane of the scene box's power-of-two grid that crosses the box (so
-    that the pieces of neighbouring triangles share planes the SAH can split at), each side
-    clipped (Sutherland-Hodgman) and cut again, at most max_depth times. A long thin triangle across a room then
-    gives references whose boxes hug it instead of one box full of empty space.
-
-    v float32 (n, 3, 3). Returns the references: ref_lo, ref_hi float64 (m, 3) (float32 values,
-    rounded outward from the clipped polygon's corners and within the triangle's own box, so
-    the pieces' boxes cover the triangle) and ref_tri int64 (m,), in triangle order; or, as
-    soon as they would pass max_refs, None for ref_tri (the caller raises split)."""
-    n = v.shape[0]
-    s_lo = np.empty(3)
-    s_ext = np.empty(3)
-    for a in range(3):
-        s_lo[a] = v[:, :, a].min()
-        s_ext[a] = v[:, :, a].max() - s_lo[a]
-    max_area = split * _area(0.0, 0.0, 0.0, s_ext[0], s_ext[1], s_ext[2])
-    cap = n + n // 4 + 16
-    r_lo = np.empty((cap, 3))
-    r_hi = np.empty((cap, 3))
-    r_tri = np.empty(cap, np.int64)
+@njit(cache=True, nogil=True)
+def _split_range(v, t0, t1, s_lo, s_ext, max_area, max_depth, r_lo, r_hi, r_tri):
+    """split_references for triangles t0..t1 - 1: their references into r_lo, r_hi, r_tri from
+    0 on, in triangle order; returns how many, or -1 if they would not fit."""
     max_v = 3 + max_depth                 # a cut adds at most one corner to a convex polygon
     poly = np.empty((max_depth + 2, max_v, 3))    # a depth-first stack of pieces
     n_corner = np.empty(max_depth + 2, np.int64)
@@ -83,7 +62,7 @@ def split_references(v, split, max_depth, max_refs):
     cut = np.empty((max_v, 3))
     lo, hi = np.empty(3), np.empty(3)
     m = 0
-    for t in range(n):
+    for t in range(t0, t1):
         for c in range(3):
             for a in range(3):
                 poly[0, c, a] = v[t, c, a]
@@ -116,13 +95,8 @@ def split_references(v, split, max_depth, max_refs):
                                 ax, level, plane = a, lv, p
                             break
             if ax < 0:                                   # small enough: a reference
-                if m == max_refs:
-                    return r_lo[:0], r_hi[:0], None
                 if m == r_tri.shape[0]:
-                    grow_lo, grow_hi = np.empty((2 * m, 3)), np.empty((2 * m, 3))
-                    grow_tri = np.empty(2 * m, np.int64)
-                    grow_lo[:m], grow_hi[:m], grow_tri[:m] = r_lo, r_hi, r_tri
-                    r_lo, r_hi, r_tri = grow_lo, grow_hi, grow_tri
+                    return -1
                 for a in range(3):
                     r_lo[m, a], r_hi[m, a] = lo[a], hi[a]
                 r_tri[m] = t
@@ -148,7 +122,69 @@ def split_references(v, split, max_depth, max_refs):
                 if out >= 3:
                     n_corner[sp], depth[sp] = out, d
                     sp += 1
-    return r_lo[:m].copy(), r_hi[:m].copy(), r_tri[:m].copy()
+    return m
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _split_chunks(v, edges, s_lo, s_ext, max_area, max_depth, r_lo, r_hi, r_tri, counts, n_threads):
+    """Chunk c (triangles edges[c]..edges[c + 1] - 1) into slab c of r_lo, r_hi, r_tri, its
+    count (or -1) into counts[c]; thread w takes chunks w, w + n_threads, ..."""
+    for w in prange(n_threads):
+        for c in range(w, counts.shape[0], n_threads):
+            counts[c] = _split_range(v, edges[c], edges[c + 1], s_lo, s_ext, max_area, max_depth,
+                                     r_lo[c], r_hi[c], r_tri[c])
+
+
+@njit(cache=True)
+def split_references(v, split, max_depth, max_refs, n_threads):
+    """Triangle splitting before the build (Karras & Aila 2013, "Fast Parallel Construction of
+    High-Quality Bounding Volume Hierarchies", §4; AMD GPURT builds with triangle splitting as an
+    option): a triangle whose box has more surface area than `split` times the scene box's is
+    cut at the coarsest plane of the scene box's power-of-two grid that crosses the box (so
+    that the pieces of neighbouring triangles share planes the SAH can split at), each side
+    clipped (Sutherland-Hodgman) and cut again, at most max_depth times. A long thin triangle across a room then
+    gives references whose boxes hug it instead of one box full of empty space.
+
+    v float32 (n, 3, 3). Returns the references: ref_lo, ref_hi float64 (m, 3) (float32 values,
+    rounded outward from the clipped polygon's corners and within the triangle's own box, so
+    the pieces' boxes cover the triangle) and ref_tri int64 (m,), in triangle order; or, as
+    soon as they would pass max_refs, None for ref_tri (the caller raises split).
+
+    A triangle's pieces depend on it and the scene box alone: chunks of triangles are cut on
+    all n_threads threads (_split_chunks), each into a slab of its own, and joined in order,
+    the references a single loop makes."""
+    n = v.shape[0]
+    s_lo = np.empty(3)
+    s_ext = np.empty(3)
+    for a in range(3):
+        s_lo[a] = v[:, :, a].min()
+        s_ext[a] = v[:, :, a].max() - s_lo[a]
+    max_area = split * _area(0.0, 0.0, 0.0, s_ext[0], s_ext[1], s_ext[2])
+    n_chunks = 2 * n_threads               # (two a thread: the large triangles cluster by draw)
+    edges = np.empty(n_chunks + 1, np.int64)
+    for c in range(n_chunks + 1):
+        edges[c] = c * n // n_chunks
+    # a slab holds max_refs: a chunk past it passes the budget alone (its pages are touched only
+    # as far as its references reach)
+    r_lo = np.empty((n_chunks, max_refs, 3))
+    r_hi = np.empty((n_chunks, max_refs, 3))
+    r_tri = np.empty((n_chunks, max_refs), np.int64)
+    counts = np.empty(n_chunks, np.int64)
+    _split_chunks(v, edges, s_lo, s_ext, max_area, max_depth, r_lo, r_hi, r_tri, counts, n_threads)
+    m = 0
+    for c in range(n_chunks):
+        if counts[c] < 0:
+            return r_lo[0, :0].copy(), r_hi[0, :0].copy(), None
+        m += counts[c]
+    if m > max_refs:
+        return r_lo[0, :0].copy(), r_hi[0, :0].copy(), None
+    out_lo, out_hi, out_tri = np.empty((m, 3)), np.empty((m, 3)), np.empty(m, np.int64)
+    at = 0
+    for c in range(n_chunks):
+        k = counts[c]
+        out_lo[at:at + k], out_hi[at:at + k], out_tri[at:at + k] = r_lo[c, :k], r_hi[c, :k], r_tri[c, :k]
+        at += k
+    return out_lo, out_hi, out_tri
 
 
 @njit(cache=True, nogil=True)
