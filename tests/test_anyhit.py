@@ -180,3 +180,20 @@ def test_first_hit_is_never_nearer_than_closest_nor_a_different_verdict():
         assert np.array_equal(first.prim >= 0, want_p >= 0)
         assert (first.t[want_p >= 0] >= want_t[want_p >= 0]).all()
         assert (first.counts[:, tk.C_ANYHIT] <= closest.counts[:, tk.C_ANYHIT]).all()
+
+
+def test_foliage_shadows_run_any_hit_in_a_frame_and_the_viewer_says_so():
+    """Through pipelines.frame.run (the CLI's and the viewer's path): the leaves' alpha test
+    runs for shadow rays, lets some through, and the viewer's strip shows the counts."""
+    from pipelines.frame import Settings, run
+    from pipelines.presets import get_preset
+    from scenes.library import get_scene
+    from viewer import hud
+    f = run(get_scene("foliage"), get_preset("amd-rdna3"), Settings(64, 48, rays=("shadow",)))
+    c = f.counters
+    assert 0 < c["rt.shadow.anyhit.ignored"] < c["rt.shadow.anyhit"]
+    assert c["rt.shadow.bytes.texture"] > 0 and c["mem.dram.read.texture"] > 0
+    fig = hud.figures(f)
+    assert (fig["rt_anyhit"], fig["rt_anyhit_through"]) == (c["rt.anyhit"], c["rt.anyhit.ignored"])
+    text = "".join(t for line in hud.strip_lines(fig, None, "") for t, _ in line)
+    assert f"{c['rt.anyhit']:,} any-hits ({c['rt.anyhit.ignored']:,} let through)" in text

@@ -58,7 +58,8 @@ def figures(result) -> dict[str, float]:
         "shaded": int(c["raster.shaded"]),
         "fallbacks": int(sum(v for k, v in c.items() if ".fallback." in f".{k}")),
         **({"rt_steps_per_ray": c["rt.steps"] / c["rt.rays"],
-            "rt_bvh_bytes_per_ray": (c["rt.bytes.node"] + c["rt.bytes.leaf"]) / c["rt.rays"]}
+            "rt_bvh_bytes_per_ray": (c["rt.bytes.node"] + c["rt.bytes.leaf"]) / c["rt.rays"],
+            "rt_anyhit": int(c["rt.anyhit"]), "rt_anyhit_through": int(c["rt.anyhit.ignored"])}
            if c["rt.rays"] else {}),
         **cost_figures(result),
     }
@@ -95,6 +96,8 @@ def strip_lines(fig: dict, first: dict | None, first_name: str) -> list[list[tup
     line1 = [(f"DRAM {fig['dram_mb']:.2f} MB/frame   {fig['gbps_at_60fps']:.2f} GB/s at 60 fps{share}", FG)]
     rays = (f"   rays: {fig['rt_steps_per_ray']:.1f} steps, {fig['rt_bvh_bytes_per_ray']:,.0f} B of BVH each"
             if "rt_steps_per_ray" in fig else "")
+    if fig.get("rt_anyhit"):          # alpha-tested or blended surfaces met (renderer.bvh.anyhit)
+        rays += f", {fig['rt_anyhit']:,} any-hits ({fig['rt_anyhit_through']:,} let through)"
     model = (f"   model {fig['model_ms']:.3g} ms ({fig['limiter']}), {fig['mj']:.3g} mJ"
              if "model_ms" in fig else "")
     line2 = [(f"overdraw {fig['overdraw']:.2f}   shaded {fig['shaded']:,}   fallbacks {fig['fallbacks']}{model}{rays}", FG)]
