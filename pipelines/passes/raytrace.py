@@ -261,8 +261,7 @@ class Stack(NamedTuple):
     """The traversal stack as the preset keeps it (rt_stack_*)."""
     entries: int          # on chip
     spill: bool           # full: spill to memory (else RDNA's ring: overwrite, then restart)
-    entry_bytes: int
-    location: str         # lds | registers | dedicated: where stack.onchip_bytes move
+    entry_bytes: int      # (where the on-chip entries live, rt_stack_location, is energy's)
 
 
 def _run(layout: Layout, rays: np.ndarray, mm: MemoryModel | None, level: int, res: RtResult,
@@ -359,8 +358,7 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
         raise SceneError(f"preset {preset.name!r} has no BVH4x2 dual mode (RDNA 4 only)")
     layout_name = "bvh4" if dual else mode
     stack = Stack(int(stack if stack is not None else params.rt_stack_entries.value),
-                  params.rt_stack_overflow.value == "spill", int(params.rt_stack_entry_bytes.value),
-                  str(params.rt_stack_location.value))
+                  params.rt_stack_overflow.value == "spill", int(params.rt_stack_entry_bytes.value))
     rates = (int(params.rt_box_tests_per_clk.value), int(params.rt_tri_tests_per_clk.value))
     res = RtResult(scene.name, preset.name, width, height, mode, ray_order)
     tris = Triangles.of_scene(scene)

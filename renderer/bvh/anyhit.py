@@ -20,34 +20,24 @@ from .builder import ALPHA_MASK, TRI_ALPHA_TEST, TRI_BLEND, Triangles
 from .traverse_kernels import AnyHit
 
 
-def _table(slot, v, uv, alpha, cutoff, texture, tex) -> AnyHit:
-    return AnyHit(slot.astype(np.int32), np.ascontiguousarray(v, np.float32),
-                  np.ascontiguousarray(uv, np.float32), alpha.astype(np.float32),
-                  cutoff.astype(np.float32), texture.astype(np.int32), tex.data, tex.levels,
-                  tex.sampler, tex.base, tex.block)
-
-
 def any_hit_table(draws, tris: Triangles, unit: TextureUnit = RGBA8_UNIT) -> AnyHit:
     """The table for `tris` (Triangles.of_scene of these draws), textures stored as `unit`
     stores them."""
-    non_opaque = (tris.flags & (TRI_ALPHA_TEST | TRI_BLEND)) != 0
-    if not non_opaque.any():
+    rows = np.flatnonzero(tris.flags & (TRI_ALPHA_TEST | TRI_BLEND))
+    if not len(rows):
         return AnyHit.none()
     mat, tex = build_tables(draws, unit)
-    rows = np.flatnonzero(non_opaque)
-    slot = np.full(tris.n, -1, np.int64)
+    slot = np.full(tris.n, -1, np.int32)
     slot[rows] = np.arange(len(rows))
-    d = tris.geometry[rows]
     uv = np.zeros((len(rows), 3, 2), np.float32)
-    first = 0
-    for k, draw in enumerate(draws):          # each draw's triangles are consecutive
-        n = draw.mesh.n_triangles
-        mine = (rows >= first) & (rows < first + n)
-        if mine.any() and draw.mesh.uvs is not None:
-            idx = draw.mesh.indices.astype(np.int64)[rows[mine] - first]
-            uv[mine] = draw.mesh.uvs[idx]
-        first += n
-    mask = np.array([int(dr.material.alpha_mode) == ALPHA_MASK for dr in draws])[d]
-    cutoff = np.where(mask, mat.alpha_cutoff[d], -1.0)
-    texture = np.where(np.array([dr.mesh.uvs is not None for dr in draws])[d], mat.texture[d], -1)
-    return _table(slot, tris.v[rows], uv, mat.base_color[d, 3], cutoff, texture, tex)
+    starts = np.cumsum([0] + [dr.mesh.n_triangles for dr in draws])   # a draw's triangles
+    for draw, a, b in zip(draws, starts[:-1], starts[1:]):              # are consecutive
+        lo, hi = np.searchsorted(rows, (a, b))
+        if hi > lo and draw.mesh.uvs is not None:
+            uv[lo:hi] = draw.mesh.uvs[draw.mesh.indices.astype(np.int64)[rows[lo:hi] - a]]
+    d = tris.geometry[rows]
+    has_uv = np.array([dr.mesh.uvs is not None for dr in draws])
+    return AnyHit(slot, np.ascontiguousarray(tris.v[rows]), uv, mat.base_color[d, 3],
+                  np.where(mat.alpha_mode[d] == ALPHA_MASK, mat.alpha_cutoff[d], np.float32(-1)),
+                  np.where(has_uv[d], mat.texture[d], np.int32(-1)), tex.data, tex.levels,
+                  tex.sampler, tex.base, tex.block)

@@ -14,8 +14,9 @@ from numba import njit, prange
 
 from renderer.block_masks import lowest_bit
 
-N_BINS = 64          # centroid bins per axis (at most 64: build_sah marks the used ones in a uint64); Embree's binned SAH uses 32 (kernels/builders/
-#                      bvh_builder_sah.h NUM_OBJECT_BINS), tinybvh 8. Measured on sponza's 1080p primary
+N_BINS = 64          # centroid bins per axis, at most 64 (_grow marks the used ones in a uint64);
+#                      Embree's binned SAH uses 32 (kernels/builders/bvh_builder_sah.h
+#                      NUM_OBJECT_BINS), tinybvh 8. Measured on sponza's 1080p primary
 #                      rays with split triangles: 64 takes 14.3 steps per ray against 32's 14.85
 #                      (unsplit: 23.1 against 24.0, and 26.4 with 16), 3% more bvh8 rays/s than 32
 #                      (process-alternating, 4 rounds), for a build 25% slower (sponza 0.60 -> 0.77 s)
@@ -398,7 +399,7 @@ def build_sah(tri_lo, tri_hi, max_leaf, n_threads):
     depth-first build numbers them (_canonical): the same tree, byte for byte, on any number of
     threads (n_threads: the caller's numba.get_num_threads())."""
     n = tri_lo.shape[0]
-    cap = 4 * n + 2
+    cap = (2 << TOP_LEVELS) + 2 * n    # the top's nodes, then a range of 2 x its references a subtree
     tree = (np.empty((cap, 3)), np.empty((cap, 3)), np.full(cap, -1, np.int64),
             np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.full(cap, -1, np.int64))
     perm = np.arange(n)

@@ -15,8 +15,9 @@ from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, FLAG_OPAQUE, R_DX, R_DY, R
 @njit(cache=True, nogil=True, error_model="numpy")
 def trace_chunk(tree, job, ah, out, r0, r1, rec0, rec_cap):
     """Traces rays r0..r1-1 of `job` (RayJob) through `tree` (Tree: a bvh2 or bvh4 layout)
-    into `out` (TraceOut), non-opaque triangles through `ah` (AnyHit); records fetches into out.rec[rec0:rec0 + rec_cap] when rec_cap > 0.
-    Returns the number of records the chunk needed.
+    into `out` (TraceOut), non-opaque triangles through `ah` (AnyHit); records fetches into
+    out.rec[rec0:rec0 + rec_cap] when rec_cap > 0. Returns the number of records the chunk
+    needed.
 
     One loop per ray; each pass through it either tests a triangle node (or a bvh2 leaf), or
     opens one box node (two in BVH4x2 steps) -- descending from the stack, or re-testing a
