@@ -17,7 +17,7 @@ import numpy as np
 # comp_meta: a framebuffer codec's metadata (DCC keys, HTILE words of a compressed depth, AFBC
 # headers, Apple subtile records), apart from meta (fast-clear CMASK/HTILE, hierarchical Z).
 STREAMS = ("index", "vertex", "param", "color", "depth", "resolve", "texture", "meta",
-           "bvh_node", "bvh_leaf", "compute", "comp_meta", "rt_stack")
+           "bvh_node", "bvh_leaf", "compute", "comp_meta", "rt_stack", "bvh_tlas")
 RAY_PASSES = ("primary", "shadow", "ao")     # scenes.model.RAY_PASSES (renderer does not import
                                              # scenes; tests/test_counters.py checks they agree)
 
@@ -31,9 +31,11 @@ def _grammar() -> re.Pattern:
     """Every counter name, one alternative per family (made on the first miss: the kernel
     modules are imported then, not when this one is)."""
     from renderer.bvh import traverse_kernels as tk
+    from renderer.bvh import two_level_kernels as tlk
     from renderer import raster_kernels as rk
     stream, rw, part = _any(*STREAMS), "(?:read|write)", r"[^.]+"   # part: a pass or surface name
-    rt_costs = _any("rays", "hits", "bytes.node", "bytes.leaf", "stack.onchip_bytes", *tk.COUNTER_NAMES)
+    rt_costs = _any("rays", "hits", "bytes.node", "bytes.leaf", "stack.onchip_bytes", *tk.COUNTER_NAMES,
+                    "bytes.tlas", "bytes.instance", *tlk.TLAS_COUNTER_NAMES)
     families = [
         _any(*rk.COUNTER_NAMES),                                        # renderer.raster
         rf"mem\.(?:dram|onchip)\.{rw}\.{stream}",                        # renderer.memory

@@ -56,11 +56,23 @@ class Triangles(NamedTuple):
 
     @staticmethod
     def of_scene(scene) -> "Triangles":
+        if not scene.draws:
+            raise SceneError(f"scene {scene.name!r}: no triangles to build a BVH over")
+        try:
+            return Triangles.of_draws(scene.draws)
+        except SceneError:
+            raise SceneError(f"scene {scene.name!r}: no triangles to build a BVH over") from None
+
+    @staticmethod
+    def of_draws(draws, world: bool = True) -> "Triangles":
+        """The draws' triangles, draw after draw: in world space, or (world=False) each in its
+        mesh's own space (renderer.bvh.two_level's BLASes)."""
         vs, geo, flags = [], [], []
-        for d, draw in enumerate(scene.draws):
-            p = draw.mesh.positions.astype(np.float64)
-            world = p @ draw.world_from_object[:3, :3].T + draw.world_from_object[:3, 3]
-            vs.append(world[draw.mesh.indices.astype(np.int64)].astype(np.float32))
+        for d, draw in enumerate(draws):
+            p = draw.mesh.positions
+            if world:
+                p = p.astype(np.float64) @ draw.world_from_object[:3, :3].T + draw.world_from_object[:3, 3]
+            vs.append(p[draw.mesh.indices.astype(np.int64)].astype(np.float32))
             geo.append(np.full(draw.mesh.n_triangles, d, np.int32))
             mode = int(draw.material.alpha_mode)
             f = (TRI_CULL_DISABLE if draw.state.cull == CullMode.NONE else 0) | \
@@ -68,8 +80,8 @@ class Triangles(NamedTuple):
                 (TRI_ALPHA_TEST if mode == ALPHA_MASK else 0) | \
                 (TRI_BLEND if mode == ALPHA_BLEND else 0)
             flags.append(np.full(draw.mesh.n_triangles, f, np.uint32))
-        if not vs:
-            raise SceneError(f"scene {scene.name!r}: no triangles to build a BVH over")
+        if not vs or not sum(len(v) for v in vs):
+            raise SceneError("no triangles to build a BVH over")
         return Triangles(np.ascontiguousarray(np.concatenate(vs)), np.concatenate(geo),
                          np.concatenate(flags))
 

@@ -195,6 +195,10 @@ def bvh8_layout(w: Wide, obb: bool = False) -> Layout:
     s = np.ldexp(1.0, e)[:, None, :]
     ql = np.floor((c_lo - o64[:, None, :]) / s)
     qh = np.ceil((c_hi - o64[:, None, :]) / s)
+    # the differences round (a plane at 1e-17 from an origin of -1 differs from it by 1.0): a
+    # step more where the decoded plane misses the box
+    ql = np.where(o64[:, None, :] + ql * s > c_lo, ql - 1, ql)
+    qh = np.where(o64[:, None, :] + qh * s < c_hi, qh + 1, qh)
     ql = np.clip(np.where(valid[..., None], ql, 0), 0, (1 << QBITS) - 1)
     qh = np.clip(np.where(valid[..., None], qh, 0), 0, (1 << QBITS) - 1)
     # conservative: the decoded box holds the full-precision one (decoding is exact in float64)

@@ -60,6 +60,25 @@ def _flags(any_hit: bool, cull_back: bool, cull_front: bool = False, opaque: boo
             | (tk.FLAG_IGNORE_BLEND if ignore_blend else 0))
 
 
+def check_job(layout: Layout, stack: int, dual: bool, box_rate: int, tri_rate: int, spill: bool) -> None:
+    """trace_rays's (and two_level.trace_two_level's) checks of how the rays are to be traced."""
+    if box_rate < 1 or tri_rate < 1:
+        raise ValueError(f"test rates must be >= 1 per clock, got {box_rate} and {tri_rate}")
+    if stack < 1:
+        raise ValueError(f"stack must hold at least one entry, got {stack}")
+    if dual and layout.name != "bvh4":
+        raise ValueError("BVH4x2 (dual) traversal runs on the bvh4 layout")
+    if layout.kind == L_BVH8 and (layout.child_boxes.shape != (len(layout.nodes), 6, 8)
+                                  or layout.child_boxes.dtype != np.float32
+                                  or layout.tri_corners.shape != (len(layout.tris), 9, 4)
+                                  or layout.tri_corners.dtype != np.float32):
+        # box8 reads a node's 48 float32 planes unchecked
+        raise ValueError("a bvh8 layout needs its decoded float32 child boxes and triangles (made by "
+                         "bvh8_layout)")
+    if spill and stack >= tk.SPILL_SLOTS:
+        raise ValueError(f"a spilling stack keeps fewer than {tk.SPILL_SLOTS} entries on chip, got {stack}")
+
+
 def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_back: bool = False,
                stack: int = 16, dual: bool = False, record: bool = False, box_rate: int = 4,
                tri_rate: int = 1, cull_front: bool = False, opaque: bool = False,
@@ -78,19 +97,7 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
     oldest entries to memory instead (records REC_SPILL / REC_FILL; the ring then holds
     SPILL_SLOTS); dual: BVH4x2, two bvh4 box nodes per step (only for the bvh4 layout);
     box_rate / tri_rate: tests per clock of the intersection unit, for the isect_clocks cost."""
-    if box_rate < 1 or tri_rate < 1:
-        raise ValueError(f"test rates must be >= 1 per clock, got {box_rate} and {tri_rate}")
-    if stack < 1:
-        raise ValueError(f"stack must hold at least one entry, got {stack}")
-    if dual and layout.name != "bvh4":
-        raise ValueError("BVH4x2 (dual) traversal runs on the bvh4 layout")
-    if layout.kind == L_BVH8 and (layout.child_boxes.shape != (len(layout.nodes), 6, 8)
-                                  or layout.child_boxes.dtype != np.float32
-                                  or layout.tri_corners.shape != (len(layout.tris), 9, 4)
-                                  or layout.tri_corners.dtype != np.float32):
-        # box8 reads a node's 48 float32 planes unchecked
-        raise ValueError("a bvh8 layout needs its decoded float32 child boxes and triangles (made by "
-                         "bvh8_layout)")
+    check_job(layout, stack, dual, box_rate, tri_rate, spill)
     flags = _flags(any_hit, cull_back, cull_front, opaque, cull_non_opaque, ignore_blend)
     if surfaces is None:
         if layout.non_opaque and not opaque and not cull_non_opaque:
@@ -98,11 +105,7 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
                              "their any-hit table (surfaces=any_hit_table(...))")
         surfaces = tk.AnyHit.none()
     n = len(rays)
-    node_f32, node_u32, tri_f32, tri_u32 = layout.views()
-    tree = tk.Tree(layout.kind, node_f32, node_u32, tri_f32, tri_u32, layout.node_parent,
-                   layout.tri_parent, OBB_TABLE, layout.child_boxes, layout.tri_corners)
-    if spill and stack >= tk.SPILL_SLOTS:
-        raise ValueError(f"a spilling stack keeps fewer than {tk.SPILL_SLOTS} entries on chip, got {stack}")
+    tree = tree_of(layout)
     job = tk.RayJob(rays, CHUNK, flags, tk.SPILL_SLOTS if spill else stack, dual, box_rate, tri_rate,
                     stack if spill else 0)
     prim = np.empty(n, np.int64)
@@ -167,29 +170,42 @@ def cost_counters(layout: Layout, hits: Hits, prefix: str = "rt.",
     return c
 
 
+def _table(mm: MemoryModel, key, layout: Layout, stack_entry_bytes: int):
+    """replay's tables for one tree's records (base, stride, size: (K_N,)) and the kinds' streams:
+    its box nodes and parent links stream bvh_node, triangle nodes bvh_leaf, the any-hit
+    programs' texel chunks texture (in the region the raster's texture fetches use), a spilling
+    stack's writes and reads rt_stack (entries of stack_entry_bytes), TLAS nodes, their parent
+    links and instance nodes bvh_tlas. `key` names the tree's regions."""
+    region = lambda kind: mm.address(mm.region((kind, layout.name, *key)))  # noqa: E731
+    base, stride, size = (np.zeros(tk.K_N, np.int64) for _ in range(3))
+    leaf, chunk, e = layout.tris.dtype.itemsize, 1 << tk.TEXEL_REC_SHIFT, stack_entry_bytes
+    for k, b, st, sz in ((tk.K_NODE, region("bvh_node"), layout.nodes.dtype.itemsize, layout.fetch_bytes),
+                         (tk.K_LEAF, region("bvh_leaf"), leaf, leaf),
+                         (tk.K_NODE_PARENT, region("bvh_parent"), PARENT_LINK_BYTES, PARENT_LINK_BYTES),
+                         (tk.K_TRI_PARENT, region("bvh_tri_parent"), PARENT_LINK_BYTES, PARENT_LINK_BYTES),
+                         (tk.K_TEXEL, mm.address(mm.region("textures")), chunk, chunk),
+                         (tk.K_SPILL, region("rt_stack"), e, e), (tk.K_FILL, region("rt_stack"), e, e)):
+        base[k], stride[k], size[k] = b, st, sz
+    stream = np.full(tk.K_N, STREAM["bvh_tlas"], np.int64)
+    stream[[tk.K_NODE, tk.K_LEAF, tk.K_NODE_PARENT, tk.K_TRI_PARENT, tk.K_TEXEL, tk.K_SPILL, tk.K_FILL]] = [
+        STREAM["bvh_node"], STREAM["bvh_leaf"], STREAM["bvh_node"], STREAM["bvh_node"],
+        STREAM["texture"], STREAM["rt_stack"], STREAM["rt_stack"]]
+    return base, stride, size, stream
+
+
 def price(layout: Layout, fetches: np.ndarray, mm: MemoryModel, level: int,
           stack_entry_bytes: int = STACK_ENTRY_BYTES) -> None:
     """Run the recorded fetches, in ray order, through the memory model, entering at cache
-    `level`. Box nodes and parent links are stream bvh_node, triangle nodes bvh_leaf, the
-    any-hit programs' texel chunks texture (in the region the raster's texture fetches use), a
-    spilling stack's writes and reads rt_stack (entries of stack_entry_bytes)."""
-    base = np.array([mm.address(mm.region(("bvh_node", layout.name, id(layout.nodes)))),
-                     mm.address(mm.region(("bvh_leaf", layout.name, id(layout.tris)))),
-                     mm.address(mm.region(("bvh_parent", layout.name, id(layout.node_parent)))),
-                     mm.address(mm.region(("bvh_tri_parent", layout.name, id(layout.tri_parent)))),
-                     mm.address(mm.region("textures")),
-                     *[mm.address(mm.region(("rt_stack", layout.name)))] * 2], np.int64)
-    leaf = layout.tris.dtype.itemsize
-    chunk = 1 << tk.TEXEL_REC_SHIFT
-    e = stack_entry_bytes
-    stride = np.array([layout.nodes.dtype.itemsize, leaf, PARENT_LINK_BYTES, PARENT_LINK_BYTES,
-                       chunk, e, e], np.int64)
-    size = np.array([layout.fetch_bytes, leaf, PARENT_LINK_BYTES, PARENT_LINK_BYTES, chunk, e, e],
-                    np.int64)
-    stream = np.array([STREAM["bvh_node"], STREAM["bvh_leaf"], STREAM["bvh_node"],
-                       STREAM["bvh_node"], STREAM["texture"], STREAM["rt_stack"],
-                       STREAM["rt_stack"]], np.int64)
-    tk.replay(mm.serve_args(), level, fetches, base, stride, size, stream)
+    `level` (streams and regions: _table)."""
+    base, stride, size, stream = _table(mm, (id(layout.nodes),), layout, stack_entry_bytes)
+    tk.replay(mm.serve_args(), level, fetches, base[None], stride[None], size[None], stream)
+
+
+def tree_of(layout: Layout) -> tk.Tree:
+    """A layout as the traversal kernels read it."""
+    node_f32, node_u32, tri_f32, tri_u32 = layout.views()
+    return tk.Tree(layout.kind, node_f32, node_u32, tri_f32, tri_u32, layout.node_parent,
+                   layout.tri_parent, OBB_TABLE, layout.child_boxes, layout.tri_corners)
 
 
 def warm_up() -> None:

@@ -51,6 +51,16 @@ FLAG_IGNORE_BLEND = 32      # not DXR's: the application's any-hit ignores blend
 TRI_CULL_DISABLE, TRI_FRONT_CW, TRI_ALPHA_TEST, TRI_BLEND = 1, 2, 4, 8
 TRI_NON_OPAQUE = TRI_ALPHA_TEST | TRI_BLEND
 REC_NODE, REC_TRI, REC_PARENT, REC_TEXEL, REC_SPILL, REC_FILL = 0, 1, 2, 3, 4, 5
+# the two-level walk's (renderer.bvh.two_level_kernels): a TLAS node, an instance node, a TLAS
+# parent link (index: node * 2, or instance * 2 + 1); a BLAS walk's node, triangle and parent
+# records carry (BLAS + 1) << TAG_SHIFT
+REC_TLAS, REC_INSTANCE, REC_TLAS_PARENT = 6, 7, 8
+TAG_SHIFT = 36
+KIND_MASK = 63
+# replay's table kinds: node, leaf, node parent link, triangle parent link, texel chunk, spill,
+# fill, TLAS node, instance node, TLAS node parent link, instance parent link
+(K_NODE, K_LEAF, K_NODE_PARENT, K_TRI_PARENT, K_TEXEL, K_SPILL, K_FILL, K_TLAS, K_INSTANCE,
+ K_TLAS_PARENT, K_INSTANCE_PARENT, K_N) = range(12)
 SPILL_SLOTS = 512      # a ray's spill area, entries (spill slot = ray * SPILL_SLOTS + depth)
 TEXEL_REC_SHIFT = 6   # a texel record is a byte address in the texture data >> 6 (64 B chunks:
                       # every stored block lies in one, RGBA8's 4x4 fills one)
@@ -376,26 +386,30 @@ def brute_force(tri_f32, tri_u32, rays, flags, ah, out_prim, out_t):
 
 @njit(cache=True)
 def replay(mem, level, fetches, base, stride, size, stream):
-    """Fetch records (kind << 30 | index), in order, as line reads entering at cache `level` of
-    `mem` (renderer.memory.Serving). A bvh2 node record is its child pair; a parent record
-    indexes node (even) or triangle (odd) parent links; a texel record a 64 B chunk of the
-    texture data; a spill (a write) or fill record a stack entry's slot. base, stride, size,
-    stream: per record kind (node, leaf, node parent link, triangle parent link, texel chunk,
-    spill, fill)."""
+    """Fetch records (tag << TAG_SHIFT | kind << 30 | index), in order, as line reads entering at
+    cache `level` of `mem` (renderer.memory.Serving). A bvh2 node record is its child pair; a
+    parent record indexes node (even) or triangle (odd) parent links, a TLAS parent record node
+    (even) or instance (odd) ones; a texel record a 64 B chunk of the texture data; a spill (a
+    write) or fill record a stack entry's slot. base, stride, size (n_tags, K_N), stream (K_N,):
+    per tag (0: the flat tree's records, or the TLAS walk's; BLAS b's: b + 1) and table kind
+    (K_*)."""
     (lines, shape, meta), acc, tile_bytes = mem
     rq = np.empty((mk.REQUESTS, mk.R_N), np.int64)
     shift = meta[mk.M_LINE_SHIFT]
     n = 0
     mask = (np.int64(1) << REC_SHIFT) - 1
     for f in range(fetches.shape[0]):
-        kind, idx = fetches[f] >> REC_SHIFT, fetches[f] & mask
+        e = fetches[f]
+        tag, kind, idx = e >> TAG_SHIFT, (e >> REC_SHIFT) & KIND_MASK, e & mask
         if kind == REC_PARENT:
-            kind, idx = REC_PARENT + (idx & 1), idx >> 1
-        elif kind >= REC_TEXEL:              # texel chunk, spill write, fill read
+            kind, idx = K_NODE_PARENT + (idx & 1), idx >> 1
+        elif kind == REC_TLAS_PARENT:
+            kind, idx = K_TLAS_PARENT + (idx & 1), idx >> 1
+        elif kind >= REC_TEXEL:              # texel chunk, spill write, fill read, TLAS, instance
             kind += 1
-        first = base[kind] + idx * stride[kind]
-        op = mk.op_code(kind == REC_SPILL + 1, stream[kind])
-        for line in range(first >> shift, ((first + size[kind] - 1) >> shift) + 1):
+        first = base[tag, kind] + idx * stride[tag, kind]
+        op = mk.op_code(kind == K_SPILL, stream[kind])
+        for line in range(first >> shift, ((first + size[tag, kind] - 1) >> shift) + 1):
             if n == mk.REQUESTS:
                 mk.serve(lines, shape, meta, acc, tile_bytes, rq, n)
                 n = 0

@@ -1,0 +1,290 @@
+"""Two-level acceleration structures, as DXR and Vulkan build them and the hardware walks them:
+a bottom-level BVH (BLAS) per mesh, in the mesh's own space, built once however often the mesh is
+drawn; instances, each a BLAS and a transform; a top-level BVH (TLAS) over the instances' world
+boxes. Consumes a scene's draws, produces a TwoLevel that traversal (trace_two_level) reads.
+
+    two = build_two_level(scene.draws, "bvh8")
+    hits, fetches = trace_two_level(two, rays, record=True)    # hits.prim: scene triangle ids
+    two.bytes, two.flat_bytes(flat_layout)                     # what instancing saves
+
+A BLAS is built per (mesh, pipeline state): draws of one mesh with different cull or alpha modes
+get BLASes of their own (a triangle's cull and any-hit flags live in its node, as DXR's geometry
+flags live in its BLAS). An instance is a draw: its transform, its BLAS, and the scene id of its
+first triangle, so that a hit names the same triangle as the flattened tree (Triangles.of_scene
+order). The TLAS has the BLAS layout's width (2, 4 or 8 children a node) and node size, built
+with the same binned SAH over the instances' world boxes and collapsed top-down (each node opens
+its largest child until it has `width`); its boxes are float32, rounded outward (a bvh8 TLAS's are
+not quantized: a simplification, the fetch is the 128 B node all the same). An instance node is
+radv's `radv_bvh_instance_node`, 128 B: the BLAS pointer, ids and flags, the world-to-object and
+object-to-world 3x4 matrices (reference/peers.md §3.1).
+"""
+from __future__ import annotations
+
+import time
+from typing import NamedTuple
+
+import numba
+import numpy as np
+from numba.typed import List
+
+from renderer.counters import Counters
+from renderer.errors import SceneError
+from renderer.memory import MemoryModel
+
+from . import builder_kernels as bk
+from . import traverse_kernels as tk
+from . import two_level_kernels as tlk
+from .builder import Triangles
+from .layouts import PRIM_NODE, Layout
+from .two_level_kernels import EMPTY, Tlas
+
+INSTANCE_NODE_BYTES = 128      # radv_bvh_instance_node (reference/peers.md §3.1)
+TLAS_WIDTH = {"bvh2": 2, "bvh4": 4, "bvh8": 8, "bvh8-obb": 8}
+
+
+class TwoLevel(NamedTuple):
+    name: str                    # the BLASes' layout (renderer.bvh.LAYOUTS)
+    blas: tuple                  # Layout per BLAS, triangle ids offset by blas_base
+    blas_tris: Triangles         # every BLAS's triangles in object space, BLAS after BLAS
+    blas_draws: tuple            # a draw of each BLAS (its mesh and material)
+    tlas: Tlas                   # the kernels' view: TLAS nodes, instances, transforms
+    world_from_object: np.ndarray   # float64 (k, 4, 4) per instance
+    seconds: float               # build time of every BLAS and the TLAS
+
+    @property
+    def n_instances(self) -> int:
+        return len(self.tlas.inst_blas)
+
+    @property
+    def width(self) -> int:
+        return self.tlas.child.shape[1]
+
+    @property
+    def tlas_node_bytes(self) -> int:
+        """A TLAS node fetch: the BLAS layout's box-node fetch (a bvh2 step fetches a pair)."""
+        return self.blas[0].fetch_bytes
+
+    @property
+    def bytes(self) -> dict[str, int]:
+        """Bytes the structure occupies: the BLASes' nodes and triangles, the TLAS's nodes, the
+        instance nodes."""
+        node = self.blas[0].nodes.dtype.itemsize
+        return {"blas": sum(b.bytes for b in self.blas),
+                "tlas": len(self.tlas.child) * (node * (2 if self.name == "bvh2" else 1)),
+                "instances": self.n_instances * INSTANCE_NODE_BYTES}
+
+    def trees(self) -> List:
+        from .traverse import tree_of
+        out = List()
+        for b in self.blas:
+            out.append(tree_of(b))
+        return out
+
+
+def _pipeline_key(draw, flags: int) -> tuple:
+    return id(draw.mesh), flags
+
+
+def build_two_level(draws, name: str, prim_tris: int | None = None) -> TwoLevel:
+    """BLASes of the draws' meshes (one per mesh and pipeline state), an instance per draw, the
+    TLAS over them. name: the BLASes' layout; prim_tris: build_layout's."""
+    from . import build_layout
+    from .layouts import BVH8_PRIM_TRIS
+    t0 = time.perf_counter()
+    if not draws:
+        raise SceneError("no draws to build a BVH over")
+    flat = Triangles.of_draws(draws, world=False)     # object space, draw after draw
+    starts = np.concatenate([[0], np.cumsum([d.mesh.n_triangles for d in draws])])
+    blas_of: dict[tuple, int] = {}
+    inst_blas = np.empty(len(draws), np.int32)
+    firsts = []
+    for i, d in enumerate(draws):
+        key = _pipeline_key(d, int(flat.flags[starts[i]]) if d.mesh.n_triangles else 0)
+        if key not in blas_of:
+            blas_of[key] = len(firsts)
+            firsts.append(i)
+        inst_blas[i] = blas_of[key]
+    keep = [i for i in firsts if draws[i].mesh.n_triangles]
+    if not keep:
+        raise SceneError("no triangles to build a BVH over")
+    parts = [slice(starts[i], starts[i + 1]) for i in firsts]
+    v = np.concatenate([flat.v[s] for s in parts])
+    blas_tris = Triangles(np.ascontiguousarray(v),
+                          np.concatenate([np.full(s.stop - s.start, b, np.int32) for b, s in enumerate(parts)]),
+                          np.concatenate([flat.flags[s] for s in parts]))
+    base = np.concatenate([[0], np.cumsum([s.stop - s.start for s in parts])]).astype(np.int64)
+    blas, lo, hi = [], np.empty((len(parts), 3)), np.empty((len(parts), 3))
+    for b, s in enumerate(parts):
+        tris = Triangles(flat.v[s], blas_tris.geometry[base[b]:base[b + 1]], flat.flags[s])
+        if tris.n == 0:          # a draw of no triangles: an instance that nothing can hit
+            tris = Triangles(np.zeros((1, 3, 3), np.float32), np.zeros(1, np.int32),
+                             np.zeros(1, np.uint32))
+        lay = build_layout(tris, name, BVH8_PRIM_TRIS if prim_tris is None else prim_tris)
+        blas.append(_offset_ids(lay, base[b]))
+        t_lo, t_hi = tris.bounds()
+        lo[b], hi[b] = t_lo.min(axis=0), t_hi.max(axis=0)
+    xf = np.array([np.asarray(d.world_from_object, np.float64) for d in draws])
+    obj = np.linalg.inv(xf)[:, :3, :]
+    w_lo, w_hi = _world_boxes(lo[inst_blas], hi[inst_blas], xf)
+    live = np.array([d.mesh.n_triangles > 0 for d in draws])     # a draw of no triangles
+    child, box, parent, inst_parent = _tlas(w_lo, w_hi, np.flatnonzero(live), TLAS_WIDTH[name])
+    tlas = Tlas(child, box, parent, inst_parent, inst_blas, starts[:-1].astype(np.int64), base[:-1],
+                np.ascontiguousarray(obj))
+    return TwoLevel(name, tuple(blas), blas_tris, tuple(draws[i] for i in firsts), tlas, xf,
+                    time.perf_counter() - t0)
+
+
+def _offset_ids(lay: Layout, first: int) -> Layout:
+    """The BLAS's triangle ids as ids into TwoLevel.blas_tris (its any-hit table's rows)."""
+    tris = lay.tris.copy()
+    if tris.dtype == PRIM_NODE:
+        live = np.arange(tris["tri_id"].shape[1])[None, :] < tris["n_tri"][:, None]
+        tris["tri_id"] = np.where(live, tris["tri_id"] + first, 0)
+    else:
+        tris["triangle_id"] += np.uint32(first)
+    return lay._replace(tris=tris)
+
+
+def _world_boxes(lo: np.ndarray, hi: np.ndarray, xf: np.ndarray):
+    """float64 world boxes of object boxes lo, hi (k, 3) under transforms xf (k, 4, 4): the box
+    of the 8 transformed corners, rounded outward to float32 values."""
+    corners = np.stack([np.where(np.array([(c >> a) & 1 for a in range(3)], bool), hi, lo)
+                        for c in range(8)], axis=1)                       # (k, 8, 3)
+    w = np.einsum("kij,kcj->kci", xf[:, :3, :3], corners) + xf[:, None, :3, 3]
+    out = []
+    for x, way in ((w.min(axis=1), -np.inf), (w.max(axis=1), np.inf)):
+        f = x.astype(np.float32)
+        wrong = f > x if way < 0 else f < x
+        out.append(np.where(wrong, np.nextafter(f, np.float32(way)), f).astype(np.float64))
+    return out[0], out[1]
+
+
+def _tlas(lo: np.ndarray, hi: np.ndarray, live: np.ndarray, width: int):
+    """The TLAS over the boxes of instances `live` (the others are in no node): (child int64 (m, width): node >= 0, instance -(i + 1), or
+    EMPTY; box float32 (m, width, 6) lo xyz, hi xyz; parent int32 (m,); inst_parent int32 (k,))."""
+    n_lo, n_hi, left, first, count, _, perm = bk.build_sah(lo[live], hi[live], 1, numba.get_num_threads())
+
+    def area(i):
+        e = n_hi[i] - n_lo[i]
+        return e[0] * e[1] + e[1] * e[2] + e[2] * e[0]
+
+    def ref(i):          # a BVH2 node as a TLAS child: a leaf is its instance
+        return -(int(live[perm[first[i]]]) + 1) if left[i] < 0 else i
+
+    wide, child, box, parent = [0], [], [], []
+    inst_parent = np.full(len(lo), -1, np.int32)
+    w = 0
+    while w < len(wide):
+        i = wide[w]
+        kids = [left[i], left[i] + 1] if left[i] >= 0 else [i]
+        while len(kids) < width:            # open the largest internal child in place
+            inner = [k for k in kids if left[k] >= 0]
+            if not inner:
+                break
+            k = max(inner, key=area)
+            at = kids.index(k)
+            kids[at:at + 1] = [left[k], left[k] + 1]
+        row = np.full(width, EMPTY, np.int64)
+        b = np.full((width, 6), np.inf, np.float32)
+        for j, k in enumerate(kids):
+            r = ref(k)
+            if r >= 0:
+                row[j] = len(wide)
+                wide.append(k)
+                parent.append(w)
+            else:
+                row[j] = r
+                inst_parent[-r - 1] = w
+            b[j, :3], b[j, 3:] = n_lo[k], n_hi[k]
+        child.append(row)
+        box.append(b)
+        w += 1
+    return (np.array(child, np.int64), np.array(box, np.float32),
+            np.array([-1] + parent, np.int32), inst_parent)
+
+
+def trace_two_level(two: TwoLevel, rays: np.ndarray, any_hit: bool = False, cull_back: bool = False,
+                    stack: int = 16, dual: bool = False, record: bool = False, box_rate: int = 4,
+                    tri_rate: int = 1, cull_front: bool = False, opaque: bool = False,
+                    cull_non_opaque: bool = False, ignore_blend: bool = False,
+                    surfaces: tk.AnyHit | None = None, spill: bool = False):
+    """trace_rays for a TwoLevel: the same flags, stack and rates (the TLAS is tested at the
+    box rate). Returns (Hits with scene triangle ids, fetch records or None, int32 (n, T_N)
+    TLAS costs). surfaces: the BLASes' any-hit table (any_hit_table(two.blas_draws,
+    two.blas_tris, unit)), needed where a BLAS has non-opaque triangles."""
+    from .traverse import CHUNK, REC_PER_RAY, Hits, _flags, check_job
+    check_job(two.blas[0], stack, dual, box_rate, tri_rate, spill)
+    if surfaces is None:
+        if any(b.non_opaque for b in two.blas) and not opaque and not cull_non_opaque:
+            raise ValueError("a BLAS has alpha-tested or blended triangles: trace_two_level needs "
+                             "their any-hit table (surfaces=any_hit_table(two.blas_draws, "
+                             "two.blas_tris, unit))")
+        surfaces = tk.AnyHit.none()
+    flags = _flags(any_hit, cull_back, cull_front, opaque, cull_non_opaque, ignore_blend)
+    job = tk.RayJob(rays, CHUNK, flags, tk.SPILL_SLOTS if spill else stack, dual, box_rate,
+                    tri_rate, stack if spill else 0)
+    n = len(rays)
+    prim, t = np.empty(n, np.int64), np.empty(n, np.float64)
+    cnt, tl = np.empty((n, tk.C_N), np.int32), np.empty((n, tlk.T_N), np.int32)
+    n_chunks = max(1, -(-n // CHUNK))
+    cap = CHUNK * REC_PER_RAY if record else 0
+    rec = np.empty(n_chunks * cap if record else 1, np.int64)
+    rec_n = np.zeros(n_chunks, np.int64)
+    trees = two.trees()
+    tlk.trace2(two.tlas, trees, job, surfaces, tk.TraceOut(prim, t, cnt, rec, cap, rec_n), tl,
+               numba.get_num_threads())
+    hits = Hits(prim, t, cnt)
+    if not record:
+        return hits, None, tl
+    parts = []
+    for c in range(n_chunks):
+        if rec_n[c] <= cap:
+            parts.append(rec[c * cap:c * cap + rec_n[c]])
+        else:                    # a chunk of very long rays: run it again with room enough
+            big = np.empty(rec_n[c], np.int64)
+            r0, r1 = c * CHUNK, min(n, (c + 1) * CHUNK)
+            tlk.trace2(two.tlas, trees, job._replace(rays=rays[r0:r1]), surfaces,
+                       tk.TraceOut(prim[r0:r1], t[r0:r1], cnt[r0:r1], big, len(big), rec_n[c:c + 1]),
+                       tl[r0:r1], 1)
+            parts.append(big)
+    return hits, np.concatenate(parts) if parts else np.zeros(0, np.int64), tl
+
+
+def two_level_counters(two: TwoLevel, hits, tl: np.ndarray, prefix: str = "rt.",
+                       stack_entry_bytes: int = 4) -> Counters:
+    """cost_counters for a two-level walk (the BLAS walks' nodes, tests and bytes; steps, clocks
+    and the stack's counts over both levels), and the TLAS's own: tlas.steps, tlas.nodes.box,
+    tlas.tests.box, tlas.nodes.refetch, tlas.parent_reads, instances (each a ray transform),
+    bytes.tlas (its nodes and parent links before any cache), bytes.instance (128 B instance
+    nodes)."""
+    from .traverse import PARENT_LINK_BYTES, cost_counters
+    c = cost_counters(two.blas[0], hits, prefix, stack_entry_bytes)
+    tot = tl.sum(axis=0, dtype=np.int64)
+    for name, v in zip(tlk.TLAS_COUNTER_NAMES, tot):
+        c[prefix + name] = int(v)
+    c[prefix + "bytes.tlas"] = int((tot[tlk.T_NODES] + tot[tlk.T_REFETCH]) * two.tlas_node_bytes
+                                   + tot[tlk.T_PARENT_READS] * PARENT_LINK_BYTES)
+    c[prefix + "bytes.instance"] = int(tot[tlk.T_INSTANCES] * INSTANCE_NODE_BYTES)
+    return c
+
+
+def price_two_level(two: TwoLevel, fetches: np.ndarray, mm: MemoryModel, level: int,
+                    stack_entry_bytes: int = 4) -> None:
+    """The recorded fetches of trace_two_level through the memory model, entering at `level`:
+    each BLAS's nodes, triangles and parent links in regions of its own (streams as the flat
+    tree's, traverse._table), TLAS nodes, their parent links and instance nodes stream
+    bvh_tlas."""
+    from .traverse import PARENT_LINK_BYTES, _table
+    key = id(two.tlas.child)
+    rows = [_table(mm, (key, b), lay, stack_entry_bytes) for b, lay in enumerate(two.blas)]
+    base = np.stack([rows[0][0]] + [r[0] for r in rows])
+    stride = np.stack([rows[0][1]] + [r[1] for r in rows])
+    size = np.stack([rows[0][2]] + [r[2] for r in rows])
+    region = lambda kind: mm.address(mm.region((kind, two.name, key)))  # noqa: E731
+    for k, b, st, sz in ((tk.K_TLAS, region("bvh_tlas"), two.tlas_node_bytes, two.tlas_node_bytes),
+                         (tk.K_INSTANCE, region("bvh_instance"), INSTANCE_NODE_BYTES, INSTANCE_NODE_BYTES),
+                         (tk.K_TLAS_PARENT, region("bvh_tlas_parent"), PARENT_LINK_BYTES, PARENT_LINK_BYTES),
+                         (tk.K_INSTANCE_PARENT, region("bvh_instance_parent"), PARENT_LINK_BYTES,
+                          PARENT_LINK_BYTES)):
+        base[0, k], stride[0, k], size[0, k] = b, st, sz
+    tk.replay(mm.serve_args(), level, fetches, base, stride, size, rows[0][3])

@@ -1,0 +1,288 @@
+"""Two-level traversal: the TLAS walk, and at each instance it reaches, the ray moved into the
+instance's space and handed to the BLAS's own kernel (traverse4_kernels.trace_chunk,
+traverse8_kernels.trace_chunk8), as radv's traversal loop enters a BLAS at an instance node.
+
+The TLAS walk follows the rules of traverse_kernels (children nearest first, ties by slot; the
+preset's stack, a ring that restarts through parent links or a stack that spills; the closest hit
+the least t, ties by the least scene triangle id). The stack is shared as on the hardware: a BLAS
+walk starts with the entries the TLAS walk holds and has the rest (at least one). Where RDNA's
+ring is full inside a BLAS, the BLAS walk overwrites its own oldest entries and restarts within
+the BLAS; the TLAS entries below it are kept (radv lets the ring overwrite through both levels
+and climbs back through the instance node; keeping the TLAS entries is our simplification).
+
+Per ray, the TLAS's share of the costs goes to its own columns (T_*); the BLAS walks' costs sum in
+the usual ones (traverse_kernels.C_*), but for steps, isect_clocks and the stack's counts, which
+are the ray's whole walk (both levels).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit, prange
+
+from .layouts_kernels import L_BVH8
+from .traverse4_kernels import trace_chunk
+from .traverse8_kernels import trace_chunk8
+from .traverse_kernels import (BOX_EPS, C_CLOCKS, C_FILLS, C_N, C_OVERFLOWS, C_POPS, C_PUSHES,
+                               C_RESTARTS, C_SPILLS, C_STEPS, FLAG_ANY_HIT, R_DX, R_DY, R_DZ, R_N,
+                               R_OX, R_OY, R_OZ, R_TMAX, R_TMIN, REC_FILL, REC_PARENT, REC_SHIFT,
+                               REC_INSTANCE, REC_SPILL, REC_TLAS, REC_TLAS_PARENT, SPILL_SLOTS,
+                               TAG_SHIFT, RayJob, TraceOut, _inv, _slab, pop_nearest,
+                               spill_push, spill_records)
+
+EMPTY = -(1 << 62)        # an unused TLAS child slot
+# Per-ray TLAS costs (columns of tl_costs): steps, nodes fetched descending, box tests, instances
+# entered (each a ray transform and a 128 B instance node), nodes fetched again by restarts,
+# parent links read
+T_STEPS, T_NODES, T_TESTS, T_INSTANCES, T_REFETCH, T_PARENT_READS, T_N = range(7)
+TLAS_COUNTER_NAMES = ("tlas.steps", "tlas.nodes.box", "tlas.tests.box", "instances",
+                      "tlas.nodes.refetch", "tlas.parent_reads")
+BANDS = 32
+
+
+class Tlas(NamedTuple):
+    """The TLAS and the instances, as the kernel reads them (renderer.bvh.two_level)."""
+    child: np.ndarray          # int64 (m, width): node >= 0, instance -(i + 1), EMPTY
+    box: np.ndarray            # float32 (m, width, 6) child boxes, lo xyz, hi xyz
+    parent: np.ndarray         # int32 (m,) -1 at the root
+    inst_parent: np.ndarray    # int32 (k,) the node holding each instance (-1: in none)
+    inst_blas: np.ndarray      # int32 (k,) each instance's BLAS
+    inst_first: np.ndarray     # int64 (k,) scene id of the instance's first triangle
+    blas_base: np.ndarray      # int64 (n_blas,) the BLAS's first triangle id (its layout's ids)
+    obj_from_world: np.ndarray   # float64 (k, 3, 4) world -> the instance's object space
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def trace_chunk2(tlas, blas, job, ah, out, tl_costs, r0, r1, rec0, rec_cap):
+    """Rays r0..r1-1 of `job` through the TLAS `tlas` and the BLASes `blas` (a typed list of
+    traverse_kernels.Tree) into `out` and tl_costs (T_*); records into out.rec[rec0:rec0 +
+    rec_cap] when rec_cap > 0. Returns the records the chunk needed."""
+    child, box, parent, inst_parent = tlas.child, tlas.box, tlas.parent, tlas.inst_parent
+    inst_blas, inst_first, blas_base, xf = (tlas.inst_blas, tlas.inst_first, tlas.blas_base,
+                                            tlas.obj_from_world)
+    rays, flags, stack, box_rate, spill_at = job.rays, job.flags, job.stack, job.box_rate, job.spill_at
+    out_prim, out_t, costs, rec = out.prim, out.t, out.costs, out.rec
+    width = child.shape[1]
+    kind = blas[0].kind
+    st_ref = np.empty(stack, np.int64)
+    st_t = np.empty(stack)
+    at = np.empty(width)
+    ar = np.empty(width, np.int64)
+    one = np.empty((1, R_N), np.float32)        # the ray in an instance's space
+    b_prim = np.empty(1, np.int64)
+    b_t = np.empty(1)
+    b_cnt = np.empty((1, C_N), np.int32)
+    b_recn = np.zeros(1, np.int64)
+    scratch = np.empty(1, np.int64)             # a BLAS walk's records once the chunk's are full
+    nrec = 0
+    for r in range(r0, r1):
+        ox, oy, oz = np.float64(rays[r, R_OX]), np.float64(rays[r, R_OY]), np.float64(rays[r, R_OZ])
+        dx, dy, dz = np.float64(rays[r, R_DX]), np.float64(rays[r, R_DY]), np.float64(rays[r, R_DZ])
+        tmin, tmax = np.float64(rays[r, R_TMIN]), np.float64(rays[r, R_TMAX])
+        ix, iy, iz = _inv(dx), _inv(dy), _inv(dz)
+        best_t, best_p = tmax, np.int64(-1)
+        for k in range(C_N):
+            costs[r, k] = 0
+        steps = nodes = tests = instances = refetch = parent_reads = clocks = 0
+        pushes = pops = spills = fills = on_chip = overflows = restarts = 0
+        cur, last = np.int64(0), np.int64(-1)   # ref: node << 1, or instance << 1 | 1
+        size, top, over, done = 0, 0, False, False
+        while not done:
+            lim = best_t * (1.0 + BOX_EPS)
+            climbing = False
+            if cur >= 0 and (cur & 1) == 1:          # an instance: its BLAS, the ray moved in
+                i = cur >> 1
+                instances += 1
+                if rec_cap > 0:
+                    if nrec < rec_cap:
+                        rec[rec0 + nrec] = (REC_INSTANCE << REC_SHIFT) | i
+                    nrec += 1
+                one[0, R_OX] = xf[i, 0, 0] * ox + xf[i, 0, 1] * oy + xf[i, 0, 2] * oz + xf[i, 0, 3]
+                one[0, R_OY] = xf[i, 1, 0] * ox + xf[i, 1, 1] * oy + xf[i, 1, 2] * oz + xf[i, 1, 3]
+                one[0, R_OZ] = xf[i, 2, 0] * ox + xf[i, 2, 1] * oy + xf[i, 2, 2] * oz + xf[i, 2, 3]
+                one[0, R_DX] = xf[i, 0, 0] * dx + xf[i, 0, 1] * dy + xf[i, 0, 2] * dz
+                one[0, R_DY] = xf[i, 1, 0] * dx + xf[i, 1, 1] * dy + xf[i, 1, 2] * dz
+                one[0, R_DZ] = xf[i, 2, 0] * dx + xf[i, 2, 1] * dy + xf[i, 2, 2] * dz
+                one[0, R_TMIN] = rays[r, R_TMIN]
+                tm = np.float32(best_t)              # t is the same in both spaces (the
+                if tm < best_t:                      # direction is not renormalised)
+                    tm = np.nextafter(tm, np.float32(np.inf))
+                one[0, R_TMAX] = tm
+                if spill_at > 0:
+                    sub = RayJob(one, 1, flags, stack, job.dual, box_rate, job.tri_rate,
+                                 max(1, spill_at - on_chip))
+                else:
+                    sub = RayJob(one, 1, flags, max(1, stack - size), job.dual, box_rate,
+                                 job.tri_rate, 0)
+                b = inst_blas[i]
+                at0, cap = rec0 + nrec, rec_cap - nrec
+                if rec_cap > 0 and cap <= 0:
+                    sub_out = TraceOut(b_prim, b_t, b_cnt, scratch, 1, b_recn)
+                    at0, cap = 0, 1
+                else:
+                    sub_out = TraceOut(b_prim, b_t, b_cnt, rec, cap, b_recn)
+                if kind == L_BVH8:
+                    n_b = trace_chunk8(blas[b], sub, ah, sub_out, 0, 1, at0, cap)
+                else:
+                    n_b = trace_chunk(blas[b], sub, ah, sub_out, 0, 1, at0, cap)
+                if rec_cap > 0:
+                    if nrec < rec_cap:
+                        for q in range(at0, at0 + min(n_b, cap)):
+                            e = rec[q]
+                            kd = e >> REC_SHIFT
+                            if kd <= REC_PARENT:             # a node, triangle or parent link
+                                rec[q] = e | (np.int64(b + 1) << TAG_SHIFT)
+                            elif kd == REC_SPILL or kd == REC_FILL:    # this ray's slots, above
+                                rec[q] = e + r * SPILL_SLOTS + size    # the TLAS's entries
+                    nrec += n_b
+                for k in range(C_N):
+                    costs[r, k] += b_cnt[0, k]
+                p = b_prim[0]
+                if p >= 0:
+                    t = b_t[0]
+                    g = inst_first[i] + p - blas_base[b]
+                    if t < best_t or (t == best_t and g < best_p):
+                        best_t, best_p = t, g
+                        if flags & FLAG_ANY_HIT:
+                            done = True
+                last = cur
+                cur = -1
+                continue
+            if cur >= 0:
+                node = cur >> 1
+            else:
+                in_memory = size - on_chip
+                top, size, cur, last, n_pop, on_chip, n_fill = pop_nearest(
+                    st_ref, st_t, top, size, stack, lim, last, spill_at, on_chip)
+                pops += n_pop
+                fills += n_fill
+                if rec_cap > 0 and n_fill > 0:
+                    nrec = spill_records(rec, rec0, nrec, rec_cap, REC_FILL, r, in_memory - 1,
+                                         n_fill, -1)
+                if cur >= 0:
+                    continue
+                if not over:
+                    break
+                # stack dry after an overflow: climb from the last node or instance visited
+                node = np.int64(inst_parent[last >> 1] if (last & 1) == 1 else parent[last >> 1])
+                parent_reads += 1
+                if rec_cap > 0:
+                    if nrec < rec_cap:
+                        rec[rec0 + nrec] = (REC_TLAS_PARENT << REC_SHIFT) | last
+                    nrec += 1
+                if node < 0:
+                    break
+                climbing = True
+                refetch += 1
+            steps += 1
+            if not climbing:
+                nodes += 1
+            if rec_cap > 0:
+                if nrec < rec_cap:
+                    rec[rec0 + nrec] = (REC_TLAS << REC_SHIFT) | node
+                nrec += 1
+            n = 0
+            for j in range(width):
+                c = child[node, j]
+                if c == EMPTY:
+                    continue
+                at[n] = _slab(box[node, j, 0], box[node, j, 1], box[node, j, 2], box[node, j, 3],
+                              box[node, j, 4], box[node, j, 5], ox, oy, oz, ix, iy, iz, tmin, tmax)
+                ar[n] = (c << 1) if c >= 0 else ((-c - 1) << 1) | 1
+                n += 1
+            tests += n
+            clocks += (n + box_rate - 1) // box_rate
+            if climbing:
+                # continue with the first child after `last` in (distance, slot) order
+                kt, ks = np.inf, -1
+                for j in range(n):
+                    if ar[j] == last:
+                        kt, ks = at[j], j
+                nxt, nt, nsl = np.int64(-1), np.inf, n
+                for j in range(n):
+                    t = at[j]
+                    if t <= lim and t < np.inf and (t > kt or (t == kt and j > ks)) and (
+                            t < nt or (t == nt and j < nsl)):
+                        nxt, nt, nsl = ar[j], t, j
+                if nxt >= 0:
+                    cur = nxt
+                    restarts += 1
+                else:
+                    last = node << 1
+                continue
+            # the children in front of the closest hit, nearest first (ties by slot)
+            m = 0
+            for j in range(n):
+                t = at[j]
+                if t <= lim and t < np.inf:
+                    at[m], ar[m] = t, ar[j]
+                    m += 1
+            for x in range(1, m):         # insertion sort, stable
+                t, rf = at[x], ar[x]
+                y = x - 1
+                while y >= 0 and at[y] > t:
+                    at[y + 1], ar[y + 1] = at[y], ar[y]
+                    y -= 1
+                at[y + 1], ar[y + 1] = t, rf
+            for x in range(m - 1, 0, -1):  # all but the nearest, far first
+                st_ref[top], st_t[top] = ar[x], at[x]
+                top = top + 1 if top + 1 < stack else 0
+                pushes += 1
+                on_chip, spilled = spill_push(on_chip, spill_at)
+                if spilled:
+                    spills += 1
+                    if rec_cap > 0:
+                        nrec = spill_records(rec, rec0, nrec, rec_cap, REC_SPILL, r,
+                                             size - on_chip, 1, 1)
+                if size == stack:
+                    overflows += 1
+                    over = True
+                else:
+                    size += 1
+            if m > 0:
+                cur = ar[0]
+            else:
+                last = node << 1
+                cur = -1
+        out_prim[r] = best_p
+        out_t[r] = best_t if best_p >= 0 else np.inf
+        costs[r, C_STEPS] += steps
+        costs[r, C_CLOCKS] += clocks
+        costs[r, C_PUSHES] += pushes
+        costs[r, C_POPS] += pops
+        costs[r, C_SPILLS] += spills
+        costs[r, C_FILLS] += fills
+        costs[r, C_OVERFLOWS] += overflows
+        costs[r, C_RESTARTS] += restarts
+        tl_costs[r, T_STEPS] = steps
+        tl_costs[r, T_NODES] = nodes
+        tl_costs[r, T_TESTS] = tests
+        tl_costs[r, T_INSTANCES] = instances
+        tl_costs[r, T_REFETCH] = refetch
+        tl_costs[r, T_PARENT_READS] = parent_reads
+    return nrec
+
+
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
+def trace2(tlas, blas, job, ah, out, tl_costs, n_threads):
+    """All rays of `job` through the two levels, parallel over chunks of job.chunk rays, each
+    thread a run of chunks in each of BANDS bands (as trace_kernels.trace); chunk c records into
+    out.rec[c * out.rec_cap:] and its count into out.rec_n[c]."""
+    chunk = job.chunk
+    n_chunks = (job.rays.shape[0] + chunk - 1) // chunk
+    per_band = (n_chunks + BANDS - 1) // BANDS
+    per_run = (per_band + n_threads - 1) // n_threads
+    for w in prange(n_threads):
+        for band in range(BANDS):
+            c0 = band * per_band + w * per_run
+            for c in range(c0, min(c0 + per_run, (band + 1) * per_band, n_chunks)):
+                _chunk2(tlas, blas, job, ah, out, tl_costs, c)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _chunk2(tlas, blas, job, ah, out, tl_costs, c):
+    r0 = c * job.chunk
+    r1 = min(job.rays.shape[0], r0 + job.chunk)
+    out.rec_n[c] = trace_chunk2(tlas, blas, job, ah, out, tl_costs, r0, r1, c * out.rec_cap,
+                                out.rec_cap)
