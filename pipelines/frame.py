@@ -50,6 +50,7 @@ class Settings:
     rays: tuple[str, ...] = ()           # ray passes added to the frame graph (scenes.model.RAY_PASSES)
     store_depth: bool = False            # keep depth stores no later pass reads (Scene.graph)
     ray_order: str = "pixel"             # shadow and AO rays: "pixel" or "sorted" (raytrace.RAY_ORDERS)
+    bvh: str = "auto"                    # "auto", "flat" or "two-level" (raytrace.BVH_FORMS)
 
     def check(self) -> None:
         check_resolution(self.width, self.height)
@@ -59,6 +60,8 @@ class Settings:
             raise SceneError(f"unknown front end {self.frontend!r} (try: {', '.join(FRONTENDS)})")
         if self.ray_order not in ("pixel", "sorted"):         # pipelines.passes.raytrace.RAY_ORDERS
             raise SceneError(f"unknown ray order {self.ray_order!r} (try: pixel, sorted)")
+        if self.bvh not in ("auto", "flat", "two-level"):       # pipelines.passes.raytrace.BVH_FORMS
+            raise SceneError(f"unknown BVH form {self.bvh!r} (try: auto, flat, two-level)")
 
 
 @dataclass
@@ -187,7 +190,7 @@ def run(scene: Scene | str, preset: Preset | str, settings: Settings = Settings(
         from pipelines.passes.raytrace import layout_for, trace
         rays = tuple(p.name for p in graph.ray_passes)
         rt = trace(scene, preset, settings.width, settings.height, rays=rays, depth=frame.depth,
-                   layout=layout_for(scene, preset), memory_model=frame.memory,
+                   layout=layout_for(scene, preset, settings.bvh), memory_model=frame.memory,
                    ray_order=settings.ray_order)
         passes += [PassResult(p, "rays", rt.pass_counters[p]) for p in rays]
     # The display scans out the chain's final surface (counted by the chain, above), else the

@@ -58,7 +58,9 @@ def figures(result) -> dict[str, float]:
         "shaded": int(c["raster.shaded"]),
         "fallbacks": int(sum(v for k, v in c.items() if ".fallback." in f".{k}")),
         **({"rt_steps_per_ray": c["rt.steps"] / c["rt.rays"],
-            "rt_bvh_bytes_per_ray": (c["rt.bytes.node"] + c["rt.bytes.leaf"]) / c["rt.rays"],
+            "rt_bvh_bytes_per_ray": sum(c[f"rt.bytes.{k}"] for k in ("node", "leaf", "tlas", "instance"))
+                                    / c["rt.rays"],
+            "rt_tlas_steps_per_ray": c["rt.tlas.steps"] / c["rt.rays"],
             "rt_anyhit": int(c["rt.anyhit"]), "rt_anyhit_through": int(c["rt.anyhit.ignored"])}
            if c["rt.rays"] else {}),
         **cost_figures(result),
@@ -96,6 +98,8 @@ def strip_lines(fig: dict, first: dict | None, first_name: str) -> list[list[tup
     line1 = [(f"DRAM {fig['dram_mb']:.2f} MB/frame   {fig['gbps_at_60fps']:.2f} GB/s at 60 fps{share}", FG)]
     rays = (f"   rays: {fig['rt_steps_per_ray']:.1f} steps, {fig['rt_bvh_bytes_per_ray']:,.0f} B of BVH each"
             if "rt_steps_per_ray" in fig else "")
+    if fig.get("rt_tlas_steps_per_ray"):      # a two-level BVH: the TLAS's share of the steps
+        rays += f" ({fig['rt_tlas_steps_per_ray']:.1f} TLAS, {fig['rt_steps_per_ray'] - fig['rt_tlas_steps_per_ray']:.1f} BLAS)"
     if fig.get("rt_anyhit"):          # alpha-tested or blended surfaces met (renderer.bvh.anyhit)
         rays += f", {fig['rt_anyhit']:,} any-hits ({fig['rt_anyhit_through']:,} let through)"
     model = (f"   model {fig['model_ms']:.3g} ms ({fig['limiter']}), {fig['mj']:.3g} mJ"

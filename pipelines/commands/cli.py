@@ -112,7 +112,7 @@ def cmd_render(args) -> None:
         for note in scene.notes:
             print(f"{scene.name}: {note}", file=sys.stderr)
     settings = Settings(w, h, args.samples, frontend=args.frontend, rays=passes,
-                        store_depth=args.store_depth, ray_order=order)
+                        store_depth=args.store_depth, ray_order=order, bvh=args.bvh)
     seq = None
     if args.frames > 1 or args.camera_path != "static":
         from pipelines.sequence import run_sequence
@@ -172,6 +172,9 @@ def _ray_passes(text: str | None, option: str) -> tuple[str, ...]:
 
 
 RAY_ORDERS = ("pixel", "sorted")      # pipelines.passes.raytrace.RAY_ORDERS (not imported: numba)
+BVH_FORMS = ("auto", "flat", "two-level")   # pipelines.passes.raytrace.BVH_FORMS
+BVH_HELP = ("the ray passes' BVH: two-level (a BLAS per mesh, a TLAS over the draws as instances), "
+            "flat (one world-space tree), or auto (default: two-level where a mesh is drawn more than once)")
 
 
 def _ray_order(text: str) -> str:
@@ -242,7 +245,8 @@ def cmd_report(args) -> None:
         frame = max(budget.frame_bytes(s, w, h, args.samples, rays) for s in scenes)
         budget.check(frame + held, limit, f"rendering {len(scenes)} scene(s) at {w}x{h}, "
                                           f"{args.samples} sample(s), with their textures")
-    settings = Settings(w, h, args.samples, args.fps, args.frontend, rays, args.store_depth, order)
+    settings = Settings(w, h, args.samples, args.fps, args.frontend, rays, args.store_depth, order,
+                        args.bvh)
     geometry = args.geometry or args.frontend is not None
     command = ["tilesim", *(sys.argv[1:] if args.argv is None else args.argv)]
 
@@ -306,7 +310,7 @@ def _explain(args, w: int, h: int) -> None:
     args.scene = args.explain
     scene = _budgeted_scene(args, w, h, rays)
     f = run(scene, preset, Settings(w, h, args.samples, args.fps, args.frontend, rays, args.store_depth,
-                                    order))
+                                    order, args.bvh))
     text = report_text.explain_text(f, preset, args.fps)
     if out:
         write_atomic(out, lambda tmp: Path(tmp).write_text(text))
@@ -459,6 +463,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--ray-order", default="pixel", metavar="ORDER",
                    help="shadow and AO rays traced in pixel order (default) or sorted by origin cell "
                         "and direction octant; the images are the same, the caches' figures differ")
+    r.add_argument("--bvh", default="auto", choices=BVH_FORMS, help=BVH_HELP)
     _add_sequence_options(r, "render N frames in a row (1-240); the last is written, each is "
                              "reported: what a previous frame saves (transaction elimination on Mali)")
     r.add_argument("--heatmap", action="append", metavar="KIND=PATH",
@@ -490,6 +495,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="--rt's shadow and AO rays traced in pixel order (default) or sorted by origin "
                         "cell and direction octant: what sorting does to the ray unit's cache hit "
                         "rates and DRAM bytes per ray")
+    p.add_argument("--bvh", default="auto", choices=BVH_FORMS, help=BVH_HELP)
     p.add_argument("--format", choices=REPORT_FORMATS,
                    help="default: from -o's suffix, else table")
     p.add_argument("-o", "--output", help="write here instead of the terminal (html: report.html)")

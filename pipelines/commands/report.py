@@ -47,34 +47,41 @@ FALLBACK_SHORT = {"tile_shrink": "shrink", "pass_split": "split", "over_budget":
 
 # What the ray-tracing columns show per pass: name -> (counter, divided by rays?)
 RT_METRICS = {"rays": ("rays", False), "steps_per_ray": ("steps", True),
-              "nodes_per_ray": ("nodes", True), "box_tests_per_ray": ("tests.box", True),
+              "nodes_per_ray": ("nodes", True), "box_tests_per_ray": ("box_tests", True),
               "tri_tests_per_ray": ("tests.tri", True), "bytes_per_ray": ("bytes", True),
               "stack_overflows": ("stack.overflows", False), "restarts": ("stack.restarts", False),
               "anyhit": ("anyhit", False), "anyhit_ignored": ("anyhit.ignored", False),
               "texel_bytes_per_ray": ("bytes.texture", True), "culled_hits": ("hits.culled", False),
               "stack_bytes_per_ray": ("stack.onchip_bytes", True), "stack_spills": ("stack.spills", False),
-              "dram_bytes_per_ray": ("dram", True)}
+              "dram_bytes_per_ray": ("dram", True), "tlas_steps_per_ray": ("tlas.steps", True),
+              "instances_per_ray": ("instances", True)}
 RT_CACHES = ("l0", "l1")        # the ray unit's caches: rt.<pass>.<level>_hit_rate where the part has it
 
 
-def rt_fields(c, passes, mode: str) -> dict:
+def rt_fields(c, passes, mode: str, bvh: str = "flat", bvh_bytes: dict | None = None) -> dict:
     """Per ray pass: rays, and per ray the steps, nodes fetched (box + leaf), box and triangle
     tests and bytes fetched before the caches and from DRAM; stack overflows and restarts; the
     hit rate of each of the ray unit's caches the part has (rt.<pass>.l0_hit_rate, l1_hit_rate);
     any-hit invocations (on alpha-tested and blended surfaces), those that let the ray through,
     the texel bytes their alpha lookups read per ray, candidate hits a cull flag removed, the
-    stack's on-chip bytes per ray and the entries it spilled to memory."""
-    out: dict = {"rt.layout": mode}
+    stack's on-chip bytes per ray and the entries it spilled to memory; with a two-level BVH
+    (bvh), the TLAS's steps and the instances entered per ray (steps count both levels, bytes
+    the TLAS and instance nodes too), and what the structure takes (rt.bvh_bytes.blas / tlas /
+    instances) against the flattened tree (rt.bvh_bytes.flat)."""
+    out: dict = {"rt.layout": mode, "rt.bvh": bvh,
+                 **{f"rt.bvh_bytes.{k}": v for k, v in (bvh_bytes or {}).items()}}
     for p in passes:
         rays = c[f"rt.{p}.rays"]
         for name, (counter, per_ray) in RT_METRICS.items():
-            if counter == "nodes":
-                v = c[f"rt.{p}.nodes.box"] + c[f"rt.{p}.nodes.leaf"]
-            elif counter == "bytes":
-                v = c[f"rt.{p}.bytes.node"] + c[f"rt.{p}.bytes.leaf"]
-            elif counter == "dram":        # nodes, leaves, any-hit texels, stack fills
+            if counter == "nodes":         # box and leaf nodes; TLAS and instance nodes
+                v = sum(c[f"rt.{p}.{k}"] for k in ("nodes.box", "nodes.leaf", "tlas.nodes.box", "instances"))
+            elif counter == "box_tests":   # the BLASes' (or flat tree's) and the TLAS's
+                v = c[f"rt.{p}.tests.box"] + c[f"rt.{p}.tlas.tests.box"]
+            elif counter == "bytes":       # BLAS (or flat) nodes and leaves, TLAS and instance nodes
+                v = sum(c[f"rt.{p}.bytes.{k}"] for k in ("node", "leaf", "tlas", "instance"))
+            elif counter == "dram":        # nodes, leaves, any-hit texels, stack fills, TLAS
                 v = sum(c[f"rt.{p}.dram_read.{s}"] for s in ("bvh_node", "bvh_leaf", "texture",
-                                                               "rt_stack"))
+                                                               "rt_stack", "bvh_tlas"))
             else:
                 v = c[f"rt.{p}.{counter}"]
             out[f"rt.{p}.{name}"] = v / rays if per_ray and rays else v
@@ -212,7 +219,7 @@ def frame_row(scene, preset: Preset, settings: Settings, frames: int = 1,
         borrowed = preset.rt.rt_params_from          # no RT unit of its own
         rays = [p.name for p in f.passes if p.kind == "rays"]
         extra.update(rt_fields(c, rays, f.rt.mode if borrowed is None
-                               else f"{f.rt.mode} (as {borrowed.value})"))
+                               else f"{f.rt.mode} (as {borrowed.value})", f.rt.bvh, f.rt.bvh_bytes))
     if f.post is not None:
         extra.update(post_fields(f.post, preset, settings))
     if seq is not None:

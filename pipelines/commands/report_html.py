@@ -23,7 +23,8 @@ from pipelines.commands.heatmaps import MAPS, heatmap_rgba, resample
 from pipelines.commands.report import FALLBACK_REASONS, FALLBACK_SHORT
 from pipelines.commands.report_text import (COST_TITLE, GEOMETRY_HEADER, RT_HEADER, by_scene, cost_cells,
                                             cost_header, geometry_cells, post_tables, report_tables,
-                                            rt_lines, streams_used, summary_cells, summary_header)
+                                            rt_lines, streams_used, summary_cells, summary_header,
+                                            bvh_memory_line)
 
 THUMB_WIDTH = 320        # px: a preset's image and its maps side by side
 STREAM_COLOURS = {"index": "#8c564b", "vertex": "#e377c2", "param": "#9467bd", "color": "#d62728",
@@ -209,6 +210,8 @@ def _scene_section(rows, gallery: Gallery, settings) -> str:
                       [line for r in rows for line in rt_lines(r, settings.rays)]))
     extra += list(report_tables(rows))          # this scene's frames and surfaces
     tables = "".join(f"<h4>{html.escape(t)}</h4>" + _table(h, lines, "num") for t, h, lines in extra)
+    tables += "".join(f"<p>{html.escape(line)}</p>" for r in rows
+                      if settings.rays and (line := bvh_memory_line(r)) is not None)
     return (f'<section id="scene-{html.escape(scene)}"><h2>{html.escape(scene)}</h2>'
             f'<p>{rows[0]["triangles"]:,} triangles</p>{table}<div class="chart">{_charts(rows)}</div>'
             f'{cost}{tables}{"".join(figures)}</section>')

@@ -129,6 +129,9 @@ def print_table(rows, settings: Settings, console: Console | None = None,
                                       RT_HEADER, [line for r in scene_rows
                                                   for line in rt_lines(r, settings.rays)],
                                       ("preset", "layout", "pass")))
+            for r in scene_rows:
+                if (line := bvh_memory_line(r)) is not None:
+                    console.print(line, markup=False, highlight=False)
     for title_, header, lines in report_tables(rows, surfaces):
         console.print(_text_table(title_, header, lines, ("scene", "preset", "surface")))
     if surfaces and not any(moved_compressed(r) for r in rows):
@@ -219,7 +222,7 @@ def textured(rows) -> bool:
     return any(r.get("tex.texels") for r in rows)
 
 
-RT_HEADER = ["preset", "layout", "pass", "rays", "steps/ray", "nodes/ray", "box tests/ray",
+RT_HEADER = ["preset", "layout", "pass", "rays", "steps/ray (TLAS)", "nodes/ray", "box tests/ray",
              "tri tests/ray", "B/ray", "L0 hit", "L1 hit", "DRAM B/ray", "overflows", "restarts",
              "any-hits (through)", "texel B/ray", "stack B/ray", "spills"]
 
@@ -228,11 +231,25 @@ def _rate(v) -> str:
     return "-" if v is None else f"{100 * v:.1f}%"
 
 
+def bvh_memory_line(row) -> str | None:
+    """What a two-level BVH takes against the flattened tree of the same layout, or None (flat)."""
+    if row.get("rt.bvh") != "two-level":
+        return None
+    b = {k: row[f"rt.bvh_bytes.{k}"] for k in ("blas", "tlas", "instances", "flat")}
+    total = b["blas"] + b["tlas"] + b["instances"]
+    return (f"{row['preset']}: two-level BVH {total / 1e6:.3f} MB (BLASes {b['blas'] / 1e6:.3f}, TLAS "
+            f"{b['tlas'] / 1e6:.3f}, instance nodes {b['instances'] / 1e6:.3f}) against the flattened "
+            f"tree's {b['flat'] / 1e6:.3f} MB: {100 * (1 - total / b['flat']):.1f}% less")
+
+
 def rt_lines(row, passes) -> list[list[str]]:
-    """One line per ray pass of a row ('-': the part has no such cache)."""
-    return [[row["preset"], row["rt.layout"], p, f"{row[f'rt.{p}.rays']:,}",
-             *(f"{row[f'rt.{p}.{m}']:.2f}" for m in ("steps_per_ray", "nodes_per_ray",
-                                                     "box_tests_per_ray", "tri_tests_per_ray")),
+    """One line per ray pass of a row ('-': the part has no such cache); steps/ray counts both
+    levels of a two-level BVH, the TLAS's in brackets."""
+    two = row.get("rt.bvh") == "two-level"
+    return [[row["preset"], row["rt.layout"] + (" two-level" if two else ""), p, f"{row[f'rt.{p}.rays']:,}",
+             f"{row[f'rt.{p}.steps_per_ray']:.2f}" + (f" ({row[f'rt.{p}.tlas_steps_per_ray']:.2f})" if two else ""),
+             *(f"{row[f'rt.{p}.{m}']:.2f}" for m in ("nodes_per_ray", "box_tests_per_ray",
+                                                     "tri_tests_per_ray")),
              f"{row[f'rt.{p}.bytes_per_ray']:,.0f}",
              _rate(row.get(f"rt.{p}.l0_hit_rate")), _rate(row.get(f"rt.{p}.l1_hit_rate")),
              f"{row[f'rt.{p}.dram_bytes_per_ray']:,.1f}", f"{row[f'rt.{p}.stack_overflows']:,}",
@@ -306,6 +323,7 @@ def to_markdown(rows, settings: Settings, claims=None, geometry: bool = False) -
             out.extend("| " + " | ".join(line) + " |" for r in scene_rows
                        for line in rt_lines(r, settings.rays))
             out.append("")
+            out.extend(f"{line}\n" for r in scene_rows if (line := bvh_memory_line(r)) is not None)
     for title_, header, lines in report_tables(rows):
         out += [f"## {title_[0].upper()}{title_[1:]}\n", "| " + " | ".join(header) + " |",
                 "|---|---|---|" + "---:|" * (len(header) - 3)]

@@ -17,7 +17,7 @@ DRAM / caches / ALU / fixed function; watts at a frame rate). Dynamic energy onl
     alu       the time model's ALU ops (pipelines.cost.timing: vertex, cull and fragment lanes) x
               alu_pj_per_op
     fixed     geom.prims_in x prim_pj, raster.fragments x raster_pj_per_fragment,
-              raster.samples_covered x rop_pj_per_sample, rt.tests.box x rt_box_pj,
+              raster.samples_covered x rop_pj_per_sample, (rt.tests.box + rt.tlas.tests.box) x rt_box_pj,
               rt.tests.tri x rt_tri_pj
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from renderer.counters import Counters
 from renderer.formats import FORMATS
 
-from pipelines.cost.timing import ANYHIT_OPS, FLAG_FILTER_OPS, FRAGMENT_OPS, alu_ops
+from pipelines.cost.timing import ANYHIT_OPS, FLAG_FILTER_OPS, FRAGMENT_OPS, INSTANCE_OPS, alu_ops
 
 SOURCES = ("dram", "caches", "alu", "fixed")
 PJ = 1e-12
@@ -121,11 +121,13 @@ def energy_terms(c: Counters, preset) -> list[EnergyTerm]:
             f"rt.stack.onchip_bytes ({preset.rt.rt_stack_location.value})")
     ops, _ = alu_ops(c, preset)
     add("alu", "alu", ops, e.alu_pj_per_op, f"vertex + cull + fragment lanes x {FRAGMENT_OPS} ops "
-        f"+ any-hits x {ANYHIT_OPS} + hits filtered in the shader x {FLAG_FILTER_OPS}")
+        f"+ any-hits x {ANYHIT_OPS} + hits filtered in the shader x {FLAG_FILTER_OPS} + instance "
+        f"transforms in the shader x {INSTANCE_OPS}")
     add("fixed", "prims_in", c["geom.prims_in"], e.prim_pj, "geom.prims_in")
     add("fixed", "raster", c["raster.fragments"], e.raster_pj_per_fragment, "raster.fragments")
     add("fixed", "rop", c["raster.samples_covered"], e.rop_pj_per_sample, "raster.samples_covered")
-    add("fixed", "rt_box", c["rt.tests.box"], e.rt_box_pj, "rt.tests.box")
+    add("fixed", "rt_box", c["rt.tests.box"] + c["rt.tlas.tests.box"], e.rt_box_pj,
+        "rt.tests.box + rt.tlas.tests.box" if c["rt.tlas.tests.box"] else "rt.tests.box")
     add("fixed", "rt_tri", c["rt.tests.tri"], e.rt_tri_pj, "rt.tests.tri")
     return out
 

@@ -27,7 +27,9 @@ The units and what they are timed from:
                one per pixel; not modelled further)
     alu        geom.vs_alu_ops + geom.cull_alu_ops + (raster.shaded + raster.helper_lanes) x
                FRAGMENT_OPS + rt.anyhit x ANYHIT_OPS + rt.hits.culled x FLAG_FILTER_OPS where
-               the preset filters ray flags in the shader (rt_ray_flags_in_hw false), at
+               the preset filters ray flags in the shader (rt_ray_flags_in_hw false) + rt.instances
+               x INSTANCE_OPS where it transforms rays at instances there (rt_instance_xform_in_hw
+               false), at
                alu_lanes x alu_units FMA per clock (alu_ops); compute passes' ALU work and the
                ray shaders' own traversal loop are not counted
     texture    raster.texture_l1_lookups x the texture L1's line at tex_bytes_per_clk (what the L1
@@ -72,6 +74,10 @@ ANYHIT_OPS = 2 + 6 + 1 + 1
 # on filters them in the intersection unit and writes nothing back, seed-notes 000_partA l.205):
 # the facing from the determinant's sign and the draw's winding 2, the flag test 1.
 FLAG_FILTER_OPS = 2 + 1
+# A two-level walk's instance transform where the shader does it (rt_instance_xform_in_hw false;
+# radv_build_ray_traversal: the world-to-object 3x4 matrix times the origin, 9 multiply-adds and
+# 3 adds, times the direction, 9, and the direction's 3 reciprocals)
+INSTANCE_OPS = 12 + 9 + 3
 GEOMETRY_UNITS = ("prim_in", "setup")
 
 
@@ -138,8 +144,9 @@ def alu_ops(c: Counters, preset) -> tuple[int, str]:
     """The ALU ops of a pass's counters and how they were made, in words (alu above)."""
     frag_lanes = c["raster.shaded"] + c["raster.helper_lanes"]
     filtered = 0 if preset.rt is None or preset.rt.rt_ray_flags_in_hw.value else c["rt.hits.culled"]
+    moved = 0 if preset.rt is None or preset.rt.rt_instance_xform_in_hw.value else c["rt.instances"]
     ops = (c["geom.vs_alu_ops"] + c["geom.cull_alu_ops"] + frag_lanes * FRAGMENT_OPS
-           + c["rt.anyhit"] * ANYHIT_OPS + filtered * FLAG_FILTER_OPS)
+           + c["rt.anyhit"] * ANYHIT_OPS + filtered * FLAG_FILTER_OPS + moved * INSTANCE_OPS)
     words = (f"geom.vs_alu_ops {c['geom.vs_alu_ops']} + geom.cull_alu_ops {c['geom.cull_alu_ops']} + "
              f"(raster.shaded {c['raster.shaded']} + raster.helper_lanes {c['raster.helper_lanes']}) x "
              f"{FRAGMENT_OPS} ops")
@@ -147,6 +154,8 @@ def alu_ops(c: Counters, preset) -> tuple[int, str]:
         words += f" + rt.anyhit {c['rt.anyhit']} x {ANYHIT_OPS} ops"
     if filtered:
         words += f" + rt.hits.culled {filtered} x {FLAG_FILTER_OPS} ops (ray flags in the shader)"
+    if moved:
+        words += f" + rt.instances {moved} x {INSTANCE_OPS} ops (instance transforms in the shader)"
     return ops, words
 
 

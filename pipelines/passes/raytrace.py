@@ -50,8 +50,10 @@ import numpy as np
 from renderer.bvh import Layout, Triangles, build_layout, cost_counters, make_rays, price, trace_rays
 from renderer.bvh.anyhit import any_hit_table
 from renderer.bvh.traverse import Hits
+from renderer.bvh.two_level import TwoLevel, build_two_level, price_two_level, trace_two_level, two_level_counters
 from renderer.bvh.traverse_kernels import AnyHit
 from renderer.bvh.traverse_kernels import C_N, C_STEPS
+from renderer.bvh.two_level_kernels import T_N
 from renderer.counters import Counters
 from renderer.memory import MemoryModel
 from renderer.transforms import clip_from_world, look_at
@@ -63,11 +65,16 @@ from pipelines.presets import Preset, get_preset
 
 PASSES = RAY_PASSES
 RAY_ORDERS = ("pixel", "sorted")
+# The acceleration structure's form: "flat", one world-space tree over every triangle (the scene's
+# draws baked in); "two-level", a BLAS per mesh and a TLAS over the draws as instances
+# (renderer.bvh.two_level), as DXR and Vulkan applications build it; "auto", two-level where a
+# mesh is drawn more than once (what instancing saves), flat elsewhere.
+BVH_FORMS = ("auto", "flat", "two-level")
 RT_LEVELS = (("rt_l0", "l0"), ("rt_l1", "l1"), ("l2", "l2"))   # memory level -> rt.<pass>.cache.<name>
 GRID_BITS = 6            # sorted order: 64 cells per axis over the scene bounds (coherent_order)
 MODES = ("bvh2", "bvh4", "bvh4x2", "bvh8", "bvh8-obb")
 BATCH = 1 << 18          # rays traced and priced per batch: bounds the fetch records in memory
-FETCH_STREAMS = ("bvh_node", "bvh_leaf", "texture", "rt_stack")   # what a ray pass reads
+FETCH_STREAMS = ("bvh_node", "bvh_leaf", "texture", "rt_stack", "bvh_tlas")   # what a ray pass reads
 # Each pass's ray flags (trace_rays's names; DXR's RAY_FLAG_*). Primary rays cull back faces
 # where the raster does and take the closest hit, blended surfaces included (the raster draws
 # them over what is behind); shadow and AO rays end at the first hit accepted and pass through
@@ -90,6 +97,10 @@ class RtResult:
     height: int
     mode: str                                   # MODES: the layout and traversal used
     ray_order: str = "pixel"                    # RAY_ORDERS: the order secondary rays were traced in
+    bvh: str = "flat"                           # the structure traced: "flat" or "two-level"
+    # bytes the structure occupies: "flat" (the one tree); two-level: "blas", "tlas",
+    # "instances", and "flat", what the flattened tree of the same layout takes
+    bvh_bytes: dict[str, int] = field(default_factory=dict)
     images: dict[str, np.ndarray] = field(default_factory=dict)
     pixel_maps: dict[str, np.ndarray] = field(default_factory=dict)   # (h, w) steps per pass
     counters: Counters = field(default_factory=Counters)
@@ -115,7 +126,7 @@ class RtResult:
         any-hit invocations, those that let the ray through and their texel bytes, the stack's
         on-chip bytes and spills, and the hit rate of each of the ray unit's caches (None where
         the part has no such level)."""
-        rows = []
+        rows = []     # tlas_steps, instances, tlas_bytes (TLAS and instance nodes): 0 when flat
         for p in PASSES:
             if not self.counters[f"rt.{p}.rays"]:
                 continue
@@ -125,13 +136,15 @@ class RtResult:
                 "hit_rate": c("hits"), "steps": c("steps"), "box_nodes": c("nodes.box"),
                 "leaf_nodes": c("nodes.leaf"), "box_tests": c("tests.box"), "tri_tests": c("tests.tri"),
                 "bytes": c("bytes.node") + c("bytes.leaf"),
-                "dram_bytes": c("dram_read.bvh_node") + c("dram_read.bvh_leaf"),
+                "dram_bytes": c("dram_read.bvh_node") + c("dram_read.bvh_leaf") + c("dram_read.bvh_tlas"),
                 "overflows_per_1k": 1000 * c("stack.overflows"), "restarts_per_1k": 1000 * c("stack.restarts"),
                 "dual_steps": c("dual_steps"), "isect_clocks": c("isect_clocks"),
                 "anyhit": c("anyhit"), "anyhit_ignored": c("anyhit.ignored"),
                 "texel_bytes": c("bytes.texture"), "dram_texture_bytes": c("dram_read.texture"),
                 "stack_bytes": c("stack.onchip_bytes"), "spills_per_1k": 1000 * c("stack.spills"),
                 "order": self.ray_order if p != "primary" else "pixel",
+                "bvh": self.bvh, "tlas_steps": c("tlas.steps"), "instances": c("instances"),
+                "tlas_bytes": c("bytes.tlas") + c("bytes.instance"),
                 **{f"{short}_hit_rate": self.hit_rate(short, p) for _, short in RT_LEVELS},
             })
         return rows
@@ -197,7 +210,7 @@ def ao_rays(p: np.ndarray, n: np.ndarray, samples: int, radius: float, eps: floa
     return make_rays(o, d.reshape(-1, 3), 0.0, radius)
 
 
-_LAYOUTS: OrderedDict = OrderedDict()   # (id(draws), layout name, prim_tris) -> (draws, Layout)
+_LAYOUTS: OrderedDict = OrderedDict()   # (id(draws), form, layout name, prim_tris) -> (draws, structure)
 KEEP = 6                                # scene x layout BVHs kept (the viewer steps through scenes)
 
 
@@ -207,18 +220,33 @@ def layout_name(preset: Preset) -> str:
     return "bvh4" if mode == "bvh4x2" else mode
 
 
-def layout_for(scene: Scene, preset: Preset) -> Layout:
-    """The scene's BVH in the preset's layout, built once while the same draws are traced (a
-    camera move keeps a scene's draws, and so their world-space triangles)."""
-    key = (id(scene.draws), layout_name(preset), int(preset.rt.rt_prim_tris.value))
+def bvh_form(scene: Scene, form: str = "auto") -> str:
+    """"flat" or "two-level": what `form` (BVH_FORMS) means for this scene."""
+    if form not in BVH_FORMS:
+        raise SceneError(f"unknown BVH form {form!r} (try: {', '.join(BVH_FORMS)})")
+    if form == "auto":
+        return "two-level" if len({id(d.mesh) for d in scene.draws}) < len(scene.draws) else "flat"
+    return form
+
+
+def _built(scene: Scene, form: str, name: str, prim_tris: int):
+    """The scene's structure, built once while the same draws are traced (a camera move keeps a
+    scene's draws, and so their triangles)."""
+    key = (id(scene.draws), form, name, prim_tris)
     hit = _LAYOUTS.get(key)
     if hit is None or hit[0] is not scene.draws:        # an id reused by another scene's list
-        hit = (scene.draws, build_layout(Triangles.of_scene(scene), key[1], key[2]))
-        _LAYOUTS[key] = hit
+        built = build_two_level(scene.draws, name, prim_tris) if form == "two-level" else \
+            build_layout(Triangles.of_scene(scene), name, prim_tris)
+        hit = _LAYOUTS[key] = (scene.draws, built)
         while len(_LAYOUTS) > KEEP:
             _LAYOUTS.popitem(last=False)
     _LAYOUTS.move_to_end(key)
     return hit[1]
+
+
+def layout_for(scene: Scene, preset: Preset, form: str = "flat") -> Layout | TwoLevel:
+    """The scene's BVH in the preset's layout, flat or two-level (`form`, BVH_FORMS)."""
+    return _built(scene, bvh_form(scene, form), layout_name(preset), int(preset.rt.rt_prim_tris.value))
 
 
 def coherent_order(rays: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -264,40 +292,48 @@ class Stack(NamedTuple):
     entry_bytes: int      # (where the on-chip entries live, rt_stack_location, is energy's)
 
 
-def _run(layout: Layout, rays: np.ndarray, mm: MemoryModel | None, level: int, res: RtResult,
-         name: str, flags: dict, surfaces: AnyHit, stack: Stack, dual: bool, rates: tuple[int, int],
-         order: np.ndarray | None = None):
+def _run(layout: Layout | TwoLevel, rays: np.ndarray, mm: MemoryModel | None, level: int,
+         res: RtResult, name: str, flags: dict, surfaces: AnyHit, stack: Stack, dual: bool,
+         rates: tuple[int, int], order: np.ndarray | None = None):
     """Trace a pass in batches (pricing each batch's fetches in ray order; `order`: trace
     rays[order], results put back in the rays' order); fills counters. flags: the pass's ray
-    flags by trace_rays's names."""
+    flags by trace_rays's names; layout: a flat tree or a TwoLevel."""
+    two = isinstance(layout, TwoLevel)
     if order is not None:
         rays = rays[order]
     n = len(rays)
     prim = np.empty(n, np.int64)
     t = np.empty(n)
     counts = np.zeros((0, C_N), np.int32)     # a pass of no rays (nothing drawn to shade)
-    parts = []
+    tl = np.zeros((0, T_N), np.int32)
+    parts, tl_parts = [], []
     before = {s: mm.dram_bytes("read", s) for s in FETCH_STREAMS} if mm is not None else {}
     mem_before = mm.counters() if mm is not None else Counters()
     for b0 in range(0, n, BATCH):
         t0 = time.perf_counter()
-        hits, fetches = trace_rays(layout, rays[b0:b0 + BATCH], stack=stack.entries,
-                                   spill=stack.spill, dual=dual, record=mm is not None,
-                                   box_rate=rates[0], tri_rate=rates[1], surfaces=surfaces, **flags)
+        how = dict(stack=stack.entries, spill=stack.spill, dual=dual, record=mm is not None,
+                   box_rate=rates[0], tri_rate=rates[1], surfaces=surfaces, **flags)
+        if two:
+            hits, fetches, tl_b = trace_two_level(layout, rays[b0:b0 + BATCH], **how)
+            tl_parts.append(tl_b)
+        else:
+            hits, fetches = trace_rays(layout, rays[b0:b0 + BATCH], **how)
         t1 = time.perf_counter()
         res.trace_seconds += t1 - t0
         if mm is not None:
-            price(layout, fetches, mm, level, stack.entry_bytes)
+            (price_two_level if two else price)(layout, fetches, mm, level, stack.entry_bytes)
             res.price_seconds += time.perf_counter() - t1
         prim[b0:b0 + BATCH], t[b0:b0 + BATCH] = hits.prim, hits.t
         parts.append(hits.counts)
     counts = np.concatenate(parts) if parts else counts
+    tl = np.concatenate(tl_parts) if tl_parts else tl
     if order is not None:                      # back to the rays' own order
         back = np.empty_like(order)
         back[order] = np.arange(n)
         prim, t, counts = prim[back], t[back], counts[back] if len(counts) else counts
     hits = Hits(prim, t, counts)
-    c = cost_counters(layout, hits, f"rt.{name}.", stack.entry_bytes)
+    c = two_level_counters(layout, hits, tl, f"rt.{name}.", stack.entry_bytes) if two else \
+        cost_counters(layout, hits, f"rt.{name}.", stack.entry_bytes)
     if mm is not None:
         for s in FETCH_STREAMS:
             c[f"rt.{name}.dram_read.{s}"] = mm.dram_bytes("read", s) - before[s]
@@ -326,7 +362,8 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
           rays=PASSES, mode: str | None = None, ao_samples: int = 4, ao_radius: float | None = None,
           seed: int = 0, depth: np.ndarray | None = None, layout: Layout | None = None,
           memory: bool = True, stack: int | None = None, shadow_any_hit: bool = True,
-          memory_model: MemoryModel | None = None, ray_order: str = "pixel") -> RtResult:
+          memory_model: MemoryModel | None = None, ray_order: str = "pixel",
+          bvh: str = "auto") -> RtResult:
     """Trace the ray passes `rays` (a subset of PASSES, or a comma-separated string) of `scene`
     on `preset`'s RT hardware. mode: MODES name (default the preset's rt_layout; "bvh4x2" is the
     dual-node fallback, allowed where the preset has rt_dual_fallback). depth: (h, w) window
@@ -336,7 +373,8 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
     left, as pipelines.frame.run traces; else a model of its own, cold). stack: override the preset's rt_stack_entries. shadow_any_hit: False
     traces shadow rays to their closest hit (to measure what terminate-on-first-hit saves).
     ray_order: "pixel" traces shadow and AO rays in pixel order, "sorted" in coherent_order (the
-    images and all but the caches' counters are the same)."""
+    images and all but the caches' counters are the same). bvh: the structure's form (BVH_FORMS;
+    `layout`, when given, says it: a Layout is flat, a TwoLevel two-level)."""
     from pipelines.frame import Settings, check_resolution, raster
     check_resolution(width, height)
     passes = tuple(p.strip() for p in rays.split(",")) if isinstance(rays, str) else tuple(rays)
@@ -345,6 +383,8 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
         raise SceneError(f"unknown ray pass {bad[0] if bad else ''!r} (try: {', '.join(PASSES)})")
     if ray_order not in RAY_ORDERS:
         raise SceneError(f"unknown ray order {ray_order!r} (try: {', '.join(RAY_ORDERS)})")
+    if bvh not in BVH_FORMS:
+        raise SceneError(f"unknown BVH form {bvh!r} (try: {', '.join(BVH_FORMS)})")
     if ao_samples < 1:
         raise SceneError(f"ao_samples must be >= 1, got {ao_samples}")
     scene = get_scene(scene) if isinstance(scene, str) else scene
@@ -360,15 +400,22 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
     stack = Stack(int(stack if stack is not None else params.rt_stack_entries.value),
                   params.rt_stack_overflow.value == "spill", int(params.rt_stack_entry_bytes.value))
     rates = (int(params.rt_box_tests_per_clk.value), int(params.rt_tri_tests_per_clk.value))
-    res = RtResult(scene.name, preset.name, width, height, mode, ray_order)
     tris = Triangles.of_scene(scene)
     t0 = time.perf_counter()
+    prim_tris = int(params.rt_prim_tris.value)
     if layout is None:
-        layout = build_layout(tris, layout_name, int(params.rt_prim_tris.value))
+        layout = _built(scene, bvh_form(scene, bvh), layout_name, prim_tris)
     elif layout.name != layout_name:
         raise SceneError(f"layout {layout.name!r} given for mode {mode!r}")
+    res = RtResult(scene.name, preset.name, width, height, mode, ray_order,
+                   "two-level" if isinstance(layout, TwoLevel) else "flat")
     res.build_seconds = time.perf_counter() - t0
-    surfaces = any_hit_table(scene.draws, tris, texture_unit(preset))
+    if isinstance(layout, TwoLevel):
+        surfaces = any_hit_table(layout.blas_draws, layout.blas_tris, texture_unit(preset))
+        res.bvh_bytes = {**layout.bytes, "flat": _built(scene, "flat", layout_name, prim_tris).bytes}
+    else:
+        surfaces = any_hit_table(scene.draws, tris, texture_unit(preset))
+        res.bvh_bytes = {"flat": layout.bytes}
     mm = None if not memory else memory_model if memory_model is not None else \
         MemoryModel(preset.memory_config(), 1)
     level = rt_entry_level(mm, preset) if mm is not None else 0

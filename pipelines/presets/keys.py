@@ -218,6 +218,7 @@ KEYS: tuple[Key, ...] = (
     _k("rt.dual_fallback", "rt", "rt_dual_fallback", "bool"),
     _k("rt.obb", "rt", "rt_obb", "bool"),
     _k("rt.flags_in_hw", "rt", "rt_ray_flags_in_hw", "bool"),
+    _k("rt.instance_xform_in_hw", "rt", "rt_instance_xform_in_hw", "bool"),
     _k("rt.prim_tris", "rt", "rt_prim_tris", "int", 1, 4),
     _k("rt.stack_location", "rt", "rt_stack_location", "choice", choices=("lds", "registers", "dedicated")),
     _k("rt.stack_entry", "rt", "rt_stack_entry_bytes", "int", 1, 64),

@@ -8,7 +8,9 @@ BVH4 nodes per step as the counted fallback of a BVH8 part), rt_obb (oriented bo
 rt_ray_flags_in_hw (cull / first-hit flags filtered by the intersection unit), rt_stack_location
 (where the stack's on-chip entries live: lds, registers or dedicated), rt_stack_entry_bytes,
 rt_stack_overflow (restart: a full ring overwrites its oldest entry and a dry stack restarts
-through parent links; spill: the oldest entries go to memory and come back), rt_prim_tris
+through parent links; spill: the oldest entries go to memory and come back),
+rt_instance_xform_in_hw (a two-level BVH's instance transform done by the ray unit, or by the
+shader's traversal loop, whose ALU ops the time and energy models charge), rt_prim_tris
 (triangles a bvh8 builder groups into one primitive node, at most; absent: the builder's default,
 renderer.bvh.layouts.BVH8_PRIM_TRIS); rt_l0_bytes / rt_l0_ways and rt_l1_bytes / rt_l1_ways (the
 ray unit's caches in front of L2: AMD's node fetches go L0 -> L1 -> L2 -> Infinity Cache -> DRAM
@@ -56,6 +58,7 @@ class RTParams(Record):
     rt_stack_location: Param
     rt_stack_entry_bytes: Param
     rt_stack_overflow: Param
+    rt_instance_xform_in_hw: Param
     rt_prim_tris: Param = Param(4, "the BVH builder's default, renderer.bvh.layouts.BVH8_PRIM_TRIS "
                                    "(4 float32 triangles and 7 corners fill a 128 B primitive node)",
                                 "derived")
@@ -95,6 +98,12 @@ class RTParams(Record):
         return tuple(out)
 
 
+RADV_RT = "Mesa radv radv_rt_common.c"
+XFORM_SHADER = (f"RDNA 2/3's image_bvh_intersect_ray tests box and triangle nodes only: at an instance node "
+                f"the shader's traversal loop loads the world-to-object matrix and transforms origin and "
+                f"direction itself ({RADV_RT}, radv_build_ray_traversal)")
+XFORM_HW = (f"RDNA 4's image_bvh8_intersect_ray returns the ray's origin and direction, transformed at an "
+            f"instance node ({RADV_RT}, radv_build_ray_traversal_gfx12 stores them from its result)")
 RING = (f"the LDS stack is a ring: full, it overwrites its oldest entries; dry after that, the shader "
         f"restarts stacklessly through parent pointers and the last node visited, {B} l.99, AMD RDNA ISA "
         "guide, DS stack section)")
@@ -111,6 +120,7 @@ _RDNA23 = {
     "rt_stack_entries": Param(16, LDS_STACK, "assumed"),
     "rt_dual_fallback": Param(False, f"BVH4x2 dual mode is RDNA 4 only, {B} l.95, seed L1700)", "spec"),
     "rt_obb": Param(False, f"OBB nodes arrive with RDNA 4, {B} l.111-117, seed L1776-1780)", "spec"),
+    "rt_instance_xform_in_hw": Param(False, XFORM_SHADER, "spec"),
     **_RDNA_STACK,
 }
 _RDNA2_CACHES = {
@@ -142,6 +152,7 @@ _TABLES: dict[str, dict[str, Param]] = {
         "rt_dual_fallback": Param(True, f"IMAGE_BVH_DUAL_INTERSECT_RAY (BVH4x2), a compatibility fallback, {B} l.95, l.107-109, seed L1700, L1782)", "spec"),
         "rt_obb": Param(True, f"104 rotations by a 7-bit index, {B} l.113-117, seed L1778; AMD RRA NUM_OBB_TRANSFORMS", "spec"),
         "rt_ray_flags_in_hw": Param(True, f"as RDNA 3, {A} l.205)", "spec"),
+        "rt_instance_xform_in_hw": Param(True, XFORM_HW, "spec"),
         **_RDNA_STACK,
         "rt_stack_location": Param("lds", f"S_WAIT_DSCNT covers RDNA 4's DS_BVH_STACK_* instructions: the stack "
                                           f"lives in LDS, {B} l.96, seed L1846-1849)", "spec"),
@@ -162,6 +173,10 @@ _TABLES: dict[str, dict[str, Param]] = {
         "rt_dual_fallback": Param(False, "no dual-node mode is known for Apple", "assumed"),
         "rt_obb": Param(False, "OBB appears only as a leaf-shader test in an Apple patent, seed-notes/004_partB.md l.29, l.257", "assumed"),
         "rt_ray_flags_in_hw": Param(True, "the RTU does traversal and ray-primitive tests in hardware, seed-notes/004_partB.md l.219 (seed L1180)", "spec"),
+        "rt_instance_xform_in_hw": Param(False, "the instance transform moved into the RT unit with the "
+                                                "third generation (M5: 'hardened instance transform', a ray "
+                                                "cache holding the transformed ray, seed-notes/004_partB.md "
+                                                "l.254-255, seed L1270-1272); before it, taken to be the shader's", "derived"),
         "rt_stack_location": Param("dedicated", "the RTU runs traversal in hardware (seed-notes/004_partB.md l.219, seed L1180): "
                                                 "its stack taken to live in the unit; not published", "assumed"),
         "rt_stack_entry_bytes": Param(4, "not published; RDNA's one DWORD a node pointer taken", "assumed"),
@@ -178,6 +193,9 @@ _TABLES["apple-m5"] = {
     "rt_layout": Param("bvh8", APPLE_LAYOUT + ": the third-generation RT unit (seed-notes/004_partA.md l.78, "
                                               "seed L125-131, 'up to 45% faster RT') taken as 8-wide", "assumed"),
     "rt_prim_tris": Param(1, APPLE_LAYOUT + ": a triangle per primitive node (RDNA 2/3's one-triangle nodes taken)", "assumed"),
+    "rt_instance_xform_in_hw": Param(True, "M5's RT unit transforms the ray at an instance itself ('hardened "
+                                           "instance transform', ray cache with transform, seed-notes/004_partB.md "
+                                           "l.254-255, seed L1270-1272)", "spec"),
 }
 
 PARAMS: dict[str, RTParams] = {name: RTParams.of(t) for name, t in _TABLES.items()}
