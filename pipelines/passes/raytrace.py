@@ -336,7 +336,8 @@ def _run(layout: Layout | TwoLevel, rays: np.ndarray, mm: MemoryModel | None, le
         cost_counters(layout, hits, f"rt.{name}.", stack.entry_bytes)
     if mm is not None:
         for s in FETCH_STREAMS:
-            c[f"rt.{name}.dram_read.{s}"] = mm.dram_bytes("read", s) - before[s]
+            if two or s != "bvh_tlas":           # a flat tree has no TLAS to read
+                c[f"rt.{name}.dram_read.{s}"] = mm.dram_bytes("read", s) - before[s]
         mem_now = mm.counters()
         for lv, short in RT_LEVELS:
             if f"mem.cache.{lv}.hits" not in mem_now:
