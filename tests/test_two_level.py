@@ -34,7 +34,7 @@ def test_instanced_spheres_hit_what_the_flat_tree_hits(spheres, name):
     same distance to float32 rounding (the two-level walk meets object-space corners with the
     ray moved into the instance's space; the flat tree world-space corners)."""
     two = build_two_level(spheres.draws, name)
-    assert two.n_instances == 200 and len(two.blas) == 1      # one sphere mesh, 200 draws
+    assert two.n_instances == 200 and len(two.tlas.blas_root) == 1     # one sphere mesh, 200 draws
     tris = Triangles.of_scene(spheres)
     flat = build_layout(tris, name)
     rays = np.concatenate([camera_rays(spheres.camera, 160, 90), random_rays(tris, 4000, 3)])
@@ -103,17 +103,14 @@ def test_known_scene_counts_exactly(record):
     (one ray transform, one instance node), walks its BLAS (the box node, the triangle: 2 steps),
     hits at t = 1, then pops the far instance's entry (t = 2, behind the hit) and drops it."""
     two = build_two_level(two_triangles_scene(0.0).draws, "bvh4")
-    assert len(two.blas) == 1 and two.n_instances == 2 and len(two.tlas.child) == 1
+    assert len(two.tlas.blas_root) == 1 and two.n_instances == 2 and len(two.tlas.child) == 1
     hits, rec, tl = trace_two_level(two, RAY, record=record)
     assert hits.prim[0] == 0 and hits.t[0] == pytest.approx(1.0)
     assert list(tl[0]) == [1, 1, 2, 1, 0, 0]      # T_STEPS, NODES, TESTS, INSTANCES, REFETCH, PARENT
     c = hits.counts[0]
     assert (c[tk.C_STEPS], c[tk.C_BOX_NODES], c[tk.C_LEAF_NODES], c[tk.C_PUSHES], c[tk.C_POPS]) == (3, 1, 1, 1, 1)
     if record:
-        kinds = (rec >> tk.REC_SHIFT) & tk.KIND_MASK
-        tags = rec >> tk.TAG_SHIFT
-        assert list(kinds) == [tk.REC_TLAS, tk.REC_INSTANCE, tk.REC_NODE, tk.REC_TRI]
-        assert list(tags) == [0, 0, 1, 1]
+        assert list(rec >> tk.REC_SHIFT) == [tk.REC_TLAS, tk.REC_INSTANCE, tk.REC_NODE, tk.REC_TRI]
     # the draws in the other order: the same walk, the hit named by its draw's scene id
     two = build_two_level(two_triangles_scene(0.0).draws[::-1], "bvh4")
     hits, _, tl = trace_two_level(two, RAY)
@@ -143,15 +140,14 @@ def test_entering_an_instance_whose_triangle_is_missed():
 
 def test_tlas_and_instance_fetches_priced_apart(spheres):
     """Every TLAS node and instance node the walk fetched reaches the memory model as stream
-    bvh_tlas; BLAS nodes and triangles as bvh_node / bvh_leaf; and a TLAS record per TLAS step."""
+    bvh_tlas; BLAS nodes and triangles as bvh_node / bvh_leaf; a TLAS record per TLAS step."""
     preset = get_preset("amd-rdna3")
     two = build_two_level(spheres.draws, "bvh4")
     rays = camera_rays(spheres.camera, 64, 36)
     hits, rec, tl = trace_two_level(two, rays, record=True)
-    kinds = (rec >> tk.REC_SHIFT) & tk.KIND_MASK
+    kinds = rec >> tk.REC_SHIFT
     assert (kinds == tk.REC_TLAS).sum() == tl[:, tlk.T_STEPS].sum()
     assert (kinds == tk.REC_INSTANCE).sum() == tl[:, tlk.T_INSTANCES].sum()
-    assert ((rec >> tk.TAG_SHIFT)[kinds <= tk.REC_PARENT] == 1).all()    # the one BLAS's
     mm = MemoryModel(preset.memory_config(), 1)
     price_two_level(two, rec, mm, rt_entry_level(mm, preset))
     tlas_bytes = mm.dram_bytes("read", "bvh_tlas")
@@ -194,3 +190,20 @@ def test_alpha_tested_leaves_through_blases():
     assert np.array_equal(flat.images["shadow"], two.images["shadow"])
     for r in (flat, two):
         assert r.counters["rt.shadow.anyhit"] > r.counters["rt.shadow.anyhit.ignored"] > 0
+
+
+@pytest.mark.parametrize("name", LAYOUTS)
+def test_merged_blases_walk_from_their_roots(name):
+    """Three meshes' BLASes merged into one layout (every index moved by the parts before it),
+    each walked from its own root: the hits are the flat tree's, and every BLAS has some."""
+    draws = [get_scene(s).draws[0] for s in ("bunny", "teapot", "quad")]
+    two = build_two_level(draws, name)
+    assert list(two.tlas.blas_root) == [0, *np.cumsum([len(build_layout(Triangles.of_draws([d]), name).nodes)
+                                                       for d in draws[:2]])]
+    tris = Triangles.of_draws(draws)
+    rays = np.concatenate([random_rays(Triangles.of_draws([d]), 1500, k) for k, d in enumerate(draws)])
+    flat, _ = trace_rays(build_layout(tris, name), rays)
+    ours, _, _ = trace_two_level(two, rays)
+    assert np.array_equal(flat.prim, ours.prim)
+    starts = np.cumsum([0] + [d.mesh.n_triangles for d in draws])
+    assert all(((ours.prim >= a) & (ours.prim < b)).any() for a, b in zip(starts[:-1], starts[1:]))

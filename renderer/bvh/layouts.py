@@ -79,17 +79,13 @@ class Layout(NamedTuple):
     # axis, a lane per triangle (unused lanes 0: degenerate, never hit): the simulator's decoded
     # copy of the node's corner indices, as child_boxes (tri4 reads 4 lanes at once)
     tri_corners: np.ndarray = np.zeros((1, 9, 4), np.float32)
+    # whether a triangle node holds an alpha-tested or blended triangle (its any-hit runs): kept
+    # from the build, as reading the flags out of the nodes again took 0.6 ms a trace on dragon
+    non_opaque: bool = False
 
     @property
     def bytes(self) -> int:
         return self.nodes.nbytes + self.tris.nbytes
-
-    @property
-    def non_opaque(self) -> bool:
-        """Whether a triangle node holds an alpha-tested or blended triangle (its any-hit runs)."""
-        names = self.tris.dtype.names
-        flags = self.tris["flags"] if "flags" in names else self.tris["geometry_id_and_flags"] >> 24
-        return bool((flags & (TRI_ALPHA_TEST | TRI_BLEND)).any())
 
     def views(self):
         """(node words float32, node words uint32, tri words float32, tri words uint32): the
@@ -97,6 +93,10 @@ class Layout(NamedTuple):
         nw, tw = self.nodes.dtype.itemsize // 4, self.tris.dtype.itemsize // 4
         return (self.nodes.view(np.float32).reshape(-1, nw), self.nodes.view(np.uint32).reshape(-1, nw),
                 self.tris.view(np.float32).reshape(-1, tw), self.tris.view(np.uint32).reshape(-1, tw))
+
+
+def _non_opaque(tris) -> bool:
+    return bool((tris.flags & (TRI_ALPHA_TEST | TRI_BLEND)).any())
 
 
 def tri_nodes(tris, order: np.ndarray) -> np.ndarray:
@@ -120,7 +120,8 @@ def bvh2_layout(bvh: Bvh2) -> Layout:
     for i in np.flatnonzero(leaf):
         tri_parent[bvh.first[i]:bvh.first[i] + bvh.count[i]] = i
     return Layout("bvh2", lk.L_BVH2, nodes, tri_nodes(bvh.tris, bvh.perm), bvh.parent.astype(np.int32),
-                  tri_parent, 2 * BVH2_NODE.itemsize, time.perf_counter() - t0)
+                  tri_parent, 2 * BVH2_NODE.itemsize, time.perf_counter() - t0,
+                  non_opaque=_non_opaque(bvh.tris))
 
 
 def bvh4_layout(w: Wide) -> Layout:
@@ -135,7 +136,8 @@ def bvh4_layout(w: Wide) -> Layout:
     nodes["children"] = np.where(c > -(1 << 40), kids, INVALID).astype(np.uint32)
     nodes["bounds"][..., :3], nodes["bounds"][..., 3:] = w.c_lo, w.c_hi
     return Layout("bvh4", lk.L_BVH4, nodes, tri_nodes(w.tris, w.tri_order), w.parent.astype(np.int32),
-                  w.tri_parent.astype(np.int32), BOX4_NODE.itemsize, time.perf_counter() - t0)
+                  w.tri_parent.astype(np.int32), BOX4_NODE.itemsize, time.perf_counter() - t0,
+                  non_opaque=_non_opaque(w.tris))
 
 
 def obb_table() -> np.ndarray:
@@ -235,7 +237,8 @@ def bvh8_layout(w: Wide, obb: bool = False) -> Layout:
     tri_corners = np.empty((len(prims), 9, PRIM_TRIS), np.float32)      # lanes by triangle
     lk.lane_corners(np.ascontiguousarray(p_v, np.float32), p_idx, p_n, tri_corners)
     return Layout("bvh8-obb" if obb else "bvh8", lk.L_BVH8, nodes, prims, w.parent.astype(np.int32),
-                  tri_parent, BOX8_NODE.itemsize, time.perf_counter() - t0, child_boxes, tri_corners)
+                  tri_parent, BOX8_NODE.itemsize, time.perf_counter() - t0, child_boxes, tri_corners,
+                  _non_opaque(w.tris))
 
 
 def decode_bvh8(nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -244,3 +247,42 @@ def decode_bvh8(nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     o = nodes["origin"].astype(np.float64)[:, None, :]
     q = nodes["qbox"].astype(np.float64)
     return o + q[..., :3] * s, o + q[..., 3:] * s
+
+
+def merge(layouts) -> tuple[Layout, np.ndarray]:
+    """Layouts of one kind as one: nodes and triangle nodes concatenated, every index moved by
+    the nodes (triangle nodes) before its layout's, each root's parent still none. Returns the
+    layout and each part's root node, int64 (a two-level BVH's BLASes, walked from their roots:
+    renderer.bvh.two_level)."""
+    first = layouts[0]
+    if any(lay.name != first.name for lay in layouts):
+        raise ValueError("merge takes layouts of one kind")
+    node_off = np.cumsum([0] + [len(lay.nodes) for lay in layouts])
+    tri_off = np.cumsum([0] + [len(lay.tris) for lay in layouts])
+    nodes, parents, tri_parents = [], [], []
+    for lay, no, to in zip(layouts, node_off, tri_off):
+        n = lay.nodes.copy()
+        if first.kind == lk.L_BVH2:
+            leaf = n["count"] > 0
+            n["left_first"] += np.where(leaf, to, no).astype(np.uint32)
+        elif first.kind == lk.L_BVH4:
+            c = n["children"]
+            box = (c & 7) == BOX32_TYPE
+            moved = ((c >> 3) + np.where(box, no, to).astype(np.uint32)) << 3 | (c & 7)
+            n["children"] = np.where(c == INVALID, c, moved)
+        else:
+            n["internal_base"] += np.uint32(no)
+            n["leaf_base"] += np.uint32(to)
+            n["parent"] = np.where(n["parent"] == INVALID, n["parent"], n["parent"] + np.uint32(no))
+        nodes.append(n)
+        parents.append(np.where(lay.node_parent >= 0, lay.node_parent + no, -1).astype(np.int32))
+        tri_parents.append((lay.tri_parent + no).astype(np.int32))
+    cat = np.concatenate
+    wide8 = first.kind == lk.L_BVH8     # the decoded copies the bvh8 walk reads
+    return (first._replace(nodes=cat(nodes), tris=cat([lay.tris for lay in layouts]),
+                           node_parent=cat(parents), tri_parent=cat(tri_parents),
+                           seconds=sum(lay.seconds for lay in layouts),
+                           child_boxes=cat([lay.child_boxes for lay in layouts]) if wide8 else first.child_boxes,
+                           tri_corners=cat([lay.tri_corners for lay in layouts]) if wide8 else first.tri_corners,
+                           non_opaque=any(lay.non_opaque for lay in layouts)),
+            node_off[:-1].astype(np.int64))

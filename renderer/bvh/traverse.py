@@ -198,7 +198,7 @@ def price(layout: Layout, fetches: np.ndarray, mm: MemoryModel, level: int,
     """Run the recorded fetches, in ray order, through the memory model, entering at cache
     `level` (streams and regions: _table)."""
     base, stride, size, stream = _table(mm, (id(layout.nodes),), layout, stack_entry_bytes)
-    tk.replay(mm.serve_args(), level, fetches, base[None], stride[None], size[None], stream)
+    tk.replay(mm.serve_args(), level, fetches, base, stride, size, stream)
 
 
 def tree_of(layout: Layout) -> tk.Tree:

@@ -8,7 +8,7 @@ from .layouts_kernels import L_BVH2
 from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, FLAG_OPAQUE, R_DX, R_DY, R_DZ, R_OX, R_OY, R_OZ,
                                R_TMAX, R_TMIN, REC_NODE, REC_PARENT, REC_SHIFT, REC_TRI, REF_BOX,
                                REF_LEAF, REF_TRI, REC_FILL, REC_SPILL, TRI_NON_OPAQUE, _inv, _slab,
-                               _tri, _write_costs, any_hit, pop_nearest, spill_push,
+                               _tri, _write_costs, any_hit, make_scratch, pop_nearest, spill_push,
                                spill_records)
 
 
@@ -17,7 +17,14 @@ def trace_chunk(tree, job, ah, out, r0, r1, rec0, rec_cap):
     """Traces rays r0..r1-1 of `job` (RayJob) through `tree` (Tree: a bvh2 or bvh4 layout)
     into `out` (TraceOut), non-opaque triangles through `ah` (AnyHit); records fetches into
     out.rec[rec0:rec0 + rec_cap] when rec_cap > 0. Returns the number of records the chunk
-    needed.
+    needed."""
+    return walk(tree, job, ah, out, r0, r1, rec0, rec_cap, 0, make_scratch(job.stack))
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def walk(tree, job, ah, out, r0, r1, rec0, rec_cap, root_node, sc):
+    """trace_chunk from box node `root_node` (a BLAS's root in a two-level walk's merged
+    layout), with the working arrays `sc` (Scratch).
 
     One loop per ray; each pass through it either tests a triangle node (or a bvh2 leaf), or
     opens one box node (two in BVH4x2 steps) -- descending from the stack, or re-testing a
@@ -31,15 +38,12 @@ def trace_chunk(tree, job, ah, out, r0, r1, rec0, rec_cap):
     rays, flags, stack, dual, box_rate = job.rays, job.flags, job.stack, job.dual, job.box_rate
     spill_at = job.spill_at
     out_prim, out_t, costs, rec = out.prim, out.t, out.costs, out.rec
-    st_ref = np.empty(stack, np.int64)
-    st_t = np.empty(stack)
-    at = np.empty(16)                    # entry distances of the opened node(s): 8 slots each
-    ar = np.empty(16, np.int64)          # their refs
-    na = np.zeros(2, np.int64)           # children per opened node
+    st_ref, st_t = sc.st_ref, sc.st_t
+    at, ar, na = sc.at, sc.ar, sc.na     # the opened node(s)' children: 8 slots each
     nrec = 0
-    root = REF_BOX
-    if layout == L_BVH2 and node_u32[0, 7] > 0:
-        root = REF_LEAF
+    root = (np.int64(root_node) << 2) | REF_BOX
+    if layout == L_BVH2 and node_u32[root_node, 7] > 0:
+        root = (np.int64(root_node) << 2) | REF_LEAF
     for r in range(r0, r1):
         ox, oy, oz = np.float64(rays[r, R_OX]), np.float64(rays[r, R_OY]), np.float64(rays[r, R_OZ])
         dx, dy, dz = np.float64(rays[r, R_DX]), np.float64(rays[r, R_DY]), np.float64(rays[r, R_DZ])

@@ -13,7 +13,7 @@ from .tri4_kernels import tri4
 from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, FLAG_OPAQUE, R_DX, R_DY, R_DZ, R_OX, R_OY,
                                R_OZ, R_TMAX, R_TMIN, REC_NODE, REC_PARENT, REC_SHIFT, REC_TRI,
                                REF_BOX, REF_TRI, REC_FILL, REC_SPILL, TRI_NON_OPAQUE, _culled, _inv,
-                               _slab, _write_costs, any_hit, pop_nearest, spill_push,
+                               _slab, _write_costs, any_hit, make_scratch, pop_nearest, spill_push,
                                spill_records)
 
 
@@ -112,6 +112,13 @@ def trace_chunk8(tree, job, ah, out, r0, r1, rec0, rec_cap):
     slots are +inf boxes): box8's float32 test for a tame ray at an unrotated node, else a
     float64 one (a loop LLVM vectorises, or _slab for a ray parallel to an axis plane); a
     node's children are kept, sorted and pushed by slot, each ref made only for those kept."""
+    return walk8(tree, job, ah, out, r0, r1, rec0, rec_cap, 0, make_scratch(job.stack))
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def walk8(tree, job, ah, out, r0, r1, rec0, rec_cap, root_node, sc):
+    """trace_chunk8 from box node `root_node` (a BLAS's root in a two-level walk's merged
+    layout), with the working arrays `sc` (Scratch)."""
     node_u32, tri_corners, tri_u32 = tree.node_u32, tree.tri_corners, tree.tri_u32
     node_parent, tri_parent, table, boxes = (tree.node_parent, tree.tri_parent, tree.obb_table,
                                              tree.child_boxes)
@@ -119,14 +126,13 @@ def trace_chunk8(tree, job, ah, out, r0, r1, rec0, rec_cap):
                                               job.tri_rate)
     spill_at = job.spill_at
     out_prim, out_t, costs, rec = out.prim, out.t, out.costs, out.rec
-    st_ref = np.empty(stack, np.int64)
-    st_t = np.empty(stack)
-    at = np.empty(boxes.shape[2])        # entry distances of the opened node's slots
-    at32 = np.empty(8, np.float32)       # box8's
-    sl = np.empty(boxes.shape[2], np.int64)   # slots kept, nearest first
-    lane_t, lane_det = np.empty(4), np.empty(4)      # tri4's
-    box_clocks = np.empty(boxes.shape[2] + 1, np.int64)   # clocks of a node's n box tests
-    for n in range(boxes.shape[2] + 1):                   # (no integer division per step)
+    st_ref, st_t = sc.st_ref, sc.st_t
+    at = sc.at                           # entry distances of the opened node's slots
+    at32 = sc.at32                       # box8's
+    sl = sc.ar                           # slots kept, nearest first
+    lane_t, lane_det = sc.lane_t, sc.lane_det        # tri4's
+    box_clocks = sc.box_clocks                       # clocks of a node's n box tests
+    for n in range(boxes.shape[2] + 1):              # (no integer division per step)
         box_clocks[n] = (n + box_rate - 1) // box_rate
     nrec = 0
     for r in range(r0, r1):
@@ -141,7 +147,7 @@ def trace_chunk8(tree, job, ah, out, r0, r1, rec0, rec_cap):
         i32z = np.float32(1.0) / rays[r, R_DZ] if f32 else np.float32(0.0)
         best_t = tmax
         best_p = np.int64(-1)
-        cur, last = np.int64(REF_BOX), np.int64(-1)
+        cur, last = (np.int64(root_node) << 2) | REF_BOX, np.int64(-1)
         size, top, over = 0, 0, False      # entries, ring position of the next push, lost any
         steps = box_nodes = leaf_nodes = box_tests = tri_tests = 0
         overflows = restarts = refetch = parent_reads = obbs = clocks = 0

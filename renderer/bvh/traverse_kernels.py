@@ -52,11 +52,8 @@ TRI_CULL_DISABLE, TRI_FRONT_CW, TRI_ALPHA_TEST, TRI_BLEND = 1, 2, 4, 8
 TRI_NON_OPAQUE = TRI_ALPHA_TEST | TRI_BLEND
 REC_NODE, REC_TRI, REC_PARENT, REC_TEXEL, REC_SPILL, REC_FILL = 0, 1, 2, 3, 4, 5
 # the two-level walk's (renderer.bvh.two_level_kernels): a TLAS node, an instance node, a TLAS
-# parent link (index: node * 2, or instance * 2 + 1); a BLAS walk's node, triangle and parent
-# records carry (BLAS + 1) << TAG_SHIFT
+# parent link (index: node * 2, or instance * 2 + 1)
 REC_TLAS, REC_INSTANCE, REC_TLAS_PARENT = 6, 7, 8
-TAG_SHIFT = 36
-KIND_MASK = 63
 # replay's table kinds: node, leaf, node parent link, triangle parent link, texel chunk, spill,
 # fill, TLAS node, instance node, TLAS node parent link, instance parent link
 (K_NODE, K_LEAF, K_NODE_PARENT, K_TRI_PARENT, K_TEXEL, K_SPILL, K_FILL, K_TLAS, K_INSTANCE,
@@ -150,6 +147,27 @@ class AnyHit(NamedTuple):
         return AnyHit(z(0, np.int32), z((0, 3, 3), np.float32), z((0, 3, 2), np.float32),
                       z(0, np.float32), z(0, np.float32), z(0, np.int32), z(1, np.uint32),
                       z((1, 1, 5), np.int64), z((1, 3), np.int64), z(1, np.int64), z((1, 5), np.int64))
+
+
+class Scratch(NamedTuple):
+    """A walk's working arrays (traverse4_kernels.walk, traverse8_kernels.walk8), made once per
+    chunk (make_scratch) rather than once per walk: a two-level walk enters a BLAS per instance."""
+    st_ref: np.ndarray         # int64 (stack,) the short stack's entries: refs
+    st_t: np.ndarray           # float64 (stack,) their entry distances
+    at: np.ndarray             # float64 (16,) the opened node(s)' children's distances (8 each)
+    ar: np.ndarray             # int64 (16,) their refs (walk), or slots kept (walk8)
+    na: np.ndarray             # int64 (2,) children per opened node (walk)
+    at32: np.ndarray           # float32 (8,) box8's distances (walk8)
+    lane_t: np.ndarray         # float64 (4,) tri4's
+    lane_det: np.ndarray
+    box_clocks: np.ndarray     # int64 (9,) clocks of a node's n box tests (walk8)
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def make_scratch(stack):
+    return Scratch(np.empty(stack, np.int64), np.empty(stack), np.empty(16), np.empty(16, np.int64),
+                   np.zeros(2, np.int64), np.empty(8, np.float32), np.empty(4), np.empty(4),
+                   np.empty(9, np.int64))
 
 
 class TraceOut(NamedTuple):
@@ -386,30 +404,27 @@ def brute_force(tri_f32, tri_u32, rays, flags, ah, out_prim, out_t):
 
 @njit(cache=True)
 def replay(mem, level, fetches, base, stride, size, stream):
-    """Fetch records (tag << TAG_SHIFT | kind << 30 | index), in order, as line reads entering at
-    cache `level` of `mem` (renderer.memory.Serving). A bvh2 node record is its child pair; a
-    parent record indexes node (even) or triangle (odd) parent links, a TLAS parent record node
-    (even) or instance (odd) ones; a texel record a 64 B chunk of the texture data; a spill (a
-    write) or fill record a stack entry's slot. base, stride, size (n_tags, K_N), stream (K_N,):
-    per tag (0: the flat tree's records, or the TLAS walk's; BLAS b's: b + 1) and table kind
-    (K_*)."""
+    """Fetch records (kind << 30 | index), in order, as line reads entering at cache `level` of
+    `mem` (renderer.memory.Serving). A bvh2 node record is its child pair; a parent record
+    indexes node (even) or triangle (odd) parent links, a TLAS parent record node (even) or
+    instance (odd) ones; a texel record a 64 B chunk of the texture data; a spill (a write) or
+    fill record a stack entry's slot. base, stride, size, stream: per table kind (K_*)."""
     (lines, shape, meta), acc, tile_bytes = mem
     rq = np.empty((mk.REQUESTS, mk.R_N), np.int64)
     shift = meta[mk.M_LINE_SHIFT]
     n = 0
     mask = (np.int64(1) << REC_SHIFT) - 1
     for f in range(fetches.shape[0]):
-        e = fetches[f]
-        tag, kind, idx = e >> TAG_SHIFT, (e >> REC_SHIFT) & KIND_MASK, e & mask
+        kind, idx = fetches[f] >> REC_SHIFT, fetches[f] & mask
         if kind == REC_PARENT:
             kind, idx = K_NODE_PARENT + (idx & 1), idx >> 1
         elif kind == REC_TLAS_PARENT:
             kind, idx = K_TLAS_PARENT + (idx & 1), idx >> 1
         elif kind >= REC_TEXEL:              # texel chunk, spill write, fill read, TLAS, instance
             kind += 1
-        first = base[tag, kind] + idx * stride[tag, kind]
+        first = base[kind] + idx * stride[kind]
         op = mk.op_code(kind == K_SPILL, stream[kind])
-        for line in range(first >> shift, ((first + size[tag, kind] - 1) >> shift) + 1):
+        for line in range(first >> shift, ((first + size[kind] - 1) >> shift) + 1):
             if n == mk.REQUESTS:
                 mk.serve(lines, shape, meta, acc, tile_bytes, rq, n)
                 n = 0

@@ -25,7 +25,6 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
-from numba.typed import List
 
 from renderer.counters import Counters
 from renderer.errors import SceneError
@@ -34,8 +33,9 @@ from renderer.memory import MemoryModel
 from . import builder_kernels as bk
 from . import traverse_kernels as tk
 from . import two_level_kernels as tlk
+from .box8_kernels import planes32
 from .builder import Triangles
-from .layouts import PRIM_NODE, Layout
+from .layouts import PRIM_NODE, Layout, merge
 from .two_level_kernels import EMPTY, Tlas
 
 INSTANCE_NODE_BYTES = 128      # radv_bvh_instance_node (reference/peers.md §3.1)
@@ -44,7 +44,8 @@ TLAS_WIDTH = {"bvh2": 2, "bvh4": 4, "bvh8": 8, "bvh8-obb": 8}
 
 class TwoLevel(NamedTuple):
     name: str                    # the BLASes' layout (renderer.bvh.LAYOUTS)
-    blas: tuple                  # Layout per BLAS, triangle ids offset by blas_base
+    blas: Layout                 # every BLAS, one merged layout (each from its root: tlas.blas_root),
+                                 # triangle ids those of blas_tris
     blas_tris: Triangles         # every BLAS's triangles in object space, BLAS after BLAS
     blas_draws: tuple            # a draw of each BLAS (its mesh and material)
     tlas: Tlas                   # the kernels' view: TLAS nodes, instances, transforms
@@ -62,23 +63,16 @@ class TwoLevel(NamedTuple):
     @property
     def tlas_node_bytes(self) -> int:
         """A TLAS node fetch: the BLAS layout's box-node fetch (a bvh2 step fetches a pair)."""
-        return self.blas[0].fetch_bytes
+        return self.blas.fetch_bytes
 
     @property
     def bytes(self) -> dict[str, int]:
         """Bytes the structure occupies: the BLASes' nodes and triangles, the TLAS's nodes, the
         instance nodes."""
-        node = self.blas[0].nodes.dtype.itemsize
-        return {"blas": sum(b.bytes for b in self.blas),
+        node = self.blas.nodes.dtype.itemsize
+        return {"blas": self.blas.bytes,
                 "tlas": len(self.tlas.child) * (node * (2 if self.name == "bvh2" else 1)),
                 "instances": self.n_instances * INSTANCE_NODE_BYTES}
-
-    def trees(self) -> List:
-        from .traverse import tree_of
-        out = List()
-        for b in self.blas:
-            out.append(tree_of(b))
-        return out
 
 
 def _pipeline_key(draw, flags: int) -> tuple:
@@ -128,9 +122,10 @@ def build_two_level(draws, name: str, prim_tris: int | None = None) -> TwoLevel:
     w_lo, w_hi = _world_boxes(lo[inst_blas], hi[inst_blas], xf)
     live = np.array([d.mesh.n_triangles > 0 for d in draws])     # a draw of no triangles
     child, box, parent, inst_parent = _tlas(w_lo, w_hi, np.flatnonzero(live), TLAS_WIDTH[name])
-    tlas = Tlas(child, box, parent, inst_parent, inst_blas, starts[:-1].astype(np.int64), base[:-1],
-                np.ascontiguousarray(obj))
-    return TwoLevel(name, tuple(blas), blas_tris, tuple(draws[i] for i in firsts), tlas, xf,
+    merged, roots = merge(blas)
+    tlas = Tlas(child, box, parent, inst_parent, inst_blas, roots, starts[:-1].astype(np.int64),
+                base[:-1], np.ascontiguousarray(obj))
+    return TwoLevel(name, merged, blas_tris, tuple(draws[i] for i in firsts), tlas, xf,
                     time.perf_counter() - t0)
 
 
@@ -160,8 +155,10 @@ def _world_boxes(lo: np.ndarray, hi: np.ndarray, xf: np.ndarray):
 
 
 def _tlas(lo: np.ndarray, hi: np.ndarray, live: np.ndarray, width: int):
-    """The TLAS over the boxes of instances `live` (the others are in no node): (child int64 (m, width): node >= 0, instance -(i + 1), or
-    EMPTY; box float32 (m, width, 6) lo xyz, hi xyz; parent int32 (m,); inst_parent int32 (k,))."""
+    """The TLAS over the boxes of instances `live` (the others are in no node): (child int64
+    (m, width): node >= 0, instance -(i + 1), or EMPTY, used slots first; planes float32 (m, 6,
+    8): lo xyz, hi xyz by slot, rounded outward, unused slots +inf (box8's); parent int32 (m,);
+    inst_parent int32 (k,))."""
     n_lo, n_hi, left, first, count, _, perm = bk.build_sah(lo[live], hi[live], 1, numba.get_num_threads())
 
     def area(i):
@@ -185,7 +182,7 @@ def _tlas(lo: np.ndarray, hi: np.ndarray, live: np.ndarray, width: int):
             at = kids.index(k)
             kids[at:at + 1] = [left[k], left[k] + 1]
         row = np.full(width, EMPTY, np.int64)
-        b = np.full((width, 6), np.inf, np.float32)
+        b = np.full((6, 8), np.inf, np.float32)
         for j, k in enumerate(kids):
             r = ref(k)
             if r >= 0:
@@ -195,7 +192,7 @@ def _tlas(lo: np.ndarray, hi: np.ndarray, live: np.ndarray, width: int):
             else:
                 row[j] = r
                 inst_parent[-r - 1] = w
-            b[j, :3], b[j, 3:] = n_lo[k], n_hi[k]
+            b[:3, j], b[3:, j] = planes32(n_lo[k], n_hi[k])
         child.append(row)
         box.append(b)
         w += 1
@@ -212,10 +209,10 @@ def trace_two_level(two: TwoLevel, rays: np.ndarray, any_hit: bool = False, cull
     box rate). Returns (Hits with scene triangle ids, fetch records or None, int32 (n, T_N)
     TLAS costs). surfaces: the BLASes' any-hit table (any_hit_table(two.blas_draws,
     two.blas_tris, unit)), needed where a BLAS has non-opaque triangles."""
-    from .traverse import CHUNK, REC_PER_RAY, Hits, _flags, check_job
-    check_job(two.blas[0], stack, dual, box_rate, tri_rate, spill)
+    from .traverse import CHUNK, REC_PER_RAY, Hits, _flags, check_job, tree_of
+    check_job(two.blas, stack, dual, box_rate, tri_rate, spill)
     if surfaces is None:
-        if any(b.non_opaque for b in two.blas) and not opaque and not cull_non_opaque:
+        if two.blas.non_opaque and not opaque and not cull_non_opaque:
             raise ValueError("a BLAS has alpha-tested or blended triangles: trace_two_level needs "
                              "their any-hit table (surfaces=any_hit_table(two.blas_draws, "
                              "two.blas_tris, unit))")
@@ -230,7 +227,7 @@ def trace_two_level(two: TwoLevel, rays: np.ndarray, any_hit: bool = False, cull
     cap = CHUNK * REC_PER_RAY if record else 0
     rec = np.empty(n_chunks * cap if record else 1, np.int64)
     rec_n = np.zeros(n_chunks, np.int64)
-    trees = two.trees()
+    trees = tree_of(two.blas)
     tlk.trace2(two.tlas, trees, job, surfaces, tk.TraceOut(prim, t, cnt, rec, cap, rec_n), tl,
                numba.get_num_threads())
     hits = Hits(prim, t, cnt)
@@ -258,7 +255,7 @@ def two_level_counters(two: TwoLevel, hits, tl: np.ndarray, prefix: str = "rt.",
     bytes.tlas (its nodes and parent links before any cache), bytes.instance (128 B instance
     nodes)."""
     from .traverse import PARENT_LINK_BYTES, cost_counters
-    c = cost_counters(two.blas[0], hits, prefix, stack_entry_bytes)
+    c = cost_counters(two.blas, hits, prefix, stack_entry_bytes)
     tot = tl.sum(axis=0, dtype=np.int64)
     for name, v in zip(tlk.TLAS_COUNTER_NAMES, tot):
         c[prefix + name] = int(v)
@@ -271,20 +268,16 @@ def two_level_counters(two: TwoLevel, hits, tl: np.ndarray, prefix: str = "rt.",
 def price_two_level(two: TwoLevel, fetches: np.ndarray, mm: MemoryModel, level: int,
                     stack_entry_bytes: int = 4) -> None:
     """The recorded fetches of trace_two_level through the memory model, entering at `level`:
-    each BLAS's nodes, triangles and parent links in regions of its own (streams as the flat
-    tree's, traverse._table), TLAS nodes, their parent links and instance nodes stream
-    bvh_tlas."""
+    the BLASes' nodes, triangles and parent links as the flat tree's (traverse._table), TLAS
+    nodes, their parent links and instance nodes stream bvh_tlas."""
     from .traverse import PARENT_LINK_BYTES, _table
     key = id(two.tlas.child)
-    rows = [_table(mm, (key, b), lay, stack_entry_bytes) for b, lay in enumerate(two.blas)]
-    base = np.stack([rows[0][0]] + [r[0] for r in rows])
-    stride = np.stack([rows[0][1]] + [r[1] for r in rows])
-    size = np.stack([rows[0][2]] + [r[2] for r in rows])
+    base, stride, size, stream = _table(mm, (key,), two.blas, stack_entry_bytes)
     region = lambda kind: mm.address(mm.region((kind, two.name, key)))  # noqa: E731
     for k, b, st, sz in ((tk.K_TLAS, region("bvh_tlas"), two.tlas_node_bytes, two.tlas_node_bytes),
                          (tk.K_INSTANCE, region("bvh_instance"), INSTANCE_NODE_BYTES, INSTANCE_NODE_BYTES),
                          (tk.K_TLAS_PARENT, region("bvh_tlas_parent"), PARENT_LINK_BYTES, PARENT_LINK_BYTES),
                          (tk.K_INSTANCE_PARENT, region("bvh_instance_parent"), PARENT_LINK_BYTES,
                           PARENT_LINK_BYTES)):
-        base[0, k], stride[0, k], size[0, k] = b, st, sz
-    tk.replay(mm.serve_args(), level, fetches, base, stride, size, rows[0][3])
+        base[k], stride[k], size[k] = b, st, sz
+    tk.replay(mm.serve_args(), level, fetches, base, stride, size, stream)

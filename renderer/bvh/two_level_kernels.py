@@ -1,6 +1,7 @@
 """Two-level traversal: the TLAS walk, and at each instance it reaches, the ray moved into the
-instance's space and handed to the BLAS's own kernel (traverse4_kernels.trace_chunk,
-traverse8_kernels.trace_chunk8), as radv's traversal loop enters a BLAS at an instance node.
+instance's space and walked through its BLAS by the layout's own walk from the BLAS's root
+(traverse4_kernels.walk, traverse8_kernels.walk8: every BLAS is a part of one merged layout), as
+radv's traversal loop enters a BLAS at an instance node.
 
 The TLAS walk follows the rules of traverse_kernels (children nearest first, ties by slot; the
 preset's stack, a ring that restarts through parent links or a stack that spills; the closest hit
@@ -21,14 +22,15 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
+from .box8_kernels import box8, entry_planes, lim32, tame
 from .layouts_kernels import L_BVH8
-from .traverse4_kernels import trace_chunk
-from .traverse8_kernels import trace_chunk8
+from .traverse4_kernels import walk
+from .traverse8_kernels import walk8
 from .traverse_kernels import (BOX_EPS, C_CLOCKS, C_FILLS, C_N, C_OVERFLOWS, C_POPS, C_PUSHES,
                                C_RESTARTS, C_SPILLS, C_STEPS, FLAG_ANY_HIT, R_DX, R_DY, R_DZ, R_N,
                                R_OX, R_OY, R_OZ, R_TMAX, R_TMIN, REC_FILL, REC_PARENT, REC_SHIFT,
                                REC_INSTANCE, REC_SPILL, REC_TLAS, REC_TLAS_PARENT, SPILL_SLOTS,
-                               TAG_SHIFT, RayJob, TraceOut, _inv, _slab, pop_nearest,
+                               RayJob, make_scratch, TraceOut, _inv, _slab, pop_nearest,
                                spill_push, spill_records)
 
 EMPTY = -(1 << 62)        # an unused TLAS child slot
@@ -44,10 +46,12 @@ BANDS = 32
 class Tlas(NamedTuple):
     """The TLAS and the instances, as the kernel reads them (renderer.bvh.two_level)."""
     child: np.ndarray          # int64 (m, width): node >= 0, instance -(i + 1), EMPTY
-    box: np.ndarray            # float32 (m, width, 6) child boxes, lo xyz, hi xyz
+    planes: np.ndarray         # float32 (m, 6, 8) child boxes as box8 reads them: planes lo xyz,
+                               # hi xyz by slot, rounded outward (box8_kernels.planes32), unused +inf
     parent: np.ndarray         # int32 (m,) -1 at the root
     inst_parent: np.ndarray    # int32 (k,) the node holding each instance (-1: in none)
     inst_blas: np.ndarray      # int32 (k,) each instance's BLAS
+    blas_root: np.ndarray      # int64 (n_blas,) each BLAS's root node in the merged layout
     inst_first: np.ndarray     # int64 (k,) scene id of the instance's first triangle
     blas_base: np.ndarray      # int64 (n_blas,) the BLAS's first triangle id (its layout's ids)
     obj_from_world: np.ndarray   # float64 (k, 3, 4) world -> the instance's object space
@@ -55,20 +59,22 @@ class Tlas(NamedTuple):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def trace_chunk2(tlas, blas, job, ah, out, tl_costs, r0, r1, rec0, rec_cap):
-    """Rays r0..r1-1 of `job` through the TLAS `tlas` and the BLASes `blas` (a typed list of
-    traverse_kernels.Tree) into `out` and tl_costs (T_*); records into out.rec[rec0:rec0 +
+    """Rays r0..r1-1 of `job` through the TLAS `tlas` and the BLASes `blas` (traverse_kernels.Tree:
+    their merged layout) into `out` and tl_costs (T_*); records into out.rec[rec0:rec0 +
     rec_cap] when rec_cap > 0. Returns the records the chunk needed."""
-    child, box, parent, inst_parent = tlas.child, tlas.box, tlas.parent, tlas.inst_parent
-    inst_blas, inst_first, blas_base, xf = (tlas.inst_blas, tlas.inst_first, tlas.blas_base,
-                                            tlas.obj_from_world)
+    child, planes, parent, inst_parent = tlas.child, tlas.planes, tlas.parent, tlas.inst_parent
+    inst_blas, blas_root, inst_first, blas_base, xf = (tlas.inst_blas, tlas.blas_root, tlas.inst_first,
+                                                       tlas.blas_base, tlas.obj_from_world)
     rays, flags, stack, box_rate, spill_at = job.rays, job.flags, job.stack, job.box_rate, job.spill_at
     out_prim, out_t, costs, rec = out.prim, out.t, out.costs, out.rec
     width = child.shape[1]
-    kind = blas[0].kind
+    kind = blas.kind
+    sc = make_scratch(stack)                    # the BLAS walks' (the TLAS walk's stack is below)
     st_ref = np.empty(stack, np.int64)
     st_t = np.empty(stack)
     at = np.empty(width)
     ar = np.empty(width, np.int64)
+    at32 = np.empty(8, np.float32)
     one = np.empty((1, R_N), np.float32)        # the ray in an instance's space
     b_prim = np.empty(1, np.int64)
     b_t = np.empty(1)
@@ -81,6 +87,13 @@ def trace_chunk2(tlas, blas, job, ah, out, tl_costs, r0, r1, rec0, rec_cap):
         dx, dy, dz = np.float64(rays[r, R_DX]), np.float64(rays[r, R_DY]), np.float64(rays[r, R_DZ])
         tmin, tmax = np.float64(rays[r, R_TMIN]), np.float64(rays[r, R_TMAX])
         ix, iy, iz = _inv(dx), _inv(dy), _inv(dz)
+        # box8's float32 test for a tame ray (traverse8_kernels' rule), else float64 slabs
+        f32 = tame(ox, oy, oz, dx, dy, dz)
+        o32x, o32y, o32z, tmin32 = rays[r, R_OX], rays[r, R_OY], rays[r, R_OZ], rays[r, R_TMIN]
+        i32x = np.float32(1.0) / rays[r, R_DX] if f32 else np.float32(0.0)
+        i32y = np.float32(1.0) / rays[r, R_DY] if f32 else np.float32(0.0)
+        i32z = np.float32(1.0) / rays[r, R_DZ] if f32 else np.float32(0.0)
+        nx, ny, nz = entry_planes(i32x, i32y, i32z)
         best_t, best_p = tmax, np.int64(-1)
         for k in range(C_N):
             costs[r, k] = 0
@@ -89,7 +102,8 @@ def trace_chunk2(tlas, blas, job, ah, out, tl_costs, r0, r1, rec0, rec_cap):
         cur, last = np.int64(0), np.int64(-1)   # ref: node << 1, or instance << 1 | 1
         size, top, over, done = 0, 0, False, False
         while not done:
-            lim = best_t * (1.0 + BOX_EPS)
+            lim_f32 = lim32(best_t)
+            lim = np.float64(lim_f32) if f32 else best_t * (1.0 + BOX_EPS)
             climbing = False
             if cur >= 0 and (cur & 1) == 1:          # an instance: its BLAS, the ray moved in
                 i = cur >> 1
@@ -123,18 +137,15 @@ def trace_chunk2(tlas, blas, job, ah, out, tl_costs, r0, r1, rec0, rec_cap):
                 else:
                     sub_out = TraceOut(b_prim, b_t, b_cnt, rec, cap, b_recn)
                 if kind == L_BVH8:
-                    n_b = trace_chunk8(blas[b], sub, ah, sub_out, 0, 1, at0, cap)
+                    n_b = walk8(blas, sub, ah, sub_out, 0, 1, at0, cap, blas_root[b], sc)
                 else:
-                    n_b = trace_chunk(blas[b], sub, ah, sub_out, 0, 1, at0, cap)
+                    n_b = walk(blas, sub, ah, sub_out, 0, 1, at0, cap, blas_root[b], sc)
                 if rec_cap > 0:
-                    if nrec < rec_cap:
-                        for q in range(at0, at0 + min(n_b, cap)):
-                            e = rec[q]
-                            kd = e >> REC_SHIFT
-                            if kd <= REC_PARENT:             # a node, triangle or parent link
-                                rec[q] = e | (np.int64(b + 1) << TAG_SHIFT)
-                            elif kd == REC_SPILL or kd == REC_FILL:    # this ray's slots, above
-                                rec[q] = e + r * SPILL_SLOTS + size    # the TLAS's entries
+                    if nrec < rec_cap:         # the walk's spill slots are ray 0's: this ray's,
+                        for q in range(at0, at0 + min(n_b, cap)):     # above the TLAS's entries
+                            kd = rec[q] >> REC_SHIFT
+                            if kd == REC_SPILL or kd == REC_FILL:
+                                rec[q] += r * SPILL_SLOTS + size
                     nrec += n_b
                 for k in range(C_N):
                     costs[r, k] += b_cnt[0, k]
@@ -182,13 +193,19 @@ def trace_chunk2(tlas, blas, job, ah, out, tl_costs, r0, r1, rec0, rec_cap):
                 if nrec < rec_cap:
                     rec[rec0 + nrec] = (REC_TLAS << REC_SHIFT) | node
                 nrec += 1
+            keep = np.uint64(0)
+            if f32:
+                keep = box8(planes, node, nx, ny, nz, o32x, o32y, o32z, i32x, i32y, i32z, tmin32,
+                            lim_f32, at32)
             n = 0
-            for j in range(width):
-                c = child[node, j]
-                if c == EMPTY:
-                    continue
-                at[n] = _slab(box[node, j, 0], box[node, j, 1], box[node, j, 2], box[node, j, 3],
-                              box[node, j, 4], box[node, j, 5], ox, oy, oz, ix, iy, iz, tmin, tmax)
+            while n < width and child[node, n] != EMPTY:       # the slots used come first
+                c = child[node, n]
+                if f32:
+                    at[n] = np.float64(at32[n]) if (keep >> np.uint64(n)) & np.uint64(1) else np.inf
+                else:
+                    at[n] = _slab(planes[node, 0, n], planes[node, 1, n], planes[node, 2, n],
+                                  planes[node, 3, n], planes[node, 4, n], planes[node, 5, n],
+                                  ox, oy, oz, ix, iy, iz, tmin, tmax)
                 ar[n] = (c << 1) if c >= 0 else ((-c - 1) << 1) | 1
                 n += 1
             tests += n
