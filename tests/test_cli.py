@@ -142,8 +142,9 @@ def test_report_unwritable_output_writes_nothing(tmp_path):
     (["report", "triangle", "--camera", "1,2:3", "--res", "16x16", "-q"], "--camera"),
     (["report", "--claims", "--camera", "0,0,0:0,0,0:0,1,0:60", "-q"], "eye equals target"),
     (["report", "triangle", "--rt", "--ray-order", "zigzag", "--res", "16x16", "-q"], "--ray-order"),
+    (["report", "triangle", "--rt", "--bvh", "three-level", "--res", "16x16", "-q"], "--bvh"),
 ], ids=["scene", "preset", "res", "no-preset", "fps", "format", "missing-file", "camera",
-        "camera-no-scene", "ray-order"])
+        "camera-no-scene", "ray-order", "bvh"])
 def test_report_bad_input(argv, keyword, tmp_path):
     proc = tilesim(*argv, "-o", tmp_path / "r.json", cwd=tmp_path)
     assert_user_error(proc, keyword)

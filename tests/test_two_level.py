@@ -207,3 +207,33 @@ def test_merged_blases_walk_from_their_roots(name):
     assert np.array_equal(flat.prim, ours.prim)
     starts = np.cumsum([0] + [d.mesh.n_triangles for d in draws])
     assert all(((ours.prim >= a) & (ours.prim < b)).any() for a, b in zip(starts[:-1], starts[1:]))
+
+
+def test_report_shows_the_two_levels(tmp_path, capsys):
+    """`tilesim report spheres --rt`: the JSON rows say two-level, carry the structure's bytes
+    against the flattened tree and the TLAS steps per ray, and validate against the schema; the
+    table says how much less the two-level BVH takes."""
+    import json
+
+    import jsonschema
+
+    from pipelines.commands import cli
+    from pipelines.commands.report import SCHEMA_PATH
+    path = tmp_path / "r.json"
+    assert cli.main(["report", "spheres", "--rt", "primary", "--preset", "amd-rdna3", "--res",
+                     "64x36", "-q", "-o", str(path)]) == 0
+    doc = json.loads(path.read_text())
+    jsonschema.validate(doc, json.loads(SCHEMA_PATH.read_text()))
+    row = doc["rows"][0]
+    assert row["rt.bvh"] == "two-level"
+    assert row["rt.bvh_bytes.flat"] > 20 * (row["rt.bvh_bytes.blas"] + row["rt.bvh_bytes.tlas"]
+                                           + row["rt.bvh_bytes.instances"])
+    assert 0 < row["rt.primary.tlas_steps_per_ray"] < row["rt.primary.steps_per_ray"]
+    capsys.readouterr()
+    assert cli.main(["report", "spheres", "--rt", "primary", "--preset", "amd-rdna3", "--res",
+                     "64x36", "-q", "--bvh", "flat"]) == 0
+    flat = capsys.readouterr().out
+    assert cli.main(["report", "spheres", "--rt", "primary", "--preset", "amd-rdna3", "--res",
+                     "64x36", "-q"]) == 0
+    two = capsys.readouterr().out
+    assert "two-level BVH" in two and "less" in two and "two-level BVH" not in flat
