@@ -122,18 +122,26 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
     hits = Hits(prim, t, cnt)
     if not record:
         return hits, None
+    return hits, gather_records(rec, rec_n, cap, n, lambda r0, r1, big, big_n: trace_kernel(
+        tree, job._replace(rays=rays[r0:r1]), surfaces,
+        tk.TraceOut(prim[r0:r1], t[r0:r1], cnt[r0:r1], big, len(big), big_n), 1, False))
+
+
+def gather_records(rec, rec_n: np.ndarray, cap: int, n: int, rerun) -> np.ndarray:
+    """The chunks' fetch records (chunk c's from rec[c * cap], rec_n[c] of them) in ray order.
+    A chunk of very long rays that needed more than its room is traced again alone with room
+    enough: rerun(r0, r1, big, big_n) traces rays r0..r1-1 again, recording into big (room for
+    all) and their count into big_n."""
     parts = []
-    for c in range(n_chunks):
+    for c in range(len(rec_n)):
         if rec_n[c] <= cap:
             parts.append(rec[c * cap:c * cap + rec_n[c]])
-        else:                    # a chunk of very long rays: run it again with room enough
+        else:
             big = np.empty(rec_n[c], np.int64)
             r0, r1 = c * CHUNK, min(n, (c + 1) * CHUNK)
-            trace_kernel(tree, job._replace(rays=rays[r0:r1]), surfaces,
-                         tk.TraceOut(prim[r0:r1], t[r0:r1], cnt[r0:r1], big, len(big), rec_n[c:c + 1]),
-                         1, False)
+            rerun(r0, r1, big, rec_n[c:c + 1])
             parts.append(big)
-    return hits, np.concatenate(parts) if parts else np.zeros(0, np.int64)
+    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
 
 def brute_force(layout: Layout, rays: np.ndarray, cull_back: bool = False,

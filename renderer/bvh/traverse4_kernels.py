@@ -8,7 +8,7 @@ from .layouts_kernels import L_BVH2
 from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, FLAG_OPAQUE, R_DX, R_DY, R_DZ, R_OX, R_OY, R_OZ,
                                R_TMAX, R_TMIN, REC_NODE, REC_PARENT, REC_SHIFT, REC_TRI, REF_BOX,
                                REF_LEAF, REF_TRI, REC_FILL, REC_SPILL, TRI_NON_OPAQUE, _inv, _slab,
-                               _tri, _write_costs, any_hit, make_scratch, pop_nearest, spill_push,
+                               _tri, _write_costs, any_hit, make_scratch, next_after, pop_nearest, spill_push,
                                spill_records)
 
 
@@ -185,16 +185,7 @@ def walk(tree, job, ah, out, r0, r1, rec0, rec_cap, root_node, sc):
             if climbing:
                 # continue with the first child after `last` in (distance, slot) order
                 n = na[0]
-                kt, ks = np.inf, -1
-                for j in range(n):
-                    if ar[j] == last:
-                        kt, ks = at[j], j
-                nxt, nt, nsl = np.int64(-1), np.inf, n
-                for j in range(n):
-                    t = at[j]
-                    if t <= lim and t < np.inf and (t > kt or (t == kt and j > ks)) and (
-                            t < nt or (t == nt and j < nsl)):
-                        nxt, nt, nsl = ar[j], t, j
+                nxt = next_after(at, ar, n, last, lim)
                 if nxt >= 0:
                     cur = nxt
                     restarts += 1

@@ -327,6 +327,25 @@ def pop_nearest(st_ref, st_t, top, size, stack, lim, last, spill_at, on_chip):
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def next_after(at, ar, n, last, lim):
+    """A restart's step at the node it climbed to (traverse4's walk, the TLAS walk): of the
+    node's n children (entry distances at, refs ar, in slot order), the first after `last` in
+    (distance, slot) order that is in front of lim, or -1: where the dropped stack entries
+    would have led."""
+    kt, ks = np.inf, -1
+    for j in range(n):
+        if ar[j] == last:
+            kt, ks = at[j], j
+    nxt, nt, nsl = np.int64(-1), np.inf, n
+    for j in range(n):
+        t = at[j]
+        if t <= lim and t < np.inf and (t > kt or (t == kt and j > ks)) and (
+                t < nt or (t == nt and j < nsl)):
+            nxt, nt, nsl = ar[j], t, j
+    return nxt
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def spill_push(on_chip, spill_at):
     """One entry pushed under the spill policy (spill_at > 0; the ring's, 0, leaves on_chip
     alone): (on_chip after it, whether the on-chip part was full, so that its oldest entry

@@ -209,7 +209,7 @@ def trace_two_level(two: TwoLevel, rays: np.ndarray, any_hit: bool = False, cull
     box rate). Returns (Hits with scene triangle ids, fetch records or None, int32 (n, T_N)
     TLAS costs). surfaces: the BLASes' any-hit table (any_hit_table(two.blas_draws,
     two.blas_tris, unit)), needed where a BLAS has non-opaque triangles."""
-    from .traverse import CHUNK, REC_PER_RAY, Hits, _flags, check_job, tree_of
+    from .traverse import CHUNK, REC_PER_RAY, Hits, _flags, check_job, gather_records, tree_of
     check_job(two.blas, stack, dual, box_rate, tri_rate, spill)
     if surfaces is None:
         if two.blas.non_opaque and not opaque and not cull_non_opaque:
@@ -233,18 +233,9 @@ def trace_two_level(two: TwoLevel, rays: np.ndarray, any_hit: bool = False, cull
     hits = Hits(prim, t, cnt)
     if not record:
         return hits, None, tl
-    parts = []
-    for c in range(n_chunks):
-        if rec_n[c] <= cap:
-            parts.append(rec[c * cap:c * cap + rec_n[c]])
-        else:                    # a chunk of very long rays: run it again with room enough
-            big = np.empty(rec_n[c], np.int64)
-            r0, r1 = c * CHUNK, min(n, (c + 1) * CHUNK)
-            tlk.trace2(two.tlas, trees, job._replace(rays=rays[r0:r1]), surfaces,
-                       tk.TraceOut(prim[r0:r1], t[r0:r1], cnt[r0:r1], big, len(big), rec_n[c:c + 1]),
-                       tl[r0:r1], 1)
-            parts.append(big)
-    return hits, np.concatenate(parts) if parts else np.zeros(0, np.int64), tl
+    return hits, gather_records(rec, rec_n, cap, n, lambda r0, r1, big, big_n: tlk.trace2(
+        two.tlas, trees, job._replace(rays=rays[r0:r1]), surfaces,
+        tk.TraceOut(prim[r0:r1], t[r0:r1], cnt[r0:r1], big, len(big), big_n), tl[r0:r1], 1)), tl
 
 
 def two_level_counters(two: TwoLevel, hits, tl: np.ndarray, prefix: str = "rt.",

@@ -30,7 +30,7 @@ from .traverse_kernels import (BOX_EPS, C_CLOCKS, C_FILLS, C_N, C_OVERFLOWS, C_P
                                C_RESTARTS, C_SPILLS, C_STEPS, FLAG_ANY_HIT, R_DX, R_DY, R_DZ, R_N,
                                R_OX, R_OY, R_OZ, R_TMAX, R_TMIN, REC_FILL, REC_PARENT, REC_SHIFT,
                                REC_INSTANCE, REC_SPILL, REC_TLAS, REC_TLAS_PARENT, SPILL_SLOTS,
-                               RayJob, make_scratch, TraceOut, _inv, _slab, pop_nearest,
+                               RayJob, make_scratch, next_after, TraceOut, _inv, _slab, pop_nearest,
                                spill_push, spill_records)
 
 EMPTY = -(1 << 62)        # an unused TLAS child slot
@@ -212,16 +212,7 @@ def trace_chunk2(tlas, blas, job, ah, out, tl_costs, r0, r1, rec0, rec_cap):
             clocks += (n + box_rate - 1) // box_rate
             if climbing:
                 # continue with the first child after `last` in (distance, slot) order
-                kt, ks = np.inf, -1
-                for j in range(n):
-                    if ar[j] == last:
-                        kt, ks = at[j], j
-                nxt, nt, nsl = np.int64(-1), np.inf, n
-                for j in range(n):
-                    t = at[j]
-                    if t <= lim and t < np.inf and (t > kt or (t == kt and j > ks)) and (
-                            t < nt or (t == nt and j < nsl)):
-                        nxt, nt, nsl = ar[j], t, j
+                nxt = next_after(at, ar, n, last, lim)
                 if nxt >= 0:
                     cur = nxt
                     restarts += 1
