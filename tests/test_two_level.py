@@ -237,3 +237,16 @@ def test_report_shows_the_two_levels(tmp_path, capsys):
                      "64x36", "-q"]) == 0
     two = capsys.readouterr().out
     assert "two-level BVH" in two and "less" in two and "two-level BVH" not in flat
+
+
+def test_a_flattened_instance_is_one_clear_error():
+    """A draw scaled to nothing on an axis has no space to move rays into: two-level says so (a
+    SceneError, one line), auto traces the flat tree."""
+    from pipelines.passes.raytrace import bvh_form
+    from scenes.model import SceneError
+    scene = two_triangles_scene(0.0)
+    scene.draws[1].world_from_object[2, 2] = 0.0
+    with pytest.raises(SceneError, match="singular"):
+        build_two_level(scene.draws, "bvh4")
+    assert bvh_form(scene) == "flat"
+    assert bvh_form(two_triangles_scene(0.0)) == "two-level"

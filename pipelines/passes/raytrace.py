@@ -50,7 +50,8 @@ import numpy as np
 from renderer.bvh import Layout, Triangles, build_layout, cost_counters, make_rays, price, trace_rays
 from renderer.bvh.anyhit import any_hit_table
 from renderer.bvh.traverse import Hits
-from renderer.bvh.two_level import TwoLevel, build_two_level, price_two_level, trace_two_level, two_level_counters
+from renderer.bvh.two_level import (TwoLevel, build_two_level, invertible, price_two_level, trace_two_level,
+                                    two_level_counters)
 from renderer.bvh.traverse_kernels import AnyHit
 from renderer.bvh.traverse_kernels import C_N, C_STEPS
 from renderer.bvh.two_level_kernels import T_N
@@ -221,11 +222,14 @@ def layout_name(preset: Preset) -> str:
 
 
 def bvh_form(scene: Scene, form: str = "auto") -> str:
-    """"flat" or "two-level": what `form` (BVH_FORMS) means for this scene."""
+    """"flat" or "two-level": what `form` (BVH_FORMS) means for this scene (auto: two-level
+    where a mesh is drawn more than once and every draw's transform can be inverted)."""
     if form not in BVH_FORMS:
         raise SceneError(f"unknown BVH form {form!r} (try: {', '.join(BVH_FORMS)})")
-    if form == "auto":
-        return "two-level" if len({id(d.mesh) for d in scene.draws}) < len(scene.draws) else "flat"
+    if form == "auto":        # (a draw scaled flat has no space to move rays into: flat then)
+        repeated = len({id(d.mesh) for d in scene.draws}) < len(scene.draws)
+        return "two-level" if repeated and invertible(
+            np.array([d.world_from_object for d in scene.draws])).all() else "flat"
     return form
 
 

@@ -186,28 +186,7 @@ def bvh8_layout(w: Wide, obb: bool = False) -> Layout:
     n_child = w.n_child
     j = np.arange(8)[None, :]
     valid = j < n_child[:, None]
-    big = np.where(valid[..., None], c_lo, np.inf).min(axis=1)          # node box (in its frame)
-    top = np.where(valid[..., None], c_hi, -np.inf).max(axis=1)
-    origin = big.astype(np.float32)
-    origin = np.where(origin > big, np.nextafter(origin, -np.inf, dtype=np.float32), origin)
-    o64 = origin.astype(np.float64)
-    ext = np.maximum(top - o64, 1e-30)
-    e = np.ceil(np.log2(ext / ((1 << QBITS) - 2))).astype(np.int64)    # a step of 2^e covers ext
-    e = np.clip(e, -126, 127)
-    s = np.ldexp(1.0, e)[:, None, :]
-    ql = np.floor((c_lo - o64[:, None, :]) / s)
-    qh = np.ceil((c_hi - o64[:, None, :]) / s)
-    # the differences round (a plane at 1e-17 from an origin of -1 differs from it by 1.0): a
-    # step more where the decoded plane misses the box
-    ql = np.where(o64[:, None, :] + ql * s > c_lo, ql - 1, ql)
-    qh = np.where(o64[:, None, :] + qh * s < c_hi, qh + 1, qh)
-    ql = np.clip(np.where(valid[..., None], ql, 0), 0, (1 << QBITS) - 1)
-    qh = np.clip(np.where(valid[..., None], qh, 0), 0, (1 << QBITS) - 1)
-    # conservative: the decoded box holds the full-precision one (decoding is exact in float64)
-    lo_dec, hi_dec = o64[:, None, :] + ql * s, o64[:, None, :] + qh * s
-    bad = valid[..., None] & ((lo_dec > c_lo) | (hi_dec < c_hi))
-    if bad.any():
-        raise AssertionError(f"bvh8 quantization not conservative at {int(bad.sum())} planes")
+    origin, e, ql, qh, lo_dec, hi_dec = quantize(c_lo, c_hi, valid)
     nodes = np.zeros(k, BOX8_NODE)
     nodes["origin"] = origin
     nodes["internal_base"] = np.where(w.n_wide > 0, w.child[:, 0], 0)
@@ -239,6 +218,36 @@ def bvh8_layout(w: Wide, obb: bool = False) -> Layout:
     return Layout("bvh8-obb" if obb else "bvh8", lk.L_BVH8, nodes, prims, w.parent.astype(np.int32),
                   tri_parent, BOX8_NODE.itemsize, time.perf_counter() - t0, child_boxes, tri_corners,
                   _non_opaque(w.tris))
+
+
+def quantize(c_lo: np.ndarray, c_hi: np.ndarray, valid: np.ndarray):
+    """RDNA 4's child boxes: float64 (k, 8, 3) c_lo, c_hi of the slots `valid` (k, 8) as QBITS-bit
+    steps of 2^e (per node and axis) from a float32 origin below them. Returns (origin float32
+    (k, 3), e int64 (k, 3), ql, qh (k, 8, 3) the steps, lo_dec, hi_dec (k, 8, 3) the decoded
+    planes, which hold the boxes: decoding is exact in float64)."""
+    big = np.where(valid[..., None], c_lo, np.inf).min(axis=1)          # node box (in its frame)
+    top = np.where(valid[..., None], c_hi, -np.inf).max(axis=1)
+    origin = big.astype(np.float32)
+    origin = np.where(origin > big, np.nextafter(origin, -np.inf, dtype=np.float32), origin)
+    o64 = origin.astype(np.float64)
+    ext = np.maximum(top - o64, 1e-30)
+    e = np.ceil(np.log2(ext / ((1 << QBITS) - 2))).astype(np.int64)    # a step of 2^e covers ext
+    e = np.clip(e, -126, 127)
+    s = np.ldexp(1.0, e)[:, None, :]
+    ql = np.floor((c_lo - o64[:, None, :]) / s)
+    qh = np.ceil((c_hi - o64[:, None, :]) / s)
+    # the differences round (a plane at 1e-17 from an origin of -1 differs from it by 1.0): a
+    # step more where the decoded plane misses the box
+    ql = np.where(o64[:, None, :] + ql * s > c_lo, ql - 1, ql)
+    qh = np.where(o64[:, None, :] + qh * s < c_hi, qh + 1, qh)
+    ql = np.clip(np.where(valid[..., None], ql, 0), 0, (1 << QBITS) - 1)
+    qh = np.clip(np.where(valid[..., None], qh, 0), 0, (1 << QBITS) - 1)
+    # conservative: the decoded box holds the full-precision one (decoding is exact in float64)
+    lo_dec, hi_dec = o64[:, None, :] + ql * s, o64[:, None, :] + qh * s
+    bad = valid[..., None] & ((lo_dec > c_lo) | (hi_dec < c_hi))
+    if bad.any():
+        raise AssertionError(f"bvh8 quantization not conservative at {int(bad.sum())} planes")
+    return origin, e, ql, qh, lo_dec, hi_dec
 
 
 def decode_bvh8(nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

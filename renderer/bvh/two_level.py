@@ -4,8 +4,9 @@ drawn; instances, each a BLAS and a transform; a top-level BVH (TLAS) over the i
 boxes. Consumes a scene's draws, produces a TwoLevel that traversal (trace_two_level) reads.
 
     two = build_two_level(scene.draws, "bvh8")
-    hits, fetches = trace_two_level(two, rays, record=True)    # hits.prim: scene triangle ids
-    two.bytes, two.flat_bytes(flat_layout)                     # what instancing saves
+    hits, fetches, tlas_costs = trace_two_level(two, rays, record=True)   # hits.prim: scene ids
+    two.bytes      # {"blas", "tlas", "instances"}: against build_layout(...).bytes, what
+                   # instancing saves
 
 A BLAS is built per (mesh, pipeline state): draws of one mesh with different cull or alpha modes
 get BLASes of their own (a triangle's cull and any-hit flags live in its node, as DXR's geometry
@@ -13,8 +14,9 @@ flags live in its BLAS). An instance is a draw: its transform, its BLAS, and the
 first triangle, so that a hit names the same triangle as the flattened tree (Triangles.of_scene
 order). The TLAS has the BLAS layout's width (2, 4 or 8 children a node) and node size, built
 with the same binned SAH over the instances' world boxes and collapsed top-down (each node opens
-its largest child until it has `width`); its boxes are float32, rounded outward (a bvh8 TLAS's are
-not quantized: a simplification, the fetch is the 128 B node all the same). An instance node is
+its largest child until it has `width`); its boxes are float32 rounded outward (bvh2, bvh4: radv's
+box32 nodes) or, in bvh8, the 12-bit planes RDNA 4's nodes decode to. The BLASes are kept
+as one merged layout (layouts.merge), each walked from its own root. An instance node is
 radv's `radv_bvh_instance_node`, 128 B: the BLAS pointer, ids and flags, the world-to-object and
 object-to-world 3x4 matrices (reference/peers.md §3.1).
 """
@@ -35,7 +37,7 @@ from . import traverse_kernels as tk
 from . import two_level_kernels as tlk
 from .box8_kernels import planes32
 from .builder import Triangles
-from .layouts import PRIM_NODE, Layout, merge
+from .layouts import PRIM_NODE, Layout, merge, quantize
 from .two_level_kernels import EMPTY, Tlas
 
 INSTANCE_NODE_BYTES = 128      # radv_bvh_instance_node (reference/peers.md §3.1)
@@ -98,9 +100,6 @@ def build_two_level(draws, name: str, prim_tris: int | None = None) -> TwoLevel:
             blas_of[key] = len(firsts)
             firsts.append(i)
         inst_blas[i] = blas_of[key]
-    keep = [i for i in firsts if draws[i].mesh.n_triangles]
-    if not keep:
-        raise SceneError("no triangles to build a BVH over")
     parts = [slice(starts[i], starts[i + 1]) for i in firsts]
     v = np.concatenate([flat.v[s] for s in parts])
     blas_tris = Triangles(np.ascontiguousarray(v),
@@ -118,6 +117,10 @@ def build_two_level(draws, name: str, prim_tris: int | None = None) -> TwoLevel:
         t_lo, t_hi = tris.bounds()
         lo[b], hi[b] = t_lo.min(axis=0), t_hi.max(axis=0)
     xf = np.array([np.asarray(d.world_from_object, np.float64) for d in draws])
+    bad = np.flatnonzero(~invertible(xf))
+    if len(bad):
+        raise SceneError(f"draw {bad[0]}: its transform is singular (a scale of 0): no ray can be "
+                         "moved into its space; trace the flattened tree (--bvh flat)")
     obj = np.linalg.inv(xf)[:, :3, :]
     w_lo, w_hi = _world_boxes(lo[inst_blas], hi[inst_blas], xf)
     live = np.array([d.mesh.n_triangles > 0 for d in draws])     # a draw of no triangles
@@ -127,6 +130,13 @@ def build_two_level(draws, name: str, prim_tris: int | None = None) -> TwoLevel:
                 base[:-1], np.ascontiguousarray(obj))
     return TwoLevel(name, merged, blas_tris, tuple(draws[i] for i in firsts), tlas, xf,
                     time.perf_counter() - t0)
+
+
+def invertible(xf: np.ndarray) -> np.ndarray:
+    """bool per (k, 4, 4) transform: its 3x3 part has an inverse (a ray can be moved into its
+    space)."""
+    det = np.linalg.det(np.asarray(xf, np.float64)[:, :3, :3])
+    return np.isfinite(det) & (np.abs(det) > 1e-300)
 
 
 def _offset_ids(lay: Layout, first: int) -> Layout:
@@ -168,7 +178,7 @@ def _tlas(lo: np.ndarray, hi: np.ndarray, live: np.ndarray, width: int):
     def ref(i):          # a BVH2 node as a TLAS child: a leaf is its instance
         return -(int(live[perm[first[i]]]) + 1) if left[i] < 0 else i
 
-    wide, child, box, parent = [0], [], [], []
+    wide, child, c_lo, c_hi, parent = [0], [], [], [], []
     inst_parent = np.full(len(lo), -1, np.int32)
     w = 0
     while w < len(wide):
@@ -182,7 +192,7 @@ def _tlas(lo: np.ndarray, hi: np.ndarray, live: np.ndarray, width: int):
             at = kids.index(k)
             kids[at:at + 1] = [left[k], left[k] + 1]
         row = np.full(width, EMPTY, np.int64)
-        b = np.full((6, 8), np.inf, np.float32)
+        b_lo, b_hi = np.zeros((8, 3)), np.zeros((8, 3))
         for j, k in enumerate(kids):
             r = ref(k)
             if r >= 0:
@@ -192,12 +202,21 @@ def _tlas(lo: np.ndarray, hi: np.ndarray, live: np.ndarray, width: int):
             else:
                 row[j] = r
                 inst_parent[-r - 1] = w
-            b[:3, j], b[3:, j] = planes32(n_lo[k], n_hi[k])
+            b_lo[j], b_hi[j] = n_lo[k], n_hi[k]
         child.append(row)
-        box.append(b)
+        c_lo.append(b_lo)
+        c_hi.append(b_hi)
         w += 1
-    return (np.array(child, np.int64), np.array(box, np.float32),
-            np.array([-1] + parent, np.int32), inst_parent)
+    child = np.array(child, np.int64)
+    c_lo, c_hi = np.array(c_lo), np.array(c_hi)
+    valid = np.zeros((len(child), 8), bool)
+    valid[:, :width] = child != EMPTY
+    if width == 8:          # RDNA 4's box nodes: the 12-bit planes as decoded, as the BLASes'
+        c_lo, c_hi = quantize(c_lo, c_hi, valid)[4:]
+    lo32, hi32 = planes32(c_lo, c_hi)
+    planes = np.where(valid[..., None], np.concatenate([lo32, hi32], axis=2), np.float32(np.inf))
+    return (child, np.ascontiguousarray(planes.transpose(0, 2, 1)), np.array([-1] + parent, np.int32),
+            inst_parent)
 
 
 def trace_two_level(two: TwoLevel, rays: np.ndarray, any_hit: bool = False, cull_back: bool = False,
