@@ -43,6 +43,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -99,9 +100,10 @@ class RtResult:
     mode: str                                   # MODES: the layout and traversal used
     ray_order: str = "pixel"                    # RAY_ORDERS: the order secondary rays were traced in
     bvh: str = "flat"                           # the structure traced: "flat" or "two-level"
-    # bytes the structure occupies: "flat" (the one tree); two-level: "blas", "tlas",
-    # "instances", and "flat", what the flattened tree of the same layout takes
-    bvh_bytes: dict[str, int] = field(default_factory=dict)
+    structure_bytes: dict[str, int] = field(default_factory=dict)   # bvh_bytes, less "flat"
+    # builds the flattened tree of the same layout and returns its bytes: bvh_bytes asks it of a
+    # two-level result only when read (the report), so that a frame does not build both trees
+    flat_bytes: "callable | None" = field(default=None, repr=False)
     images: dict[str, np.ndarray] = field(default_factory=dict)
     pixel_maps: dict[str, np.ndarray] = field(default_factory=dict)   # (h, w) steps per pass
     counters: Counters = field(default_factory=Counters)
@@ -109,6 +111,14 @@ class RtResult:
     build_seconds: float = 0.0
     trace_seconds: float = 0.0                  # traversal only (counters on), all passes
     price_seconds: float = 0.0                  # memory-model replay of the fetches
+
+    @property
+    def bvh_bytes(self) -> dict[str, int]:
+        """Bytes the structure occupies: "flat" (the one tree); two-level: "blas", "tlas",
+        "instances", and "flat", what the flattened tree of the same layout takes."""
+        if self.flat_bytes is None:
+            return dict(self.structure_bytes)
+        return {**self.structure_bytes, "flat": self.flat_bytes()}
 
     def per_ray(self, name: str, pass_: str = "primary") -> float:
         """A counter divided by the pass's rays, e.g. per_ray("bytes.node", "shadow")."""
@@ -246,6 +256,10 @@ def _built(scene: Scene, form: str, name: str, prim_tris: int):
             _LAYOUTS.popitem(last=False)
     _LAYOUTS.move_to_end(key)
     return hit[1]
+
+
+def _flat_bytes(scene: Scene, name: str, prim_tris: int) -> int:
+    return _built(scene, "flat", name, prim_tris).bytes
 
 
 def layout_for(scene: Scene, preset: Preset, form: str = "flat") -> Layout | TwoLevel:
@@ -417,10 +431,11 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
     res.build_seconds = time.perf_counter() - t0
     if isinstance(layout, TwoLevel):
         surfaces = any_hit_table(layout.blas_draws, layout.blas_tris, texture_unit(preset))
-        res.bvh_bytes = {**layout.bytes, "flat": _built(scene, "flat", layout_name, prim_tris).bytes}
+        res.structure_bytes = layout.bytes
+        res.flat_bytes = partial(_flat_bytes, scene, layout_name, prim_tris)   # (picklable)
     else:
         surfaces = any_hit_table(scene.draws, tris, texture_unit(preset))
-        res.bvh_bytes = {"flat": layout.bytes}
+        res.structure_bytes = {"flat": layout.bytes}
     mm = None if not memory else memory_model if memory_model is not None else \
         MemoryModel(preset.memory_config(), 1)
     level = rt_entry_level(mm, preset) if mm is not None else 0
