@@ -12,8 +12,9 @@ it tested and the pixels it wrote, and per (triangle, tile) the texture blocks i
 memory model replays them in submission order (renderer.memory).
 
 rasterize_tile walks a tile's schedule (raster_schedule: the HSR phases are data, a phase per
-reference, decided before the kernel); its sections are inlined helpers
-(renderer.raster_sections, with the rules that keep them free).
+reference, decided before the kernel); its sections are helpers (renderer.raster_sections,
+with the rules that keep them free): those per block, quad and pixel inlined, those per tile
+and per reference called.
 """
 from __future__ import annotations
 
@@ -107,8 +108,8 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     shade_pixels) or the quad path (quad_from_mask / quad_coverage, quad_visibility: early Z
     and the HSR phases, quad_attributes, the texture footprint through the L1 (texture_l1),
     quad_shade_rop: shading and the
-    ROP); then the events (flush_events). The sections are inlined helpers (raster_sections
-    says how they keep the one-body kernel's code: on spheres, dragon, sponza, spot,
+    ROP); then the events (flush_events). The per-block and per-quad sections are inlined
+    helpers (raster_sections says how they keep the one-body kernel's code: on spheres, dragon, sponza, spot,
     foliage and spheres 4x at 1080p the split and the one-body kernel measured within noise of
     each other, with the same instruction count to 0.5% and the same 38 reference increments).
     It takes the job's parts, not the job: opening a struct of structs per tile measured 5%

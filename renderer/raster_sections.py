@@ -24,7 +24,16 @@ SHADE_VEC = 4          # pixels per vector of the plain path's shading loop (AVX
 
 
 # --- rasterize_tile's sections, in the order it runs them -------------------------------------
-# Each is inlined into it at numba's IR level (inline="always"), and is written so that the
+# Those that run once per tile or per reference (hiz_init, still_wins, flush_events,
+# event_sizes, event_depth_sizes, pixels_touched), like the texture filter and footprint the
+# quad path calls (shade_kernels.sample_texture, texture_l1.footprint_lines), are functions of
+# their own that the kernel calls: numba compiles each once, for the 1x and 4x kernels (and
+# shade_fragment) alike, instead of copying and typing their IR into every caller. Inlined at
+# numba's IR level, those seven made up a third of rasterize_tiles_1x's compile time (150 s
+# against 102 s alone, on a 2-core machine, bench/bench_cold_start.py), and as calls they take
+# no reference counts (their arrays are borrowed) and cost nothing measurable: sponza at 1080p,
+# one thread, best raster of 6 frames: 159-165 ms inlined, 149-164 ms called.
+# The rest are inlined into it at numba's IR level (inline="always"), and are written so that the
 # compiled tile kernel stays what the one-body kernel was (bench/kernel_ir.py prints its
 # instruction and reference-count figures): a helper takes its arrays one by one (a struct
 # opened inside it costs its arrays' reference counts per call), calls nothing that is not
@@ -35,7 +44,7 @@ SHADE_VEC = 4          # pixels per vector of the plain path's shading loop (AVX
 # texture request stay in the body for that reason: each writes an array on one path only.
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy")
 def hiz_init(zmax, at_zmax, fb_depth, tx0, ty0, nbx, width, height, n_samples):
     """Hierarchical Z at the tile's start: each 8x8 block's farthest stored depth and how many
     samples hold it."""
@@ -44,7 +53,7 @@ def hiz_init(zmax, at_zmax, fb_depth, tx0, ty0, nbx, width, height, n_samples):
                                         ty0 + (b // nbx) * BLOCK, width, height, n_samples)
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy")
 def still_wins(ev_block, ev_written, winner, ev_cur, ev_end, blocks_x, tx0, ty0, t):
     """HSR's shading phase: does triangle t still hold a pixel of those its visibility phase
     left in events ev_cur..ev_end? Half the triangles PH_VIS let through on a dense mesh lose
@@ -401,7 +410,7 @@ def quad_shade_rop(lane_pass, lane_attr, lane_z, rgba, texel, tex_data, tex_leve
     return n_shaded, n_hsr_shaded, n_alpha, n_late, n_written, n_blended
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy")
 def flush_events(ev_block, ev_tested, ev_written, base, rejected, tested, written, zmax, at_zmax,
                  zmax_stale, fb_depth, x0, y0, x1, y1, tx0, ty0, nbx, blocks_x, width, height,
                  n_samples, hiz):
@@ -436,7 +445,7 @@ def flush_events(ev_block, ev_tested, ev_written, base, rejected, tested, writte
     return n_blk
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy")
 def pixels_touched(touched):
     """Pixels of the tile a fragment reached (the overdraw denominator)."""
     covered = 0
@@ -488,7 +497,7 @@ def resize_events(ev_block, ev_written, ev_size, image_words, rules, blocks_x, w
                 blocks_x, width, height, n_samples)
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy")
 def event_sizes(ev_block, ev_written, ev_size, lo, hi, fb_words, rules, blocks_x, width, height,
                 n_samples):
     """Events lo..hi-1: the DCC payload bytes of each written block's colour now (every sample
@@ -532,7 +541,7 @@ def event_sizes(ev_block, ev_written, ev_size, lo, hi, fb_words, rules, blocks_x
         ev_size[e] = total
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy")
 def event_depth_sizes(ev_block, ev_written, ev_zsize, lo, hi, zplanes, rules, depth_write, tx0,
                       ty0, nbx, blocks_x, n_samples):
     """Events lo..hi-1 of a triangle that writes depth (depth_write) or not: each written

@@ -122,7 +122,7 @@ def sample_bilinear(data, levels, sampler, ti, level, u, v, out):
         out[c] = bilinear_channel(p00, p10, p01, p11, ax, ay, c)
 
 
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def sample_texture(data, levels, sampler, ti, level, frac, u, v, out):
     """The sampler's filter into out[0:4]: bilinear in `level`, blended with the next level by
     `frac` when it is not 0 (trilinear; texture_lod gives both)."""

@@ -74,7 +74,7 @@ def texel_blocks(levels, sampler, block, ti, level, u, v):
     return (by0 * blocks_x + bx0) * bb, b10, b01, b11
 
 
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def footprint_lines(lane_attr, levels, sampler, base, block, ti, level, line_shift, lines, n):
     """Add to lines[n:] the L1 lines (byte address >> line_shift) holding the 2x2 texels of each
     lane's bilinear filter at (lane_attr[lane, 3], lane_attr[lane, 4]) in `level`, each line
