@@ -63,15 +63,28 @@ def repeat(i, size):
     return wrap(i, size)
 
 
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def wrap_texel(i, size, mode):
-    """Texel index for the whole number i (a float) under a wrap mode."""
+    """Texel index for the whole number i (a float) under a wrap mode. Called, not inlined
+    (texel_pair inlines the common repeat mode): the three modes inlined at each of a filter's
+    taps were most of sample_texture's and footprint_lines' compile time."""
     if mode == WRAP_REPEAT:
         return repeat(i, size)
     if mode == WRAP_CLAMP:
         return int(min(max(i, 0.0), size - 1.0))
     k = wrap(i, 2 * size)            # mirror: every other period reversed
     return k if k < size else 2 * size - 1 - k
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def texel_pair(f, size, mode):
+    """The texels f and f + 1 along one axis of a bilinear filter (f a whole number held as a
+    float) under a wrap mode: repeat inline, f + 1's wrap from f's without a second division;
+    the other modes through wrap_texel."""
+    if mode == WRAP_REPEAT:
+        i0 = repeat(f, size)
+        return i0, (i0 + 1 if i0 + 1 < size else 0)
+    return wrap_texel(f, size, mode), wrap_texel(f + 1.0, size, mode)
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
@@ -86,17 +99,8 @@ def bilinear_taps(data, levels, sampler, ti, level, u, v):
     fy = v * h - 0.5
     x0f = np.floor(fx)
     y0f = np.floor(fy)
-    ws, wt = sampler[ti, S_WRAP_S], sampler[ti, S_WRAP_T]
-    if ws == WRAP_REPEAT:
-        x0 = repeat(x0f, w)
-        x1 = x0 + 1 if x0 + 1 < w else 0
-    else:
-        x0, x1 = wrap_texel(x0f, w, ws), wrap_texel(x0f + 1.0, w, ws)
-    if wt == WRAP_REPEAT:
-        y0 = repeat(y0f, h)
-        y1 = y0 + 1 if y0 + 1 < h else 0
-    else:
-        y0, y1 = wrap_texel(y0f, h, wt), wrap_texel(y0f + 1.0, h, wt)
+    x0, x1 = texel_pair(x0f, w, sampler[ti, S_WRAP_S])
+    y0, y1 = texel_pair(y0f, h, sampler[ti, S_WRAP_T])
     return (data[off + y0 * w + x0], data[off + y0 * w + x1], data[off + y1 * w + x0],
             data[off + y1 * w + x1], fx - x0f, fy - y0f)
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .shade_kernels import L_BLOCKS_X, L_HEIGHT, L_TILED, L_WIDTH, S_WRAP_S, S_WRAP_T, wrap_texel
+from .shade_kernels import L_BLOCKS_X, L_HEIGHT, L_TILED, L_WIDTH, S_WRAP_S, S_WRAP_T, texel_pair
 
 # Columns of TextureTable.block: texels wide and high, bytes, and log2 of the width and height
 # where they are powers of two (-1 where not: ASTC 6x6), so that most block indices are shifts
@@ -64,10 +64,10 @@ def texel_blocks(levels, sampler, block, ti, level, u, v):
     blocks_x = levels[ti, level, L_BLOCKS_X]
     x0f = np.floor(u * w - 0.5)
     y0f = np.floor(v * h - 0.5)
-    bx0 = _over(wrap_texel(x0f, w, ws), bw, sx)
-    bx1 = _over(wrap_texel(x0f + 1.0, w, ws), bw, sx)
-    by0 = _over(wrap_texel(y0f, h, wt), bh, sy)
-    by1 = _over(wrap_texel(y0f + 1.0, h, wt), bh, sy)
+    x0, x1 = texel_pair(x0f, w, ws)
+    y0, y1 = texel_pair(y0f, h, wt)
+    bx0, bx1 = _over(x0, bw, sx), _over(x1, bw, sx)
+    by0, by1 = _over(y0, bh, sy), _over(y1, bh, sy)
     b10 = (by0 * blocks_x + bx1) * bb if bx1 != bx0 else -1
     b01 = (by1 * blocks_x + bx0) * bb if by1 != by0 else -1
     b11 = (by1 * blocks_x + bx1) * bb if bx1 != bx0 and by1 != by0 else -1
