@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import os
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -51,8 +52,9 @@ FORMATS = {f.name: f for f in (
 )}
 
 
-# Called as listener(format name, width, height) before a level is encoded (a disk-cache miss):
-# the commands say so on stderr (pipelines.commands.compile_notice), the first run being slower.
+# Told listener.encoding(format name, width, height) before a level is encoded (a disk-cache
+# miss) and listener.encoded(seconds) after: the commands say so on stderr
+# (pipelines.commands.compile_notice), the first run being slower.
 ENCODE_LISTENERS: list = []
 
 
@@ -124,8 +126,11 @@ def encoded_blocks(fmt: TextureFormat, padded: np.ndarray) -> bytes:
     except OSError:
         pass
     for listener in ENCODE_LISTENERS:
-        listener(fmt.name, w, h)
+        listener.encoding(fmt.name, w, h)
+    started = time.perf_counter()
     blocks = _encode(fmt, padded)
+    for listener in ENCODE_LISTENERS:
+        listener.encoded(time.perf_counter() - started)
     if len(blocks) != expected:
         raise RuntimeError(f"{fmt.encoder} gave {len(blocks)} bytes for a {w}x{h} {fmt.name} "
                            f"level, not {expected}")

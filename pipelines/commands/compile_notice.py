@@ -71,28 +71,29 @@ class CompileNotice(event.Listener):
 
 class EncodeNotice:
     """Says once per format when textures are encoded (renderer.texture_formats: the first use
-    of a format on a machine), and at the end how many levels took how long."""
+    of a format on a machine), and at the end how many levels took how long to encode."""
 
     def __init__(self, console: Console):
         self.console = console
         self.formats: set[str] = set()
         self.levels = 0
-        self.started: float | None = None
+        self.seconds = 0.0
 
-    def __call__(self, fmt: str, width: int, height: int) -> None:
+    def encoding(self, fmt: str, width: int, height: int) -> None:
         from renderer.texture_formats import texture_cache_dir
-        if self.started is None:
-            self.started = time.perf_counter()
         if fmt not in self.formats:
             self.formats.add(fmt)
             self.console.print(f"tilesim: encoding textures as {fmt} (once: later runs read them "
                                f"from {texture_cache_dir()})")
+
+    def encoded(self, seconds: float) -> None:
         self.levels += 1
+        self.seconds += seconds
 
     def finish(self) -> None:
-        if self.started is not None:
+        if self.levels:
             self.console.print(f"tilesim: encoded {self.levels} texture level"
-                               f"{'s' * (self.levels != 1)} in {time.perf_counter() - self.started:.1f} s")
+                               f"{'s' * (self.levels != 1)} in {self.seconds:.1f} s")
 
 
 @contextmanager
