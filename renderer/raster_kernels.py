@@ -109,9 +109,10 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     and the HSR phases, quad_attributes, the texture footprint through the L1 (texture_l1),
     quad_shade_rop: shading and the
     ROP); then the events (flush_events). The per-block and per-quad sections are inlined
-    helpers (raster_sections says how they keep the one-body kernel's code: on spheres, dragon, sponza, spot,
-    foliage and spheres 4x at 1080p the split and the one-body kernel measured within noise of
-    each other, with the same instruction count to 0.5% and the same 38 reference increments).
+    helpers (raster_sections says how they keep the one-body kernel's code: on spheres,
+    dragon, sponza, spot, foliage and spheres 4x at 1080p the split and the one-body kernel
+    measured within noise of each other, with the same instruction count to 0.5% and the same
+    38 reference increments); those per tile and per reference are called.
     It takes the job's parts, not the job: opening a struct of structs per tile measured 5%
     (74-79 ms against 78-84)."""
     # Unpack the structs once: an array taken out of a tuple inside the loop is ref-counted
