@@ -1,8 +1,9 @@
 """The sections of the tile kernel (renderer.raster_kernels.rasterize_tile), in the order it
 runs them: per reference the HSR shading phase's early out and the setup; per 8x8 block the edge
 test, coverage and the plain fill path; per 2x2 quad coverage, visibility (early Z and the HSR
-phases), attributes, shading and the ROP; per reference the events. Each is inlined into the
-kernel; the comment below gives the rules that keep the inlined kernel the one-body kernel's code.
+phases), attributes, shading and the ROP; per reference the events. Those per block, quad and
+pixel are inlined into the kernel, those per tile and per reference called; the comment below
+says why, and gives the rules that keep the inlined kernel the one-body kernel's code.
 """
 from __future__ import annotations
 
