@@ -220,6 +220,14 @@ def test_kernel_cache_is_keyed_by_every_source(tmp_path):
     key = jit_cache.source_key(tmp_path)
     (tmp_path / "renderer" / "tables.py").write_text("T = 2\n")
     assert jit_cache.source_key(tmp_path) == key
+    # installed (`pip install .`), the root is site-packages, beside numpy and numba: a third
+    # party's module is not the project's source, nor read at every start
+    (tmp_path / "numpy").mkdir()
+    (tmp_path / "numpy" / "__init__.py").write_text("N = 1\n")
+    (tmp_path / "renderer" / "c.py").write_text("import numpy\nfrom numpy import N\nG = 2\n")
+    key = jit_cache.source_key(tmp_path)
+    (tmp_path / "numpy" / "__init__.py").write_text("N = 2\n")
+    assert jit_cache.source_key(tmp_path) == key
     sources = {f.relative_to(jit_cache.ROOT).as_posix() for f in jit_cache.kernel_sources()}
     assert "renderer/texture_l1.py" in sources and "renderer/raster_sections.py" in sources
     assert not any(s.startswith("scenes/") for s in sources)
