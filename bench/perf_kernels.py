@@ -1,0 +1,198 @@
+"""Where a frame's time goes inside the numba kernels: Linux perf samples by compiled function.
+
+    python bench/perf_kernels.py [--scene pul1duel] [--preset imr-baseline] [--res 1280x720]
+                                 [--seconds 10] [--annotate sample_texture] [--threads 1]
+
+perf cannot name numba's machine code (it lives in anonymous memory), so this writes the map
+perf reads for JIT code (/tmp/perf-<pid>.map): each kernel loaded from numba's cache brings its
+object file, whose symbol table (readelf) gives every compiled function's offset and size (the
+kernel, the functions it calls rather than inlines, numba's parfor bodies), and the address the
+loader gave the kernel fixes the rest. NRT_incref / NRT_decref are numba's reference counts
+(atomic operations): time there is an array reference-counted in a hot path, which
+renderer/raster_sections.py's rules for inlined helpers exist to avoid. `--annotate` prints
+the hottest instructions of one function (objdump of its object, samples per instruction).
+
+Kernels compiled in this process bring no object file: run once to fill the cache first (the
+script says so). Needs `perf` (linux-tools), `readelf` and `objdump` (binutils), and a
+kernel.perf_event_paranoid that lets a process profile its own child (<= 2)."""
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numba.core.codegen as codegen  # noqa: E402
+
+OBJECTS: list = []        # (library, object code) of each kernel loaded from the cache
+_set_object = codegen.CPUCodeLibrary._set_compiled_object
+
+
+def _record(self, value):
+    OBJECTS.append((self, value))
+    return _set_object(self, value)
+
+
+codegen.CPUCodeLibrary._set_compiled_object = _record
+
+
+def readable(symbol: str) -> str:
+    """module.function of a numba symbol (_ZN8renderer13shade_kernels14sample_textureB4v282B...E...)."""
+    prefix = "cpython wrapper of " if "_ZN7cpython" in symbol else ""
+    if "numba_parfor_gufunc" in symbol:
+        return "parfor body" + (" (gufunc wrapper)" if symbol.startswith("__gufunc__") else "")
+    m = re.search(r"_ZN(?:7cpython)?((?:\d+[A-Za-z_]\w*?)+?)(?:B\d|E)", symbol)
+    if not m:
+        return symbol
+    parts, s = [], m.group(1)
+    while s:
+        n = re.match(r"\d+", s)
+        if not n:
+            break
+        k = int(n.group())
+        parts.append(s[n.end():n.end() + k])
+        s = s[n.end() + k:]
+    return prefix + ".".join(parts)
+
+
+def functions(obj: bytes) -> list[tuple[int, int, str, bool]]:
+    """(offset, size, symbol, global) of every function an object file defines."""
+    with tempfile.NamedTemporaryFile(suffix=".o") as f:
+        f.write(obj)
+        f.flush()
+        table = subprocess.run(["readelf", "-sW", f.name], capture_output=True, text=True).stdout
+    out = []
+    for line in table.splitlines():
+        p = line.split()
+        if len(p) >= 8 and p[3] == "FUNC" and p[6] != "UND":
+            out.append((int(p[1], 16), int(p[2]), p[7], p[4] == "GLOBAL"))
+    return out
+
+
+def write_map(path: Path) -> dict[str, tuple[int, int, bytes, int]]:
+    """Write perf's JIT map for the kernels loaded so far; returns symbol -> (address, size,
+    object code, offset in it) for --annotate."""
+    from numba.core.runtime.nrt import rtsys
+    rows, where = [], {}
+    for lib, obj in OBJECTS:
+        syms = functions(obj)
+        base = None
+        for off, _, name, is_global in syms:
+            if is_global:
+                try:
+                    base = lib.get_pointer_to_function(name) - off
+                    break
+                except Exception:      # (a symbol the engine does not export)
+                    continue
+        if base is None:
+            continue
+        for off, size, name, _ in syms:
+            if name.startswith("NRT_"):
+                continue        # the copies the linker did not pick: the runtime's are below
+            rows.append((base + off, size, name))
+            where[name] = (base + off, size, obj, off)
+    for name in ("NRT_incref", "NRT_decref"):
+        rows.append((rtsys.library.get_pointer_to_function(name), 16, name))
+    rows.sort()
+    path.write_text("".join(f"{a:x} {s:x} {n}\n" for a, s, n in rows))
+    return where
+
+
+def annotate(data: Path, symbol: str, where, top: int) -> None:
+    addr, size, obj, off = where[symbol]
+    ips = subprocess.run(["perf", "script", "-i", str(data), "-F", "ip"], capture_output=True,
+                         text=True).stdout.split()
+    hits = collections.Counter(int(ip, 16) - addr + off for ip in ips
+                               if addr <= int(ip, 16) < addr + size)
+    with tempfile.NamedTemporaryFile(suffix=".o") as f:
+        f.write(obj)
+        f.flush()
+        dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-j", ".ltext", f.name,
+                              f"--start-address={off}", f"--stop-address={off + size}"],
+                             capture_output=True, text=True).stdout
+    lines = {}
+    for line in dis.splitlines():
+        a, _, ins = line.partition(":")
+        try:
+            lines[int(a.strip(), 16)] = ins.strip()
+        except ValueError:
+            pass
+    total = sum(hits.values()) or 1
+    print(f"\n{readable(symbol)}: {total} samples, hottest instructions (offset in the object)")
+    for a, n in hits.most_common(top):
+        print(f"  {100 * n / total:5.1f}%  {a:6x}  {lines.get(a, '?')[:90]}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--scene", default="pul1duel")
+    ap.add_argument("--preset", default="imr-baseline")
+    ap.add_argument("--res", default="1280x720")
+    ap.add_argument("--seconds", type=float, default=10.0, help="how long to sample")
+    ap.add_argument("--frequency", type=int, default=999, help="samples per second")
+    ap.add_argument("--top", type=int, default=20, help="functions (and instructions) shown")
+    ap.add_argument("--annotate", default=None, help="a function name (or part of one)")
+    a = ap.parse_args(argv)
+    for tool in ("perf", "readelf", "objdump"):
+        if shutil.which(tool) is None:
+            print(f"perf_kernels: needs '{tool}' on the PATH", file=sys.stderr)
+            return 2
+    from pipelines import render
+    from renderer.geometry import forget_setups
+    from scenes.library import get_scene
+    width, height = (int(v) for v in a.res.lower().split("x"))
+    scene = get_scene(a.scene)
+    render(scene, a.preset, width, height)            # loads (or compiles) the kernels
+    if not OBJECTS:
+        print("perf_kernels: the kernels were compiled in this run, which leaves no object file "
+              "to name them by; run again (they load from the cache now)", file=sys.stderr)
+        return 2
+    perf_map = Path(f"/tmp/perf-{os.getpid()}.map")
+    where = write_map(perf_map)
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "perf.data"
+        rec = subprocess.Popen(["perf", "record", "-F", str(a.frequency), "-p", str(os.getpid()),
+                                "-o", str(data), "--", "sleep", str(a.seconds)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        frames, t0 = 0, time.perf_counter()
+        while rec.poll() is None:
+            forget_setups()               # as bench/benchmark.py: the camera moved
+            render(scene, a.preset, width, height)
+            frames += 1
+        err = rec.stderr.read()
+        if rec.returncode != 0 or not data.exists():
+            print(f"perf_kernels: perf record failed: {err.strip().splitlines()[-1:]}",
+                  file=sys.stderr)
+            return 2
+        ms = 1000 * (time.perf_counter() - t0) / max(frames, 1)
+        report = subprocess.run(["perf", "report", "-i", str(data), "--no-children", "--sort",
+                                 "symbol", "--stdio"], capture_output=True, text=True).stdout
+        print(f"{a.scene} via {a.preset} at {width}x{height}: {frames} frames, {ms:.1f} ms each "
+              f"(numba threads {__import__('numba').get_num_threads()}); share of samples:")
+        shown = 0
+        for line in report.splitlines():
+            m = re.match(r"\s*([\d.]+)%\s+\[\.\]\s+(\S+)", line)
+            if m and shown < a.top:
+                print(f"  {float(m.group(1)):5.1f}%  {readable(m.group(2))}")
+                shown += 1
+        if a.annotate:
+            names = [n for n in where if a.annotate in readable(n) and "cpython" not in n]
+            if not names:
+                print(f"perf_kernels: no compiled function matches '{a.annotate}'", file=sys.stderr)
+                return 2
+            for name in names:
+                annotate(data, name, where, a.top)
+    perf_map.unlink(missing_ok=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
