@@ -31,7 +31,7 @@ from .raster_schedule import (FLUSH_BLEND, FLUSH_MASK, FLUSH_PARTIAL, MASK_MODE,
                               PH_VIS, schedule)
 from .raster_sections import (block_coverage, block_edges, edge_setup, fill_pixels, flush_events,
                               hiz_init, no_sample_inside, pixels_touched, quad_attributes,
-                              quad_coverage, quad_from_mask, quad_shade_rop, quad_visibility,
+                              quad_coverage, quad_from_mask, quad_rop, quad_shade, quad_visibility,
                               shade_pixels, still_wins, event_sizes, event_depth_sizes, codec_rules,
                               RULE_Z_INIT)
 from .rop_kernels import quantize
@@ -107,8 +107,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     depth bound, coverage (block_coverage), and either the plain fill path (fill_pixels,
     shade_pixels) or the quad path (quad_from_mask / quad_coverage, quad_visibility: early Z
     and the HSR phases, quad_attributes, the texture footprint through the L1 (texture_l1),
-    quad_shade_rop: shading and the
-    ROP); then the events (flush_events). The per-block and per-quad sections are inlined
+    quad_shade, quad_rop); then the events (flush_events). The per-block and per-quad sections are inlined
     helpers (raster_sections says how they keep the one-body kernel's code: on spheres,
     dragon, sponza, spot, foliage and spheres 4x at 1080p the split and the one-body kernel
     measured within noise of each other, with the same instruction count to 0.5% and the same
@@ -179,6 +178,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     lane_attr = np.empty((4, 5))         # nx, ny, nz, u, v at each lane's pixel centre
     rgba = np.empty(4)
     texel = np.empty(4)
+    lane_rgba = np.empty((4, 4))         # each lane's shaded colour (quad_shade)
     light_s = (light[0], light[1], light[2], light[3], light[4], light[5], light[6], light[7],
                light[8])
     # Counters live in registers in the hot loop and are flushed once (pbrt's habit).
@@ -463,12 +463,15 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                                     n_tex += 1
                                 else:
                                     k_tex_overflow += 1
-                        n_sh, n_hsr_sh, n_alpha, n_late, n_wr, n_blend = quad_shade_rop(
-                            lane_pass, lane_attr, lane_z, rgba, texel, tex_data, tex_levels, tex_sampler,
-                            fb_color, fb_depth, fb_shaded, tested, written, zmax_stale,
-                            (qx, qy, tx0, ty0, nbx), n_samples, uniform, textured, ti, level, frac,
-                            (br, bg, bb, ba), lit, is_back, light_s, phase,
-                            (late, hsr, test_depth, alpha_cutoff[d], blend, depth_write))
+                        if not uniform:
+                            quad_shade(lane_pass, lane_attr, lane_rgba, texel, tex_data,
+                                       tex_levels, tex_sampler, textured, ti, level, frac,
+                                       (br, bg, bb, ba), lit, is_back, light_s)
+                        n_sh, n_hsr_sh, n_alpha, n_late, n_wr, n_blend = quad_rop(
+                            lane_pass, lane_z, lane_rgba, rgba, fb_color, fb_depth, fb_shaded,
+                            tested, written, zmax_stale, (qx, qy, tx0, ty0, nbx), n_samples,
+                            uniform, phase, (late, hsr, test_depth, alpha_cutoff[d], blend,
+                                             depth_write))
                         k_shaded += n_sh
                         k_hsr_shaded += n_hsr_sh
                         k_alpha_killed += n_alpha

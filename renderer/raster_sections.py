@@ -19,16 +19,16 @@ from .block_ranges import edge_range, rgba8_range, unpack
 from .geometry_kernels import SUBPIXEL, SUBPIXEL_BITS
 from .raster_schedule import PH_SHADE, PH_VIS
 from .rop_kernels import depth_test, quantize, write_samples
-from .shade_kernels import lambert, sample_texture
+from .shade_kernels import filter_texture, lambert
 
 SHADE_VEC = 4          # pixels per vector of the plain path's shading loop (AVX2, float64)
 
 
 # --- rasterize_tile's sections, in the order it runs them -------------------------------------
 # Those that run once per tile or per reference (hiz_init, still_wins, flush_events,
-# event_sizes, event_depth_sizes, pixels_touched), like the texture filter and footprint the
-# quad path calls (shade_kernels.sample_texture, texture_l1.footprint_lines), are functions of
-# their own that the kernel calls: numba compiles each once, for the 1x and 4x kernels (and
+# event_sizes, event_depth_sizes, pixels_touched), like the quad path's shading (quad_shade,
+# with the texture filter inlined) and texture footprint (texture_l1.footprint_lines), are
+# functions of their own that the kernel calls: numba compiles each once, for the 1x and 4x kernels (and
 # shade_fragment) alike, instead of copying and typing their IR into every caller. Inlined at
 # numba's IR level, those eight made up a third of rasterize_tiles_1x's compile time (150 s
 # against 102 s alone, on a 2-core machine, bench/bench_cold_start.py), and as calls they take
@@ -354,36 +354,54 @@ def quad_attributes(lane_attr, lane_pass, v_normal, v_uv, t, qx, qy, edges, inv_
             lane_attr[lane, 3 + c] = p0 * v_uv[t, 0, c] + p1 * v_uv[t, 1, c] + p2 * v_uv[t, 2, c]
 
 
+@njit(cache=True, nogil=True, error_model="numpy")
+def quad_shade(lane_pass, lane_attr, lane_rgba, texel, tex_data, tex_levels, tex_sampler, textured,
+               ti, level, frac, base, lit, is_back, light_s):
+    """Shade the quad's passing lanes into lane_rgba[lane, 0:4]: base colour x texture (the
+    filter inlined), then Lambert. Called, and calling nothing: a call into a function numba
+    compiled apart leaves a path that returns its error status, on which the pruning of
+    reference counts gives up, so a section that spans one keeps an atomic pair per array it
+    takes at every run (shading and the ROP in one inlined section, around sample_texture's
+    call: 14 pairs a quad, 4-5% of a textured frame in bench/perf_kernels.py)."""
+    br, bg, bb, ba = base
+    for lane in range(4):
+        if lane_pass[lane] == 0:
+            continue
+        sr, sg, sb, sa = br, bg, bb, ba
+        if textured:
+            filter_texture(tex_data, tex_levels, tex_sampler, ti, level, frac, lane_attr[lane, 3],
+                           lane_attr[lane, 4], texel)
+            sr, sg, sb, sa = sr * texel[0], sg * texel[1], sb * texel[2], sa * texel[3]
+        if lit:
+            sr, sg, sb = lambert(sr, sg, sb, lane_attr[lane, 0], lane_attr[lane, 1],
+                                 lane_attr[lane, 2], is_back, light_s)
+        lane_rgba[lane, 0], lane_rgba[lane, 1], lane_rgba[lane, 2], lane_rgba[lane, 3] = (
+            sr, sg, sb, sa)
+
+
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def quad_shade_rop(lane_pass, lane_attr, lane_z, rgba, texel, tex_data, tex_levels, tex_sampler,
-                   fb_color, fb_depth, fb_shaded, tested, written, zmax_stale, where, n_samples,
-                   uniform, textured, ti, level, frac, base, lit, is_back, light_s, phase, rop):
-    """Shade the quad's passing lanes (base colour x texture, then Lambert; rgba already holds a
-    uniform triangle's colour) and send them to the ROP: the alpha test and late Z for
-    alpha-tested fragments, then blend or write the samples that passed. Returns (shaded, of
-    which after HSR, alpha killed, late Z killed, written, blended). where: the quad's corner
-    and the tile's (qx, qy, tx0, ty0, blocks per tile row); rop: (alpha-tested, HSR, depth
-    test, alpha cutoff, blend, depth write)."""
+def quad_rop(lane_pass, lane_z, lane_rgba, rgba, fb_color, fb_depth, fb_shaded, tested, written,
+             zmax_stale, where, n_samples, uniform, phase, rop):
+    """Send the quad's passing lanes to the ROP, each in its colour (quad_shade's lane_rgba, or
+    rgba for a uniform triangle): the alpha test and late Z for alpha-tested fragments, then
+    blend or write the samples that passed. Returns (shaded, of which after HSR, alpha killed,
+    late Z killed, written, blended). where: the quad's corner and the tile's (qx, qy, tx0, ty0,
+    blocks per tile row); rop: (alpha-tested, HSR, depth test, alpha cutoff, blend, depth
+    write)."""
     qx, qy, tx0, ty0, nbx = where
     late, hsr, test_depth, alpha_cutoff, blend, depth_write = rop
-    br, bg, bb, ba = base
     n_shaded = n_hsr_shaded = n_alpha = n_late = n_written = n_blended = 0
     for lane in range(4):
         passed = lane_pass[lane]
         if passed == 0:
             continue
+        if uniform:
+            sr, sg, sb, sa = rgba[0], rgba[1], rgba[2], rgba[3]
+        else:
+            sr, sg, sb, sa = lane_rgba[lane, 0], lane_rgba[lane, 1], lane_rgba[lane, 2], \
+                lane_rgba[lane, 3]
         lx = qx + (lane & 1)
         ly = qy + (lane >> 1)
-        if not uniform:         # base colour x texture, then Lambert
-            sr, sg, sb, sa = br, bg, bb, ba
-            if textured:
-                sample_texture(tex_data, tex_levels, tex_sampler, ti, level, frac,
-                               lane_attr[lane, 3], lane_attr[lane, 4], texel)
-                sr, sg, sb, sa = sr * texel[0], sg * texel[1], sb * texel[2], sa * texel[3]
-            if lit:
-                sr, sg, sb = lambert(sr, sg, sb, lane_attr[lane, 0], lane_attr[lane, 1],
-                                     lane_attr[lane, 2], is_back, light_s)
-            rgba[0], rgba[1], rgba[2], rgba[3] = sr, sg, sb, sa
         n_shaded += 1
         if phase == PH_SHADE:
             n_hsr_shaded += 1
@@ -391,7 +409,7 @@ def quad_shade_rop(lane_pass, lane_attr, lane_z, rgba, texel, tex_data, tex_leve
         b = ((ly - ty0) >> BLOCK_BITS) * nbx + ((lx - tx0) >> BLOCK_BITS)
         bit = np.uint64(1) << np.uint64(((ly & (BLOCK - 1)) << BLOCK_BITS) + (lx & (BLOCK - 1)))
         if late:
-            if rgba[3] < alpha_cutoff:
+            if sa < alpha_cutoff:
                 n_alpha += 1
                 continue
             if test_depth and not hsr:
@@ -405,8 +423,8 @@ def quad_shade_rop(lane_pass, lane_attr, lane_z, rgba, texel, tex_data, tex_leve
             written[b] |= bit
         if blend:
             n_blended += 1
-        write_samples(fb_color, fb_depth, ly, lx, passed, lane_z, lane, n_samples, rgba[0],
-                      rgba[1], rgba[2], rgba[3], depth_write, blend)
+        write_samples(fb_color, fb_depth, ly, lx, passed, lane_z, lane, n_samples, sr, sg, sb, sa,
+                      depth_write, blend)
         zmax_stale[b] |= depth_write
     return n_shaded, n_hsr_shaded, n_alpha, n_late, n_written, n_blended
 

@@ -128,11 +128,12 @@ def bilinear_channel(p00, p10, p01, p11, ax, ay, c):
     return (top + (bot - top) * ay) * (1.0 / 255.0)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def sample_texture(data, levels, sampler, ti, level, frac, u, v, out):
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def filter_texture(data, levels, sampler, ti, level, frac, u, v, out):
     """The sampler's filter into out[0:4]: bilinear in `level`, blended with the next level by
     `frac` when it is not 0 (trilinear; texture_lod gives both). Its arrays are read here and
-    nowhere else (tap_words)."""
+    nowhere else (tap_words). Inlined where a texture is sampled per fragment
+    (raster_sections.quad_shade), called as sample_texture elsewhere."""
     wrap_s, wrap_t = sampler[ti, S_WRAP_S], sampler[ti, S_WRAP_T]
     for k in range(2 if frac > 0.0 else 1):
         lv = level + k
@@ -142,6 +143,13 @@ def sample_texture(data, levels, sampler, ti, level, frac, u, v, out):
         for c in range(4):
             t = bilinear_channel(p00, p10, p01, p11, ax, ay, c)
             out[c] = t if k == 0 else out[c] + (t - out[c]) * frac
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def sample_texture(data, levels, sampler, ti, level, frac, u, v, out):
+    """filter_texture, called: one compiled copy for its callers (shade_fragment, once a
+    triangle)."""
+    filter_texture(data, levels, sampler, ti, level, frac, u, v, out)
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
