@@ -1,7 +1,8 @@
 """Where a frame's time goes inside the numba kernels: Linux perf samples by compiled function.
 
     python bench/perf_kernels.py [--scene pul1duel] [--preset imr-baseline] [--res 1280x720]
-                                 [--seconds 10] [--annotate sample_texture] [--threads 1]
+                                 [--seconds 10] [--annotate sample_texture]
+                                 [--rays primary|ao]     # bvh8 traversal as bench/bench_bvh.py's
 
 perf cannot name numba's machine code (it lives in anonymous memory), so this writes the map
 perf reads for JIT code (/tmp/perf-<pid>.map): each kernel loaded from numba's cache brings its
@@ -29,6 +30,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))     # bench_bvh's layouts
 
 import numba.core.codegen as codegen  # noqa: E402
 
@@ -131,6 +133,40 @@ def annotate(data: Path, symbol: str, where, top: int) -> None:
         print(f"  {100 * n / total:5.1f}%  {a:6x}  {lines.get(a, '?')[:90]}")
 
 
+def workload(a, width: int, height: int):
+    """The function to run over and over while perf samples, and what it is."""
+    from scenes.library import get_scene
+    scene = get_scene(a.scene)
+    if a.rays is None:
+        from pipelines import render
+        from renderer.geometry import forget_setups
+
+        def frame():
+            forget_setups()               # as bench/benchmark.py: the camera moved
+            render(scene, a.preset, width, height)
+        return frame, f"{a.scene} via {a.preset} at {width}x{height}"
+    import numpy as np
+
+    from bench_bvh import layouts
+    from pipelines.passes.raytrace import SURFACE_EPS, _normals, ao_rays, camera_rays
+    from renderer.bvh import Triangles, trace_rays
+    tris = Triangles.of_scene(scene)
+    bvh8 = layouts(tris)[0]["bvh8"]
+    rays = camera_rays(scene.camera, width, height)
+    rays[:, 3], rays[:, 7] = 0.0, np.inf
+    if a.rays == "ao":
+        hits = trace_rays(bvh8, rays)[0]
+        hit = hits.prim >= 0
+        nrm = _normals(tris, hits, rays)[hit]
+        pts = rays[hit, 0:3].astype(np.float64) + hits.t[hit, None] * rays[hit, 4:7].astype(np.float64)
+        lo, hi = tris.v.reshape(-1, 3).min(0), tris.v.reshape(-1, 3).max(0)
+        diag = float(np.linalg.norm(hi.astype(np.float64) - lo))
+        rays = ao_rays(pts, nrm, 1, 0.1 * diag, SURFACE_EPS * diag, 0)
+    any_hit = a.rays == "ao"
+    return (lambda: trace_rays(bvh8, rays, any_hit=any_hit),
+            f"{a.scene}: {len(rays):,} {a.rays} rays through bvh8 ({width}x{height})")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--scene", default="pul1duel")
@@ -140,17 +176,17 @@ def main(argv=None) -> int:
     ap.add_argument("--frequency", type=int, default=999, help="samples per second")
     ap.add_argument("--top", type=int, default=20, help="functions (and instructions) shown")
     ap.add_argument("--annotate", default=None, help="a function name (or part of one)")
+    ap.add_argument("--rays", choices=("primary", "ao"), default=None,
+                    help="profile the bvh8 traversal of the scene's primary rays, or of one AO "
+                         "ray a hit pixel (bench/bench_bvh.py's race), instead of frames")
     a = ap.parse_args(argv)
     for tool in ("perf", "readelf", "objdump"):
         if shutil.which(tool) is None:
             print(f"perf_kernels: needs '{tool}' on the PATH", file=sys.stderr)
             return 2
-    from pipelines import render
-    from renderer.geometry import forget_setups
-    from scenes.library import get_scene
     width, height = (int(v) for v in a.res.lower().split("x"))
-    scene = get_scene(a.scene)
-    render(scene, a.preset, width, height)            # loads (or compiles) the kernels
+    work, what = workload(a, width, height)
+    work()                                          # loads (or compiles) the kernels
     if not OBJECTS:
         print("perf_kernels: the kernels were compiled in this run, which leaves no object file "
               "to name them by; run again (they load from the cache now)", file=sys.stderr)
@@ -164,8 +200,7 @@ def main(argv=None) -> int:
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         frames, t0 = 0, time.perf_counter()
         while rec.poll() is None:
-            forget_setups()               # as bench/benchmark.py: the camera moved
-            render(scene, a.preset, width, height)
+            work()
             frames += 1
         err = rec.stderr.read()
         if rec.returncode != 0 or not data.exists():
@@ -175,7 +210,7 @@ def main(argv=None) -> int:
         ms = 1000 * (time.perf_counter() - t0) / max(frames, 1)
         report = subprocess.run(["perf", "report", "-i", str(data), "--no-children", "--sort",
                                  "symbol", "--stdio"], capture_output=True, text=True).stdout
-        print(f"{a.scene} via {a.preset} at {width}x{height}: {frames} frames, {ms:.1f} ms each "
+        print(f"{what}: {frames} runs, {ms:.1f} ms each "
               f"(numba threads {__import__('numba').get_num_threads()}); share of samples:")
         shown = 0
         for line in report.splitlines():
