@@ -38,7 +38,9 @@ SHADE_VEC = 4          # pixels per vector of the plain path's shading loop (AVX
 # compiled tile kernel stays what the one-body kernel was (bench/kernel_ir.py prints its
 # instruction and reference-count figures): a helper takes its arrays one by one (a struct
 # opened inside it costs its arrays' reference counts per call), calls nothing that is not
-# inlined itself (block_far is inline for this), and uses every array it takes on every path
+# inlined itself (block_far is inline for this: a call to a function compiled apart returns an
+# error status, and on that exit path the pruning gives up; quad_shade_rop, inlined around
+# sample_texture's call, kept 14 atomic pairs a quad), and uses every array it takes on every path
 # through it (an array whose last use is conditional, or an early return before it, leaves its
 # increment and decrement on different paths, where LLVM's pruning of them fails: 2-13 atomic
 # pairs per block or triangle, measured 5-17% on spheres). The HiZ / depth bound test and the
