@@ -57,6 +57,17 @@ def embree_build(tris, rays):
     return time.perf_counter() - t0, s
 
 
+def ao_race_rays(tris, rays, hits):
+    """One AO ray from each primary hit (hits, of rays), first hit within a tenth of the scene's
+    diagonal: the incoherent rays of the race."""
+    hit = hits.prim >= 0
+    nrm = _normals(tris, hits, rays)[hit]
+    pts = rays[hit, 0:3].astype(np.float64) + hits.t[hit, None] * rays[hit, 4:7].astype(np.float64)
+    lo, hi = tris.v.reshape(-1, 3).min(0), tris.v.reshape(-1, 3).max(0)
+    diag = float(np.linalg.norm(hi.astype(np.float64) - lo))
+    return ao_rays(pts, nrm, 1, 0.1 * diag, SURFACE_EPS * diag, 0)
+
+
 def layouts(tris):
     t = {}
     t0 = time.perf_counter()
@@ -137,12 +148,7 @@ def main(argv=None):
               f"{int(tie.sum())} ties: another triangle at the same distance, a shared edge or vertex)")
         # AO rays (incoherent): one a pixel from the primary hits, first hit within a tenth of
         # the scene's diagonal, against Embree's occlusion query on the same rays
-        hit = ours.prim >= 0
-        nrm = _normals(tris, ours, rays)[hit]
-        pts = rays[hit, 0:3].astype(np.float64) + ours.t[hit, None] * rays[hit, 4:7].astype(np.float64)
-        lo, hi = tris.v.reshape(-1, 3).min(0), tris.v.reshape(-1, 3).max(0)
-        diag = float(np.linalg.norm(hi.astype(np.float64) - lo))
-        ao = ao_rays(pts, nrm, 1, 0.1 * diag, SURFACE_EPS * diag, 0)
+        ao = ao_race_rays(tris, rays, ours)
         ao_o, ao_d = ao[:, 0:3].copy(), ao[:, 4:7].copy()
         ao_far = ao[:, 7].copy()
         ao_shares = [(ao_o[k::threads].copy(), ao_d[k::threads].copy(), ao_far[k::threads].copy())

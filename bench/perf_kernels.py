@@ -147,21 +147,15 @@ def workload(a, width: int, height: int):
         return frame, f"{a.scene} via {a.preset} at {width}x{height}"
     import numpy as np
 
-    from bench_bvh import layouts
-    from pipelines.passes.raytrace import SURFACE_EPS, _normals, ao_rays, camera_rays
+    from bench_bvh import ao_race_rays, layouts
+    from pipelines.passes.raytrace import camera_rays
     from renderer.bvh import Triangles, trace_rays
     tris = Triangles.of_scene(scene)
     bvh8 = layouts(tris)[0]["bvh8"]
     rays = camera_rays(scene.camera, width, height)
     rays[:, 3], rays[:, 7] = 0.0, np.inf
     if a.rays == "ao":
-        hits = trace_rays(bvh8, rays)[0]
-        hit = hits.prim >= 0
-        nrm = _normals(tris, hits, rays)[hit]
-        pts = rays[hit, 0:3].astype(np.float64) + hits.t[hit, None] * rays[hit, 4:7].astype(np.float64)
-        lo, hi = tris.v.reshape(-1, 3).min(0), tris.v.reshape(-1, 3).max(0)
-        diag = float(np.linalg.norm(hi.astype(np.float64) - lo))
-        rays = ao_rays(pts, nrm, 1, 0.1 * diag, SURFACE_EPS * diag, 0)
+        rays = ao_race_rays(tris, rays, trace_rays(bvh8, rays)[0])
     any_hit = a.rays == "ao"
     return (lambda: trace_rays(bvh8, rays, any_hit=any_hit),
             f"{a.scene}: {len(rays):,} {a.rays} rays through bvh8 ({width}x{height})")

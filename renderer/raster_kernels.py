@@ -444,14 +444,11 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                                                       lane_attr[1, 4] - lane_attr[0, 4],
                                                       lane_attr[2, 3] - lane_attr[0, 3],
                                                       lane_attr[2, 4] - lane_attr[0, 4])
+                            n_lv = 2 if frac > 0.0 else 1
                             n_lines = footprint_lines(lane_attr, tex_levels, tex_sampler, tex_base,
-                                                      tex_block, ti, level, l1_shift, quad_lines, 0)
-                            k_texels += 16
-                            if frac > 0.0:
-                                n_lines = footprint_lines(lane_attr, tex_levels, tex_sampler,
-                                                          tex_base, tex_block, ti, level + 1,
-                                                          l1_shift, quad_lines, n_lines)
-                                k_texels += 16
+                                                      tex_block, ti, level, n_lv, l1_shift,
+                                                      quad_lines)
+                            k_texels += 16 * n_lv
                             k_tex_lookups += n_lines
                             for k in range(n_lines):
                                 l1_clock += 1

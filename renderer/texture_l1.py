@@ -75,21 +75,27 @@ def texel_blocks(levels, sampler, block, ti, level, u, v):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def footprint_lines(lane_attr, levels, sampler, base, block, ti, level, line_shift, lines, n):
-    """Add to lines[n:] the L1 lines (byte address >> line_shift) holding the 2x2 texels of each
-    lane's bilinear filter at (lane_attr[lane, 3], lane_attr[lane, 4]) in `level`, each line
-    once, in lane order; return the new count. lines must hold n + 16."""
-    first = base[ti] + levels[ti, level, L_TILED]
-    for lane in range(4):
-        b00, b10, b01, b11 = texel_blocks(levels, sampler, block, ti, level, lane_attr[lane, 3],
-                                          lane_attr[lane, 4])
-        n = _add_line(lines, n, (first + b00) >> line_shift)
-        if b10 >= 0:
-            n = _add_line(lines, n, (first + b10) >> line_shift)
-        if b01 >= 0:
-            n = _add_line(lines, n, (first + b01) >> line_shift)
-            if b11 >= 0:
-                n = _add_line(lines, n, (first + b11) >> line_shift)
+def footprint_lines(lane_attr, levels, sampler, base, block, ti, level, n_levels, line_shift,
+                    lines):
+    """The L1 lines (byte address >> line_shift) holding the 2x2 texels of each lane's bilinear
+    filter at (lane_attr[lane, 3], lane_attr[lane, 4]) in `level` and the n_levels - 1 above it
+    (trilinear: 2), into lines[0:], each line once, level by level in lane order; returns their
+    count. lines must hold 16 a level. (Both of a trilinear quad's levels in one call: numba
+    passes each array as its seven words, and copying a call's 40 of them took 5% of a
+    textured frame, bench/perf_kernels.py.)"""
+    n = 0
+    for lv in range(level, level + n_levels):
+        first = base[ti] + levels[ti, lv, L_TILED]
+        for lane in range(4):
+            b00, b10, b01, b11 = texel_blocks(levels, sampler, block, ti, lv, lane_attr[lane, 3],
+                                              lane_attr[lane, 4])
+            n = _add_line(lines, n, (first + b00) >> line_shift)
+            if b10 >= 0:
+                n = _add_line(lines, n, (first + b10) >> line_shift)
+            if b01 >= 0:
+                n = _add_line(lines, n, (first + b01) >> line_shift)
+                if b11 >= 0:
+                    n = _add_line(lines, n, (first + b11) >> line_shift)
     return n
 
 

@@ -54,7 +54,7 @@ def _record(uv, levels, sampler, base, block, line_shift):
         for lane in range(4):
             lane_attr[lane, 3] = uv[q, lane, 0]
             lane_attr[lane, 4] = uv[q, lane, 1]
-        n = footprint_lines(lane_attr, levels, sampler, base, block, 0, 0, line_shift, lines, 0)
+        n = footprint_lines(lane_attr, levels, sampler, base, block, 0, 0, 1, line_shift, lines)
         for k in range(n):
             out[n_out] = lines[k]
             n_out += 1
@@ -119,6 +119,24 @@ def test_footprint_lines_are_the_blocks_under_the_filter():
     got = _record(at_corner, t.levels, t.sampler, t.base, t.block, line_shift).tolist()
     assert sorted(got) == [0, 1, blocks_x, blocks_x + 1]
     assert _record(inside, t.levels, t.sampler, t.base, t.block, line_shift).tolist() == [blocks_x + 1]
+
+
+def test_a_trilinear_footprint_is_both_levels_in_order_each_line_once():
+    """footprint_lines over two levels at once (the raster's trilinear quads) gives level 0's
+    lines, then level 1's that level 0 did not have."""
+    t = _tables("bc1", 256)
+    rng = np.random.default_rng(11)
+    lines = np.empty(32, np.int64)
+    for _ in range(200):
+        lane_attr = np.zeros((4, 5))
+        lane_attr[:, 3:5] = rng.random(2) + rng.uniform(0, 3 / 256, (4, 2))
+        level = int(rng.integers(0, 6))
+        one = []
+        for lv in (level, level + 1):
+            n = footprint_lines(lane_attr, t.levels, t.sampler, t.base, t.block, 0, lv, 1, 6, lines)
+            one += [x for x in lines[:n].tolist() if x not in one]
+        n = footprint_lines(lane_attr, t.levels, t.sampler, t.base, t.block, 0, level, 2, 6, lines)
+        assert lines[:n].tolist() == one
 
 
 # --- exact texel blocks from DRAM ---------------------------------------------------------------
