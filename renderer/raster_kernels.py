@@ -177,7 +177,6 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     lane_z = np.empty((4, n_samples), np.float32)
     lane_attr = np.empty((4, 5))         # nx, ny, nz, u, v at each lane's pixel centre
     rgba = np.empty(4)
-    texel = np.empty(4)
     lane_rgba = np.empty((4, 4))         # each lane's shaded colour (quad_shade)
     light_s = (light[0], light[1], light[2], light[3], light[4], light[5], light[6], light[7],
                light[8])
@@ -461,9 +460,9 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                                 else:
                                     k_tex_overflow += 1
                         if not uniform:
-                            quad_shade(lane_pass, lane_attr, lane_rgba, texel, tex_data,
-                                       tex_levels, tex_sampler, textured, ti, level, frac,
-                                       (br, bg, bb, ba), lit, is_back, light_s)
+                            quad_shade(lane_pass, lane_attr, lane_rgba, tex_data, tex_levels,
+                                       tex_sampler, textured, ti, level, frac, (br, bg, bb, ba),
+                                       lit, is_back, light_s)
                         n_sh, n_hsr_sh, n_alpha, n_late, n_wr, n_blend = quad_rop(
                             lane_pass, lane_z, lane_rgba, rgba, fb_color, fb_depth, fb_shaded,
                             tested, written, zmax_stale, (qx, qy, tx0, ty0, nbx), n_samples,

@@ -357,8 +357,8 @@ def quad_attributes(lane_attr, lane_pass, v_normal, v_uv, t, qx, qy, edges, inv_
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def quad_shade(lane_pass, lane_attr, lane_rgba, texel, tex_data, tex_levels, tex_sampler, textured,
-               ti, level, frac, base, lit, is_back, light_s):
+def quad_shade(lane_pass, lane_attr, lane_rgba, tex_data, tex_levels, tex_sampler, textured, ti,
+               level, frac, base, lit, is_back, light_s):
     """Shade the quad's passing lanes into lane_rgba[lane, 0:4]: base colour x texture (the
     filter inlined), then Lambert. Called, and calling nothing: a call into a function numba
     compiled apart leaves a path that returns its error status, on which the pruning of
@@ -371,9 +371,9 @@ def quad_shade(lane_pass, lane_attr, lane_rgba, texel, tex_data, tex_levels, tex
             continue
         sr, sg, sb, sa = br, bg, bb, ba
         if textured:
-            filter_texture(tex_data, tex_levels, tex_sampler, ti, level, frac, lane_attr[lane, 3],
-                           lane_attr[lane, 4], texel)
-            sr, sg, sb, sa = sr * texel[0], sg * texel[1], sb * texel[2], sa * texel[3]
+            tr, tg, tb, ta = filter_texture(tex_data, tex_levels, tex_sampler, ti, level, frac,
+                                            lane_attr[lane, 3], lane_attr[lane, 4])
+            sr, sg, sb, sa = sr * tr, sg * tg, sb * tb, sa * ta
         if lit:
             sr, sg, sb = lambert(sr, sg, sb, lane_attr[lane, 0], lane_attr[lane, 1],
                                  lane_attr[lane, 2], is_back, light_s)

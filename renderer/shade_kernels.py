@@ -129,27 +129,36 @@ def bilinear_channel(p00, p10, p01, p11, ax, ay, c):
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def filter_texture(data, levels, sampler, ti, level, frac, u, v, out):
-    """The sampler's filter into out[0:4]: bilinear in `level`, blended with the next level by
-    `frac` when it is not 0 (trilinear; texture_lod gives both). Its arrays are read here and
-    nowhere else (tap_words). Inlined where a texture is sampled per fragment
-    (raster_sections.quad_shade), called as sample_texture elsewhere."""
+def filter_texture(data, levels, sampler, ti, level, frac, u, v):
+    """The sampler's filter, (r, g, b, a) in [0, 1]: bilinear in `level`, blended with the next
+    level by `frac` when it is not 0 (trilinear; texture_lod gives both). Its arrays are read
+    here and nowhere else (tap_words), and it returns scalars: no scratch array to pass.
+    Inlined where a texture is sampled per fragment (raster_sections.quad_shade), called as
+    sample_texture elsewhere."""
     wrap_s, wrap_t = sampler[ti, S_WRAP_S], sampler[ti, S_WRAP_T]
+    r = g = b = a = 0.0
     for k in range(2 if frac > 0.0 else 1):
         lv = level + k
         i00, i10, i01, i11, ax, ay = tap_words(levels[ti, lv, L_OFFSET], levels[ti, lv, L_WIDTH],
                                                levels[ti, lv, L_HEIGHT], wrap_s, wrap_t, u, v)
         p00, p10, p01, p11 = data[i00], data[i10], data[i01], data[i11]
-        for c in range(4):
-            t = bilinear_channel(p00, p10, p01, p11, ax, ay, c)
-            out[c] = t if k == 0 else out[c] + (t - out[c]) * frac
+        tr = bilinear_channel(p00, p10, p01, p11, ax, ay, 0)
+        tg = bilinear_channel(p00, p10, p01, p11, ax, ay, 1)
+        tb = bilinear_channel(p00, p10, p01, p11, ax, ay, 2)
+        ta = bilinear_channel(p00, p10, p01, p11, ax, ay, 3)
+        if k == 0:
+            r, g, b, a = tr, tg, tb, ta
+        else:
+            r, g, b, a = (r + (tr - r) * frac, g + (tg - g) * frac, b + (tb - b) * frac,
+                          a + (ta - a) * frac)
+    return r, g, b, a
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def sample_texture(data, levels, sampler, ti, level, frac, u, v, out):
-    """filter_texture, called: one compiled copy for its callers (shade_fragment, once a
-    triangle)."""
-    filter_texture(data, levels, sampler, ti, level, frac, u, v, out)
+    """filter_texture into out[0:4], called: one compiled copy for its callers (shade_fragment,
+    once a triangle)."""
+    out[0], out[1], out[2], out[3] = filter_texture(data, levels, sampler, ti, level, frac, u, v)
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
