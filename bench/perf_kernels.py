@@ -47,7 +47,7 @@ codegen.CPUCodeLibrary._set_compiled_object = _record
 
 
 def readable(symbol: str) -> str:
-    """module.function of a numba symbol (_ZN8renderer13shade_kernels14sample_textureB4v282B...E...)."""
+    """module.function of a numba symbol (_ZN8renderer13shade_kernels14sample_textureB4v...)."""
     prefix = "cpython wrapper of " if "_ZN7cpython" in symbol else ""
     if "numba_parfor_gufunc" in symbol:
         return "parfor body" + (" (gufunc wrapper)" if symbol.startswith("__gufunc__") else "")

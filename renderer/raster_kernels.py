@@ -107,8 +107,8 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     depth bound, coverage (block_coverage), and either the plain fill path (fill_pixels,
     shade_pixels) or the quad path (quad_from_mask / quad_coverage, quad_visibility: early Z
     and the HSR phases, quad_attributes, the texture footprint through the L1 (texture_l1),
-    quad_shade, quad_rop); then the events (flush_events). The per-block and per-quad sections are inlined
-    helpers (raster_sections says how they keep the one-body kernel's code: on spheres,
+    quad_shade, quad_rop); then the events (flush_events). The per-block and per-quad sections
+    are inlined helpers (raster_sections says how they keep the one-body kernel's code: on spheres,
     dragon, sponza, spot, foliage and spheres 4x at 1080p the split and the one-body kernel
     measured within noise of each other, with the same instruction count to 0.5% and the same
     38 reference increments); those per tile and per reference are called.

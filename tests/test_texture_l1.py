@@ -133,7 +133,8 @@ def test_a_trilinear_footprint_is_both_levels_in_order_each_line_once():
         level = int(rng.integers(0, 6))
         one = []
         for lv in (level, level + 1):
-            n = footprint_lines(lane_attr, t.levels, t.sampler, t.base, t.block, 0, lv, 1, 6, lines)
+            n = footprint_lines(lane_attr, t.levels, t.sampler, t.base, t.block, 0, lv, 1, 6,
+                                lines)
             one += [x for x in lines[:n].tolist() if x not in one]
         n = footprint_lines(lane_attr, t.levels, t.sampler, t.base, t.block, 0, level, 2, 6, lines)
         assert lines[:n].tolist() == one
