@@ -4,8 +4,9 @@
 
 rasterize_tile (its per-block, per-quad and per-pixel sections), the memory replays and the BVH
 chunk kernels are written with inlined helpers, under the rules renderer/raster_sections.py gives
-(arrays one by one, one exit, every array used on every path, no call that is not inlined). Timing a change to them on a shared 2-core machine moves by
-10-20% from run to run; their optimised IR does not. This prints, per kernel, the instruction
+(arrays one by one, one exit, every array used on every path, no call that is not inlined).
+Timing a change to them on a shared 2-core machine moves by 10-20% from run to run; their
+optimised IR does not. This prints, per kernel, the instruction
 count and the NRT_incref / NRT_decref calls (atomic operations: each one left in a per-block
 or per-ray path costs time): run it before and after a change and compare. It renders the quad
 scene and traces a two-triangle BVH once, in a fresh numba cache (numba keeps the IR only of
