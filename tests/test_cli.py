@@ -11,7 +11,6 @@ import csv
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,20 +18,12 @@ from PIL import Image
 
 from pipelines.presets import PRESETS
 from scenes.library import scene_names
+from tests.cli_process import REPO, tilesim
 
-REPO = Path(__file__).resolve().parent.parent
 ASSETS = REPO / "assets"
 LABELS = {"spec", "measured", "derived", "assumed"}
 QUAD_OBJ = "v -1 -1 0\nv 1 -1 0\nv 1 1 0\nv -1 1 0\nf 1 2 3 4\n"   # counter-clockwise seen from +Z
 TRIANGLE_OBJ = "v -1 -1 0\nv 1 -1 0\nv 0 1 0\n"
-
-
-def tilesim(*args, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
-    """`tilesim ARGS...` run in `cwd`; the repository is importable whether or not it is installed."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    return subprocess.run([sys.executable, "-m", "pipelines.commands.cli", *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout)
 
 
 def assert_user_error(proc: subprocess.CompletedProcess, keyword: str) -> None:

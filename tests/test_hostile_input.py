@@ -31,8 +31,8 @@ from PIL import Image
 from pipelines.commands import cli
 from scenes.loaders import load_mesh_file
 from scenes.model import SceneError
+from tests.cli_process import REPO, tilesim
 
-REPO = Path(__file__).resolve().parent.parent
 FUZZ_EXAMPLES = int(os.environ.get("TILESIM_FUZZ_EXAMPLES", "100"))
 FUZZ = settings(max_examples=FUZZ_EXAMPLES, derandomize=True, deadline=None, database=None,
                 suppress_health_check=list(HealthCheck))
@@ -506,13 +506,6 @@ def test_model_options_reach_the_loader(tmp_path, capsys, monkeypatch):
 
 
 # --- a representative few as a user runs them: a subprocess ---------------------------------------
-
-def tilesim(*args, cwd: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    return subprocess.run([sys.executable, "-m", "pipelines.commands.cli", *map(str, args)], cwd=cwd,
-                          env=env, capture_output=True, text=True, timeout=300)
-
 
 def test_subprocess_representatives(folders):
     model, _ = folders

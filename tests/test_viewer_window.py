@@ -15,6 +15,7 @@ import pytest
 from pipelines.api import render
 from pipelines.presets import get_preset
 from scenes.library import get_scene
+from tests.cli_process import HANG_S
 from viewer import camera as cam_ops
 from viewer.modes import MODES, PIXEL, RAY, ray_rgba, colorize, shared_scale
 
@@ -36,7 +37,7 @@ def viewer(tmp_path_factory):
     out = tmp_path_factory.mktemp("shots")
     v = open_viewer(Options(["spheres", "quad", "overdraw:6"], [get_preset(p) for p in PRESETS], W, H,
                             out_dir=str(out)), window="headless")
-    v.wait_full()
+    v.wait_full(HANG_S)
     yield v
     v.worker.close()
     v.wnd.destroy()
@@ -62,7 +63,7 @@ def test_starts_with_the_scenes_own_camera(viewer):
 
 def test_panels_equal_the_renderers_own_images(viewer):
     _press(viewer, "NUMBER_1")
-    viewer.wait_full()
+    viewer.wait_full(HANG_S)
     scene = dataclasses.replace(viewer.scene, camera=viewer.camera)
     for i, p in enumerate(PRESETS):
         own = render(scene, p, W, H)
@@ -111,7 +112,7 @@ def test_overdraw_heat_map_differs_between_presets(viewer):
 
 
 def test_headless_window_redraws_only_when_the_picture_changes(viewer):
-    viewer.wait_full()
+    viewer.wait_full(HANG_S)
     n = viewer.redraws
     for _ in range(5):
         viewer.step()
@@ -162,7 +163,7 @@ def test_tab_reaches_extra_per_pixel_maps(viewer):
     viewer.worker._render = with_nodes
     try:
         _press(viewer, "M")
-        viewer.wait_full()
+        viewer.wait_full(HANG_S)
         _press(viewer, "NUMBER_5")
         _press(viewer, "TAB")
         assert viewer.mode == PIXEL + "rt_nodes"
@@ -174,7 +175,7 @@ def test_tab_reaches_extra_per_pixel_maps(viewer):
         viewer.worker._render = real
         _press(viewer, "NUMBER_4")
         _press(viewer, "M")
-        viewer.wait_full()
+        viewer.wait_full(HANG_S)
     assert viewer.mode == "fallbacks"
     _press(viewer, "NUMBER_1")
 
@@ -183,7 +184,7 @@ def test_ray_modes_show_the_passes_and_wait_out_camera_moves(viewer):
     viewer.opts.rays = ("primary", "shadow", "ao")
     try:
         _press(viewer, "M")                        # any change brings a new full frame, traced
-        viewer.wait_full(120)
+        viewer.wait_full(HANG_S)
         modes = viewer.modes()
         assert modes[len(MODES):] == (RAY + "primary", RAY + "shadow", RAY + "ao", PIXEL + "rt.primary.steps",
                                       PIXEL + "rt.shadow.steps", PIXEL + "rt.ao.steps")
@@ -203,14 +204,14 @@ def test_ray_modes_show_the_passes_and_wait_out_camera_moves(viewer):
             _press(viewer, "TAB")
         assert viewer.mode == RAY + "shadow"
         viewer.on_mouse_scroll_event(0, 1)         # moving frames have no rays: the image meanwhile
-        end = time.perf_counter() + 30
+        end = time.perf_counter() + HANG_S
         while viewer.shown.request.full:
             assert time.perf_counter() < end
             viewer.step()
             time.sleep(0.002)
         assert viewer.mode == RAY + "shadow"
         assert viewer.scale_legend.mode == "image"    # shown meanwhile; the mode is kept
-        viewer.wait_full(120)
+        viewer.wait_full(HANG_S)
         np.testing.assert_array_equal(_panel_pixels(viewer, 0)[..., :3],
                                       ray_rgba(viewer.shown.rays[0]["shadow"])[..., :3])
     finally:
@@ -218,7 +219,7 @@ def test_ray_modes_show_the_passes_and_wait_out_camera_moves(viewer):
         _press(viewer, "R")
         _press(viewer, "M")
         _press(viewer, "NUMBER_1")
-        viewer.wait_full()
+        viewer.wait_full(HANG_S)
 
 
 def test_drag_orbits_renders_reduced_then_full_and_r_resets(viewer):
@@ -227,7 +228,7 @@ def test_drag_orbits_renders_reduced_then_full_and_r_resets(viewer):
     viewer.on_mouse_drag_event(40, 10, 30, 0)
     viewer.on_mouse_release_event(40, 10, 1)
     assert viewer.camera != home and viewer.camera.target == home.target
-    end = time.perf_counter() + 30
+    end = time.perf_counter() + HANG_S
     sizes = set()
     while not viewer.is_full():
         assert time.perf_counter() < end
@@ -240,7 +241,7 @@ def test_drag_orbits_renders_reduced_then_full_and_r_resets(viewer):
     np.testing.assert_array_equal(viewer.shown.results[1].color, render(scene, PRESETS[1], W, H).color)
     _press(viewer, "R")
     assert viewer.camera == home
-    viewer.wait_full()
+    viewer.wait_full(HANG_S)
 
 
 def test_wheel_zooms_and_right_drag_pans(viewer):
@@ -262,7 +263,7 @@ def test_wheel_zooms_and_right_drag_pans(viewer):
         viewer.wnd.modifiers.shift = False
     assert viewer.camera.target != t1
     _press(viewer, "R")
-    viewer.wait_full()
+    viewer.wait_full(HANG_S)
 
 
 def test_held_w_flies_forward(viewer):
@@ -276,7 +277,7 @@ def test_held_w_flies_forward(viewer):
     moved = np.array(viewer.camera.eye) - e0
     assert np.dot(moved, f) > 0 and np.linalg.norm(np.cross(moved, f)) < 1e-9
     _press(viewer, "R")
-    viewer.wait_full()
+    viewer.wait_full(HANG_S)
 
 
 def test_held_s_flies_back_without_a_screenshot(viewer):
@@ -294,20 +295,20 @@ def test_held_s_flies_back_without_a_screenshot(viewer):
     assert np.dot(np.array(viewer.camera.eye) - e0, f) < 0
     assert viewer.last_screenshot == shots
     _press(viewer, "R")
-    viewer.wait_full()
+    viewer.wait_full(HANG_S)
 
 
 def test_msaa_and_scale_keys_rerender(viewer):
     _press(viewer, "M")
-    viewer.wait_full()
+    viewer.wait_full(HANG_S)
     assert viewer.shown.request.samples == 4
     _press(viewer, "M")
     _press(viewer, "MINUS")
-    viewer.wait_full()
+    viewer.wait_full(HANG_S)
     assert (viewer.shown.request.width, viewer.shown.request.height) == (round(W * 0.75), round(H * 0.75))
     assert viewer.shown.results[0].color.shape[:2] == (round(H * 0.75), round(W * 0.75))
     _press(viewer, "EQUAL")
-    viewer.wait_full()
+    viewer.wait_full(HANG_S)
     assert viewer.shown.request.width == W and viewer.shown.request.samples == 1
 
 
@@ -316,23 +317,23 @@ def test_g_steps_through_front_ends(viewer):
     try:
         for fe in ("legacy", "ngg", "mesh"):
             _press(viewer, "G")
-            viewer.wait_full()
+            viewer.wait_full(HANG_S)
             assert viewer.shown.request.frontend == fe
             for i, p in enumerate(PRESETS):
                 assert viewer.shown.results[i].counters == render(scene, p, W, H, frontend=fe).counters
     finally:
         _press(viewer, "G")
     assert viewer.frontend is None
-    viewer.wait_full()
+    viewer.wait_full(HANG_S)
 
 
 def test_n_and_p_switch_scenes(viewer):
     _press(viewer, "N")
-    viewer.wait_full()
+    viewer.wait_full(HANG_S)
     assert viewer.scene.name == get_scene("quad").name and viewer.camera == get_scene("quad").camera
     np.testing.assert_array_equal(viewer.shown.results[0].color, render("quad", PRESETS[0], W, H).color)
     _press(viewer, "P")
-    viewer.wait_full()
+    viewer.wait_full(HANG_S)
     assert viewer.scene is get_scene("spheres")
 
 

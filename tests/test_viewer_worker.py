@@ -12,6 +12,7 @@ import numpy as np
 from pipelines.api import render
 from pipelines.presets import get_preset
 from scenes.library import get_scene
+from tests.cli_process import HANG_S
 from viewer import camera as cam_ops
 from viewer import hud
 from viewer.modes import PIXEL, RAY, extra_modes, mode_title, ray_rgba
@@ -80,7 +81,7 @@ def test_worker_moving_panels_match_one_at_a_time():
     w = Worker()
     try:
         w.submit(Request(1, scene, presets, 96, 64, 1, False))
-        _wait(w, 60)
+        _wait(w, HANG_S)
         frame = w.poll()
     finally:
         w.close()
@@ -201,7 +202,7 @@ def test_worker_traces_ray_passes_on_full_frames_only():
     try:
         w.submit(Request(1, s, (get_preset("imr-baseline"), get_preset("amd-rdna4")), 48, 32, 1, True,
                          ("primary", "shadow")))
-        _wait(w, 60)
+        _wait(w, HANG_S)
         f = w.poll()
         for preset, r, imgs in zip(("imr-baseline", "amd-rdna4"), f.results, f.rays):
             own = render(s, preset, 48, 32, rays=("primary", "shadow"))    # as `tilesim render --rays`
@@ -221,7 +222,7 @@ def test_worker_traces_ray_passes_on_full_frames_only():
                                                   PIXEL + "rt.primary.steps", PIXEL + "rt.shadow.steps")
         assert mode_title(PIXEL + "rt.shadow.steps") == "BVH traversal steps per pixel, shadow rays"
         w.submit(Request(2, s, (get_preset("imr-baseline"),), 48, 32, 1, False, ("primary",)))
-        _wait(w, 60)
+        _wait(w, HANG_S)
         f = w.poll()
         assert f.rays == [{}] and "rt.primary.steps" not in f.results[0].pixel_maps
         assert "rt_steps_per_ray" not in hud.figures(f.results[0])
