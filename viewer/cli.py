@@ -106,6 +106,8 @@ def cmd_view(args) -> None:
         check_output(args.screenshot)
         check_output(screenshot_json(args.screenshot))
     options = options_from_args(args)
+    from pipelines.commands.precompile import precompile
+    precompile(options.presets)         # a cold cache: on every core at once, before the window
     try:
         viewer = open_viewer(options, window=args.window)
     except ViewerError as e:

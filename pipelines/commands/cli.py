@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from pipelines.commands import budget
+from pipelines.commands.precompile import precompile
 from pipelines.commands.preset_options import add_set_option, presets_from_args, user_lines
 from pipelines.commands.output import (UserError, check_output, save_json, save_png,  # noqa: F401
                                        write_atomic)
@@ -113,6 +114,7 @@ def cmd_render(args) -> None:
             print(f"{scene.name}: {note}", file=sys.stderr)
     settings = Settings(w, h, args.samples, frontend=args.frontend, rays=passes,
                         store_depth=args.store_depth, ray_order=order, bvh=args.bvh)
+    precompile([preset])                # a cold cache: on every core at once (precompile)
     seq = None
     if args.frames > 1 or args.camera_path != "static":
         from pipelines.sequence import run_sequence
@@ -254,6 +256,7 @@ def cmd_report(args) -> None:
     if fmt == "html":
         from pipelines.commands.report_html import Gallery
         gallery = Gallery()
+    precompile(presets)
     rows = report.run_report(scenes, presets, settings, progress=not args.quiet, on_result=gallery,
                              frames=args.frames, camera_path=args.camera_path)
     claims = None

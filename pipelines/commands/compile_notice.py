@@ -21,6 +21,11 @@ from numba.core import event
 from rich.console import Console
 
 
+# The notice of the command running (compiling_notice), for the compiles it does not see as events:
+# those pipelines.commands.precompile runs in worker processes.
+ACTIVE: "CompileNotice | None" = None
+
+
 class CompileNotice(event.Listener):
     """Counts compiles (from any thread: numba compiles under one global lock, but the kernels a
     background thread first calls compile there) and reports them to `console`."""
@@ -31,12 +36,13 @@ class CompileNotice(event.Listener):
         self.started: float | None = None
         self.done = 0
         self.status = None
+        self.workers = 1
 
-    def _say_start(self) -> None:
+    def _say_start(self, how: str = "") -> None:
         self.started = time.perf_counter()
         where = numba.config.CACHE_DIR or "numba's cache"
-        head = ("tilesim: compiling numba kernels for this version (once: later runs load them "
-                f"from {where})")
+        head = (f"tilesim: compiling numba kernels for this version{how} (once: later runs load "
+                f"them from {where})")
         if self.console.is_terminal:
             self.console.print(head)
             self.status = self.console.status("compiling kernels")
@@ -57,6 +63,23 @@ class CompileNotice(event.Listener):
     def on_end(self, ev) -> None:
         with self.lock:
             self.done += 1
+
+    def ahead(self, entries: int, workers: int) -> None:
+        """pipelines.commands.precompile starts: `entries` kernels' compiles on `workers`
+        processes, whose compile events this process does not see."""
+        with self.lock:
+            if self.started is None:
+                self._say_start(f", {entries} entry points on {workers} processes")
+            self.workers = workers
+
+    def ahead_done(self, k: int, groups: int, module: str, kernels: int) -> None:
+        """A worker finished the k-th of `groups` modules, `kernels` compiles with its callees."""
+        with self.lock:
+            self.done += kernels
+            if self.status is not None:
+                self.status.update(f"compiling kernels on {self.workers} processes: {k} of {groups} "
+                                   f"modules done, last {module} "
+                                   f"({time.perf_counter() - self.started:.0f} s)")
 
     def finish(self) -> None:
         with self.lock:
@@ -101,13 +124,16 @@ def compiling_notice(file):
     """Within it, compiling kernels and encoding textures are reported on `file` (a stream:
     stderr)."""
     from renderer import texture_formats
+    global ACTIVE
     console = Console(file=file, highlight=False, soft_wrap=True)
     notice, encoding = CompileNotice(console), EncodeNotice(console)
     event.register("numba:compile", notice)
     texture_formats.ENCODE_LISTENERS.append(encoding)
+    ACTIVE = notice
     try:
         yield notice
     finally:
+        ACTIVE = None
         event.unregister("numba:compile", notice)
         texture_formats.ENCODE_LISTENERS.remove(encoding)
         notice.finish()

@@ -1,0 +1,229 @@
+"""A cold cache's kernels compiled on every core at once, before the command calls them (issue 29,
+point 1).
+
+numba compiles a kernel at its first call, in the calling process, one at a time: on an empty cache
+(a new version, a fresh install) `tilesim render triangle` spent a minute and a half compiling on
+one core while the other idled. The kernels a preset's frames call from Python (their entry points:
+the front end, the binner, the raster, the memory replay...) and the argument types they are called
+with are listed in kernels.json beside this file, recorded from frames of every built-in scene
+through each preset (`python -m pipelines.commands.precompile --write`). On a cold cache, render
+and report first compile the entry points their presets call in worker processes, a module's
+entry points in one worker (they share callees: rasterize_tiles and rasterize_tiles_1x both
+compile rasterize_tile), the longest first; each worker writes numba's on-disk cache, and the
+command then runs as on a warm cache. A kernel the list misses (a preset changed with --set, ray
+passes, a stale list) compiles at its first call, as before.
+
+    TILESIM_PRECOMPILE=0 tilesim render triangle      # compile lazily, in this process
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import importlib
+import json
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing import get_context
+from pathlib import Path
+
+MANIFEST = Path(__file__).with_name("kernels.json")
+MODULE = "pipelines.commands.precompile"          # this module, run as a script (-m)
+OWN = ("renderer", "pipelines", "scenes", "viewer")
+# The resolutions the list is recorded at: the report's and the render's default, and a small one
+# (frames below a few tiles take the one-thread raster entry point, rasterize_tiles_1x).
+RECORD_SIZES = ((1280, 720), (64, 36))
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:                                   # not Linux
+        return os.cpu_count() or 1
+
+
+def _dispatchers():
+    """(module, name, dispatcher) for every numba dispatcher a loaded project module defines."""
+    from numba.core.dispatcher import Dispatcher
+    for module_name, module in list(sys.modules.items()):
+        if module_name.split(".")[0] not in OWN or module is None:
+            continue
+        for name, obj in list(vars(module).items()):
+            if isinstance(obj, Dispatcher) and obj.__module__ == module_name:
+                yield module_name, name, obj
+
+
+def entry_points() -> list[tuple[str, str, tuple]]:
+    """(module, name, argument types) of every kernel this process has called from Python. A
+    kernel loaded from the cache lists only the signatures called on it; its callees come
+    inside its machine code and list none."""
+    return [(m, n, sig) for m, n, d in _dispatchers() for sig in d.signatures]
+
+
+def _record_one(preset: str) -> list[list]:
+    """Frames of every built-in scene through `preset` at RECORD_SIZES; the entry points called."""
+    from pipelines.frame import Settings, run
+    from scenes.library import get_scene, scene_names
+    for name in scene_names():
+        scene = get_scene(name)
+        for w, h in RECORD_SIZES:
+            run(scene, preset, Settings(w, h))
+    return [[m, n, base64.b64encode(pickle.dumps(sig)).decode(), str(sig)]
+            for m, n, sig in entry_points()]
+
+
+def _compile_seconds(entries: list[dict]) -> dict[str, float]:
+    """Seconds each module's entry points take to compile on an empty cache, one after another
+    in this process (the costs that order the workers' queue)."""
+    seconds = {}
+    for module in sorted({e["module"] for e in entries}):
+        t0 = time.perf_counter()
+        for e in entries:
+            if e["module"] == module:
+                _compile_entry(e)
+        seconds[module] = round(time.perf_counter() - t0, 1)
+    return seconds
+
+
+def write_manifest(presets: list[str]) -> None:
+    """Record every preset's entry points, each in a process of its own (a process lists every
+    signature it has called, whichever preset called it), then time each module's compile in a
+    process with an empty cache."""
+    found: dict[tuple[str, str, str], dict] = {}
+    for preset in presets:
+        out = subprocess.run([sys.executable, "-m", MODULE, "--record-one", preset],
+                             capture_output=True, text=True, check=True).stdout
+        for m, n, sig, text in json.loads(out.splitlines()[-1]):
+            e = found.setdefault((m, n, sig), {"module": m, "kernel": n, "types": text, "sig": sig,
+                                               "presets": []})
+            e["presets"].append(preset)
+        print(f"{preset}: {len(found)} entry points so far", file=sys.stderr)
+    entries = sorted(found.values(), key=lambda e: (e["module"], e["kernel"], e["types"]))
+    with tempfile.TemporaryDirectory() as cold:
+        out = subprocess.run([sys.executable, "-m", MODULE, "--time-compiles"],
+                             input=json.dumps(entries), capture_output=True, text=True, check=True,
+                             env=dict(os.environ, NUMBA_CACHE_DIR=cold)).stdout
+    seconds = json.loads(out.splitlines()[-1])
+    import numba
+    MANIFEST.write_text(json.dumps({
+        "numba": numba.__version__,
+        "recorded_at": [f"{w}x{h}" for w, h in RECORD_SIZES],
+        "module_compile_s": seconds,
+        "entries": entries}, indent=1) + "\n")
+
+
+def load() -> list[dict]:
+    """The recorded entry points; none when the list is missing, unreadable or from another numba
+    (its argument types are numba's pickled types)."""
+    import numba
+    try:
+        data = json.loads(MANIFEST.read_text())
+    except (OSError, ValueError):
+        return []
+    if data.get("numba") != numba.__version__:
+        return []
+    seconds = data.get("module_compile_s", {})
+    return [dict(e, seconds=seconds.get(e["module"], 0.0)) for e in data.get("entries", [])]
+
+
+def _dispatcher(entry: dict):
+    return getattr(importlib.import_module(entry["module"]), entry["kernel"])
+
+
+def _compile_entry(entry: dict) -> None:
+    _dispatcher(entry).compile(pickle.loads(base64.b64decode(entry["sig"])))
+
+
+def _cached(entry: dict) -> bool:
+    """Whether numba's cache holds an index for the entry's kernel (some signature of it)."""
+    try:
+        return os.path.exists(_dispatcher(entry)._cache._cache_file._index_path)
+    except Exception:                         # numba's internals moved, or the list is stale
+        return True                           # (then nothing is compiled ahead)
+
+
+def _compile_group(entries: list[dict]) -> tuple[str, int, float]:
+    """In a worker: compile a module's entry points (numba writes each to the cache). Returns the
+    module, the kernels compiled (callees included) and the seconds. An entry that no longer
+    compiles (a stale list) is left to compile, or fail, where the command calls it."""
+    from numba.core import event
+
+    class Count(event.Listener):
+        n = 0
+
+        def on_start(self, ev):
+            Count.n += 1
+
+        def on_end(self, ev):
+            pass
+
+    event.register("numba:compile", Count())
+    t0 = time.perf_counter()
+    for entry in entries:
+        try:
+            _compile_entry(entry)
+        except Exception:
+            pass
+    return entries[0]["module"], Count.n, time.perf_counter() - t0
+
+
+def plan(preset_names: list[str] | None) -> list[list[dict]]:
+    """The entry points to compile ahead for these presets (None: every preset's), not yet in the
+    cache, by module, longest first."""
+    groups: dict[str, list[dict]] = {}
+    for e in load():
+        if preset_names is None or set(e["presets"]) & set(preset_names):
+            if not _cached(e):
+                groups.setdefault(e["module"], []).append(e)
+    return sorted(groups.values(), key=lambda g: -g[0]["seconds"])
+
+
+def precompile(presets) -> None:
+    """Compile ahead, on every core, the kernels `presets` will call, when the cache lacks them
+    (a warm cache: nothing happens). Says what it does on the command's compile notice."""
+    if os.environ.get("TILESIM_PRECOMPILE", "1") == "0":
+        return
+    from pipelines.commands import compile_notice
+    from pipelines.presets import PRESETS
+    names = [p.name for p in presets]
+    groups = plan(names if all(n in PRESETS for n in names) else None)
+    workers = min(_cpus(), len(groups))
+    if workers < 2:                           # one core: compiling at first call costs the same
+        return
+    notice = compile_notice.ACTIVE
+    if notice is not None:
+        notice.ahead(sum(len(g) for g in groups), workers)
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+        jobs = [pool.submit(_compile_group, g) for g in groups]
+        for k, job in enumerate(as_completed(jobs), 1):
+            module, n, seconds = job.result()
+            if notice is not None:
+                notice.ahead_done(k, len(groups), module, n)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog=f"python -m {MODULE}",
+                                 description=__doc__.split("\n\n")[0])
+    ap.add_argument("--write", action="store_true", help=f"record every preset's entry points and "
+                    f"each module's compile time into {MANIFEST.name}")
+    ap.add_argument("--record-one", metavar="PRESET", help=argparse.SUPPRESS)
+    ap.add_argument("--time-compiles", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.record_one:
+        print(json.dumps(_record_one(args.record_one)))
+    elif args.time_compiles:
+        print(json.dumps(_compile_seconds(json.loads(sys.stdin.read()))))
+    elif args.write:
+        from pipelines.presets import PRESETS
+        write_manifest(list(PRESETS))
+    else:
+        ap.print_help()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+"""Kernels compiled ahead on a cold cache (pipelines.commands.precompile): the list of entry points
+is current, a worker's compile is what a later process loads, and the plan skips what the cache
+holds and starts with the longest module."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numba
+from numba.core import types
+
+from pipelines.commands import precompile as pc
+from pipelines.presets import PRESETS
+from tests.cli_process import HANG_S, REPO
+
+REWRITE = "python -m pipelines.commands.precompile --write"
+
+
+def test_the_list_names_existing_kernels_and_numba_types_for_every_preset():
+    entries = pc.load()
+    assert entries, f"{pc.MANIFEST.name} is missing or from another numba than {numba.__version__}: {REWRITE}"
+    assert {p for e in entries for p in e["presets"]} == set(PRESETS)
+    for e in entries:
+        sig = pc.pickle.loads(pc.base64.b64decode(e["sig"]))
+        assert isinstance(sig, tuple) and all(isinstance(t, types.Type) for t in sig)
+        assert str(sig) == e["types"]
+        assert hasattr(pc._dispatcher(e), "compile"), e["module"] + "." + e["kernel"]
+        assert e["seconds"] > 0
+
+
+def _env(**extra):
+    env = dict(os.environ, **extra)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    return env
+
+
+def test_the_list_is_what_imr_baseline_calls_today():
+    """Recorded again now, imr-baseline's entry points are the listed ones: a kernel whose
+    arguments changed without the list being rewritten fails here."""
+    out = subprocess.run([sys.executable, "-m", pc.MODULE, "--record-one", "imr-baseline"],
+                         env=_env(), capture_output=True, text=True, timeout=HANG_S, check=True)
+    now = {(m, n, text) for m, n, _, text in json.loads(out.stdout.splitlines()[-1])}
+    listed = {(e["module"], e["kernel"], e["types"]) for e in pc.load() if "imr-baseline" in e["presets"]}
+    assert now == listed, (f"entry points called but not listed: {sorted(now - listed)[:5]}; listed but "
+                           f"not called: {sorted(listed - now)[:5]}. {REWRITE}")
+
+
+_CHILD = """
+import json, sys
+from numba.core import event
+from pipelines.commands import precompile as pc
+entries = [e for e in pc.load() if e["module"] == "renderer.rop_kernels"]
+if sys.argv[1] == "workers":
+    assert not any(pc._cached(e) for e in entries)
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+    with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
+        module, n, _ = pool.submit(pc._compile_group, entries).result()
+    print(json.dumps([module, n, len(entries)]))
+else:
+    class Count(event.Listener):
+        n = 0
+        def on_start(self, ev): Count.n += 1
+        def on_end(self, ev): pass
+    event.register("numba:compile", Count())
+    cached = all(pc._cached(e) for e in entries)
+    for e in entries:
+        pc._compile_entry(e)
+    print(json.dumps([cached, Count.n, [len(g) for g in pc.plan(None) if g[0]["module"] == "renderer.rop_kernels"]]))
+"""
+
+
+def test_a_workers_compile_is_what_a_later_process_loads(tmp_path):
+    """A module's entry points compiled in a spawned worker on an empty cache: a new process finds
+    them cached, compiles none of them again, and the plan leaves the module out."""
+    env = _env(NUMBA_CACHE_DIR=str(tmp_path))
+    run = lambda step: json.loads(subprocess.run(  # noqa: E731
+        [sys.executable, "-c", _CHILD, step], env=env, capture_output=True, text=True,
+        timeout=HANG_S, check=True).stdout.splitlines()[-1])
+    module, compiled, n_entries = run("workers")
+    assert module == "renderer.rop_kernels" and n_entries >= 1 and compiled >= n_entries
+    cached, compiled_again, planned = run("later")
+    assert cached and compiled_again == 0 and planned == []
+
+
+def test_the_plan_starts_with_the_longest_module_and_keeps_a_module_together(monkeypatch):
+    monkeypatch.setattr(pc, "_cached", lambda e: False)
+    groups = pc.plan(["imr-baseline"])
+    seconds = [g[0]["seconds"] for g in groups]
+    assert seconds == sorted(seconds, reverse=True) and len(groups) > 1
+    assert all(len({e["module"] for e in g}) == 1 for g in groups)
+    assert len({g[0]["module"] for g in groups}) == len(groups)
+    assert groups[0][0]["module"] == "renderer.raster_kernels"
+    assert all("imr-baseline" in e["presets"] for g in groups for e in g)
