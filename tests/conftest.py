@@ -1,5 +1,6 @@
 import os
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -23,3 +24,20 @@ def pytest_xdist_auto_num_workers(config):
     except AttributeError:                                   # not Linux
         cpus = os.cpu_count() or 1
     return max(1, min(cpus, 4))
+
+
+def pytest_sessionstart(session):
+    """On a cold numba cache, every preset's kernels compiled first on every core at once
+    (pipelines.commands.precompile), so that the test workers load them rather than each compile
+    the raster kernels again. Runs before pytest-xdist starts its workers (its sessionstart is
+    trylast), in the controller only."""
+    if hasattr(session.config, "workerinput"):
+        return
+    from pipelines.commands.precompile import precompile
+    t0 = time.perf_counter()
+    modules = precompile()
+    if modules:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"compiled {modules} kernel modules ahead on a cold numba cache in "
+                                f"{time.perf_counter() - t0:.0f} s (pipelines.commands.precompile)")

@@ -45,3 +45,16 @@ def test_the_first_encode_of_a_format_is_announced(tmp_path, monkeypatch):
     with compiling_notice(out):
         encoded_level(img, "bc1")
     assert out.getvalue() == ""
+
+
+def test_compiles_ahead_in_workers_are_announced_and_counted():
+    """precompile's workers compile where this process sees no event: the notice says how many
+    entry points on how many processes, and counts the kernels the workers report."""
+    out = io.StringIO()
+    with compiling_notice(out) as notice:
+        notice.ahead(30, 2)
+        notice.ahead_done(1, 2, "renderer.raster_kernels", 40)
+        notice.ahead_done(2, 2, "renderer.geometry_kernels", 12)
+    text = out.getvalue()
+    assert "compiling numba kernels for this version, 30 entry points on 2 processes" in text
+    assert "compiled 52 kernels in" in text

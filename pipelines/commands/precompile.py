@@ -182,18 +182,19 @@ def plan(preset_names: list[str] | None) -> list[list[dict]]:
     return sorted(groups.values(), key=lambda g: -g[0]["seconds"])
 
 
-def precompile(presets) -> None:
-    """Compile ahead, on every core, the kernels `presets` will call, when the cache lacks them
-    (a warm cache: nothing happens). Says what it does on the command's compile notice."""
+def precompile(presets=None) -> int:
+    """Compile ahead, on every core, the kernels `presets` (None: every preset) will call, when
+    the cache lacks them (a warm cache: nothing happens). Says what it does on the command's
+    compile notice. Returns the number of modules compiled."""
     if os.environ.get("TILESIM_PRECOMPILE", "1") == "0":
-        return
+        return 0
     from pipelines.commands import compile_notice
     from pipelines.presets import PRESETS
-    names = [p.name for p in presets]
-    groups = plan(names if all(n in PRESETS for n in names) else None)
+    names = None if presets is None else [p.name for p in presets]
+    groups = plan(names if names is not None and all(n in PRESETS for n in names) else None)
     workers = min(_cpus(), len(groups))
     if workers < 2:                           # one core: compiling at first call costs the same
-        return
+        return 0
     notice = compile_notice.ACTIVE
     if notice is not None:
         notice.ahead(sum(len(g) for g in groups), workers)
@@ -203,6 +204,7 @@ def precompile(presets) -> None:
             module, n, seconds = job.result()
             if notice is not None:
                 notice.ahead_done(k, len(groups), module, n)
+    return len(groups)
 
 
 def main(argv=None) -> int:
