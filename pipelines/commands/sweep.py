@@ -81,6 +81,9 @@ def cmd_sweep(args) -> None:
           f"{len(sweep.cells) - left} already in {out}, {left} to run")
     if args.dry_run:
         return
+    if left and not args.scheduler:     # a cold cache: compiled once on every core, not per worker
+        from pipelines.commands.precompile import precompile
+        precompile([c.preset for c in sweep.cells])
     s = run_sweep(sweep, results, workers=args.workers, scheduler=args.scheduler,
                   serial=args.serial, progress=not args.quiet, version=version)
     where = "this process" if args.serial else (args.scheduler or f"a LocalCluster of {s.workers} worker(s)")
