@@ -9,7 +9,10 @@ the texture cache and everything else stay as they are), listens there to numba'
 "numba:compile" events and prints: the wall time, the kernels compiled and the seconds spent in
 each, exclusive of the kernels it compiled on the way (numba compiles a callee when its caller
 is typed, inside the caller's event). With --warm the command is run a second time on the same
-cache, the figure of every later run.
+cache, the figure of every later run. render, report and view compile their presets' kernels
+ahead in worker processes (pipelines.commands.precompile), whose compiles the child does not see:
+the per-kernel figures then show only what the list missed; `--env TILESIM_PRECOMPILE=0` gives
+the compile at first call, kernel by kernel.
 """
 from __future__ import annotations
 

@@ -2,16 +2,18 @@
 point 1).
 
 numba compiles a kernel at its first call, in the calling process, one at a time: on an empty cache
-(a new version, a fresh install) `tilesim render triangle` spent a minute and a half compiling on
-one core while the other idled. The kernels a preset's frames call from Python (their entry points:
-the front end, the binner, the raster, the memory replay...) and the argument types they are called
-with are listed in kernels.json beside this file, recorded from frames of every built-in scene
-through each preset (`python -m pipelines.commands.precompile --write`). On a cold cache, render
-and report first compile the entry points their presets call in worker processes, a module's
-entry points in one worker (they share callees: rasterize_tiles and rasterize_tiles_1x both
-compile rasterize_tile), the longest first; each worker writes numba's on-disk cache, and the
-command then runs as on a warm cache. A kernel the list misses (a preset changed with --set, ray
-passes, a stale list) compiles at its first call, as before.
+(a new version, a fresh install) `tilesim render triangle` spent 101 s of its 105 compiling on one
+core of two while the other idled. The kernels a preset's frames call from Python (their entry
+points: the front end, the binner, the raster, the memory replay...) and the argument types they
+are called with are listed in kernels.json beside this file, recorded from frames of every built-in
+scene through each preset (`python -m pipelines.commands.precompile --write`). On a cold cache,
+render, report, view and a local sweep first compile the entry points their presets call in
+worker processes, a module's entry points in one worker (they share callees: rasterize_tiles and
+rasterize_tiles_1x both compile rasterize_tile), the longest module first; each worker writes
+numba's on-disk cache, and the command then runs as on a warm cache (render triangle: 58 s). The
+raster module alone takes 56 s, so more cores than two gain little more. A kernel the list misses
+(a preset changed with --set, 4 samples, ray passes, a stale list) compiles at its first call, as
+before.
 
     TILESIM_PRECOMPILE=0 tilesim render triangle      # compile lazily, in this process
 """
@@ -28,6 +30,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -198,13 +201,18 @@ def precompile(presets=None) -> int:
     notice = compile_notice.ACTIVE
     if notice is not None:
         notice.ahead(sum(len(g) for g in groups), workers)
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-        jobs = [pool.submit(_compile_group, g) for g in groups]
-        for k, job in enumerate(as_completed(jobs), 1):
-            module, n, seconds = job.result()
-            if notice is not None:
-                notice.ahead_done(k, len(groups), module, n)
-    return len(groups)
+    done = 0
+    try:
+        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+            jobs = [pool.submit(_compile_group, g) for g in groups]
+            for job in as_completed(jobs):
+                module, n, _ = job.result()
+                done += 1
+                if notice is not None:
+                    notice.ahead_done(done, len(groups), module, n)
+    except (BrokenProcessPool, OSError):
+        pass        # a worker killed (out of memory, say): what it left compiles at first call
+    return done
 
 
 def main(argv=None) -> int:
