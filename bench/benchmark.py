@@ -40,6 +40,7 @@ from pipelines import render  # noqa: E402
 from renderer.geometry import forget_setups  # noqa: E402
 from renderer.memory import MemoryModel  # noqa: E402
 from scenes.library import get_scene  # noqa: E402
+from scenes.model import SceneError  # noqa: E402
 
 SCENES = ["spheres", "overdraw:32:btf", "overdraw:32:ftb", "sponza",
           "pul1duel", "islandctf", "suspended"]     # the game levels: textured, in the game's draws
@@ -147,7 +148,14 @@ def main(argv=None) -> int:
                     help="further presets to time, comma-separated "
                     "('' for none)")
     args = ap.parse_args(argv)
-    width, height = (int(v) for v in args.res.lower().split("x"))
+    try:
+        width, height = (int(v) for v in args.res.lower().split("x"))
+    except ValueError:
+        ap.error(f"--res {args.res}: expected WxH, e.g. 1280x720")     # one line, exit 2
+    try:
+        scenes = {name: get_scene(name) for name in args.scenes.split(",") if name}
+    except SceneError as e:
+        ap.error(str(e))
     console = Console(width=160)   # a table, not a terminal-width wrap
     console.print(f"numba threads: {numba.get_num_threads()} (NUMBA_NUM_THREADS="
                   f"{numba.config.NUMBA_NUM_THREADS}, {os.cpu_count()} CPUs)")
@@ -156,7 +164,6 @@ def main(argv=None) -> int:
                   f"frame per renderer, back to back; ms: median frame; ratio: median over the "
                   f"rounds of the frame over llvmpipe's in the same round")
 
-    scenes = {name: get_scene(name) for name in args.scenes.split(",") if name}
     t0 = time.perf_counter()
     also = [p for p in args.also.split(",") if p]
     for scene in scenes.values():                  # warm-up: numba compile / load from cache

@@ -40,6 +40,10 @@ OWN = ("renderer", "pipelines", "scenes", "viewer")
 # The resolutions the list is recorded at: the report's and the render's default, and a small one
 # (frames below a few tiles take the one-thread raster entry point, rasterize_tiles_1x).
 RECORD_SIZES = ((1280, 720), (64, 36))
+# Workers at most: the raster module alone compiles in 56 s of the 149 (kernels.json), so past three
+# or four the longest module bounds the wall time and more workers only add memory (each holds
+# numba and LLVM, about 0.3-0.5 GB).
+MAX_WORKERS = 4
 
 
 def _cpus() -> int:
@@ -195,7 +199,7 @@ def precompile(presets=None) -> int:
     from pipelines.presets import PRESETS
     names = None if presets is None else [p.name for p in presets]
     groups = plan(names if names is not None and all(n in PRESETS for n in names) else None)
-    workers = min(_cpus(), len(groups))
+    workers = min(_cpus(), len(groups), MAX_WORKERS)
     if workers < 2:                           # one core: compiling at first call costs the same
         return 0
     notice = compile_notice.ACTIVE
