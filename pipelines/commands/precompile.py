@@ -195,8 +195,13 @@ def precompile(presets=None) -> int:
     compile notice. Returns the number of modules compiled."""
     if os.environ.get("TILESIM_PRECOMPILE", "1") == "0":
         return 0
+    import numba
+
+    import renderer                           # noqa: F401  (points numba at the source-keyed cache)
     from pipelines.commands import compile_notice
     from pipelines.presets import PRESETS
+    if not (numba.config.CACHE_DIR and os.access(numba.config.CACHE_DIR, os.W_OK)):
+        return 0        # workers could not leave their kernels anywhere this process finds them
     names = None if presets is None else [p.name for p in presets]
     groups = plan(names if names is not None and all(n in PRESETS for n in names) else None)
     workers = min(_cpus(), len(groups), MAX_WORKERS)
@@ -206,16 +211,24 @@ def precompile(presets=None) -> int:
     if notice is not None:
         notice.ahead(sum(len(g) for g in groups), workers)
     done = 0
+    pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"))
     try:
-        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-            jobs = [pool.submit(_compile_group, g) for g in groups]
-            for job in as_completed(jobs):
-                module, n, _ = job.result()
-                done += 1
-                if notice is not None:
-                    notice.ahead_done(done, len(groups), module, n)
+        jobs = [pool.submit(_compile_group, g) for g in groups]
+        for job in as_completed(jobs):
+            module, n, _ = job.result()
+            done += 1
+            if notice is not None:
+                notice.ahead_done(done, len(groups), module, n)
     except (BrokenProcessPool, OSError):
         pass        # a worker killed (out of memory, say): what it left compiles at first call
+    except BaseException:
+        # Ctrl-C: a worker inside LLVM sees it only when its module is done (20 s and more);
+        # numba writes a cache file whole or not at all, so stopping it now loses nothing.
+        for process in list((pool._processes or {}).values()):
+            process.terminate()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
     return done
 
 
