@@ -46,7 +46,8 @@ RECORD_SIZES = ((1280, 720), (64, 36))
 MAX_WORKERS = 4
 
 
-def _cpus() -> int:
+def usable_cpus() -> int:
+    """The CPUs this process may run on."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:                                   # not Linux
@@ -204,7 +205,7 @@ def precompile(presets=None) -> int:
         return 0        # workers could not leave their kernels anywhere this process finds them
     names = None if presets is None else [p.name for p in presets]
     groups = plan(names if names is not None and all(n in PRESETS for n in names) else None)
-    workers = min(_cpus(), len(groups), MAX_WORKERS)
+    workers = min(usable_cpus(), len(groups), MAX_WORKERS)
     if workers < 2:                           # one core: compiling at first call costs the same
         return 0
     notice = compile_notice.ACTIVE
