@@ -38,7 +38,9 @@ MANIFEST = Path(__file__).with_name("kernels.json")
 MODULE = "pipelines.commands.precompile"          # this module, run as a script (-m)
 OWN = ("renderer", "pipelines", "scenes", "viewer")
 # The resolutions the list is recorded at: the report's and the render's default, and a small one
-# (frames below a few tiles take the one-thread raster entry point, rasterize_tiles_1x).
+# in case a path depends on the frame's size (on imr-baseline none does: the same 30 entry points
+# either way). The raster's entry point depends on the samples (rasterize_tiles_1x, _4x): 4 samples
+# are not recorded, and compile at first call.
 RECORD_SIZES = ((1280, 720), (64, 36))
 # Workers at most: the raster module alone compiles in 56 s of the 149 (kernels.json), so past three
 # or four the longest module bounds the wall time and more workers only add memory (each holds
