@@ -18,10 +18,11 @@ from tests.cli_process import HANG_S, REPO
 REWRITE = "python -m pipelines.commands.precompile --write"
 
 
-def test_the_list_names_existing_kernels_and_numba_types_for_every_preset():
+def test_the_list_names_existing_kernels_and_numba_types_for_every_preset_and_sample_count():
     entries = pc.load()
     assert entries, f"{pc.MANIFEST.name} is missing or from another numba than {numba.__version__}: {REWRITE}"
-    assert {p for e in entries for p in e["presets"]} == set(PRESETS)
+    assert {(p, n) for e in entries for p, n in e["runs"]} == {(p, n) for p in PRESETS
+                                                             for n in pc.RECORD_SAMPLES}
     for e in entries:
         sig = pc.pickle.loads(pc.base64.b64decode(e["sig"]))
         assert isinstance(sig, tuple) and all(isinstance(t, types.Type) for t in sig)
@@ -37,12 +38,13 @@ def _env(**extra):
 
 
 def test_the_list_is_what_imr_baseline_calls_today():
-    """Recorded again now, imr-baseline's entry points are the listed ones: a kernel whose
-    arguments changed without the list being rewritten fails here."""
-    out = subprocess.run([sys.executable, "-m", pc.MODULE, "--record-one", "imr-baseline"],
+    """Recorded again now, imr-baseline's entry points at one sample are the listed ones: a kernel
+    whose arguments changed without the list being rewritten fails here."""
+    out = subprocess.run([sys.executable, "-m", pc.MODULE, "--record-one", "imr-baseline", "1"],
                          env=_env(), capture_output=True, text=True, timeout=HANG_S, check=True)
     now = {(m, n, text) for m, n, _, text in json.loads(out.stdout.splitlines()[-1])}
-    listed = {(e["module"], e["kernel"], e["types"]) for e in pc.load() if "imr-baseline" in e["presets"]}
+    listed = {(e["module"], e["kernel"], e["types"]) for e in pc.load()
+              if ["imr-baseline", 1] in e["runs"]}
     assert now == listed, (f"entry points called but not listed: {sorted(now - listed)[:5]}; listed but "
                            f"not called: {sorted(listed - now)[:5]}. {REWRITE}")
 
@@ -87,10 +89,13 @@ def test_a_workers_compile_is_what_a_later_process_loads(tmp_path):
 
 def test_the_plan_starts_with_the_longest_module_and_keeps_a_module_together(monkeypatch):
     monkeypatch.setattr(pc, "_cached", lambda e: False)
-    groups = pc.plan(["imr-baseline"])
+    groups = pc.plan(["imr-baseline"], {1})
     seconds = [g[0]["seconds"] for g in groups]
     assert seconds == sorted(seconds, reverse=True) and len(groups) > 1
     assert all(len({e["module"] for e in g}) == 1 for g in groups)
     assert len({g[0]["module"] for g in groups}) == len(groups)
     assert groups[0][0]["module"] == "renderer.raster_kernels"
-    assert all("imr-baseline" in e["presets"] for g in groups for e in g)
+    assert all(["imr-baseline", 1] in e["runs"] for g in groups for e in g)
+    kernels = lambda groups: {e["kernel"] for g in groups for e in g}  # noqa: E731
+    assert "rasterize_tiles_1x" in kernels(groups) and "rasterize_tiles_4x" not in kernels(groups)
+    assert "rasterize_tiles_4x" in kernels(pc.plan(["imr-baseline"], {4}))

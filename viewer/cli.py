@@ -107,7 +107,8 @@ def cmd_view(args) -> None:
         check_output(screenshot_json(args.screenshot))
     options = options_from_args(args)
     from pipelines.commands.precompile import precompile
-    precompile(options.presets)         # a cold cache: on every core at once, before the window
+    # a cold cache: on every core at once, before the window; M toggles 4 samples
+    precompile(options.presets, {options.samples, 4})
     try:
         viewer = open_viewer(options, window=args.window)
     except ViewerError as e:

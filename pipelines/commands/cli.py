@@ -114,7 +114,7 @@ def cmd_render(args) -> None:
             print(f"{scene.name}: {note}", file=sys.stderr)
     settings = Settings(w, h, args.samples, frontend=args.frontend, rays=passes,
                         store_depth=args.store_depth, ray_order=order, bvh=args.bvh)
-    precompile([preset])                # a cold cache: on every core at once (precompile)
+    precompile([preset], {args.samples})    # a cold cache: on every core at once (precompile)
     seq = None
     if args.frames > 1 or args.camera_path != "static":
         from pipelines.sequence import run_sequence
@@ -256,7 +256,7 @@ def cmd_report(args) -> None:
     if fmt == "html":
         from pipelines.commands.report_html import Gallery
         gallery = Gallery()
-    precompile(presets)
+    precompile(presets, {args.samples})
     rows = report.run_report(scenes, presets, settings, progress=not args.quiet, on_result=gallery,
                              frames=args.frames, camera_path=args.camera_path)
     claims = None

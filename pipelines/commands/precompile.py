@@ -6,14 +6,14 @@ numba compiles a kernel at its first call, in the calling process, one at a time
 core of two while the other idled. The kernels a preset's frames call from Python (their entry
 points: the front end, the binner, the raster, the memory replay...) and the argument types they
 are called with are listed in kernels.json beside this file, recorded from frames of every built-in
-scene through each preset (`python -m pipelines.commands.precompile --write`). On a cold cache,
-render, report, view and a local sweep first compile the entry points their presets call in
-worker processes, a module's entry points in one worker (they share callees: rasterize_tiles and
-rasterize_tiles_1x both compile rasterize_tile), the longest module first; each worker writes
-numba's on-disk cache, and the command then runs as on a warm cache (render triangle: 58 s). The
-raster module alone takes 56 s, so more cores than two gain little more. A kernel the list misses
-(a preset changed with --set, 4 samples, ray passes, a stale list) compiles at its first call, as
-before.
+scene through each preset at 1 and 4 samples (`python -m pipelines.commands.precompile --write`).
+On a cold cache, render, report, view and a local sweep first compile the entry points their
+presets call in worker processes: a module's entry points in one worker (they share callees:
+rasterize_tiles_1x and rasterize_tiles_4x both call rasterize_tiles), the longest module first.
+Each worker writes numba's on-disk cache, and the command then runs as on a warm cache (render
+triangle: 58 s on two cores). The raster module alone takes 56 s, so past three cores it bounds the
+wall time. A kernel the list misses (a preset changed with --set, ray passes, a stale list)
+compiles at its first call, as before.
 
     TILESIM_PRECOMPILE=0 tilesim render triangle      # compile lazily, in this process
 """
@@ -39,9 +39,10 @@ MODULE = "pipelines.commands.precompile"          # this module, run as a script
 OWN = ("renderer", "pipelines", "scenes", "viewer")
 # The resolutions the list is recorded at: the report's and the render's default, and a small one
 # in case a path depends on the frame's size (on imr-baseline none does: the same 30 entry points
-# either way). The raster's entry point depends on the samples (rasterize_tiles_1x, _4x): 4 samples
-# are not recorded, and compile at first call.
+# either way). The sample counts: the raster's entry point follows them (rasterize_tiles_1x, _4x),
+# so an entry point is listed with the (preset, samples) runs that call it.
 RECORD_SIZES = ((1280, 720), (64, 36))
+RECORD_SAMPLES = (1, 4)
 # Workers at most: the raster module alone compiles in 56 s of the 149 (kernels.json), so past three
 # or four the longest module bounds the wall time and more workers only add memory (each holds
 # numba and LLVM, about 0.3-0.5 GB).
@@ -74,14 +75,15 @@ def entry_points() -> list[tuple[str, str, tuple]]:
     return [(m, n, sig) for m, n, d in _dispatchers() for sig in d.signatures]
 
 
-def _record_one(preset: str) -> list[list]:
-    """Frames of every built-in scene through `preset` at RECORD_SIZES; the entry points called."""
+def _record_one(preset: str, samples: int) -> list[list]:
+    """Frames of every built-in scene through `preset` at RECORD_SIZES and `samples`; the entry
+    points called."""
     from pipelines.frame import Settings, run
     from scenes.library import get_scene, scene_names
     for name in scene_names():
         scene = get_scene(name)
         for w, h in RECORD_SIZES:
-            run(scene, preset, Settings(w, h))
+            run(scene, preset, Settings(w, h, samples))
     return [[m, n, base64.b64encode(pickle.dumps(sig)).decode(), str(sig)]
             for m, n, sig in entry_points()]
 
@@ -100,17 +102,18 @@ def _compile_seconds(entries: list[dict]) -> dict[str, float]:
 
 
 def write_manifest(presets: list[str]) -> None:
-    """Record every preset's entry points, each in a process of its own (a process lists every
-    signature it has called, whichever preset called it), then time each module's compile in a
-    process with an empty cache."""
+    """Record the entry points of every preset at every RECORD_SAMPLES, each run in a process of
+    its own (a process lists every signature it has called, whichever run called it), then time
+    each module's compile in a process with an empty cache."""
     found: dict[tuple[str, str, str], dict] = {}
     for preset in presets:
-        out = subprocess.run([sys.executable, "-m", MODULE, "--record-one", preset],
-                             capture_output=True, text=True, check=True).stdout
-        for m, n, sig, text in json.loads(out.splitlines()[-1]):
-            e = found.setdefault((m, n, sig), {"module": m, "kernel": n, "types": text, "sig": sig,
-                                               "presets": []})
-            e["presets"].append(preset)
+        for samples in RECORD_SAMPLES:
+            out = subprocess.run([sys.executable, "-m", MODULE, "--record-one", preset,
+                                  str(samples)], capture_output=True, text=True, check=True).stdout
+            for m, n, sig, text in json.loads(out.splitlines()[-1]):
+                e = found.setdefault((m, n, sig), {"module": m, "kernel": n, "types": text,
+                                                   "sig": sig, "runs": []})
+                e["runs"].append([preset, samples])
         print(f"{preset}: {len(found)} entry points so far", file=sys.stderr)
     entries = sorted(found.values(), key=lambda e: (e["module"], e["kernel"], e["types"]))
     with tempfile.TemporaryDirectory() as cold:
@@ -122,6 +125,7 @@ def write_manifest(presets: list[str]) -> None:
     MANIFEST.write_text(json.dumps({
         "numba": numba.__version__,
         "recorded_at": [f"{w}x{h}" for w, h in RECORD_SIZES],
+        "samples": list(RECORD_SAMPLES),
         "module_compile_s": seconds,
         "entries": entries}, indent=1) + "\n")
 
@@ -181,21 +185,23 @@ def _compile_group(entries: list[dict]) -> tuple[str, int, float]:
     return entries[0]["module"], Count.n, time.perf_counter() - t0
 
 
-def plan(preset_names: list[str] | None) -> list[list[dict]]:
-    """The entry points to compile ahead for these presets (None: every preset's), not yet in the
-    cache, by module, longest first."""
+def plan(preset_names: list[str] | None, samples=None) -> list[list[dict]]:
+    """The entry points to compile ahead for these presets (None: every preset's) at these sample
+    counts (None: every count recorded), not yet in the cache, by module, longest first."""
     groups: dict[str, list[dict]] = {}
     for e in load():
-        if preset_names is None or set(e["presets"]) & set(preset_names):
+        if any((preset_names is None or p in preset_names) and (samples is None or n in samples)
+               for p, n in e["runs"]):
             if not _cached(e):
                 groups.setdefault(e["module"], []).append(e)
     return sorted(groups.values(), key=lambda g: -g[0]["seconds"])
 
 
-def precompile(presets=None) -> int:
-    """Compile ahead, on every core, the kernels `presets` (None: every preset) will call, when
-    the cache lacks them (a warm cache: nothing happens). Says what it does on the command's
-    compile notice. Returns the number of modules compiled."""
+def precompile(presets=None, samples=None) -> int:
+    """Compile ahead, on every core, the kernels `presets` (None: every preset) will call at
+    `samples` (a collection of sample counts; None: every count), when the cache lacks them (a
+    warm cache: nothing happens). Says what it does on the command's compile notice. Returns the
+    number of modules compiled."""
     if os.environ.get("TILESIM_PRECOMPILE", "1") == "0":
         return 0
     import numba
@@ -206,7 +212,8 @@ def precompile(presets=None) -> int:
     if not (numba.config.CACHE_DIR and os.access(numba.config.CACHE_DIR, os.W_OK)):
         return 0        # workers could not leave their kernels anywhere this process finds them
     names = None if presets is None else [p.name for p in presets]
-    groups = plan(names if names is not None and all(n in PRESETS for n in names) else None)
+    groups = plan(names if names is not None and all(n in PRESETS for n in names) else None,
+                  samples)
     workers = min(usable_cpus(), len(groups), MAX_WORKERS)
     if workers < 2:                           # one core: compiling at first call costs the same
         return 0
@@ -240,11 +247,11 @@ def main(argv=None) -> int:
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("--write", action="store_true", help=f"record every preset's entry points and "
                     f"each module's compile time into {MANIFEST.name}")
-    ap.add_argument("--record-one", metavar="PRESET", help=argparse.SUPPRESS)
+    ap.add_argument("--record-one", nargs=2, metavar=("PRESET", "SAMPLES"), help=argparse.SUPPRESS)
     ap.add_argument("--time-compiles", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.record_one:
-        print(json.dumps(_record_one(args.record_one)))
+        print(json.dumps(_record_one(args.record_one[0], int(args.record_one[1]))))
     elif args.time_compiles:
         print(json.dumps(_compile_seconds(json.loads(sys.stdin.read()))))
     elif args.write:

@@ -83,7 +83,7 @@ def cmd_sweep(args) -> None:
         return
     if left and not args.scheduler:     # a cold cache: compiled once on every core, not per worker
         from pipelines.commands.precompile import precompile
-        precompile([c.preset for c in sweep.cells])
+        precompile([c.preset for c in sweep.cells], {c.samples for c in sweep.cells})
     s = run_sweep(sweep, results, workers=args.workers, scheduler=args.scheduler,
                   serial=args.serial, progress=not args.quiet, version=version)
     where = "this process" if args.serial else (args.scheduler or f"a LocalCluster of {s.workers} worker(s)")
