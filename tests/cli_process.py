@@ -15,9 +15,15 @@ REPO = Path(__file__).resolve().parent.parent
 HANG_S = 900
 
 
-def tilesim(*args, cwd: Path) -> subprocess.CompletedProcess:
-    """`tilesim ARGS...` run in `cwd`; the repository is importable whether or not it is installed."""
-    env = dict(os.environ)
+def child_env(**extra) -> dict:
+    """This process's environment and `extra`, with the repository importable whether or not it
+    is installed."""
+    env = dict(os.environ, **extra)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    return env
+
+
+def tilesim(*args, cwd: Path) -> subprocess.CompletedProcess:
+    """`tilesim ARGS...` run in `cwd`."""
     return subprocess.run([sys.executable, "-m", "pipelines.commands.cli", *map(str, args)], cwd=cwd,
-                          env=env, capture_output=True, text=True, timeout=HANG_S)
+                          env=child_env(), capture_output=True, text=True, timeout=HANG_S)

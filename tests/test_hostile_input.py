@@ -31,7 +31,7 @@ from PIL import Image
 from pipelines.commands import cli
 from scenes.loaders import load_mesh_file
 from scenes.model import SceneError
-from tests.cli_process import REPO, tilesim
+from tests.cli_process import child_env, tilesim
 
 FUZZ_EXAMPLES = int(os.environ.get("TILESIM_FUZZ_EXAMPLES", "100"))
 FUZZ = settings(max_examples=FUZZ_EXAMPLES, derandomize=True, deadline=None, database=None,
@@ -538,8 +538,7 @@ def test_memory_budget_refuses_before_allocating(tmp_path, capsys):
         tracemalloc.stop()
     assert_one_line(rc, out, err, "over the budget of 1.0 GiB")
     assert peak < 64 << 20, peak
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    env = child_env()
     # The child reports its own peak from /proc/self/status (VmHWM: this program's, from its
     # exec on): getrusage's ru_maxrss keeps the forking parent's size, pytest's, across exec.
     peak_at_exit = ("import atexit, runpy, sys\n"

@@ -4,7 +4,6 @@ holds and starts with the longest module."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
@@ -14,7 +13,7 @@ from numba.core import types
 
 from pipelines.commands import precompile as pc
 from pipelines.presets import PRESETS
-from tests.cli_process import HANG_S, REPO
+from tests.cli_process import HANG_S, child_env
 
 REWRITE = "python -m pipelines.commands.precompile --write"
 RECORDED_WITH = json.loads(pc.MANIFEST.read_text()).get("numba") if pc.MANIFEST.is_file() else None
@@ -38,17 +37,11 @@ def test_the_list_names_existing_kernels_and_numba_types_for_every_preset_and_sa
         assert e["seconds"] > 0
 
 
-def _env(**extra):
-    env = dict(os.environ, **extra)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    return env
-
-
 def test_the_list_is_what_imr_baseline_calls_today():
     """Recorded again now, imr-baseline's entry points at one sample are the listed ones: a kernel
     whose arguments changed without the list being rewritten fails here."""
     out = subprocess.run([sys.executable, "-m", pc.MODULE, "--record-one", "imr-baseline", "1"],
-                         env=_env(), capture_output=True, text=True, timeout=HANG_S, check=True)
+                         env=child_env(), capture_output=True, text=True, timeout=HANG_S, check=True)
     now = {(m, n, text) for m, n, _, text in json.loads(out.stdout.splitlines()[-1])}
     listed = {(e["module"], e["kernel"], e["types"]) for e in pc.load()
               if ["imr-baseline", 1] in e["runs"]}
@@ -58,7 +51,6 @@ def test_the_list_is_what_imr_baseline_calls_today():
 
 _CHILD = """
 import json, sys
-from numba.core import event
 from pipelines.commands import precompile as pc
 entries = [e for e in pc.load() if e["module"] == "renderer.rop_kernels"]
 if sys.argv[1] == "workers":
@@ -66,25 +58,19 @@ if sys.argv[1] == "workers":
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
     with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
-        module, n, _ = pool.submit(pc._compile_group, entries).result()
+        module, n = pool.submit(pc._compile_group, entries).result()
     print(json.dumps([module, n, len(entries)]))
 else:
-    class Count(event.Listener):
-        n = 0
-        def on_start(self, ev): Count.n += 1
-        def on_end(self, ev): pass
-    event.register("numba:compile", Count())
     cached = all(pc._cached(e) for e in entries)
-    for e in entries:
-        pc._compile_entry(e)
-    print(json.dumps([cached, Count.n, [len(g) for g in pc.plan(None) if g[0]["module"] == "renderer.rop_kernels"]]))
+    again = pc.compiles(entries)
+    print(json.dumps([cached, again, [len(g) for g in pc.plan(None) if g[0]["module"] == "renderer.rop_kernels"]]))
 """
 
 
 def test_a_workers_compile_is_what_a_later_process_loads(tmp_path):
     """A module's entry points compiled in a spawned worker on an empty cache: a new process finds
     them cached, compiles none of them again, and the plan leaves the module out."""
-    env = _env(NUMBA_CACHE_DIR=str(tmp_path))
+    env = child_env(NUMBA_CACHE_DIR=str(tmp_path))
     run = lambda step: json.loads(subprocess.run(  # noqa: E731
         [sys.executable, "-c", _CHILD, step], env=env, capture_output=True, text=True,
         timeout=HANG_S, check=True).stdout.splitlines()[-1])

@@ -457,14 +457,13 @@ def test_obj_loads_the_same_on_every_cpu(model):
     whose ties fall differently with AVX-512 and without; the loader orders them by first use,
     so a model is the same mesh, vertex for vertex, on any CPU. Where this CPU has AVX-512, a
     second interpreter runs with numpy's AVX-512 kernels off (NPY_DISABLE_CPU_FEATURES)."""
-    import os
     import subprocess
     import sys
 
     from numpy._core._multiarray_umath import __cpu_features__ as features
 
-    repo = str(Path(__file__).resolve().parents[1])
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [repo, os.environ.get("PYTHONPATH")])))
+    from tests.cli_process import child_env
+    env = child_env()
     avx512 = " ".join(f for f, on in features.items() if on and ("AVX512" in f or f == "X86_V4"))
     if not avx512:
         pytest.skip("no AVX-512 on this CPU: nothing to compare")

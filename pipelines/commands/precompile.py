@@ -160,29 +160,23 @@ def _cached(entry: dict) -> bool:
         return True                           # (then nothing is compiled ahead)
 
 
-def _compile_group(entries: list[dict]) -> tuple[str, int, float]:
-    """In a worker: compile a module's entry points (numba writes each to the cache). Returns the
-    module, the kernels compiled (callees included) and the seconds. An entry that no longer
-    compiles (a stale list) is left to compile, or fail, where the command calls it."""
+def compiles(entries: list[dict]) -> int:
+    """Compile `entries` here (numba writes each to the cache); the kernels compiled, callees
+    included (0 for entries loaded from the cache). An entry that no longer compiles (a stale
+    list) is left to compile, or fail, where the command calls it."""
     from numba.core import event
+    with event.install_recorder("numba:compile") as recorded:
+        for entry in entries:
+            try:
+                _compile_entry(entry)
+            except Exception:
+                pass
+    return sum(ev.is_start for _, ev in recorded.buffer)
 
-    class Count(event.Listener):
-        n = 0
 
-        def on_start(self, ev):
-            Count.n += 1
-
-        def on_end(self, ev):
-            pass
-
-    event.register("numba:compile", Count())
-    t0 = time.perf_counter()
-    for entry in entries:
-        try:
-            _compile_entry(entry)
-        except Exception:
-            pass
-    return entries[0]["module"], Count.n, time.perf_counter() - t0
+def _compile_group(entries: list[dict]) -> tuple[str, int]:
+    """In a worker: compile a module's entry points; the module and the kernels compiled."""
+    return entries[0]["module"], compiles(entries)
 
 
 def plan(preset_names: list[str] | None, samples=None) -> list[list[dict]]:
@@ -225,7 +219,7 @@ def precompile(presets=None, samples=None) -> int:
     try:
         jobs = [pool.submit(_compile_group, g) for g in groups]
         for job in as_completed(jobs):
-            module, n, _ = job.result()
+            module, n = job.result()
             done += 1
             if notice is not None:
                 notice.ahead_done(done, len(groups), module, n)
