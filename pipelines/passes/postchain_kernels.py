@@ -111,6 +111,17 @@ def ssao(pos, normal, radius_px, world_radius):
     lies above the pixel's tangent plane (along its normal) within world_radius; AO = 1 - the
     fraction that occlude, with a linear fall-off by distance."""
     H, W = pos.shape[0], pos.shape[1]
+    # The 16 sample offsets, the same for every pixel: made once here, not 16 cosines and sines
+    # a pixel (those were 250 ms of a 1280x720 frame on two cores).
+    off_x = np.empty(16, np.int64)
+    off_y = np.empty(16, np.int64)
+    for ring in range(2):
+        r = radius_px if ring == 0 else max(1, radius_px // 2)
+        for k in range(8):
+            # the 8 compass directions, rotated by half a step on the inner ring
+            a = (k + 0.5 * ring) * (np.pi / 4.0)
+            off_x[ring * 8 + k] = int(round(r * np.cos(a)))
+            off_y[ring * 8 + k] = int(round(r * np.sin(a)))
     out = np.zeros((H, W, 4), np.uint8)
     for y in prange(H):
         for x in range(W):
@@ -123,22 +134,18 @@ def ssao(pos, normal, radius_px, world_radius):
             px, py, pz = pos[y, x, 0], pos[y, x, 1], pos[y, x, 2]
             nx, ny, nz = normal[y, x, 0], normal[y, x, 1], normal[y, x, 2]
             occ = 0.0
-            for ring in range(2):
-                r = radius_px if ring == 0 else max(1, radius_px // 2)
-                for k in range(8):
-                    # the 8 compass directions, rotated by half a step on the inner ring
-                    a = (k + 0.5 * ring) * (np.pi / 4.0)
-                    sx = min(max(x + int(round(r * np.cos(a))), 0), W - 1)
-                    sy = min(max(y + int(round(r * np.sin(a))), 0), H - 1)
-                    if pos[sy, sx, 3] == 0.0:
-                        continue
-                    dx, dy, dz = pos[sy, sx, 0] - px, pos[sy, sx, 1] - py, pos[sy, sx, 2] - pz
-                    dist = np.sqrt(dx * dx + dy * dy + dz * dz)
-                    if dist <= 1e-6 or dist > world_radius:
-                        continue
-                    h = (dx * nx + dy * ny + dz * nz) / dist
-                    if h > 0.1:
-                        occ += h * (1.0 - dist / world_radius)
+            for j in range(16):
+                sx = min(max(x + off_x[j], 0), W - 1)
+                sy = min(max(y + off_y[j], 0), H - 1)
+                if pos[sy, sx, 3] == 0.0:
+                    continue
+                dx, dy, dz = pos[sy, sx, 0] - px, pos[sy, sx, 1] - py, pos[sy, sx, 2] - pz
+                dist = np.sqrt(dx * dx + dy * dy + dz * dz)
+                if dist <= 1e-6 or dist > world_radius:
+                    continue
+                h = (dx * nx + dy * ny + dz * nz) / dist
+                if h > 0.1:
+                    occ += h * (1.0 - dist / world_radius)
             ao = 1.0 - occ / 16.0
             v = np.uint8(min(max(ao, 0.0), 1.0) * 255.0 + 0.5)
             out[y, x, 0] = v
