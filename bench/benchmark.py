@@ -3,8 +3,9 @@
     python bench/benchmark.py [--res 1920x1080] [--repeats 3] [--scenes spheres,sponza,...]
                               [--also apple-m3,amd-rdna2,...]
 
-Renders spheres, overdraw:32 (back to front and front to back), sponza and the three OpenArena
-levels (textured: each preset's texture formats and L1; OpenGL gets the same textures as RGBA8,
+Renders spheres, overdraw:32 (back to front and front to back), sponza, the fill-bound quad and
+city (few, large triangles: issue 29 point 2 asks them at 1280x720 and 1920x1080) and the three
+OpenArena levels (textured: each preset's texture formats and L1; OpenGL gets the same textures as RGBA8,
 mipmapped, with each texture's filter and wrap) through tilesim's `imr-baseline` preset (counters
 always on) and through OpenGL on llvmpipe with a comparable fragment shader (tests/gl_oracle.py:
 Lambert + ambient, base colour × texture, alpha test, blending, colour read back to host memory), and by default through apple-m3 and the DSBR presets amd-rdna2 and amd-rdna3 too.
@@ -43,6 +44,7 @@ from scenes.library import get_scene  # noqa: E402
 from scenes.model import SceneError  # noqa: E402
 
 SCENES = ["spheres", "overdraw:32:btf", "overdraw:32:ftb", "sponza",
+          "quad", "city",                                  # fill-bound: few, large triangles
           "pul1duel", "islandctf", "suspended"]     # the game levels: textured, in the game's draws
 PRESET = "imr-baseline"
 # What pipelines.arch.imr calls per pass, in order, on the frame's own thread; time not inside one of

@@ -63,6 +63,30 @@ def quad(w: float = 1.0, h: float = 1.0, name: str = "quad") -> Mesh:
     return Mesh(name, positions, indices, normals=normals, uvs=uvs)
 
 
+def boxes(lo: np.ndarray, hi: np.ndarray, name: str = "boxes") -> Mesh:
+    """Axis-aligned boxes from corners lo to hi (float (n, 3) each), baked into one mesh: per box
+    its four sides and its top (10 triangles, counter-clockwise seen from outside, a normal per
+    face); no bottom, as for buildings standing on the ground."""
+    lo, hi = np.asarray(lo, np.float64), np.asarray(hi, np.float64)
+    if lo.shape != hi.shape or lo.ndim != 2 or lo.shape[1] != 3 or not (hi > lo).all():
+        raise SceneError(f"boxes: corners must be (n, 3) with hi > lo, got {lo.shape} and {hi.shape}")
+    # Each face: its four corners as (x, y, z) picks of lo (0) or hi (1), counter-clockwise seen
+    # along -normal, and its outward normal.
+    faces = (((1, 0, 1), (1, 0, 0), (1, 1, 0), (1, 1, 1), (1, 0, 0)),     # +x
+             ((0, 0, 0), (0, 0, 1), (0, 1, 1), (0, 1, 0), (-1, 0, 0)),    # -x
+             ((0, 0, 1), (1, 0, 1), (1, 1, 1), (0, 1, 1), (0, 0, 1)),     # +z
+             ((1, 0, 0), (0, 0, 0), (0, 1, 0), (1, 1, 0), (0, 0, -1)),    # -z
+             ((0, 1, 1), (1, 1, 1), (1, 1, 0), (0, 1, 0), (0, 1, 0)))     # +y (the roof)
+    picks = np.array([f[:4] for f in faces], bool)                 # (5 faces, 4 corners, 3)
+    corners = np.where(picks[None], hi[:, None, None], lo[:, None, None])   # (n, 5, 4, 3)
+    normals = np.broadcast_to(np.array([f[4] for f in faces], np.float32)[None, :, None],
+                              corners.shape)
+    quads = np.arange(len(lo) * 5)[:, None] * 4
+    indices = (quads[:, None] + np.array([[0, 1, 2], [0, 2, 3]])).reshape(-1, 3)
+    return Mesh(name, corners.reshape(-1, 3).astype(np.float32), indices.astype(np.uint32),
+                normals=normals.reshape(-1, 3).copy())
+
+
 def _texel_centres(size: int) -> tuple[np.ndarray, np.ndarray]:
     """(u, v) of every texel centre, each (size, size), row 0 at v near 0."""
     c = (np.arange(size) + 0.5) / size

@@ -57,7 +57,7 @@ def write_diff(name: str, only_ts, only_gl, depth_bad) -> Path:
     return path
 
 
-@pytest.mark.parametrize("name", ["sponza", "dragon", "spheres", "overdraw"])
+@pytest.mark.parametrize("name", ["sponza", "dragon", "spheres", "overdraw", "city"])
 def test_coverage_and_depth_match_opengl(name):
     scene = get_scene(name)
     result = render(scene, "imr-baseline", WIDTH, HEIGHT)

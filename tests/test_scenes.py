@@ -46,8 +46,21 @@ def test_every_scene_builds_with_a_tight_camera(name):
     assert np.isfinite(lo).all() and np.isfinite(hi).all()
 
 
+def test_city_is_boxes_facing_out():
+    """The city: 1,024 buildings of 10 triangles (4 sides and a roof) and the ground's 2, each
+    triangle wound counter-clockwise seen from outside, its vertex normals its face's."""
+    scene = get_scene("city")
+    assert scene.n_triangles == 32 * 32 * 10 + 2
+    for d in scene.draws[1:]:
+        p = d.mesh.positions[d.mesh.indices].astype(np.float64)          # (m, 3 corners, 3)
+        face = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
+        face /= np.linalg.norm(face, axis=1, keepdims=True)
+        assert np.allclose(face, d.mesh.normals[d.mesh.indices[:, 0]], atol=1e-6)
+        assert (p[..., 1].min() >= 0.0) and (p[..., 1].max() <= 60.0)    # on the ground, <= 60 m
+
+
 def test_registry_lists_every_scene():
-    assert set(scene_names()) == {"triangle", "quad", "overdraw", "spheres", "sponza", "dragon", "bunny",
+    assert set(scene_names()) == {"triangle", "quad", "overdraw", "spheres", "city", "sponza", "dragon", "bunny",
                                   "teapot", "spot", "foliage", "deferred", "deferred-tiled", "postchain",
                                   "particles", "pul1duel", "islandctf", "suspended"}
     assert all(e.description and "\n" not in e.description for e in SCENES.values())
