@@ -17,7 +17,7 @@ from .compression.depth_kernels import planes_bytes
 from .block_masks import BLOCK_BITS, block_far, lowest_bit, popcount
 from .block_ranges import edge_range, rgba8_range, unpack
 from .geometry_kernels import SUBPIXEL, SUBPIXEL_BITS
-from .raster_schedule import PH_IMR, PH_SHADE, PH_VIS
+from .raster_schedule import PH_SHADE, PH_VIS
 from .rop_kernels import depth_test, quantize, write_samples
 from .shade_kernels import filter_texture, lambert
 
@@ -26,9 +26,8 @@ SHADE_VEC = 4          # pixels per vector of the plain path's shading loop (AVX
 
 # --- rasterize_tile's sections, in the order it runs them -------------------------------------
 # Those that run once per tile or per reference (hiz_init, still_wins, flush_events,
-# event_sizes, event_depth_sizes, pixels_touched), the fill of a block covered whole
-# (fill_block), like the quad path's shading (quad_shade, with the texture filter inlined) and
-# texture footprint (texture_l1.footprint_lines), are
+# event_sizes, event_depth_sizes, pixels_touched), like the quad path's shading (quad_shade,
+# with the texture filter inlined) and texture footprint (texture_l1.footprint_lines), are
 # functions of their own that the kernel calls: numba compiles each once, for the 1x and 4x
 # kernels (and shade_fragment) alike, instead of copying and typing their IR into every caller. Inlined at
 # numba's IR level, those eight made up a third of rasterize_tiles_1x's compile time (150 s
@@ -142,62 +141,6 @@ def block_coverage(blk_z, bx0, by0, x0, y0, x1, y1, fA0, fA1, fA2, fB0, fB1, fB2
     return cov_m
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def fill_block(blk_z, fb_depth, fb_shaded, fb_color, sh_x, sh_y, bx0, by0, test_depth, depth_write,
-               count_zmax, zmax_bl, uniform, u0, u1, u2):
-    """fill_pixels for a block the triangle covers whole (a large triangle's inside: most of a
-    fill-bound frame's pixels), immediate mode: the 64 pixels in loops with no branch in their
-    bodies, a select per store, instead of the pixel-by-pixel walk, whose depth test
-    mispredicts where a block is partly hidden. Each pixel is read and written once, so the
-    order is free. Indices are unsigned (no wrap-around of negative ones to add) and the
-    loop-invariant flags are tested outside the loops. A function of its own, called: inlined,
-    its loops moved the registers of the tile kernel's small-triangle path (spheres 1280x720,
-    one thread: 15% slower). Returns (pixels to shade, pixels that passed, samples at the
-    block's zmax it lowered)."""
-    n_sh = 0
-    pass_m = np.uint64(0)
-    lowered = 0
-    ux, uy = np.uint64(bx0), np.uint64(by0)
-    far_ok = not test_depth
-    for p in range(BLOCK * BLOCK):
-        lx = ux + np.uint64(p & (BLOCK - 1))
-        ly = uy + np.uint64(p >> BLOCK_BITS)
-        old = fb_depth[ly, lx, 0]
-        ok = (blk_z[p] < old) | far_ok
-        lowered += ok & (old == zmax_bl)
-        pass_m |= np.uint64(ok) << np.uint64(p)
-    if not count_zmax:
-        lowered = 0
-    if depth_write:
-        for p in range(BLOCK * BLOCK):
-            lx = ux + np.uint64(p & (BLOCK - 1))
-            ly = uy + np.uint64(p >> BLOCK_BITS)
-            ok = (pass_m >> np.uint64(p)) & np.uint64(1) != 0
-            fb_depth[ly, lx, 0] = blk_z[p] if ok else fb_depth[ly, lx, 0]
-    for p in range(BLOCK * BLOCK):
-        lx = ux + np.uint64(p & (BLOCK - 1))
-        ly = uy + np.uint64(p >> BLOCK_BITS)
-        ok = (pass_m >> np.uint64(p)) & np.uint64(1)
-        fb_shaded[ly, lx] += np.uint32(ok)
-        fb_color[ly, lx, 0, 3] = np.uint8(255) if ok != 0 else fb_color[ly, lx, 0, 3]
-    if uniform:
-        for p in range(BLOCK * BLOCK):
-            lx = ux + np.uint64(p & (BLOCK - 1))
-            ly = uy + np.uint64(p >> BLOCK_BITS)
-            ok = (pass_m >> np.uint64(p)) & np.uint64(1) != 0
-            fb_color[ly, lx, 0, 0] = u0 if ok else fb_color[ly, lx, 0, 0]
-            fb_color[ly, lx, 0, 1] = u1 if ok else fb_color[ly, lx, 0, 1]
-            fb_color[ly, lx, 0, 2] = u2 if ok else fb_color[ly, lx, 0, 2]
-    left = pass_m if not uniform else np.uint64(0)
-    while left:                      # the pixels to shade, in the walk's order
-        p = lowest_bit(left)
-        left &= left - np.uint64(1)
-        sh_x[n_sh] = bx0 + (p & (BLOCK - 1))
-        sh_y[n_sh] = by0 + (p >> BLOCK_BITS)
-        n_sh += 1
-    return n_sh, pass_m, lowered
-
-
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def fill_pixels(cov_m, blk_z, winner, fb_depth, fb_shaded, fb_color, sh_x, sh_y, bx0, by0, tx0,
                 ty0, t, phase, test_depth, depth_write, count_zmax, zmax_bl, uniform, u0, u1, u2):
@@ -211,11 +154,6 @@ def fill_pixels(cov_m, blk_z, winner, fb_depth, fb_shaded, fb_color, sh_x, sh_y,
     left = cov_m
     vis_m = np.uint64(0)
     lowered = 0
-    if phase == PH_IMR and cov_m == ~np.uint64(0):
-        n_sh, pass_m, lowered = fill_block(blk_z, fb_depth, fb_shaded, fb_color, sh_x, sh_y, bx0,
-                                           by0, test_depth, depth_write, count_zmax, zmax_bl,
-                                           uniform, u0, u1, u2)
-        left = np.uint64(0)
     while left:
         p = lowest_bit(left)
         left &= left - np.uint64(1)
