@@ -51,9 +51,9 @@ def child(out: str, argv: list[str]) -> int:
                 stack[-1][2] += took
 
     event.register("numba:compile", Recorder())
-    from pipelines.commands.cli import main
+    from pipelines.commands.cli import console    # what the `tilesim` command runs
     try:
-        rc = main(argv)
+        rc = console(argv)
     except SystemExit as e:
         rc = e.code if isinstance(e.code, int) else 1
     Path(out).write_text(json.dumps(records))

@@ -571,7 +571,7 @@ def main(argv=None) -> int:
     return 0
 
 
-def console() -> int:
+def console(argv=None) -> int:
     """The `tilesim` command: main() in a process of its own. numba's typing registries and
     loaded kernels are a few hundred thousand objects that live as long as the process; moved to
     the collector's permanent generation (gc.freeze), no full collection scans them again, and
@@ -580,7 +580,7 @@ def console() -> int:
     in a process that goes on."""
     gc.freeze()                                   # what the imports made
     try:
-        return main()
+        return main(argv)
     finally:
         gc.freeze()                               # and what the command made
 
