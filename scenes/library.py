@@ -238,8 +238,8 @@ def city() -> Scene:
     middle = (CITY_BLOCKS - 1) * CITY_PITCH / 2
     draws.insert(0, Draw(quad(side, side, "ground"), Material("asphalt", (0.28, 0.28, 0.3, 1.0)),
                          _transform((middle, 0.0, middle), rotate=_rot_x(-90))))
-    # 22 m above a street, 30 m out of the city's sunny (+z) edge, looking down the street and
-    # a little across it into the middle of the city
+    # 22 m above a street, 11 m out of the city's sunny (+z) edge (the last row's facades reach
+    # z = 377 m at most), looking down the street and a little across it into the middle
     street = middle + CITY_PITCH / 2
     camera = Camera(eye=(street, 22.0, side / 2 + middle - 10.0), target=(street - 30.0, 0.0, middle),
                     near=1.0, far=600.0)
