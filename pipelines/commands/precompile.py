@@ -11,8 +11,8 @@ On a cold cache, render, report, view and a local sweep first compile the entry 
 presets call in worker processes: a module's entry points in one worker (they share callees:
 rasterize_tiles_1x and rasterize_tiles_4x both call rasterize_tiles), the longest module first.
 Each worker writes numba's on-disk cache, and the command then runs as on a warm cache (render
-triangle: 58 s on two cores). The raster module alone takes 56 s, so past three cores it bounds the
-wall time. A kernel the list misses (a preset changed with --set, ray passes, a stale list)
+triangle: 47-58 s on two cores, bench/bench_cold_start.py). The raster module alone takes 56 s at
+one sample, so past three cores it bounds the wall time. A kernel the list misses (a preset changed with --set, ray passes, a stale list)
 compiles at its first call, as before.
 
     TILESIM_PRECOMPILE=0 tilesim render triangle      # compile lazily, in this process
@@ -43,9 +43,9 @@ OWN = ("renderer", "pipelines", "scenes", "viewer")
 # so an entry point is listed with the (preset, samples) runs that call it.
 RECORD_SIZES = ((1280, 720), (64, 36))
 RECORD_SAMPLES = (1, 4)
-# Workers at most: the raster module alone compiles in 56 s of the 149 (kernels.json), so past three
-# or four the longest module bounds the wall time and more workers only add memory (each holds
-# numba and LLVM, about 0.3-0.5 GB).
+# Workers at most: the raster module alone compiles in 80 s of the 160 (kernels.json, both sample
+# counts; 56 s at one), so past three or four the longest module bounds the wall time and more
+# workers only add memory (each holds numba and LLVM, about 0.3-0.5 GB).
 MAX_WORKERS = 4
 
 
