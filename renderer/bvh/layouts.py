@@ -225,28 +225,26 @@ def quantize(c_lo: np.ndarray, c_hi: np.ndarray, valid: np.ndarray):
     steps of 2^e (per node and axis) from a float32 origin below them. Returns (origin float32
     (k, 3), e int64 (k, 3), ql, qh (k, 8, 3) the steps, lo_dec, hi_dec (k, 8, 3) the decoded
     planes, which hold the boxes: decoding is exact in float64)."""
-    big = np.where(valid[..., None], c_lo, np.inf).min(axis=1)          # node box (in its frame)
-    top = np.where(valid[..., None], c_hi, -np.inf).max(axis=1)
+    k = len(c_lo)
+    c_lo, c_hi = np.ascontiguousarray(c_lo, np.float64), np.ascontiguousarray(c_hi, np.float64)
+    valid = np.ascontiguousarray(valid, np.bool_)
+    big, top = np.empty((k, 3)), np.empty((k, 3))
+    lk.child_bounds(c_lo, c_hi, valid, big, top)         # node box (in its frame)
     origin = big.astype(np.float32)
     origin = np.where(origin > big, np.nextafter(origin, -np.inf, dtype=np.float32), origin)
     o64 = origin.astype(np.float64)
     ext = np.maximum(top - o64, 1e-30)
     e = np.ceil(np.log2(ext / ((1 << QBITS) - 2))).astype(np.int64)    # a step of 2^e covers ext
     e = np.clip(e, -126, 127)
-    s = np.ldexp(1.0, e)[:, None, :]
-    ql = np.floor((c_lo - o64[:, None, :]) / s)
-    qh = np.ceil((c_hi - o64[:, None, :]) / s)
-    # the differences round (a plane at 1e-17 from an origin of -1 differs from it by 1.0): a
-    # step more where the decoded plane misses the box
-    ql = np.where(o64[:, None, :] + ql * s > c_lo, ql - 1, ql)
-    qh = np.where(o64[:, None, :] + qh * s < c_hi, qh + 1, qh)
-    ql = np.clip(np.where(valid[..., None], ql, 0), 0, (1 << QBITS) - 1)
-    qh = np.clip(np.where(valid[..., None], qh, 0), 0, (1 << QBITS) - 1)
-    # conservative: the decoded box holds the full-precision one (decoding is exact in float64)
-    lo_dec, hi_dec = o64[:, None, :] + ql * s, o64[:, None, :] + qh * s
-    bad = valid[..., None] & ((lo_dec > c_lo) | (hi_dec < c_hi))
-    if bad.any():
-        raise AssertionError(f"bvh8 quantization not conservative at {int(bad.sum())} planes")
+    # the steps: each plane's distance from the origin in steps of 2^e, rounded outward, a step
+    # more where the subtraction's rounding (a plane at 1e-17 from an origin of -1 differs from
+    # it by 1.0) leaves the decoded plane inside the box; the decoded planes (exact in float64)
+    ql, qh, lo_dec, hi_dec = (np.empty((k, 8, 3)) for _ in range(4))
+    bad = lk.quantize_slots(c_lo, c_hi, valid, o64, np.ldexp(1.0, e), float((1 << QBITS) - 1), ql,
+                            qh, lo_dec, hi_dec)
+    # conservative: the decoded box holds the full-precision one
+    if bad:
+        raise AssertionError(f"bvh8 quantization not conservative at {bad} planes")
     return origin, e, ql, qh, lo_dec, hi_dec
 
 
