@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .bilerp_kernels import bilerp_rgba8
+
 # Columns of TextureTable.levels
 L_OFFSET, L_WIDTH, L_HEIGHT, L_TILED, L_BLOCKS_X = 0, 1, 2, 3, 4
 TWO_31 = 2147483648.0
@@ -141,11 +143,7 @@ def filter_texture(data, levels, sampler, ti, level, frac, u, v):
         lv = level + k
         i00, i10, i01, i11, ax, ay = tap_words(levels[ti, lv, L_OFFSET], levels[ti, lv, L_WIDTH],
                                                levels[ti, lv, L_HEIGHT], wrap_s, wrap_t, u, v)
-        p00, p10, p01, p11 = data[i00], data[i10], data[i01], data[i11]
-        tr = bilinear_channel(p00, p10, p01, p11, ax, ay, 0)
-        tg = bilinear_channel(p00, p10, p01, p11, ax, ay, 1)
-        tb = bilinear_channel(p00, p10, p01, p11, ax, ay, 2)
-        ta = bilinear_channel(p00, p10, p01, p11, ax, ay, 3)
+        tr, tg, tb, ta = bilerp_rgba8(data, i00, i10, i01, i11, ax, ay)
         if k == 0:
             r, g, b, a = tr, tg, tb, ta
         else:
