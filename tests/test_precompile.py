@@ -92,3 +92,26 @@ def test_the_plan_starts_with_the_longest_module_and_keeps_a_module_together(mon
     kernels = lambda groups: {e["kernel"] for g in groups for e in g}  # noqa: E731
     assert "rasterize_tiles_1x" in kernels(groups) and "rasterize_tiles_4x" not in kernels(groups)
     assert "rasterize_tiles_4x" in kernels(pc.plan(["imr-baseline"], {4}))
+
+
+def test_the_post_chain_is_compiled_ahead_only_for_scenes_with_compute_passes(monkeypatch):
+    """A frame without compute passes never calls the post chain's kernels: `render triangle`
+    leaves them out (9.5 s of a cold render's compiling), `render postchain` takes them."""
+    from numba.core.dispatcher import Dispatcher
+
+    from pipelines.frame import Settings, run
+    from pipelines.passes import postchain_kernels
+    monkeypatch.setattr(pc, "_cached", lambda e: False)
+    modules = lambda groups: {g[0]["module"] for g in groups}  # noqa: E731
+    assert pc.POST_MODULES == (postchain_kernels.__name__,)
+    assert set(pc.POST_MODULES) <= modules(pc.plan(["imr-baseline"], {1}))
+    without = modules(pc.plan(["imr-baseline"], {1}, post=False))
+    assert not set(pc.POST_MODULES) & without and "renderer.raster_kernels" in without
+    called = []
+    for name, obj in list(vars(postchain_kernels).items()):
+        if isinstance(obj, Dispatcher):
+            monkeypatch.setattr(postchain_kernels, name,
+                                lambda *a, _f=obj, _n=name, **k: (called.append(_n), _f(*a, **k))[1])
+    for scene in ("triangle", "spheres", "postchain"):
+        run(scene, "imr-baseline", Settings(64, 36))
+        assert bool(called) == (scene == "postchain"), (scene, called)

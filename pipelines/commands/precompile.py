@@ -11,9 +11,10 @@ On a cold cache, render, report, view and a local sweep first compile the entry 
 presets call in worker processes: a module's entry points in one worker (they share callees:
 rasterize_tiles_1x and rasterize_tiles_4x both call rasterize_tiles), the longest module first.
 Each worker writes numba's on-disk cache, and the command then runs as on a warm cache (render
-triangle: 47-58 s on two cores, bench/bench_cold_start.py). The raster module alone takes 56 s at
-one sample, so past three cores it bounds the wall time. A kernel the list misses (a preset changed with --set, ray passes, a stale list)
-compiles at its first call, as before.
+triangle: 32.6-35.6 s on two cores on 2026-12-04, 38.0-40.5 s while it also compiled the post
+chain, which its frame never calls; bench/bench_cold_start.py). The raster module alone takes 56 s
+at one sample, so past three cores it bounds the wall time. A kernel the list misses (a preset
+changed with --set, ray passes, a stale list) compiles at its first call, as before.
 
     TILESIM_PRECOMPILE=0 tilesim render triangle      # compile lazily, in this process
 """
@@ -47,6 +48,11 @@ RECORD_SAMPLES = (1, 4)
 # counts; 56 s at one), so past three or four the longest module bounds the wall time and more
 # workers only add memory (each holds numba and LLVM, about 0.3-0.5 GB).
 MAX_WORKERS = 4
+# Modules whose kernels only a frame with compute passes calls (the post chain: a scene's
+# `compute`, scenes.model.ComputePass): compiled ahead only when one of the command's scenes has
+# them. The post chain's module took 9.5 s of a cold `render triangle`'s ~80 s of compiling on two
+# cores, for a frame that never calls it.
+POST_MODULES = ("pipelines.passes.postchain_kernels",)
 
 
 def usable_cpus() -> int:
@@ -179,11 +185,14 @@ def _compile_group(entries: list[dict]) -> tuple[str, int]:
     return entries[0]["module"], compiles(entries)
 
 
-def plan(preset_names: list[str] | None, samples=None) -> list[list[dict]]:
+def plan(preset_names: list[str] | None, samples=None, post: bool = True) -> list[list[dict]]:
     """The entry points to compile ahead for these presets (None: every preset's) at these sample
-    counts (None: every count recorded), not yet in the cache, by module, longest first."""
+    counts (None: every count recorded), not yet in the cache, by module, longest first; the
+    post chain's (POST_MODULES) only with `post`."""
     groups: dict[str, list[dict]] = {}
     for e in load():
+        if not post and e["module"] in POST_MODULES:
+            continue
         if any((preset_names is None or p in preset_names) and (samples is None or n in samples)
                for p, n in e["runs"]):
             if not _cached(e):
@@ -191,11 +200,12 @@ def plan(preset_names: list[str] | None, samples=None) -> list[list[dict]]:
     return sorted(groups.values(), key=lambda g: -g[0]["seconds"])
 
 
-def precompile(presets=None, samples=None) -> int:
+def precompile(presets=None, samples=None, post: bool = True) -> int:
     """Compile ahead, on every core, the kernels `presets` (None: every preset) will call at
     `samples` (a collection of sample counts; None: every count), when the cache lacks them (a
-    warm cache: nothing happens). Says what it does on the command's compile notice. Returns the
-    number of modules compiled."""
+    warm cache: nothing happens); the post chain's only with `post` (a scene of the command has
+    compute passes). Says what it does on the command's compile notice. Returns the number of
+    modules compiled."""
     if os.environ.get("TILESIM_PRECOMPILE", "1") == "0":
         return 0
     import numba
@@ -207,7 +217,7 @@ def precompile(presets=None, samples=None) -> int:
         return 0        # workers could not leave their kernels anywhere this process finds them
     names = None if presets is None else [p.name for p in presets]
     groups = plan(names if names is not None and all(n in PRESETS for n in names) else None,
-                  samples)
+                  samples, post)
     workers = min(usable_cpus(), len(groups), MAX_WORKERS)
     if workers < 2:                           # one core: compiling at first call costs the same
         return 0
