@@ -109,12 +109,14 @@ def _plane_dist(p, k, gx, gy):
 def _clip_polygon(c0, c1, c2, gx, gy, bary, tmp, p, q, n_planes_mask):
     """Sutherland–Hodgman in homogeneous space on the planes set in n_planes_mask (bits 0..4).
     Polygon vertices are barycentric weights of the input triangle: bary (MAX_POLY, 3); tmp, p,
-    q are scratch. Returns the vertex count (0 when clipped away)."""
+    q are scratch. Returns the vertex count (0 when clipped away). Rows are copied and blended
+    element by element: numba's whole-row slices check their shapes with an error message that
+    made it compile str() and its unicode helpers into this kernel (1.3 s of a cold start), and
+    the blended row was a temporary array."""
     n = 3
-    bary[:3, :] = 0.0
-    bary[0, 0] = 1.0
-    bary[1, 1] = 1.0
-    bary[2, 2] = 1.0
+    for i in range(3):
+        for c in range(3):
+            bary[i, c] = 1.0 if i == c else 0.0
     for k in range(5):
         if not (n_planes_mask >> k) & 1:
             continue
@@ -127,14 +129,18 @@ def _clip_polygon(c0, c1, c2, gx, gy, bary, tmp, p, q, n_planes_mask):
             dp = _plane_dist(p, k, gx, gy)
             dq = _plane_dist(q, k, gx, gy)
             if dp >= 0.0:
-                tmp[m, :] = bary[i, :]
+                for c in range(3):
+                    tmp[m, c] = bary[i, c]
                 m += 1
             if (dp >= 0.0) != (dq >= 0.0):
                 t = dp / (dp - dq)
-                tmp[m, :] = bary[i, :] + t * (bary[j, :] - bary[i, :])
+                for c in range(3):
+                    tmp[m, c] = bary[i, c] + t * (bary[j, c] - bary[i, c])
                 m += 1
         n = m
-        bary[:n, :] = tmp[:n, :]
+        for i in range(n):
+            for c in range(3):
+                bary[i, c] = tmp[i, c]
         if n < 3:
             return 0
     return n

@@ -93,8 +93,10 @@ DRAM_BIT = 62          # serve_levels' `own` bit for DRAM
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def serve(lines, shape, meta, acc, tile_bytes, rq, n):
-    """Runs requests rq[:n] through the caches, in order."""
-    serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, ALL_LEVELS, rq, 0)
+    """Runs requests rq[:n] through the caches, in order. (Its counts as int64: a literal
+    argument would make numba compile serve_levels again for it.)"""
+    serve_levels(lines, shape, meta, acc, tile_bytes, rq, np.int64(n), np.int64(ALL_LEVELS), rq,
+                 np.int64(0))
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
