@@ -121,18 +121,22 @@ def test_near_plane_crossing_triangles():
     assert covered.sum() > 0.2 * covered.size
 
 
-def test_identical_with_one_and_two_threads():
+@pytest.mark.parametrize("preset, samples", [("imr-baseline", 1), ("apple-m3", 1), ("amd-rdna2", 4)])
+def test_identical_with_one_and_two_threads(preset, samples):
+    """renderer.raster.run_tiles hands each thread a share of the tiles (a tiler's, band by
+    band): the frame is the same on one thread."""
     from pipelines import render
     n = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
-        a = render("spot", "imr-baseline", 160, 120)
+        a = render("spot", preset, 160, 120, samples)
         numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-        b = render("spot", "imr-baseline", 160, 120)
+        b = render("spot", preset, 160, 120, samples)
     finally:
         numba.set_num_threads(n)
     assert (a.color == b.color).all() and (a.depth == b.depth).all()
     assert a.counters == b.counters
+    assert all((a.tile_maps[k] == b.tile_maps[k]).all() for k in a.tile_maps)
 
 
 @pytest.mark.parametrize("samples", [1, 4])

@@ -9,12 +9,13 @@ are called with are listed in kernels.json beside this file, recorded from frame
 scene through each preset at 1 and 4 samples (`python -m pipelines.commands.precompile --write`).
 On a cold cache, render, report, view and a local sweep first compile the entry points their
 presets call in worker processes: a module's entry points in one worker (they share callees:
-rasterize_tiles_1x and rasterize_tiles_4x both call rasterize_tiles), the longest module first.
+rasterize_tiles_1x and rasterize_tiles_4x both call the tile kernel), the longest module first.
 Each worker writes numba's on-disk cache, and the command then runs as on a warm cache (render
-triangle: 32.6-35.6 s on two cores on 2026-12-04, 38.0-40.5 s while it also compiled the post
-chain, which its frame never calls; bench/bench_cold_start.py). The raster module alone takes 56 s
-at one sample, so past three cores it bounds the wall time. A kernel the list misses (a preset
-changed with --set, ray passes, a stale list) compiles at its first call, as before.
+triangle on two cores, bench/bench_cold_start.py, 2026-12-04: 25.8-26.8 s; 38.0-40.5 s while it
+also compiled the post chain, which its frame never calls, the raster's tiles ran in a prange and
+the clipper's rows were array expressions). The raster module alone takes 22 s at one sample, so
+past two or three cores it bounds the wall time. A kernel the list misses (a preset changed with
+--set, ray passes, a stale list) compiles at its first call, as before.
 
     TILESIM_PRECOMPILE=0 tilesim render triangle      # compile lazily, in this process
 """
@@ -44,9 +45,9 @@ OWN = ("renderer", "pipelines", "scenes", "viewer")
 # so an entry point is listed with the (preset, samples) runs that call it.
 RECORD_SIZES = ((1280, 720), (64, 36))
 RECORD_SAMPLES = (1, 4)
-# Workers at most: the raster module alone compiles in 80 s of the 160 (kernels.json, both sample
-# counts; 56 s at one), so past three or four the longest module bounds the wall time and more
-# workers only add memory (each holds numba and LLVM, about 0.3-0.5 GB).
+# Workers at most: the raster module is the longest to compile (kernels.json's module_compile_s,
+# both sample counts; 22 s at one on 2026-12-04), so past three or four it bounds the wall time and
+# more workers only add memory (each holds numba and LLVM, about 0.3-0.5 GB).
 MAX_WORKERS = 4
 # Modules whose kernels only a frame with compute passes calls (the post chain: a scene's
 # `compute`, scenes.model.ComputePass): compiled ahead only when one of the command's scenes has
