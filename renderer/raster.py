@@ -2,11 +2,8 @@
 produces the raster.* counters and the ROP/texture request events for the memory model."""
 from __future__ import annotations
 
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
-import numba
 import numpy as np
 
 from . import raster_kernels as rk
@@ -63,40 +60,11 @@ class RopEvents(NamedTuple):
 
 def interleaved_rows(tiles_x: int, tiles_y: int) -> np.ndarray:
     """Tile order for the threads: even tile rows, then odd ones. Each thread takes a contiguous
-    run of the order (run_tiles), and contiguous tiles in raster order are a band of the screen
-    (the empty sky for one thread, the busy floor for the other); alternating rows balances them
-    and keeps neighbouring tiles together. Each tile writes only its own slab."""
+    run of the order (raster_kernels.run_tiles), and contiguous tiles in raster order are a band
+    of the screen (the empty sky for one thread, the busy floor for the other); alternating rows
+    balances them and keeps neighbouring tiles together. Each tile writes only its own slab."""
     rows = np.concatenate([np.arange(0, tiles_y, 2), np.arange(1, tiles_y, 2)])
     return (rows[:, None] * tiles_x + np.arange(tiles_x)[None, :]).reshape(-1).astype(np.int64)
-
-
-_pool: ThreadPoolExecutor | None = None     # run_tiles' threads beside the caller's, made once
-_pool_threads = 0
-_pool_lock = threading.Lock()
-
-
-def run_tiles(entry, job, order: np.ndarray, per_tile: np.ndarray) -> None:
-    """entry (raster_kernels.rasterize_tiles_1x or _4x) over the tiles of `order` on numba's
-    thread count (numba.get_num_threads: NUMBA_NUM_THREADS, set_num_threads) at once: this thread
-    and pool threads, each a contiguous share of the order, as a prange's static schedule would
-    hand them out (the kernels release the GIL; a tile's pixels, events and counter row are its
-    own, so the result is the same on any number of threads)."""
-    global _pool, _pool_threads
-    n = min(numba.get_num_threads(), len(order))
-    if n <= 1:
-        entry(job, order, per_tile)
-        return
-    parts = np.array_split(order, n)
-    with _pool_lock:
-        if _pool_threads < n - 1:
-            _pool, _pool_threads = ThreadPoolExecutor(n - 1, thread_name_prefix="tilesim-raster"), n - 1
-        pool = _pool
-    others = [pool.submit(entry, job, part, per_tile) for part in parts[1:]]
-    try:
-        entry(job, parts[0], per_tile)
-    finally:
-        for f in others:
-            f.result()
 
 
 class Raster:
@@ -142,8 +110,8 @@ class Raster:
         tiles_x, tiles_y = self.bins.tiles_x, self.bins.tiles_y
         for y0 in range(0, tiles_y, rows):
             y1 = min(tiles_y, y0 + rows)
-            run_tiles(self._entry, self._job, interleaved_rows(tiles_x, y1 - y0) + y0 * tiles_x,
-                      self.per_tile)
+            rk.run_tiles(self._entry, self._job, interleaved_rows(tiles_x, y1 - y0) + y0 * tiles_x,
+                         self.per_tile)
             yield y1 * tiles_x
 
     def result(self) -> tuple[Counters, np.ndarray, RopEvents]:

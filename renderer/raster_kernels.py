@@ -18,11 +18,13 @@ and per reference called.
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from enum import IntEnum
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import get_num_threads, njit
 
 from .binning_kernels import BLOCK
 from .block_masks import BLOCK_BITS, block_far, popcount, quads_of
@@ -520,7 +522,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
 
 # The entry points, the sample count fixed (a constant: rasterize_tile is compiled for it, and its
 # per-sample loops unroll, worth a fifth of the raster time at 1x). They run the tiles of
-# tile_order one after another; renderer.raster runs them on several threads at once, each on a
+# tile_order one after another; run_tiles (below) runs them on several threads at once, each on a
 # share of the tiles (the kernels release the GIL). Not a prange: numba compiles a parallel loop
 # as a function of its own into which it links the tile kernel and optimises it once more, 6.6 s
 # of the raster module's 28.6 s on a cold cache (imr-baseline at 1x, one process). They take the
@@ -542,3 +544,28 @@ def rasterize_tiles_4x(job, tile_order, counters):
     for k in range(tile_order.shape[0]):
         rasterize_tile(tile_order[k], tris, bins, mat, tex, light, fb, events, target, 4, hsr, hiz,
                        zskip, chunk, counters)
+
+
+@lru_cache(maxsize=None)
+def _helpers(n: int) -> ThreadPoolExecutor:
+    """n threads for run_tiles to hand shares to, made once for each thread count."""
+    return ThreadPoolExecutor(n, thread_name_prefix="tilesim-raster")
+
+
+def run_tiles(entry, job, order: np.ndarray, per_tile: np.ndarray) -> None:
+    """entry (rasterize_tiles_1x or _4x) over the tiles of `order` on numba's thread count
+    (NUMBA_NUM_THREADS, set_num_threads) at once: this thread and helper threads, each a
+    contiguous share of the order, as a prange's static schedule would hand them out (the
+    kernels release the GIL; a tile's pixels, events and counter row are its own, so the result
+    is the same on any number of threads)."""
+    n = min(get_num_threads(), len(order))
+    if n <= 1:
+        entry(job, order, per_tile)
+        return
+    parts = np.array_split(order, n)
+    others = [_helpers(n - 1).submit(entry, job, part, per_tile) for part in parts[1:]]
+    try:
+        entry(job, parts[0], per_tile)
+    finally:
+        for f in others:
+            f.result()

@@ -123,7 +123,7 @@ def test_near_plane_crossing_triangles():
 
 @pytest.mark.parametrize("preset, samples", [("imr-baseline", 1), ("apple-m3", 1), ("amd-rdna2", 4)])
 def test_identical_with_one_and_two_threads(preset, samples):
-    """renderer.raster.run_tiles hands each thread a share of the tiles (a tiler's, band by
+    """raster_kernels.run_tiles hands each thread a share of the tiles (a tiler's, band by
     band): the frame is the same on one thread."""
     from pipelines import render
     n = numba.get_num_threads()

@@ -115,7 +115,7 @@ def cmd_render(args) -> None:
             print(f"{scene.name}: {note}", file=sys.stderr)
     settings = Settings(w, h, args.samples, frontend=args.frontend, rays=passes,
                         store_depth=args.store_depth, ray_order=order, bvh=args.bvh)
-    precompile([preset], {args.samples}, post=bool(scene.compute))   # a cold cache: every core
+    precompile([preset], {args.samples}, [scene])    # a cold cache: on every core at once
     seq = None
     if args.frames > 1 or args.camera_path != "static":
         from pipelines.sequence import run_sequence
@@ -257,9 +257,8 @@ def cmd_report(args) -> None:
     if fmt == "html":
         from pipelines.commands.report_html import Gallery
         gallery = Gallery()
-    # (the claims render post-chain frames of their own)
-    precompile(presets, {args.samples},
-               post=any(s.compute for s in scenes) or args.claims or fmt == "html")
+    # (the claims render frames of scenes of their own, post chain included)
+    precompile(presets, {args.samples}, None if args.claims or fmt == "html" else scenes)
     rows = report.run_report(scenes, presets, settings, progress=not args.quiet, on_result=gallery,
                              frames=args.frames, camera_path=args.camera_path)
     claims = None

@@ -201,12 +201,12 @@ def plan(preset_names: list[str] | None, samples=None, post: bool = True) -> lis
     return sorted(groups.values(), key=lambda g: -g[0]["seconds"])
 
 
-def precompile(presets=None, samples=None, post: bool = True) -> int:
+def precompile(presets=None, samples=None, scenes=None) -> int:
     """Compile ahead, on every core, the kernels `presets` (None: every preset) will call at
-    `samples` (a collection of sample counts; None: every count), when the cache lacks them (a
-    warm cache: nothing happens); the post chain's only with `post` (a scene of the command has
-    compute passes). Says what it does on the command's compile notice. Returns the number of
-    modules compiled."""
+    `samples` (a collection of sample counts; None: every count) for `scenes` (None: any; the
+    post chain's kernels only where one has compute passes), when the cache lacks them (a warm
+    cache: nothing happens). Says what it does on the command's compile notice. Returns the
+    number of modules compiled."""
     if os.environ.get("TILESIM_PRECOMPILE", "1") == "0":
         return 0
     import numba
@@ -217,6 +217,7 @@ def precompile(presets=None, samples=None, post: bool = True) -> int:
     if not (numba.config.CACHE_DIR and os.access(numba.config.CACHE_DIR, os.W_OK)):
         return 0        # workers could not leave their kernels anywhere this process finds them
     names = None if presets is None else [p.name for p in presets]
+    post = scenes is None or any(scene.compute for scene in scenes)
     groups = plan(names if names is not None and all(n in PRESETS for n in names) else None,
                   samples, post)
     workers = min(usable_cpus(), len(groups), MAX_WORKERS)
