@@ -3,6 +3,7 @@
     python bench/perf_kernels.py [--scene pul1duel] [--preset imr-baseline] [--res 1280x720]
                                  [--seconds 10] [--annotate sample_texture]
                                  [--rays primary|ao]     # bvh8 traversal as bench/bench_bvh.py's
+                                 [--picture]             # the viewer's picture, no costs
 
 perf cannot name numba's machine code (it lives in anonymous memory), so this writes the map
 perf reads for JIT code (/tmp/perf-<pid>.map): each kernel loaded from numba's cache brings its
@@ -137,6 +138,16 @@ def workload(a, width: int, height: int):
     """The function to run over and over while perf samples, and what it is."""
     from scenes.library import get_scene
     scene = get_scene(a.scene)
+    if a.picture:
+        from pipelines.picture import picture
+        from pipelines.presets import get_preset
+        from renderer.geometry import forget_setups
+        preset = get_preset(a.preset)
+
+        def drawn():
+            forget_setups()
+            picture(scene, preset, width, height)
+        return drawn, f"{a.scene}'s picture (pipelines.picture) via {a.preset} at {width}x{height}"
     if a.rays is None:
         from pipelines import render
         from renderer.geometry import forget_setups
@@ -173,6 +184,9 @@ def main(argv=None) -> int:
     ap.add_argument("--rays", choices=("primary", "ao"), default=None,
                     help="profile the bvh8 traversal of the scene's primary rays, or of one AO "
                          "ray a hit pixel (bench/bench_bvh.py's race), instead of frames")
+    ap.add_argument("--picture", action="store_true",
+                    help="profile the picture alone (pipelines.picture: no costs), as the viewer "
+                         "draws it while the camera moves")
     a = ap.parse_args(argv)
     for tool in ("perf", "readelf", "objdump"):
         if shutil.which(tool) is None:

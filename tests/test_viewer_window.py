@@ -244,6 +244,40 @@ def test_drag_orbits_renders_reduced_then_full_and_r_resets(viewer):
     viewer.wait_full(HANG_S)
 
 
+def test_moving_camera_shows_pictures_at_full_size_and_says_the_costs_are_behind(viewer):
+    """In image mode a moving camera's frames are pictures (pipelines.picture) at the panels'
+    full size: the image of that camera, pixel for pixel, while the counters and the strips
+    are of the newest camera rendered whole, and the footer says how far behind they are."""
+    viewer.wait_full(HANG_S)
+    viewer.on_mouse_press_event(10, 10, 1)
+    end = time.perf_counter() + HANG_S
+    try:
+        while True:         # a picture comes within the settle time, unless the machine is busy
+            viewer.on_mouse_drag_event(40, 10, 2, 0)
+            while viewer.shown.request.seq != viewer.seq:
+                assert time.perf_counter() < end
+                viewer.step()
+                time.sleep(0.002)
+            if viewer.shown.pictures is not None:
+                break
+        f = viewer.shown
+        assert (f.request.width, f.request.full) == (W, False)
+        scene = dataclasses.replace(viewer.scene, camera=viewer.camera)
+        for i, p in enumerate(PRESETS):
+            want = render(scene, p, W, H).image
+            np.testing.assert_array_equal(f.pictures[i], want)
+            np.testing.assert_array_equal(_panel_pixels(viewer, i)[..., :3], want[..., :3])
+        assert f.results == f.costed.results and f.costed.request.seq < f.request.seq
+        assert f.costed.request.scene.camera != viewer.camera
+        lag = (f.request.made_at - f.costed.request.made_at) * 1e3
+        assert f"costs {lag:.0f} ms behind the picture" in viewer.status()
+    finally:
+        viewer.on_mouse_release_event(40, 10, 1)
+        _press(viewer, "R")
+        viewer.wait_full(HANG_S)
+    assert "behind" not in viewer.status()
+
+
 def test_wheel_zooms_and_right_drag_pans(viewer):
     d0 = cam_ops.distance(viewer.camera)
     viewer.on_mouse_scroll_event(0, 1)

@@ -176,6 +176,128 @@ def test_worker_reports_errors_and_keeps_going():
         w.close()
 
 
+# ---- pictures while the camera moves, the costs behind them ----------------------------------------
+
+class Stage:
+    """Stand-ins for render and picture that record their calls; render waits for `gate`."""
+
+    def __init__(self):
+        self.renders, self.pictures = [], []
+        self.gate = threading.Event()
+        self.gate.set()
+
+    def render(self, scene, preset, w, h, samples):
+        self.gate.wait(5)
+        self.renders.append((scene.camera, preset.name, threading.current_thread().name))
+        return ("costs", scene.camera, preset.name)
+
+    def picture(self, scene, preset, w, h, samples):
+        self.pictures.append((scene.camera, preset.name))
+        return ("picture", scene.camera, preset.name)
+
+
+def _moved(scene, k):
+    return dataclasses.replace(scene, camera=cam_ops.orbit(scene.camera, 4.0 * k, 0))
+
+
+def _until(pred, timeout=5.0):
+    end = time.perf_counter() + timeout
+    while not pred():
+        assert time.perf_counter() < end
+        time.sleep(0.005)
+
+
+def test_picture_frames_draw_each_image_once_and_carry_the_newest_costs():
+    """A picture request draws one picture for panels whose images agree (pipelines.picture.
+    image_key: the untextured sponza through BC and ASTC presets) and two for a textured level;
+    its results are the newest frame rendered whole, which the costs thread then renews with
+    the picture's camera, rendered whole on its own thread."""
+    st = Stage()
+    w = Worker(st.render, picture=st.picture)
+    presets = (get_preset("imr-baseline"), get_preset("apple-m3"))
+    try:
+        for k, (name, images) in enumerate((("sponza", 1), ("pul1duel", 2))):
+            scene, s0 = get_scene(name), 10 * k           # (seqs only grow, as the viewer's)
+            w.submit(Request(s0 + 1, scene, presets, 64, 36, 1, True))
+            _wait(w)
+            still = w.poll()
+            assert still.costed is still and still.pictures is None
+            st.pictures.clear()
+            st.gate.clear()                      # hold the costs thread inside its render
+            w.submit(Request(s0 + 2, _moved(scene, 1), presets, 64, 36, 1, False, picture=True))
+            _wait(w)
+            f = w.poll()
+            assert len(st.pictures) == images
+            assert [p[0] for p in f.pictures] == ["picture"] * 2
+            assert all(p[1] == _moved(scene, 1).camera for p in f.pictures)
+            assert f.costs is still and f.results == still.results      # the costs: behind
+            st.gate.set()
+            _until(lambda: w.costed and w.costed[-1] == s0 + 2 and w.costs_idle())
+            costed = [r for r in st.renders if r[2] == "tilesim-costs"]
+            assert [r[1] for r in costed[-2:]] == ["imr-baseline", "apple-m3"]
+            assert costed[-1][0] == _moved(scene, 1).camera
+            w.submit(Request(s0 + 3, _moved(scene, 2), presets, 64, 36, 1, False, picture=True))
+            _wait(w)
+            f = w.poll()
+            assert f.costs.request.seq == s0 + 2 and f.results[0][1] == _moved(scene, 1).camera
+            w.costed.clear()
+    finally:
+        w.close()
+
+
+def test_picture_requests_render_whole_without_costs_for_their_panels():
+    """No frame of that size rendered whole yet (or a scene the shared stages do not draw):
+    the lane renders the request whole, and nothing is left for the costs thread."""
+    st = Stage()
+    w = Worker(st.render, picture=lambda *a: None if a[0].name == "postchain" else st.picture(*a))
+    presets = (get_preset("imr-baseline"),)
+    try:
+        scene = get_scene("spheres")
+        w.submit(Request(1, scene, presets, 64, 36, 1, False, picture=True))
+        _wait(w)
+        f = w.poll()
+        assert f.pictures is None and f.costed is f and not st.pictures
+        w.submit(Request(2, scene, presets, 64, 36, 1, True))
+        _wait(w)
+        w.poll()
+        w.submit(Request(3, scene, presets, 32, 18, 1, False, picture=True))      # another size
+        _wait(w)
+        assert w.poll().pictures is None and not st.pictures and w.costs_idle()
+        post = get_scene("postchain")
+        w.submit(Request(4, post, presets, 64, 36, 1, True))
+        _wait(w)
+        w.poll()
+        w.submit(Request(5, _moved(post, 1), presets, 64, 36, 1, False, picture=True))
+        _wait(w)
+        assert w.poll().pictures is None and w.costs_idle()
+    finally:
+        w.close()
+
+
+def test_the_costs_thread_gives_way_to_the_camera_at_rest():
+    """Once the camera stops, the refinement renders it whole: the costs thread drops its
+    frame between panels instead of finishing an older camera's."""
+    st = Stage()
+    w = Worker(st.render, picture=st.picture)
+    presets = (get_preset("imr-baseline"), get_preset("apple-m3"), get_preset("amd-rdna2"))
+    scene = get_scene("spheres")
+    try:
+        w.submit(Request(1, scene, presets, 64, 36, 1, True))
+        _wait(w)
+        st.gate.clear()
+        w.submit(Request(2, _moved(scene, 1), presets, 64, 36, 1, False, picture=True))
+        _wait(w)
+        _until(lambda: not w.costs_idle())
+        w.submit(Request(2, _moved(scene, 1), presets, 64, 36, 1, True))      # at rest
+        st.gate.set()
+        _until(lambda: w.idle() and w.costs_idle())
+        costed = [r for r in st.renders if r[2] == "tilesim-costs"]
+        assert len(costed) == 1 and w.costed == []
+        assert w.poll().costed.request.full
+    finally:
+        w.close()
+
+
 def test_refiner_goes_full_after_the_settle_time():
     r = Refiner(settle_s=0.2)
     assert r.want_full(0.0)

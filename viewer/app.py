@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from pipelines.picture import drawable
+
 from . import camera as cam_ops
 from . import hud, layout
 from .keys import FLY_KEYS, FRONTENDS, KEYMAP, ORBIT_STEP_PX, NamedKeys, key_name, next_scale
@@ -237,6 +239,9 @@ def _viewer_class():
             y = min(int((self.hover[1] - rect.y) * r.height / rect.h), r.height - 1)
             mode = self.mode if self.mode in self.modes() else MODES[0]
             cam = s.request.scene.camera
+            if mode == "image":        # this camera's picture, where the costs are an older one's
+                return f"at {x},{y}: " + " | ".join("#" + "".join(f"{int(c):02x}" for c in img[y, x, :3])
+                                                    for img in s.images())
             values = [value_at(mode, res, imgs, x, y, cam.near, cam.far)
                       for res, imgs in zip(s.results, s.rays or [{}] * len(s.results))]
             return f"at {x},{y}: " + " | ".join(values)
@@ -284,11 +289,15 @@ def _viewer_class():
                 return
             if self.submitted is not None and self.submitted[0] == self.seq and self.submitted[1]:
                 return                 # full already asked for this state
-            scale = self.scale * (1.0 if full else MOVING_SCALE)
+            # While the camera moves, the image mode shows pictures at full resolution and lets
+            # the costs follow (schedule.Worker); a cost map is rendered whole, at reduced size.
+            picture = not full and self.mode == "image" and drawable(self.scene)
+            scale = self.scale * (1.0 if full or picture else MOVING_SCALE)
             w, h = layout.scaled(self.opts.width, self.opts.height, scale)
             scene = dataclasses.replace(self.scene, camera=self.camera)
             self.worker.submit(Request(self.seq, scene, tuple(self.opts.presets), w, h,
-                                       self.samples, full, tuple(self.opts.rays), self.frontend))
+                                       self.samples, full, tuple(self.opts.rays), self.frontend,
+                                       picture))
             self.submitted = (self.seq, full)
 
         def modes(self) -> tuple[str, ...]:
@@ -364,6 +373,8 @@ def _viewer_class():
             self.scale_legend = scale
             if mode.startswith(RAY):
                 return [ray_rgba(imgs[mode[len(RAY):]]) for imgs in self.shown.rays]
+            if mode == "image":
+                return [np.ascontiguousarray(img) for img in self.shown.images()]
             return [colorize(mode, r, scale, near, far) for r in rs]
 
         def _draw(self) -> None:
@@ -379,13 +390,14 @@ def _viewer_class():
                 for i, img in enumerate(self.panel_images()):
                     self._texture(f"panel{i}", img, smooth=frame.request.full is False)
                 self.shown_mode = self.mode
-            if frame is not None and self.content.get("figures") != (frame.done_at, lays[0].strip.w):
-                figs = [hud.figures(r) for r in frame.results]          # once per new frame
+            # The strips show the costs: redrawn when they change, not with every picture.
+            if frame is not None and self.content.get("figures") != (frame.costed.done_at, lays[0].strip.w):
+                figs = [hud.figures(r) for r in frame.results]          # once per new costs
                 self.strips = [hud.strip_lines(f, figs[0] if i else None, self.opts.presets[0].name)
                                for i, f in enumerate(figs)]
                 # one font size for every strip, so that they line up
                 self.strip_size = min(hud.fit_size(lines, lays[0].strip.w) for lines in self.strips)
-                self.content["figures"] = (frame.done_at, lays[0].strip.w)
+                self.content["figures"] = (frame.costed.done_at, lays[0].strip.w)
             strips, strip_size = getattr(self, "strips", None), getattr(self, "strip_size", 13)
             title_size = min(hud.fit_size([hud.title(p)], lays[0].title.w, 15) for p in self.opts.presets)
             for i, (p, lay) in enumerate(zip(self.opts.presets, lays)):
@@ -398,7 +410,7 @@ def _viewer_class():
                     tex.filter = ((moderngl.LINEAR,) * 2 if tex.size[0] < lay.image.w
                                   else (moderngl.NEAREST,) * 2)
                     self._quad(tex, lay.image)
-                    self._quad(self._cached(f"strip{i}", (frame.done_at, lay.strip.w),
+                    self._quad(self._cached(f"strip{i}", (frame.costed.done_at, lay.strip.w),
                                             lambda: hud.text_image(strips[i], lay.strip.w, lay.strip.h,
                                                                    strip_size)),
                                lay.strip)
@@ -431,6 +443,9 @@ def _viewer_class():
                 state = "" if r.full and r.seq == self.seq else " (moving)" if not r.full else " (refining)"
                 parts.append(f"{r.width}x{r.height}{state}")
                 parts.append(f"{s.seconds * 1e3:.0f} ms")
+                c = s.costed.request
+                if c.seq != r.seq:      # a picture frame: its figures are an earlier camera's
+                    parts.append(f"costs {(r.made_at - c.made_at) * 1e3:.0f} ms behind the picture")
             parts.append(f"MSAA {self.samples}x")
             if self.frontend:
                 parts.append(f"front end {self.frontend}")

@@ -211,9 +211,12 @@ def snapshot(scene_name: str, camera, mode: str, frame, presets) -> dict:
     """The screenshot's JSON: every panel's counters, derived figures and difference to the first."""
     from dataclasses import asdict
     figs = [figures(r) for r in frame.results]
+    costed = frame.costed.request
     return {
         "scene": scene_name,
         "camera": asdict(camera),
+        # A picture frame's counters are an earlier camera's (the costs follow the picture)
+        "costs_camera": asdict(costed.scene.camera if costed is not frame.request else camera),
         "mode": mode,
         "width": frame.request.width,
         "height": frame.request.height,

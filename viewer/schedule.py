@@ -8,6 +8,13 @@ panels at once, each panel on its own thread; a frame that finishes after a late
 A full-resolution refinement goes panel after panel and is dropped between panels as soon as a
 newer request arrives. The numba kernels drop the GIL, so the UI thread keeps running beside them.
 
+A moving request may ask for pictures only (`picture`): the lanes then draw each distinct image
+once (pipelines.picture: every architecture makes the same image) and the frame carries the
+costs of the newest camera whose panels were rendered whole (`Frame.costs`). Those come from a
+costs thread that renders the latest picture's camera whole whenever it is free, one thread at
+the lowest priority: it takes what the pictures leave of the machine, and the screen says how
+far behind the picture its costs are.
+
     worker = Worker()
     worker.submit(Request(seq, scene, presets, 320, 180, 1, full=False))
     frame = worker.poll()          # newest finished Frame, or None
@@ -31,6 +38,7 @@ IN_FLIGHT = 2
 # whenever it wakes, however many render threads are runnable. Threads inherit it, numba's
 # OpenMP workers and the memory models' threads included.
 RENDER_NICE = 5
+COSTS_NICE = 19         # the costs thread's: behind the pictures, which it must not slow
 SETTLE_S = 0.15         # the camera counts as stopped this long after its last change
 
 
@@ -45,6 +53,14 @@ class Request:
     full: bool               # full resolution (camera at rest) or reduced (camera moving)
     rays: tuple = ()         # ray passes (pipelines.passes.raytrace.PASSES) traced on full requests
     frontend: str | None = None   # geometry front end (legacy | ngg | mesh); None: each preset's
+    picture: bool = False    # moving: the pictures now, the costs when the costs thread has them
+    made_at: float = field(default_factory=time.perf_counter)    # when the UI asked for it
+
+    def same_costs(self, other: "Request") -> bool:
+        """Whether `other`'s costs answer for this request's panels but for the camera."""
+        return (other.scene.name, other.presets, other.width, other.height, other.samples,
+                other.frontend) == (self.scene.name, self.presets, self.width, self.height,
+                                    self.samples, self.frontend)
 
 
 @dataclass
@@ -54,17 +70,32 @@ class Frame:
     seconds: float           # wall time of all panels
     rays: list = field(default_factory=list)   # per panel: ray pass name -> image ({} untraced)
     done_at: float = field(default_factory=time.perf_counter)
+    pictures: list | None = None   # per panel: the image of this request's camera, where `results`
+                                   # are another's (a picture frame's); None: the results' images
+    costs: "Frame | None" = None   # the frame rendered whole whose results these are (None: this)
+
+    @property
+    def costed(self) -> "Frame":
+        """The frame whose camera the results (counters, maps) are of."""
+        return self if self.costs is None else self.costs
+
+    def images(self) -> list:
+        """Per panel, the image of this frame's camera."""
+        return self.pictures if self.pictures is not None else [r.image for r in self.results]
 
 
 class Worker:
     """Background threads (IN_FLIGHT lanes) rendering the latest request; a frame finished after
-    one that came later is dropped. `render` is pipelines.api.render (injected so the
-    scheduling can be tested with a stand-in)."""
+    one that came later is dropped. `render` is pipelines.api.render and `picture`
+    pipelines.picture.picture (injected so the scheduling can be tested with stand-ins)."""
 
-    def __init__(self, render=None, threads: int | None = None):
+    def __init__(self, render=None, threads: int | None = None, picture=None):
         if render is None:
             from pipelines.api import render
+        if picture is None:
+            from pipelines.picture import picture
         self._render = render
+        self._picture = picture
         self._threads = threads  # numba threads for this worker (numba's count is per thread)
         self._cv = threading.Condition()
         self._pending: Request | None = None
@@ -75,30 +106,39 @@ class Worker:
         # Requests in the order they came (a refinement keeps its move's seq): how many were
         # submitted, the newest a lane has started, the newest handed on as a frame.
         self._submitted = self._taken = self._shown = 0
+        self._full_seq = -1               # seq of the newest full request submitted
+        self._costs: Frame | None = None  # the newest frame rendered whole: the costs pictures carry
+        self._costs_wanted: Request | None = None   # the newest picture request, for the costs thread
         self.rendered: list[int] = []     # seqs fully rendered and shown, for tests and benchmarks
+        self.costed: list[int] = []       # seqs the costs thread rendered whole
         self._panels = ThreadPoolExecutor(IN_FLIGHT * (MAX_PANELS - 1),
                                           thread_name_prefix="tilesim-panel",
                                           initializer=self._render_thread)
         self._lanes = [threading.Thread(target=self._run, args=(lane,), daemon=True,
                                         name=f"tilesim-render-{lane}") for lane in range(IN_FLIGHT)]
+        self._lanes.append(threading.Thread(target=self._run_costs, daemon=True, name="tilesim-costs"))
         for t in self._lanes:
             t.start()
 
-    def _render_thread(self) -> None:
-        """Set up the calling thread to render: RENDER_NICE (Linux keeps niceness per thread;
-        elsewhere nothing), and numba's thread count, which is per calling thread too."""
+    def _render_thread(self, nice: int = RENDER_NICE, threads: int | None = None) -> None:
+        """Set up the calling thread to render: its niceness (Linux keeps it per thread, and
+        threads it starts inherit it; elsewhere nothing), and numba's thread count, which is
+        per calling thread too (default: the worker's)."""
         try:
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), RENDER_NICE)
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
         except (AttributeError, OSError):
             pass
-        if self._threads:
+        threads = threads or self._threads
+        if threads:
             import numba
-            numba.set_num_threads(min(self._threads, numba.config.NUMBA_NUM_THREADS))
+            numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
 
     def submit(self, request: Request) -> None:
         with self._cv:
             self._pending = request          # latest wins: an unstarted older request is dropped
             self._submitted += 1
+            if request.full:
+                self._full_seq = max(self._full_seq, request.seq)
             self._cv.notify_all()            # (a lane that takes only moving frames may wake)
 
     def poll(self) -> Frame | None:
@@ -113,8 +153,14 @@ class Worker:
             return err
 
     def idle(self) -> bool:
+        """No request waits or renders (the costs thread aside: it follows pictures, see costs_idle)."""
         with self._cv:
             return self._pending is None and self._busy == 0
+
+    def costs_idle(self) -> bool:
+        """The costs thread has nothing it still wants to render."""
+        with self._cv:
+            return self._costs_wanted is None
 
     def close(self) -> None:
         with self._cv:
@@ -141,43 +187,116 @@ class Worker:
                 req, self._pending = self._pending, None
                 ticket = self._taken = self._submitted
                 self._busy += 1
-            t0 = time.perf_counter()
-            results, rays = [], []
+            frame = None
             try:
-                kw = {"frontend": req.frontend} if req.frontend else {}
-                # A moving frame renders its panels at once: at reduced resolution each panel
-                # spends much of its time waiting on its memory model's thread, which the other
-                # panels' work fills. A refinement goes panel by panel, to yield between them.
-                ahead = [] if req.full else [
-                    self._panels.submit(self._render, req.scene, preset, req.width, req.height,
-                                        req.samples, **kw)
-                    for preset in req.presets[1:]]
-                for k, preset in enumerate(req.presets):
-                    if k == 0 or req.full:
-                        traced = {"rays": req.rays} if req.full and req.rays else {}
-                        r = self._render(req.scene, preset, req.width, req.height, req.samples,
-                                         **kw, **traced)
-                    else:
-                        r = ahead[k - 1].result()
-                    rt = getattr(r, "rt", None)
-                    rays.append({} if rt is None else
-                                {p: rt.images[p] for p in req.rays if p in rt.images})
-                    results.append(r)
-                    # A refinement yields to a new move; a moving frame finishes, or a steady
-                    # stream of moves would abandon every frame and show none.
-                    if req.full and self._newer(ticket):
-                        break
+                frame = (self._pictures(req) if req.picture else None) or self._whole(req, ticket)
             except Exception as e:               # shown in the footer; the viewer keeps running
                 with self._cv:
                     self._error = f"{type(e).__name__}: {e}"
-                    self._busy -= 1
-                continue
             with self._cv:
-                if len(results) == len(req.presets) and ticket > self._shown:
-                    self._done = Frame(req, results, time.perf_counter() - t0, rays)
+                if frame is not None and ticket > self._shown:
+                    self._done = frame
                     self._shown = ticket
                     self.rendered.append(req.seq)
+                if frame is not None and frame.pictures is None:
+                    self._newest_costs(frame)
                 self._busy -= 1
+
+    def _whole(self, req: Request, ticket: int) -> Frame | None:
+        """req's panels rendered whole; None when a refinement was dropped for a newer request."""
+        t0 = time.perf_counter()
+        results, rays = [], []
+        kw = {"frontend": req.frontend} if req.frontend else {}
+        # A moving frame renders its panels at once: at reduced resolution each panel spends
+        # much of its time waiting on its memory model's thread, which the other panels' work
+        # fills. A refinement goes panel by panel, to yield between them.
+        ahead = [] if req.full else [
+            self._panels.submit(self._render, req.scene, preset, req.width, req.height,
+                                req.samples, **kw)
+            for preset in req.presets[1:]]
+        for k, preset in enumerate(req.presets):
+            if k == 0 or req.full:
+                traced = {"rays": req.rays} if req.full and req.rays else {}
+                r = self._render(req.scene, preset, req.width, req.height, req.samples, **kw,
+                                 **traced)
+            else:
+                r = ahead[k - 1].result()
+            rt = getattr(r, "rt", None)
+            rays.append({} if rt is None else {p: rt.images[p] for p in req.rays if p in rt.images})
+            results.append(r)
+            # A refinement yields to a new move; a moving frame finishes, or a steady stream of
+            # moves would abandon every frame and show none.
+            if req.full and self._newer(ticket):
+                return None
+        return Frame(req, results, time.perf_counter() - t0, rays)
+
+    def _pictures(self, req: Request) -> Frame | None:
+        """req's pictures, each distinct image drawn once (pipelines.picture.image_key), with the
+        newest costs that answer for its panels (Request.same_costs) and a wish for the costs
+        thread. None, for the lane to render whole, without such costs or where the frame
+        has no picture (pipelines.picture.drawable)."""
+        from pipelines.picture import image_key
+        with self._cv:
+            costs = self._costs
+        if costs is None or not req.same_costs(costs.request):
+            return None
+        t0 = time.perf_counter()
+        keys = [image_key(req.scene, p) for p in req.presets]
+        first = {}                               # key -> the first panel with it
+        for k, key in enumerate(keys):
+            first.setdefault(key, k)
+        draw = [(self._picture, req.scene, req.presets[k], req.width, req.height, req.samples)
+                for k in first.values()]
+        ahead = [self._panels.submit(*d) for d in draw[1:]]
+        drawn = [draw[0][0](*draw[0][1:])] + [f.result() for f in ahead]
+        if any(img is None for img in drawn):
+            return None
+        by_key = dict(zip(first, drawn))
+        with self._cv:
+            if self._costs_wanted is None or self._costs_wanted.seq < req.seq:
+                self._costs_wanted = req
+                self._cv.notify_all()
+        return Frame(req, costs.results, time.perf_counter() - t0, [{} for _ in req.presets],
+                     pictures=[by_key[key] for key in keys], costs=costs)
+
+    def _newest_costs(self, frame: Frame) -> None:
+        """Keep `frame` (rendered whole) as the costs pictures carry, if no later one is kept.
+        Called with the lock held."""
+        if self._costs is None or frame.request.seq >= self._costs.request.seq:
+            self._costs = frame
+
+    def _run_costs(self) -> None:
+        """The costs thread: the newest picture request rendered whole, panel after panel, on one
+        thread at COSTS_NICE; dropped between panels once the camera stops (the refinement
+        renders that camera whole) or the scene changes."""
+        self._render_thread(COSTS_NICE, 1)
+        while True:
+            with self._cv:
+                while not self._closed and self._costs_wanted is None:
+                    self._cv.wait()
+                if self._closed:
+                    return
+                req = self._costs_wanted
+            t0 = time.perf_counter()
+            results = []
+            try:
+                kw = {"frontend": req.frontend} if req.frontend else {}
+                for preset in req.presets:
+                    results.append(self._render(req.scene, preset, req.width, req.height,
+                                                req.samples, **kw))
+                    with self._cv:
+                        if self._closed or self._full_seq >= req.seq:
+                            break
+            except Exception as e:
+                with self._cv:
+                    self._error = f"{type(e).__name__}: {e}"
+            with self._cv:
+                if len(results) == len(req.presets):
+                    self._newest_costs(Frame(req, results, time.perf_counter() - t0,
+                                             [{} for _ in req.presets]))
+                    self.costed.append(req.seq)
+                if self._costs_wanted is req:
+                    self._costs_wanted = None
 
 
 class Refiner:

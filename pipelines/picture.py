@@ -1,0 +1,51 @@
+"""A frame's picture without its costs: the image every architecture makes (DESIGN.md: all
+architectures produce the same image, only the costs differ), drawn by the shared stages alone
+(setup, binning, raster) with no front end's bookkeeping, no memory model and no replay. The
+viewer shows it while the camera moves and lets the costs follow (viewer.schedule).
+
+Besides the scene, its camera and the size, the picture depends on the samples and, where the
+scene draws textures, on the preset's texture formats (a block-compressed texel is not the
+source texel): `image_key`. A frame
+the shared stages alone do not draw (a scene with render passes of its own, or compute passes)
+has no picture here: `picture` returns None and the caller runs the frame whole.
+
+    img = picture(scene, preset, 640, 360)        # uint8 (360, 640, 4), or None
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from renderer.binning import bin_triangles
+from renderer.geometry import setup_all
+from renderer.raster import RasterView, rasterize
+from renderer.shade import build_tables, light_vector
+
+from pipelines.arch.shared import framebuffer, shaded_counts, texture_unit
+
+
+def image_key(scene, preset) -> tuple:
+    """What of `preset` decides the image of `scene`: presets with equal keys make the same
+    picture of it (the texture formats, if a draw samples a texture; else nothing)."""
+    if not any(d.material.texture is not None for d in scene.draws):
+        return ()
+    return (str(preset.texture.tex_format.value), str(preset.texture.tex_alpha_format.value))
+
+
+def drawable(scene) -> bool:
+    """Whether the shared stages alone draw the frame: the one pass a scene without passes of
+    its own gets (Scene.frame), and no compute passes after it."""
+    return scene.passes is None and not scene.compute
+
+
+def picture(scene, preset, width: int, height: int, samples: int = 1) -> np.ndarray | None:
+    """uint8 (height, width, 4): the image `scene` presents through `preset` (run(...).image, bit
+    for bit), or None when the frame is not `drawable`."""
+    if not drawable(scene):
+        return None
+    (rp,) = scene.frame(samples)
+    view = RasterView.make(width, height, samples)
+    fb = framebuffer(rp, {}, view, shaded_counts(width, height))
+    tris = setup_all(rp.draws, scene.camera, width, height).tris
+    mat, tex = build_tables(rp.draws, texture_unit(preset))
+    rasterize(tris, bin_triangles(tris, width, height), mat, tex, light_vector(scene.light), fb, view)
+    return fb.resolve()
