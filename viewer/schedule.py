@@ -245,8 +245,8 @@ class Worker:
         first = {}                               # key -> the first panel with it
         for k, key in enumerate(keys):
             first.setdefault(key, k)
-        draw = [(self._picture, req.scene, req.presets[k], req.width, req.height, req.samples)
-                for k in first.values()]
+        draw = [(self._one_thread, self._picture, req.scene, req.presets[k], req.width,
+                 req.height, req.samples) for k in first.values()]
         ahead = [self._panels.submit(*d) for d in draw[1:]]
         drawn = [draw[0][0](*draw[0][1:])] + [f.result() for f in ahead]
         if any(img is None for img in drawn):
@@ -258,6 +258,17 @@ class Worker:
                 self._cv.notify_all()
         return Frame(req, costs.results, time.perf_counter() - t0, [{} for _ in req.presets],
                      pictures=[by_key[key] for key in keys], costs=costs)
+
+    @staticmethod
+    def _one_thread(fn, *args):
+        """fn(*args) on numba's one thread (this thread's count, restored after)."""
+        import numba
+        n = numba.get_num_threads()
+        numba.set_num_threads(1)
+        try:
+            return fn(*args)
+        finally:
+            numba.set_num_threads(n)
 
     def _newest_costs(self, frame: Frame) -> None:
         """Keep `frame` (rendered whole) as the costs pictures carry, if no later one is kept.
