@@ -112,6 +112,7 @@ def _viewer_class():
             self.vbo = self.ctx.buffer(quad.tobytes())
             self.vao = self.ctx.vertex_array(self.prog, [(self.vbo, "2f", "in_pos")])
             self.textures: dict[str, object] = {}
+            self.panel_tex: list[str] = []     # per panel, the key of the texture it shows
             self.content: dict[str, object] = {}
             self.worker = Worker(threads=options.threads)
             self.refiner = Refiner()
@@ -373,8 +374,12 @@ def _viewer_class():
             self.scale_legend = scale
             if mode.startswith(RAY):
                 return [ray_rgba(imgs[mode[len(RAY):]]) for imgs in self.shown.rays]
-            if mode == "image":
-                return [np.ascontiguousarray(img) for img in self.shown.images()]
+            if mode == "image":      # (one array for panels that share a picture)
+                images, made = self.shown.images(), {}
+                for img in images:
+                    if id(img) not in made:
+                        made[id(img)] = np.ascontiguousarray(img)
+                return [made[id(img)] for img in images]
             return [colorize(mode, r, scale, near, far) for r in rs]
 
         def _draw(self) -> None:
@@ -387,8 +392,15 @@ def _viewer_class():
             lays = self.layouts()
             frame = self.shown
             if frame is not None and self.shown_mode != self.mode:
+                # Panels showing the same picture (one drawn for every architecture) share its
+                # texture: one upload.
+                first: dict[int, int] = {}
+                self.panel_tex = []
                 for i, img in enumerate(self.panel_images()):
-                    self._texture(f"panel{i}", img, smooth=frame.request.full is False)
+                    k = first.setdefault(id(img), i)
+                    if k == i:
+                        self._texture(f"panel{i}", img, smooth=frame.request.full is False)
+                    self.panel_tex.append(f"panel{k}")
                 self.shown_mode = self.mode
             # The strips show the costs: redrawn when they change, not with every picture.
             if frame is not None and self.content.get("figures") != (frame.costed.done_at, lays[0].strip.w):
@@ -406,7 +418,7 @@ def _viewer_class():
                                                                title_size)),
                            lay.title)
                 if frame is not None:
-                    tex = self.textures[f"panel{i}"]
+                    tex = self.textures[self.panel_tex[i]]
                     tex.filter = ((moderngl.LINEAR,) * 2 if tex.size[0] < lay.image.w
                                   else (moderngl.NEAREST,) * 2)
                     self._quad(tex, lay.image)
