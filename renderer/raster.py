@@ -80,16 +80,22 @@ class Raster:
     leave an event with block -(b + 1). With DCC in `rules` (raster_sections.codec_rules) each
     event also records the DCC payload of its block's colour as the ROP leaves it (DCC
     compresses a block when the ROP cache writes it back: the block as it is then, not the final
-    image), with HTILE its depth payload under plane tracking."""
+    image), with HTILE its depth payload under plane tracking. Without `costs` it draws the
+    image alone (pipelines.picture): no events, no texture L1, nothing that only a cost needs."""
 
     def __init__(self, tris: SetupTriangles, bins: TileBins, mat, tex, light: np.ndarray,
                  fb: Framebuffer, view: RasterView, hsr: bool = False,
-                 chunk: np.ndarray | None = None, hiz: bool = False, rules: np.ndarray | None = None):
+                 chunk: np.ndarray | None = None, hiz: bool = False, rules: np.ndarray | None = None,
+                 costs: bool = True):
         rules = rk.NO_CODEC if rules is None else rules
         dcc, zcomp = rules[RULE_DCC_MAX_BLOCK] > 0, rules[RULE_Z_MAX_PLANES] > 0
-        textured = mat.texture[tris.draw] >= 0 if tris.n else np.zeros(0, np.bool_)
-        block_off, tex_off = event_capacity(tris.x, tris.y, view.width, view.height, bins.tile,
-                                            bins.tiles_x, bins.tile_offsets, bins.ref_tri, textured)
+        if costs:
+            textured = mat.texture[tris.draw] >= 0 if tris.n else np.zeros(0, np.bool_)
+            block_off, tex_off = event_capacity(tris.x, tris.y, view.width, view.height, bins.tile,
+                                                bins.tiles_x, bins.tile_offsets, bins.ref_tri,
+                                                textured)
+        else:
+            block_off = tex_off = np.zeros(bins.n_refs + 1, np.int64)
         self.ev = RopEvents(block_off, np.zeros(bins.n_refs, np.int64),
                             np.empty(block_off[-1], np.int64), np.empty(block_off[-1], np.uint64),
                             np.empty(block_off[-1], np.uint64), tex_off,
@@ -102,7 +108,7 @@ class Raster:
         self.bins = bins
         self._entry = rk.rasterize_tiles_1x if view.samples == 1 else rk.rasterize_tiles_4x
         self._job = rk.RasterJob(tris, bins, mat, tex, light, fb, self.ev, view, hsr, hiz, Z_SKIP,
-                                 chunk)
+                                 chunk, costs)
 
     def bands(self, rows: int):
         """Render `rows` tile rows at a time, top to bottom; after each band, yield how many tiles
@@ -138,9 +144,10 @@ def size_events_as(ev: RopEvents, image: np.ndarray) -> None:
 
 def rasterize(tris: SetupTriangles, bins: TileBins, mat, tex, light: np.ndarray, fb: Framebuffer,
               view: RasterView, hsr: bool = False, chunk: np.ndarray | None = None,
-              hiz: bool = False, rules: np.ndarray | None = None) -> tuple[Counters, np.ndarray, RopEvents]:
+              hiz: bool = False, rules: np.ndarray | None = None,
+              costs: bool = True) -> tuple[Counters, np.ndarray, RopEvents]:
     """Render all tiles into fb (in place), in one parallel pass; see Raster."""
-    job = Raster(tris, bins, mat, tex, light, fb, view, hsr, chunk, hiz, rules)
+    job = Raster(tris, bins, mat, tex, light, fb, view, hsr, chunk, hiz, rules, costs)
     for _ in job.bands(bins.tiles_y):
         pass
     return job.result()

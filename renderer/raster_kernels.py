@@ -95,11 +95,13 @@ class RasterJob(NamedTuple):
     hiz: bool              # hierarchical Z: reject 8x8 blocks by their farthest stored depth
     zskip: bool            # the simulator's own depth bound per block (raster.Z_SKIP)
     chunk: np.ndarray      # int64 per triangle: its partial-render chunk
+    costs: bool            # record the events and run the texture L1 (False: the image alone,
+                           # for pipelines.picture; the counts of misses and lookups then stay 0)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr, hiz, zskip,
-                   chunk, counters):
+                   chunk, costs, counters):
     """Tile i of a pass (RasterJob's parts; the entry points below take the job): its
     references in the schedule's order (raster_schedule), each set up once and walked 8x8
     block by block; its counts added to counters[i].
@@ -446,7 +448,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                                                       lane_attr[2, 3] - lane_attr[0, 3],
                                                       lane_attr[2, 4] - lane_attr[0, 4])
                             n_lv = 2 if frac > 0.0 else 1
-                            n_lines = footprint_lines(lane_attr, tex_levels, tex_sampler, tex_base,
+                            n_lines = 0 if not costs else footprint_lines(lane_attr, tex_levels, tex_sampler, tex_base,
                                                       tex_block, ti, level, n_lv, l1_shift,
                                                       quad_lines)
                             k_texels += 16 * n_lv
@@ -478,6 +480,8 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                         k_blended += n_blend
                 if tight:
                     zbound[bl] = min(zbound[bl], np.float32(zhi + 1e-6))
+        if not costs:           # the image alone: no events (nothing reads the block masks)
+            continue
         if phase == PH_SHADE:
             n_tex_out[r] = n_tex
             k_tex_misses += n_tex
@@ -531,19 +535,19 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
 @njit(cache=True, nogil=True, error_model="numpy")
 def rasterize_tiles_1x(job, tile_order, counters):
     """The tiles of tile_order of `job` (RasterJob) at one sample per pixel."""
-    tris, bins, mat, tex, light, fb, events, target, hsr, hiz, zskip, chunk = job
+    tris, bins, mat, tex, light, fb, events, target, hsr, hiz, zskip, chunk, costs = job
     for k in range(tile_order.shape[0]):
         rasterize_tile(tile_order[k], tris, bins, mat, tex, light, fb, events, target, 1, hsr, hiz,
-                       zskip, chunk, counters)
+                       zskip, chunk, costs, counters)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def rasterize_tiles_4x(job, tile_order, counters):
     """... at four."""
-    tris, bins, mat, tex, light, fb, events, target, hsr, hiz, zskip, chunk = job
+    tris, bins, mat, tex, light, fb, events, target, hsr, hiz, zskip, chunk, costs = job
     for k in range(tile_order.shape[0]):
         rasterize_tile(tile_order[k], tris, bins, mat, tex, light, fb, events, target, 4, hsr, hiz,
-                       zskip, chunk, counters)
+                       zskip, chunk, costs, counters)
 
 
 @lru_cache(maxsize=None)
