@@ -11,7 +11,9 @@ Modules, pure ones first (testable without a GL context):
 - `modes`: image, overdraw, DRAM bytes per tile, tile fallbacks, depth -> RGBA on one shared scale
 - `keys`: key -> action table and the on-screen help
 - `schedule`: the render worker thread (latest request wins) and the reduced/full resolution
-  policy; a full frame runs the panel's ray passes too (pipelines.frame.run, BVHs kept across moves)
+  policy; a full frame runs the panel's ray passes too (pipelines.frame.run, BVHs kept across moves);
+  while the camera moves in image mode, pictures at full resolution (pipelines.picture) with the
+  costs of a recent camera, which a thread of their own renders whole behind them
 - `hud`: titles, counter strips with differences to the first panel, footer legend, screenshot JSON
 - `app`: the moderngl-window WindowConfig that uploads the panels as textures and draws quads
 - `cli`: `add_parser(subparsers)` registers `tilesim view`; imports nothing heavy
