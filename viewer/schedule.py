@@ -80,8 +80,8 @@ class Frame:
         return self if self.costs is None else self.costs
 
     def images(self) -> list:
-        """Per panel, the image of this frame's camera."""
-        return self.pictures if self.pictures is not None else [r.image for r in self.results]
+        """Per panel, the raster's image of this frame's camera (the image mode's picture)."""
+        return self.pictures if self.pictures is not None else [r.color for r in self.results]
 
 
 class Worker:
