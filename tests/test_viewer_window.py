@@ -185,6 +185,10 @@ def test_ray_modes_show_the_passes_and_wait_out_camera_moves(viewer):
     try:
         _press(viewer, "M")                        # any change brings a new full frame, traced
         viewer.wait_full(HANG_S)
+        # the image mode: the raster's colour, not the colour the ray passes darken
+        np.testing.assert_array_equal(_panel_pixels(viewer, 0)[..., :3],
+                                      viewer.shown.results[0].color[..., :3])
+        assert not np.array_equal(viewer.shown.results[0].color, viewer.shown.results[0].image)
         modes = viewer.modes()
         assert modes[len(MODES):] == (RAY + "primary", RAY + "shadow", RAY + "ao", PIXEL + "rt.primary.steps",
                                       PIXEL + "rt.shadow.steps", PIXEL + "rt.ao.steps")
