@@ -138,19 +138,18 @@ def workload(a, width: int, height: int):
     """The function to run over and over while perf samples, and what it is."""
     from scenes.library import get_scene
     scene = get_scene(a.scene)
+    from renderer.geometry import forget_setups
     if a.picture:
         from pipelines.picture import picture
         from pipelines.presets import get_preset
-        from renderer.geometry import forget_setups
         preset = get_preset(a.preset)
 
         def drawn():
-            forget_setups()
+            forget_setups()               # the camera moved
             picture(scene, preset, width, height)
         return drawn, f"{a.scene}'s picture (pipelines.picture) via {a.preset} at {width}x{height}"
     if a.rays is None:
         from pipelines import render
-        from renderer.geometry import forget_setups
 
         def frame():
             forget_setups()               # as bench/benchmark.py: the camera moved

@@ -1,7 +1,8 @@
 """A frame's picture without its costs: the image every architecture makes (DESIGN.md: all
 architectures produce the same image, only the costs differ), drawn by the shared stages alone
-(setup, binning, raster) with no front end's bookkeeping, no memory model, no replay, and a raster
-that records no events and runs no texture L1 (renderer.raster.Raster's `costs`). The
+(setup, binning, raster) with no front end's bookkeeping, no memory model, no replay, a setup that
+drops the triangles that cover no sample, and a raster that records no events and runs no texture
+L1 (renderer.raster.Raster's `costs`). The
 viewer shows it while the camera moves and lets the costs follow (viewer.schedule).
 
 Besides the scene, its camera and the size, the picture depends on the samples and, where the
@@ -46,7 +47,10 @@ def picture(scene, preset, width: int, height: int, samples: int = 1) -> np.ndar
     (rp,) = scene.frame(samples)
     view = RasterView.make(width, height, samples)
     fb = framebuffer(rp, {}, view, shaded_counts(width, height))
-    tris = setup_all(rp.draws, scene.camera, width, height).tris
+    # Whole triangles with no sample in their bounding box are dropped at setup: they draw
+    # nothing (a frame keeps them: they cost fetch, setup and binning).
+    reach = int(max(np.abs(view.sample_x).max(), np.abs(view.sample_y).max()))
+    tris = setup_all(rp.draws, scene.camera, width, height, reach).tris
     mat, tex = build_tables(rp.draws, texture_unit(preset))
     rasterize(tris, bin_triangles(tris, width, height), mat, tex, light_vector(scene.light), fb, view,
               costs=False)

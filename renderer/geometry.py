@@ -121,15 +121,18 @@ class SetupPass(NamedTuple):
 _SETUP = MeshMemo(2)      # the last passes set up: the next preset on the same frame reuses them
 
 
-def setup_all(draws, camera, width: int, height: int) -> SetupPass:
+def setup_all(draws, camera, width: int, height: int, reach: int = -1) -> SetupPass:
     """All draws of a pass → SetupTriangles in submission order, with each input primitive's
     outcome. One kernel call for the whole pass: draws are concatenated, vertex indices made
     global. Setup depends only on the draws, the camera and the size, never on the preset, so
     the same frame through several presets (the viewer's panels, a report's rows) sets up once;
-    the result is shared and must not be written to."""
+    the result is shared and must not be written to. `reach` >= 0 drops the whole triangles
+    whose bounding box holds no sample (gk.SetupInput.reach): for an image alone
+    (pipelines.picture), never for a frame, which counts them."""
     key = (tuple((id(d.mesh), d.world_from_object.tobytes(), int(d.state.cull)) for d in draws),
-           camera, width, height)
-    return _SETUP.get(key, (d.mesh for d in draws), lambda: _setup_all(draws, camera, width, height))
+           camera, width, height, reach)
+    return _SETUP.get(key, (d.mesh for d in draws),
+                      lambda: _setup_all(draws, camera, width, height, reach))
 
 
 def forget_setups() -> None:
@@ -137,7 +140,7 @@ def forget_setups() -> None:
     _SETUP.clear()
 
 
-def _setup_all(draws, camera, width: int, height: int) -> SetupPass:
+def _setup_all(draws, camera, width: int, height: int, reach: int) -> SetupPass:
     cfw = clip_from_world(camera, width, height)
     if draws:
         clip, world, nrm, uv, n_verts = transform_vertices(draws, cfw)
@@ -152,7 +155,8 @@ def _setup_all(draws, camera, width: int, height: int) -> SetupPass:
     # Left unwritten for vertices outside a clip plane: only the clipper uses those, from clip.
     vert = gk.Projected.empty(len(clip))
     gk.project_vertices(clip, width, height, *vert)
-    inp = gk.SetupInput(clip, world, nrm, uv, idx, tri_draw, draw_flat, draw_cull, width, height)
+    inp = gk.SetupInput(clip, world, nrm, uv, idx, tri_draw, draw_flat, draw_cull, width, height,
+                        reach)
     n_emit, outcome, clipped = gk.setup_triangles(inp, vert, False, np.zeros(1, np.int64),
                                                   gk.SetupRows.empty(0))
     offsets = gk.running_sum(n_emit)

@@ -19,6 +19,8 @@ MAX_OUT = MAX_POLY - 2            # triangles per clipped polygon (fan)
 
 # Per-input-primitive outcome (their tally makes the geom.* counters).
 EMITTED, CULLED_BACKFACE, CULLED_ZERO_AREA, CULLED_FRUSTUM = 0, 1, 2, 3
+EMPTY = 4     # no sample in its bounding box: dropped where setup is asked to (SetupInput.reach),
+              # for a picture alone; a frame's setup keeps it (it costs fetch, setup and binning)
 
 # Cull modes, as renderer.cull.CullMode.
 CULL_NONE, CULL_BACK, CULL_FRONT = 0, 1, 2
@@ -36,6 +38,19 @@ class SetupInput(NamedTuple):
     draw_cull: np.ndarray  # int64 (n_draws,) CULL_NONE / CULL_BACK / CULL_FRONT
     width: int             # render target, pixels
     height: int
+    reach: int             # >= 0: drop a whole triangle whose bounding box holds no sample
+                           # (pixel centres moved by up to reach subpixels: EMPTY); -1: keep all
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def holds_no_sample(x0, x1, x2, y0, y1, y2, reach):
+    """No sample position (pixel centres moved by up to `reach` subpixels) lies inside the
+    bounding box of the triangle with these snapped corners (subpixels): it covers nothing."""
+    h = SUBPIXEL // 2
+    return ((max(x0, x1, x2) + reach - h) >> SUBPIXEL_BITS
+            < (min(x0, x1, x2) - reach - h + SUBPIXEL - 1) >> SUBPIXEL_BITS
+            or (max(y0, y1, y2) + reach - h) >> SUBPIXEL_BITS
+            < (min(y0, y1, y2) - reach - h + SUBPIXEL - 1) >> SUBPIXEL_BITS)
 
 
 class Projected(NamedTuple):
@@ -282,7 +297,7 @@ def _setup_chunk(t0, t1, inp, vert, write, offsets, verdicts, out):
     once per chunk; per triangle that would cost more than the triangle's own work."""
     clip, world, normal, uv, idx = inp.clip, inp.world, inp.normal, inp.uv, inp.idx
     tri_draw, draw_flat, draw_cull = inp.tri_draw, inp.draw_flat, inp.draw_cull
-    width, height = inp.width, inp.height
+    width, height, reach = inp.width, inp.height, inp.reach
     snap_x, snap_y, exact_x, exact_y, win_z, inv_w, outcode = vert
     n_emit, outcome, clipped = verdicts
     out_x, out_y, out_z, out_inv_w, out_normal, out_uv, out_back, out_zplane = out
@@ -315,6 +330,10 @@ def _setup_chunk(t0, t1, inp, vert, write, offsets, verdicts, out):
                 back = area > 0
                 if _culled(back, cull):
                     res = (0, CULLED_BACKFACE, False)
+                    break
+                if reach >= 0 and holds_no_sample(snap_x[i0], snap_x[i1], snap_x[i2], snap_y[i0],
+                                                  snap_y[i1], snap_y[i2], reach):
+                    res = (0, EMPTY, False)
                     break
                 res = (1, EMITTED, False)
                 if not write:

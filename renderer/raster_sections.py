@@ -16,7 +16,7 @@ from .compression.codecs_kernels import bit_length, granular_bytes
 from .compression.depth_kernels import planes_bytes
 from .block_masks import BLOCK_BITS, block_far, lowest_bit, popcount
 from .block_ranges import edge_range, rgba8_range, unpack
-from .geometry_kernels import SUBPIXEL, SUBPIXEL_BITS
+from .geometry_kernels import SUBPIXEL, holds_no_sample
 from .raster_schedule import PH_SHADE, PH_VIS
 from .rop_kernels import depth_test, quantize, write_samples
 from .shade_kernels import filter_texture, lambert
@@ -79,11 +79,7 @@ def no_sample_inside(vx, vy, t, reach):
     """No sample position (pixel centres moved by up to `reach` subpixels) lies inside triangle
     t's bounding box: it covers nothing. Most triangles of a dense mesh at a viewer's reduced
     resolution are such."""
-    h = SUBPIXEL // 2
-    return ((max(vx[t, 0], vx[t, 1], vx[t, 2]) + reach - h) >> SUBPIXEL_BITS
-            < (min(vx[t, 0], vx[t, 1], vx[t, 2]) - reach - h + SUBPIXEL - 1) >> SUBPIXEL_BITS
-            or (max(vy[t, 0], vy[t, 1], vy[t, 2]) + reach - h) >> SUBPIXEL_BITS
-            < (min(vy[t, 0], vy[t, 1], vy[t, 2]) - reach - h + SUBPIXEL - 1) >> SUBPIXEL_BITS)
+    return holds_no_sample(vx[t, 0], vx[t, 1], vx[t, 2], vy[t, 0], vy[t, 1], vy[t, 2], reach)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")

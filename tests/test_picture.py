@@ -40,3 +40,19 @@ def test_the_key_tells_apart_only_what_changes_the_image():
     assert image_key(level, m3) != image_key(level, imr)
     a, b = picture(level, m3, 96, 54), picture(level, imr, 96, 54)
     assert not np.array_equal(a, b)      # ASTC and BC texels differ: so must the pictures
+
+
+def test_the_picture_sets_up_only_triangles_that_can_cover_a_sample():
+    """At a viewer's size most of sponza's triangles hold no pixel centre in their bounding box:
+    the picture's setup drops them (EMPTY), the frame's keeps every one, which it counts."""
+    from renderer.geometry import setup_all
+    from renderer.geometry_kernels import EMITTED, EMPTY
+    scene = get_scene("sponza")
+    (rp,) = scene.frame(1)
+    whole = setup_all(rp.draws, scene.camera, 160, 90)
+    drawn = setup_all(rp.draws, scene.camera, 160, 90, reach=0)
+    assert not (whole.outcome == EMPTY).any()
+    dropped = drawn.outcome == EMPTY
+    assert dropped.sum() > whole.tris.n // 2
+    assert np.array_equal(whole.outcome == EMITTED, (drawn.outcome == EMITTED) | dropped)
+    assert drawn.tris.n == whole.tris.n - dropped.sum()
