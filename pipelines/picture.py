@@ -1,15 +1,15 @@
 """A frame's picture without its costs: the image every architecture makes (DESIGN.md: all
-architectures produce the same image, only the costs differ), drawn by the shared stages alone
-(setup, binning, raster) with no front end's bookkeeping, no memory model, no replay, a setup that
-drops the triangles that cover no sample, and a raster that records no events and runs no texture
-L1 (renderer.raster.Raster's `costs`). The
-viewer shows it while the camera moves and lets the costs follow (viewer.schedule).
+architectures produce the same image, only the costs differ), drawn by the shared stages alone:
+a setup that drops the triangles covering no sample, binning, and a raster that records no events
+and runs no texture L1 (renderer.raster.Raster's `costs`); no front end's bookkeeping, no memory
+model, no replay. The viewer shows it while the camera moves and lets the costs follow
+(viewer.schedule).
 
 Besides the scene, its camera and the size, the picture depends on the samples and, where the
 scene draws textures, on the preset's texture formats (a block-compressed texel is not the
-source texel): `image_key`. A frame
-the shared stages alone do not draw (a scene with render passes of its own, or compute passes)
-has no picture here: `picture` returns None and the caller runs the frame whole.
+source texel): `image_key`. A frame the shared stages alone do not draw (a scene with render
+passes of its own, or compute passes) has no picture here: `picture` returns None and the caller
+runs the frame whole.
 
     img = picture(scene, preset, 640, 360)        # uint8 (360, 640, 4), or None
 """

@@ -24,7 +24,7 @@ from pipelines.picture import drawable
 from . import camera as cam_ops
 from . import hud, layout
 from .keys import FLY_KEYS, FRONTENDS, KEYMAP, ORBIT_STEP_PX, NamedKeys, key_name, next_scale
-from .modes import MODES, RAY, colorize, extra_modes, ray_rgba, shared_scale, value_at
+from .modes import MODES, RAY, colorize, extra_modes, hex_rgb, ray_rgba, shared_scale, value_at
 from .schedule import MOVING_SCALE, Refiner, Request, Worker
 
 S_HOLD_S = 0.25       # S held longer than this flies backwards; a shorter tap saves a screenshot
@@ -241,10 +241,10 @@ def _viewer_class():
             mode = self.mode if self.mode in self.modes() else MODES[0]
             cam = s.request.scene.camera
             if mode == "image":        # this camera's picture, where the costs are an older one's
-                return f"at {x},{y}: " + " | ".join("#" + "".join(f"{int(c):02x}" for c in img[y, x, :3])
-                                                    for img in s.images())
-            values = [value_at(mode, res, imgs, x, y, cam.near, cam.far)
-                      for res, imgs in zip(s.results, s.rays or [{}] * len(s.results))]
+                values = [hex_rgb(img[y, x]) for img in s.images()]
+            else:
+                values = [value_at(mode, res, imgs, x, y, cam.near, cam.far)
+                          for res, imgs in zip(s.results, s.rays or [{}] * len(s.results))]
             return f"at {x},{y}: " + " | ".join(values)
 
         def on_mouse_press_event(self, x, y, button):
@@ -374,12 +374,8 @@ def _viewer_class():
             self.scale_legend = scale
             if mode.startswith(RAY):
                 return [ray_rgba(imgs[mode[len(RAY):]]) for imgs in self.shown.rays]
-            if mode == "image":      # (one array for panels that share a picture)
-                images, made = self.shown.images(), {}
-                for img in images:
-                    if id(img) not in made:
-                        made[id(img)] = np.ascontiguousarray(img)
-                return [made[id(img)] for img in images]
+            if mode == "image":      # (a shared picture stays one array: _draw uploads it once)
+                return [np.ascontiguousarray(img) for img in self.shown.images()]
             return [colorize(mode, r, scale, near, far) for r in rs]
 
         def _draw(self) -> None:

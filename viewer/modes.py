@@ -225,6 +225,10 @@ def value_at(mode: str, result, ray_images: dict, x: int, y: int, near: float, f
         return f"{result.pixel_maps[mode[len(PIXEL):]][y, x]:.4g}"
     if mode.startswith(RAY):
         v = ray_images[mode[len(RAY):]][y, x]
-        return f"{float(v):.3g}" if np.ndim(v) == 0 else "#" + "".join(f"{int(c):02x}" for c in v[:3])
-    r, g, b = (int(c) for c in result.color[y, x, :3])
-    return f"#{r:02x}{g:02x}{b:02x}"
+        return f"{float(v):.3g}" if np.ndim(v) == 0 else hex_rgb(v)
+    return hex_rgb(result.color[y, x])
+
+
+def hex_rgb(rgba) -> str:
+    """A pixel's colour as the footer reads it out: #rrggbb."""
+    return "#" + "".join(f"{int(c):02x}" for c in rgba[:3])
