@@ -17,7 +17,7 @@ from .compression.depth_kernels import planes_bytes
 from .block_masks import BLOCK_BITS, block_far, lowest_bit, popcount
 from .block_ranges import edge_range, rgba8_range, unpack
 from .geometry_kernels import SUBPIXEL, holds_no_sample
-from .raster_schedule import PH_SHADE, PH_VIS
+from .raster_schedule import PH_IMR, PH_SHADE, PH_VIS
 from .rop_kernels import depth_test, quantize, write_samples
 from .shade_kernels import filter_texture, lambert
 
@@ -137,6 +137,32 @@ def block_coverage(blk_z, bx0, by0, x0, y0, x1, y1, fA0, fA1, fA2, fB0, fB1, fB2
     return cov_m
 
 
+ALL_PIXELS = np.uint64(0xFFFFFFFFFFFFFFFF)     # every pixel of an 8x8 block, as a mask
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def fill_block(blk_z, fb_depth, fb_shaded, fb_color, bx0, by0, u0, u1, u2):
+    """fill_pixels' common case on large flat surfaces (a city, a full-screen quad): a
+    one-colour triangle over a whole block in immediate mode, depth tested and written, row by
+    row with no per-pixel flag (the same writes). Called, not inlined: the tile kernel around
+    it keeps its code (inlined, it slowed spheres by 8%). Returns the pixels that passed."""
+    pass_m = np.uint64(0)
+    for r in range(BLOCK):
+        ly = by0 + r
+        for c in range(BLOCK):
+            lx = bx0 + c
+            zf = blk_z[r * BLOCK + c]
+            if zf < fb_depth[ly, lx, 0]:
+                pass_m |= np.uint64(1) << np.uint64(r * BLOCK + c)
+                fb_shaded[ly, lx] += 1
+                fb_depth[ly, lx, 0] = zf
+                fb_color[ly, lx, 0, 0] = u0
+                fb_color[ly, lx, 0, 1] = u1
+                fb_color[ly, lx, 0, 2] = u2
+                fb_color[ly, lx, 0, 3] = 255
+    return pass_m
+
+
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def fill_pixels(cov_m, blk_z, winner, fb_depth, fb_shaded, fb_color, sh_x, sh_y, bx0, by0, tx0,
                 ty0, t, phase, test_depth, depth_write, count_zmax, zmax_bl, uniform, u0, u1, u2):
@@ -150,6 +176,9 @@ def fill_pixels(cov_m, blk_z, winner, fb_depth, fb_shaded, fb_color, sh_x, sh_y,
     left = cov_m
     vis_m = np.uint64(0)
     lowered = 0
+    if uniform and cov_m == ALL_PIXELS and phase == PH_IMR and test_depth and depth_write \
+            and not count_zmax:
+        return 0, fill_block(blk_z, fb_depth, fb_shaded, fb_color, bx0, by0, u0, u1, u2), vis_m, 0
     while left:
         p = lowest_bit(left)
         left &= left - np.uint64(1)
