@@ -144,8 +144,10 @@ ALL_PIXELS = np.uint64(0xFFFFFFFFFFFFFFFF)     # every pixel of an 8x8 block, as
 def fill_block(blk_z, fb_depth, fb_shaded, fb_color, bx0, by0, u0, u1, u2):
     """fill_pixels' common case on large flat surfaces (a city, a full-screen quad): a
     one-colour triangle over a whole block in immediate mode, depth tested and written, row by
-    row with no per-pixel flag (the same writes). Called, not inlined: the tile kernel around
-    it keeps its code (inlined, it slowed spheres by 8%). Returns the pixels that passed."""
+    row with no per-pixel flag (the same writes). Returns the pixels that passed. Called, not
+    inlined, though neither keeps the tile kernel's other paths as fast as they were: with it
+    spheres (smooth normals: never one colour) rasterize 5-7% slower (inlined: 8%), while a city
+    of boxes gains 25% and a full-screen quad 45% (imr-baseline, 1080p, one thread)."""
     pass_m = np.uint64(0)
     for r in range(BLOCK):
         ly = by0 + r
