@@ -31,8 +31,9 @@ from .block_masks import BLOCK_BITS, block_far, popcount, quads_of
 from .geometry_kernels import SUBPIXEL, SUBPIXEL_BITS
 from .raster_schedule import (FLUSH_BLEND, FLUSH_MASK, FLUSH_PARTIAL, MASK_MODE, PH_IMR, PH_SHADE,
                               PH_VIS, schedule)
-from .raster_sections import (block_coverage, block_edges, edge_setup, fill_pixels, flush_events,
-                              hiz_init, no_sample_inside, pixels_touched, quad_attributes,
+from .raster_sections import (ALL_PIXELS, block_coverage, block_edges, edge_setup, fill_block,
+                              fill_pixels, flush_events, hiz_init, no_sample_inside,
+                              pixels_touched, quad_attributes,
                               quad_coverage, quad_from_mask, quad_rop, quad_shade, quad_visibility,
                               shade_pixels, still_wins, event_sizes, event_depth_sizes, codec_rules,
                               RULE_Z_INIT)
@@ -263,6 +264,9 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
         # interpolated normal computed right there (the same arithmetic as the general path).
         # (Visibility alone, PH_VIS, reads no texture: textured triangles take it there too.)
         fill_fast = (not textured or phase == PH_VIS) and not late and not blend and n_samples == 1
+        # ... and its commonest case, a whole block of one colour (raster_sections.fill_block)
+        flat_fill = fill_fast and uniform and phase == PH_IMR and test_depth and depth_write \
+            and not count_zmax
         n00, n01, n02 = v_normal[t, 0, 0], v_normal[t, 0, 1], v_normal[t, 0, 2]
         n10, n11, n12 = v_normal[t, 1, 0], v_normal[t, 1, 1], v_normal[t, 1, 2]
         n20, n21, n22 = v_normal[t, 2, 0], v_normal[t, 2, 1], v_normal[t, 2, 2]
@@ -374,10 +378,15 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                     # one, in any order (a triangle's pixels are independent); quads, helper lanes
                     # and fragments counted from the block's masks, as the general path counts.
                     n_c = popcount(cov_m)
-                    n_sh, pass_m, vis_m, lowered = fill_pixels(
-                        cov_m, blk_z, winner, fb_depth, fb_shaded, fb_color, sh_x, sh_y, bx0, by0,
-                        tx0, ty0, t, phase, test_depth, depth_write, count_zmax, zmax[bl], uniform,
-                        u0, u1, u2)
+                    if flat_fill and cov_m == ALL_PIXELS:
+                        n_sh, vis_m, lowered = 0, np.uint64(0), 0
+                        pass_m = fill_block(blk_z, fb_depth, fb_shaded, fb_color, bx0, by0, u0,
+                                            u1, u2)
+                    else:
+                        n_sh, pass_m, vis_m, lowered = fill_pixels(
+                            cov_m, blk_z, winner, fb_depth, fb_shaded, fb_color, sh_x, sh_y, bx0,
+                            by0, tx0, ty0, t, phase, test_depth, depth_write, count_zmax, zmax[bl],
+                            uniform, u0, u1, u2)
                     n_pass = popcount(pass_m)
                     if count_zmax:
                         at_zmax[bl] -= lowered

@@ -17,7 +17,7 @@ from .compression.depth_kernels import planes_bytes
 from .block_masks import BLOCK_BITS, block_far, lowest_bit, popcount
 from .block_ranges import edge_range, rgba8_range, unpack
 from .geometry_kernels import SUBPIXEL, holds_no_sample
-from .raster_schedule import PH_IMR, PH_SHADE, PH_VIS
+from .raster_schedule import PH_SHADE, PH_VIS
 from .rop_kernels import depth_test, quantize, write_samples
 from .shade_kernels import filter_texture, lambert
 
@@ -144,10 +144,10 @@ ALL_PIXELS = np.uint64(0xFFFFFFFFFFFFFFFF)     # every pixel of an 8x8 block, as
 def fill_block(blk_z, fb_depth, fb_shaded, fb_color, bx0, by0, u0, u1, u2):
     """fill_pixels' common case on large flat surfaces (a city, a full-screen quad): a
     one-colour triangle over a whole block in immediate mode, depth tested and written, row by
-    row with no per-pixel flag (the same writes). Returns the pixels that passed. Called, not
-    inlined, though neither keeps the tile kernel's other paths as fast as they were: with it
-    spheres (smooth normals: never one colour) rasterize 5-7% slower (inlined: 8%), while a city
-    of boxes gains 25% and a full-screen quad 45% (imr-baseline, 1080p, one thread)."""
+    row with no per-pixel flag (the same writes). Returns the pixels that passed. The tile
+    kernel decides per triangle whether its blocks may come here (flat_fill) and calls it, not
+    inlined: tested inside fill_pixels, or inlined, the check slowed the paths that never take it
+    (spheres, smooth normals: 5-8%)."""
     pass_m = np.uint64(0)
     for r in range(BLOCK):
         ly = by0 + r
@@ -178,9 +178,6 @@ def fill_pixels(cov_m, blk_z, winner, fb_depth, fb_shaded, fb_color, sh_x, sh_y,
     left = cov_m
     vis_m = np.uint64(0)
     lowered = 0
-    if uniform and cov_m == ALL_PIXELS and phase == PH_IMR and test_depth and depth_write \
-            and not count_zmax:
-        return 0, fill_block(blk_z, fb_depth, fb_shaded, fb_color, bx0, by0, u0, u1, u2), vis_m, 0
     while left:
         p = lowest_bit(left)
         left &= left - np.uint64(1)
