@@ -31,12 +31,11 @@ from .block_masks import BLOCK_BITS, block_far, popcount, quads_of
 from .geometry_kernels import SUBPIXEL, SUBPIXEL_BITS
 from .raster_schedule import (FLUSH_BLEND, FLUSH_MASK, FLUSH_PARTIAL, MASK_MODE, PH_IMR, PH_SHADE,
                               PH_VIS, schedule)
-from .raster_sections import (ALL_PIXELS, block_coverage, block_edges, edge_setup, fill_block,
-                              fill_pixels, flush_events, hiz_init, no_sample_inside,
-                              pixels_touched, quad_attributes,
-                              quad_coverage, quad_from_mask, quad_rop, quad_shade, quad_visibility,
-                              shade_pixels, still_wins, event_sizes, event_depth_sizes, codec_rules,
-                              RULE_Z_INIT)
+from .raster_sections import (block_coverage, block_edges, edge_setup, fill_block, fill_pixels,
+                              flush_events, hiz_init, no_sample_inside, pixels_touched,
+                              quad_attributes, quad_coverage, quad_from_mask, quad_rop, quad_shade,
+                              quad_visibility, shade_pixels, still_wins, event_sizes,
+                              event_depth_sizes, codec_rules, RULE_Z_INIT)
 from .rop_kernels import quantize
 from .shade_kernels import shade_fragment, texture_lod
 from .texture_l1 import L1_LINE_SHIFT, L1_SETS, L1_WAYS, footprint_lines, l1_access
@@ -378,7 +377,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                     # one, in any order (a triangle's pixels are independent); quads, helper lanes
                     # and fragments counted from the block's masks, as the general path counts.
                     n_c = popcount(cov_m)
-                    if flat_fill and cov_m == ALL_PIXELS:
+                    if flat_fill and cov_m == ~np.uint64(0):        # the whole block
                         n_sh, vis_m, lowered = 0, np.uint64(0), 0
                         pass_m = fill_block(blk_z, fb_depth, fb_shaded, fb_color, bx0, by0, u0,
                                             u1, u2)
@@ -457,9 +456,11 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                                                       lane_attr[2, 3] - lane_attr[0, 3],
                                                       lane_attr[2, 4] - lane_attr[0, 4])
                             n_lv = 2 if frac > 0.0 else 1
-                            n_lines = 0 if not costs else footprint_lines(lane_attr, tex_levels, tex_sampler, tex_base,
-                                                      tex_block, ti, level, n_lv, l1_shift,
-                                                      quad_lines)
+                            n_lines = 0            # (the image alone: no L1)
+                            if costs:
+                                n_lines = footprint_lines(lane_attr, tex_levels, tex_sampler,
+                                                          tex_base, tex_block, ti, level, n_lv,
+                                                          l1_shift, quad_lines)
                             k_texels += 16 * n_lv
                             k_tex_lookups += n_lines
                             for k in range(n_lines):

@@ -137,17 +137,14 @@ def block_coverage(blk_z, bx0, by0, x0, y0, x1, y1, fA0, fA1, fA2, fB0, fB1, fB2
     return cov_m
 
 
-ALL_PIXELS = np.uint64(0xFFFFFFFFFFFFFFFF)     # every pixel of an 8x8 block, as a mask
-
-
 @njit(cache=True, nogil=True, error_model="numpy")
 def fill_block(blk_z, fb_depth, fb_shaded, fb_color, bx0, by0, u0, u1, u2):
     """fill_pixels' common case on large flat surfaces (a city, a full-screen quad): a
     one-colour triangle over a whole block in immediate mode, depth tested and written, row by
     row with no per-pixel flag (the same writes). Returns the pixels that passed. The tile
-    kernel decides per triangle whether its blocks may come here (flat_fill) and calls it, not
-    inlined: tested inside fill_pixels, or inlined, the check slowed the paths that never take it
-    (spheres, smooth normals: 5-8%)."""
+    kernel decides once per triangle whether its blocks may come here (flat_fill) and calls it:
+    tested per block inside fill_pixels (inlined or called), the check made the paths that
+    never take it slower (spheres, smooth normals: 5-8%)."""
     pass_m = np.uint64(0)
     for r in range(BLOCK):
         ly = by0 + r

@@ -107,8 +107,10 @@ class Worker:
         # submitted, the newest a lane has started, the newest handed on as a frame.
         self._submitted = self._taken = self._shown = 0
         self._full_seq = -1               # seq of the newest full request submitted
-        self._costs: Frame | None = None  # the newest frame rendered whole: the costs pictures carry
-        self._costs_wanted: Request | None = None   # the newest picture request, for the costs thread
+        # The newest frame rendered whole (the costs pictures carry), and the newest picture
+        # request, which the costs thread is to render whole.
+        self._costs: Frame | None = None
+        self._costs_wanted: Request | None = None
         self.rendered: list[int] = []     # seqs fully rendered and shown, for tests and benchmarks
         self.costed: list[int] = []       # seqs the costs thread rendered whole
         self._panels = ThreadPoolExecutor(IN_FLIGHT * (MAX_PANELS - 1),
@@ -189,7 +191,8 @@ class Worker:
                 self._busy += 1
             frame = None
             try:
-                frame = (self._pictures(req) if req.picture else None) or self._whole(req, ticket)
+                frame = (self._pictures(req) if req.picture else None) or self._whole(
+                    req, at_once=not req.full, dropped=lambda: req.full and self._newer(ticket))
             except Exception as e:               # shown in the footer; the viewer keeps running
                 with self._cv:
                     self._error = f"{type(e).__name__}: {e}"
@@ -202,20 +205,22 @@ class Worker:
                     self._newest_costs(frame)
                 self._busy -= 1
 
-    def _whole(self, req: Request, ticket: int) -> Frame | None:
-        """req's panels rendered whole; None when a refinement was dropped for a newer request."""
+    def _whole(self, req: Request, at_once: bool, dropped) -> Frame | None:
+        """req's panels rendered whole, `at_once` on the panel threads or else one after another
+        on this thread; None when dropped() says so after a panel."""
         t0 = time.perf_counter()
         results, rays = [], []
         kw = {"frontend": req.frontend} if req.frontend else {}
         # A moving frame renders its panels at once: at reduced resolution each panel spends
         # much of its time waiting on its memory model's thread, which the other panels' work
-        # fills. A refinement goes panel by panel, to yield between them.
-        ahead = [] if req.full else [
+        # fills. A refinement goes panel by panel, to yield between them (a steady stream of
+        # moves drops no moving frame, or it would show none).
+        ahead = [] if not at_once else [
             self._panels.submit(self._render, req.scene, preset, req.width, req.height,
                                 req.samples, **kw)
             for preset in req.presets[1:]]
         for k, preset in enumerate(req.presets):
-            if k == 0 or req.full:
+            if k == 0 or not at_once:
                 traced = {"rays": req.rays} if req.full and req.rays else {}
                 r = self._render(req.scene, preset, req.width, req.height, req.samples, **kw,
                                  **traced)
@@ -224,9 +229,7 @@ class Worker:
             rt = getattr(r, "rt", None)
             rays.append({} if rt is None else {p: rt.images[p] for p in req.rays if p in rt.images})
             results.append(r)
-            # A refinement yields to a new move; a moving frame finishes, or a steady stream of
-            # moves would abandon every frame and show none.
-            if req.full and self._newer(ticket):
+            if dropped():
                 return None
         return Frame(req, results, time.perf_counter() - t0, rays)
 
@@ -244,11 +247,14 @@ class Worker:
         keys = [image_key(req.scene, p) for p in req.presets]
         first = {}                               # key -> the first panel with it
         for k, key in enumerate(keys):
-            first.setdefault(key, k)
-        draw = [(self._one_thread, self._picture, req.scene, req.presets[k], req.width,
-                 req.height, req.samples) for k in first.values()]
-        ahead = [self._panels.submit(*d) for d in draw[1:]]
-        drawn = [draw[0][0](*draw[0][1:])] + [f.result() for f in ahead]
+            first.setdefault(key, req.presets[k])
+
+        def draw(preset):
+            return self._one_thread(self._picture, req.scene, preset, req.width, req.height,
+                                    req.samples)
+        presets = list(first.values())
+        ahead = [self._panels.submit(draw, p) for p in presets[1:]]
+        drawn = [draw(presets[0])] + [f.result() for f in ahead]
         if any(img is None for img in drawn):
             return None
         by_key = dict(zip(first, drawn))
@@ -288,26 +294,23 @@ class Worker:
                 if self._closed:
                     return
                 req = self._costs_wanted
-            t0 = time.perf_counter()
-            results = []
+            frame = None
             try:
-                kw = {"frontend": req.frontend} if req.frontend else {}
-                for preset in req.presets:
-                    results.append(self._render(req.scene, preset, req.width, req.height,
-                                                req.samples, **kw))
-                    with self._cv:
-                        if self._closed or self._full_seq >= req.seq:
-                            break
+                frame = self._whole(req, at_once=False, dropped=lambda: self._at_rest(req))
             except Exception as e:
                 with self._cv:
                     self._error = f"{type(e).__name__}: {e}"
             with self._cv:
-                if len(results) == len(req.presets):
-                    self._newest_costs(Frame(req, results, time.perf_counter() - t0,
-                                             [{} for _ in req.presets]))
+                if frame is not None:
+                    self._newest_costs(frame)
                     self.costed.append(req.seq)
                 if self._costs_wanted is req:
                     self._costs_wanted = None
+
+    def _at_rest(self, req: Request) -> bool:
+        """Whether the worker closed or the camera of `req` (or a later one) is asked for at rest."""
+        with self._cv:
+            return self._closed or self._full_seq >= req.seq
 
 
 class Refiner:
