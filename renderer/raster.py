@@ -58,15 +58,6 @@ class RopEvents(NamedTuple):
     rules: np.ndarray      # int64 (RULES_N,) the rules both follow (raster_sections.codec_rules)
 
 
-def interleaved_rows(tiles_x: int, tiles_y: int) -> np.ndarray:
-    """Tile order for the threads: even tile rows, then odd ones. Each thread takes a contiguous
-    run of the order (raster_kernels.run_tiles), and contiguous tiles in raster order are a band
-    of the screen (the empty sky for one thread, the busy floor for the other); alternating rows
-    balances them and keeps neighbouring tiles together. Each tile writes only its own slab."""
-    rows = np.concatenate([np.arange(0, tiles_y, 2), np.arange(1, tiles_y, 2)])
-    return (rows[:, None] * tiles_x + np.arange(tiles_x)[None, :]).reshape(-1).astype(np.int64)
-
-
 class Raster:
     """One frame's raster work, run whole (rasterize) or in bands of tile rows, so that a consumer
     of the events (the tiler's replay, on another thread) can start on the top of the screen
@@ -116,7 +107,7 @@ class Raster:
         tiles_x, tiles_y = self.bins.tiles_x, self.bins.tiles_y
         for y0 in range(0, tiles_y, rows):
             y1 = min(tiles_y, y0 + rows)
-            rk.run_tiles(self._entry, self._job, interleaved_rows(tiles_x, y1 - y0) + y0 * tiles_x,
+            rk.run_tiles(self._entry, self._job, np.arange(y0 * tiles_x, y1 * tiles_x),
                          self.per_tile)
             yield y1 * tiles_x
 

@@ -26,6 +26,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import get_num_threads, njit
 
+from .atomics import fetch_add
 from .binning_kernels import BLOCK
 from .block_masks import BLOCK_BITS, block_far, popcount, quads_of
 from .geometry_kernels import SUBPIXEL, SUBPIXEL_BITS
@@ -535,51 +536,58 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
 
 
 # The entry points, the sample count fixed (a constant: rasterize_tile is compiled for it, and its
-# per-sample loops unroll, worth a fifth of the raster time at 1x). They run the tiles of
-# tile_order one after another; run_tiles (below) runs them on several threads at once, each on a
-# share of the tiles (the kernels release the GIL). Not a prange: numba compiles a parallel loop
-# as a function of its own into which it links the tile kernel and optimises it once more, 6.6 s
-# of the raster module's 28.6 s on a cold cache (imr-baseline at 1x, one process). They take the
-# job and unpack it once: opening a struct of structs per tile measured 5% (74-79 ms against
-# 78-84).
+# per-sample loops unroll, worth a fifth of the raster time at 1x). Every thread of run_tiles
+# (below) calls one, and each takes the next tile of tile_order not yet taken until none is left
+# (the kernels release the GIL). Not a prange: numba compiles a parallel loop as a function of its
+# own into which it links the tile kernel and optimises it once more, 6.6 s of the raster module's
+# 28.6 s on a cold cache (imr-baseline at 1x, one process); and a prange hands each thread a fixed
+# share. They take the job and unpack it once: opening a struct of structs per tile measured 5%
+# (74-79 ms against 78-84).
 @njit(cache=True, nogil=True, error_model="numpy")
-def rasterize_tiles_1x(job, tile_order, counters):
-    """The tiles of tile_order of `job` (RasterJob) at one sample per pixel."""
+def rasterize_tiles_1x(job, tile_order, cursor, counters):
+    """The tiles of tile_order of `job` (RasterJob) at one sample per pixel, taken one at a time
+    from cursor[0] (shared with the other threads doing the same order)."""
     tris, bins, mat, tex, light, fb, events, target, hsr, hiz, zskip, chunk, costs = job
-    for k in range(tile_order.shape[0]):
+    k = fetch_add(cursor, 1)
+    while k < tile_order.shape[0]:
         rasterize_tile(tile_order[k], tris, bins, mat, tex, light, fb, events, target, 1, hsr, hiz,
                        zskip, chunk, costs, counters)
+        k = fetch_add(cursor, 1)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def rasterize_tiles_4x(job, tile_order, counters):
+def rasterize_tiles_4x(job, tile_order, cursor, counters):
     """... at four."""
     tris, bins, mat, tex, light, fb, events, target, hsr, hiz, zskip, chunk, costs = job
-    for k in range(tile_order.shape[0]):
+    k = fetch_add(cursor, 1)
+    while k < tile_order.shape[0]:
         rasterize_tile(tile_order[k], tris, bins, mat, tex, light, fb, events, target, 4, hsr, hiz,
                        zskip, chunk, costs, counters)
+        k = fetch_add(cursor, 1)
 
 
 @lru_cache(maxsize=None)
 def _helpers(n: int) -> ThreadPoolExecutor:
-    """n threads for run_tiles to hand shares to, made once for each thread count."""
+    """n threads for run_tiles to share the tiles with, made once for each thread count."""
     return ThreadPoolExecutor(n, thread_name_prefix="tilesim-raster")
 
 
 def run_tiles(entry, job, order: np.ndarray, per_tile: np.ndarray) -> None:
     """entry (rasterize_tiles_1x or _4x) over the tiles of `order` on numba's thread count
-    (NUMBA_NUM_THREADS, set_num_threads) at once: this thread and helper threads, each a
-    contiguous share of the order, as a prange's static schedule would hand them out (the
-    kernels release the GIL; a tile's pixels, events and counter row are its own, so the result
-    is the same on any number of threads)."""
+    (NUMBA_NUM_THREADS, set_num_threads) at once: this thread and helper threads, each taking the
+    next tile not yet taken. A fixed share each (a prange's static schedule) left a thread idle
+    at the end of every band of the tiler's raster while the other finished a share slowed by the
+    memory replay on its core: three threads on two cores (the raster 74% busy on apple-m3,
+    spheres, 1080p). A tile's pixels, events and counter row are its own, so the result is the
+    same whichever thread draws it, on any number of threads."""
     n = min(get_num_threads(), len(order))
+    cursor = np.zeros(1, np.int64)
     if n <= 1:
-        entry(job, order, per_tile)
+        entry(job, order, cursor, per_tile)
         return
-    parts = np.array_split(order, n)
-    others = [_helpers(n - 1).submit(entry, job, part, per_tile) for part in parts[1:]]
+    others = [_helpers(n - 1).submit(entry, job, order, cursor, per_tile) for _ in range(n - 1)]
     try:
-        entry(job, parts[0], per_tile)
+        entry(job, order, cursor, per_tile)
     finally:
         for f in others:
             f.result()

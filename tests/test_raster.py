@@ -123,8 +123,9 @@ def test_near_plane_crossing_triangles():
 
 @pytest.mark.parametrize("preset, samples", [("imr-baseline", 1), ("apple-m3", 1), ("amd-rdna2", 4)])
 def test_identical_with_one_and_two_threads(preset, samples):
-    """raster_kernels.run_tiles hands each thread a share of the tiles (a tiler's, band by
-    band): the frame is the same on one thread."""
+    """raster_kernels.run_tiles lets each thread take the next tile not yet taken (a tiler's,
+    band by band), so which thread draws a tile changes from run to run: the frame is the same
+    on one thread."""
     from pipelines import render
     n = numba.get_num_threads()
     try:
