@@ -57,6 +57,13 @@ class RopEvents(NamedTuple):
                            # the event (-1: no depth written); (0,) without
     rules: np.ndarray      # int64 (RULES_N,) the rules both follow (raster_sections.codec_rules)
 
+    @staticmethod
+    def none() -> "RopEvents":
+        """No events, typed as the raster's are (numba compiles a kernel once for both): for a
+        consumer that starts before the raster has made its own (the tiler's replay)."""
+        i, u = np.zeros(0, np.int64), np.zeros(0, np.uint64)
+        return RopEvents(i, i, i, u, u, i, i, i, i, i, i)
+
 
 class Raster:
     """One frame's raster work, run whole (rasterize) or in bands of tile rows, so that a consumer

@@ -35,7 +35,7 @@ from renderer.formats import FORMATS, PARAM_PRIMITIVE, PARAM_VERTEX, TILE_LIST_E
 from renderer.frontend import front_end
 from renderer.geometry_kernels import prim_offsets
 from renderer.memory import MemoryModel
-from renderer.raster import Raster, RasterView
+from renderer.raster import Raster, RasterView, RopEvents
 from renderer.raster_kernels import RC
 from renderer.shade import build_tables, light_vector
 from scenes.model import LoadAction, StoreAction
@@ -131,7 +131,6 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
                                                int(preset.tiler.param_buffer_bytes.value))
         tri_chunk = prim_chunk[tris.prim] if tris.n else np.zeros(0, np.int64)
         fb = fb_job.result()
-        job = Raster(tris, bins, mat, tex, light, fb, view, hsr=hsr, chunk=tri_chunk)
         ref_tile = bins.ref_tiles()
         param = tuple((mm.region((part, rp.name)), size) for part, size in
                       zip(("param vertices", "param primitives", "tile lists"), sizes))
@@ -144,14 +143,15 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         extra = np.zeros(2, np.int64)
         spills = np.zeros(bins.n_tiles, np.int64)
         # The replay follows the raster down the screen on the memory model's second thread:
-        # phase 1 needs only the bins, phase 2 a band's events once the band is drawn.
+        # phase 1 needs only the bins (it starts while this thread makes the raster's job),
+        # phase 2 a band's events once the band is drawn.
         drawn = _Progress()
         store_sizes, transfer_sizes, codec_meta = _colour_codec(preset, rp, mm, stores, images,
                                                                 fb, tile, bins.tiles_x, history)
         runs = tuple(TileTransfers(actions, spill, transfer_sizes, codec_meta)
                      for actions in (_split(stores) if split else (stores,)))
         tp = TilerPass(geo.prim_off, geo.indices, draw_vbase, None, 0, prim_tri_off, tris.prim,
-                       prim_chunk, bins, ref_tile, job.ev, param, mm.region("textures"),
+                       prim_chunk, bins, ref_tile, RopEvents.none(), param, mm.region("textures"),
                        blocks_x, blocks_y)
 
         def replay_pass(tp=tp, fe=fe, pass_bytes=pass_bytes, tally=SpillTally(extra, spills),
@@ -161,6 +161,8 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
             _replay(mm, pass_bytes, tp, runs, tally, drawn, store_sizes)
         replay = mm.background(replay_pass)
         try:
+            job = Raster(tris, bins, mat, tex, light, fb, view, hsr=hsr, chunk=tri_chunk)
+            drawn.events = job.ev
             for done in job.bands(BAND_ROWS):
                 drawn.reach(done)
         finally:
@@ -209,11 +211,13 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
 
 
 class _Progress:
-    """How many tiles (in tile order) the raster has finished, for a thread that waits on it."""
+    """How many tiles (in tile order) the raster has finished, for a thread that waits on it,
+    and the raster's events (set before any tile is reported finished)."""
 
     def __init__(self):
         self._done = 0
         self._cond = threading.Condition()
+        self.events = None
 
     def reach(self, done: int) -> None:
         with self._cond:
@@ -232,7 +236,8 @@ def _replay(mm: MemoryModel, pass_bytes, tp: TilerPass, runs: tuple[TileTransfer
     """The tiler's memory replay (tbdr_kernels) for each run of the pass's actions (two when the
     pass is split): chunk by chunk, phase 1, then phase 2 over the tiles as the raster finishes
     them, the compressed colour's store sizes (store_sizes) filled in for each band first.
-    DRAM bytes go to pass_bytes, by this pass's tiles."""
+    DRAM bytes go to pass_bytes, by this pass's tiles; tp's events are the raster's once it has
+    finished a tile (drawn.events)."""
     n_chunks = int(tp.prim_chunk[-1]) + 1 if len(tp.prim_chunk) else 1
     mem = mm.serve_args(pass_bytes)
     for transfers in runs:
@@ -242,6 +247,7 @@ def _replay(mm: MemoryModel, pass_bytes, tp: TilerPass, runs: tuple[TileTransfer
             lo = 0
             while lo < tp.bins.n_tiles:
                 hi = drawn.beyond(lo)
+                tp = tp._replace(events=drawn.events)
                 if store_sizes is not None:
                     store_sizes.fill(hi)
                 tiler_tiles(mem, tp, transfers, tally, state, c, lo, hi)
