@@ -264,9 +264,12 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
         # interpolated normal computed right there (the same arithmetic as the general path).
         # (Visibility alone, PH_VIS, reads no texture: textured triangles take it there too.)
         fill_fast = (not textured or phase == PH_VIS) and not late and not blend and n_samples == 1
-        # ... and its commonest case, a whole block of one colour (raster_sections.fill_block)
-        flat_fill = fill_fast and uniform and phase == PH_IMR and test_depth and depth_write \
-            and not count_zmax
+        # ... and its commonest cases, a whole block at once (raster_sections.fill_block): one
+        # colour depth tested and written in immediate mode, the visibility pass depth tested and
+        # written, one colour shaded after it
+        block_fill = fill_fast and not count_zmax and (
+            (phase == PH_SHADE and uniform)
+            or (test_depth and depth_write and (phase == PH_VIS or uniform)))
         n00, n01, n02 = v_normal[t, 0, 0], v_normal[t, 0, 1], v_normal[t, 0, 2]
         n10, n11, n12 = v_normal[t, 1, 0], v_normal[t, 1, 1], v_normal[t, 1, 2]
         n20, n21, n22 = v_normal[t, 2, 0], v_normal[t, 2, 1], v_normal[t, 2, 2]
@@ -378,10 +381,10 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                     # one, in any order (a triangle's pixels are independent); quads, helper lanes
                     # and fragments counted from the block's masks, as the general path counts.
                     n_c = popcount(cov_m)
-                    if flat_fill and cov_m == ~np.uint64(0):        # the whole block
-                        n_sh, vis_m, lowered = 0, np.uint64(0), 0
-                        pass_m = fill_block(blk_z, fb_depth, fb_shaded, fb_color, bx0, by0, u0,
-                                            u1, u2)
+                    if block_fill and cov_m == ~np.uint64(0):       # the whole block
+                        n_sh, lowered = 0, 0
+                        pass_m, vis_m = fill_block(phase, blk_z, winner, fb_depth, fb_shaded,
+                                                   fb_color, bx0, by0, tx0, ty0, t, u0, u1, u2)
                     else:
                         n_sh, pass_m, vis_m, lowered = fill_pixels(
                             cov_m, blk_z, winner, fb_depth, fb_shaded, fb_color, sh_x, sh_y, bx0,

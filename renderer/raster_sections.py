@@ -138,28 +138,45 @@ def block_coverage(blk_z, bx0, by0, x0, y0, x1, y1, fA0, fA1, fA2, fB0, fB1, fB2
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def fill_block(blk_z, fb_depth, fb_shaded, fb_color, bx0, by0, u0, u1, u2):
-    """fill_pixels' common case on large flat surfaces (a city, a full-screen quad): a
-    one-colour triangle over a whole block in immediate mode, depth tested and written, row by
-    row with no per-pixel flag (the same writes). Returns the pixels that passed. The tile
-    kernel decides once per triangle whether its blocks may come here (flat_fill) and calls it:
-    tested per block inside fill_pixels (inlined or called), the check made the paths that
-    never take it slower (spheres, smooth normals: 5-8%)."""
-    pass_m = np.uint64(0)
+def fill_block(phase, blk_z, winner, fb_depth, fb_shaded, fb_color, bx0, by0, tx0, ty0, t, u0, u1,
+               u2):
+    """fill_pixels' common cases on large surfaces (a city, a full-screen quad, a level's walls),
+    a whole block row by row with no per-pixel flag (the same writes): in immediate mode
+    (PH_IMR) a one-colour triangle, depth tested and written; visibility (PH_VIS), depth tested
+    and written, the winner recorded; shading after it (PH_SHADE) a one-colour triangle where it
+    won. Returns (the pixels that passed, the pixels PH_VIS won). The tile kernel decides once
+    per triangle whether its blocks may come here (block_fill) and calls it: tested per block
+    inside fill_pixels (inlined or called), the check made the paths that never take it slower
+    (spheres, smooth normals: 5-8%)."""
+    pass_m = vis_m = np.uint64(0)
     for r in range(BLOCK):
         ly = by0 + r
         for c in range(BLOCK):
             lx = bx0 + c
+            bit = np.uint64(1) << np.uint64(r * BLOCK + c)
+            if phase == PH_SHADE:
+                if winner[ly - ty0, lx - tx0, 0] == t:
+                    pass_m |= bit
+                    fb_shaded[ly, lx] += 1
+                    fb_color[ly, lx, 0, 0] = u0
+                    fb_color[ly, lx, 0, 1] = u1
+                    fb_color[ly, lx, 0, 2] = u2
+                    fb_color[ly, lx, 0, 3] = 255
+                continue
             zf = blk_z[r * BLOCK + c]
             if zf < fb_depth[ly, lx, 0]:
-                pass_m |= np.uint64(1) << np.uint64(r * BLOCK + c)
-                fb_shaded[ly, lx] += 1
                 fb_depth[ly, lx, 0] = zf
+                if phase == PH_VIS:
+                    vis_m |= bit
+                    winner[ly - ty0, lx - tx0, 0] = t
+                    continue
+                pass_m |= bit
+                fb_shaded[ly, lx] += 1
                 fb_color[ly, lx, 0, 0] = u0
                 fb_color[ly, lx, 0, 1] = u1
                 fb_color[ly, lx, 0, 2] = u2
                 fb_color[ly, lx, 0, 3] = 255
-    return pass_m
+    return pass_m, vis_m
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
