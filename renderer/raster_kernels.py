@@ -267,7 +267,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
         # ... and its commonest cases, a whole block at once (raster_sections.fill_block): one
         # colour depth tested and written in immediate mode, the visibility pass depth tested and
         # written, one colour shaded after it
-        block_fill = fill_fast and not count_zmax and (
+        block_fill = fill_fast and (
             (phase == PH_SHADE and uniform)
             or (test_depth and depth_write and (phase == PH_VIS or uniform)))
         n00, n01, n02 = v_normal[t, 0, 0], v_normal[t, 0, 1], v_normal[t, 0, 2]
@@ -382,9 +382,10 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                     # and fragments counted from the block's masks, as the general path counts.
                     n_c = popcount(cov_m)
                     if block_fill and cov_m == ~np.uint64(0):       # the whole block
-                        n_sh, lowered = 0, 0
-                        pass_m, vis_m = fill_block(phase, blk_z, winner, fb_depth, fb_shaded,
-                                                   fb_color, bx0, by0, tx0, ty0, t, u0, u1, u2)
+                        n_sh = 0
+                        pass_m, vis_m, lowered = fill_block(
+                            phase, blk_z, winner, fb_depth, fb_shaded, fb_color, bx0, by0, tx0,
+                            ty0, t, u0, u1, u2, count_zmax, zmax[bl])
                     else:
                         n_sh, pass_m, vis_m, lowered = fill_pixels(
                             cov_m, blk_z, winner, fb_depth, fb_shaded, fb_color, sh_x, sh_y, bx0,

@@ -139,16 +139,19 @@ def block_coverage(blk_z, bx0, by0, x0, y0, x1, y1, fA0, fA1, fA2, fB0, fB1, fB2
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def fill_block(phase, blk_z, winner, fb_depth, fb_shaded, fb_color, bx0, by0, tx0, ty0, t, u0, u1,
-               u2):
+               u2, count_zmax, zmax_bl):
     """fill_pixels' common cases on large surfaces (a city, a full-screen quad, a level's walls),
     a whole block row by row with no per-pixel flag (the same writes): in immediate mode
     (PH_IMR) a one-colour triangle, depth tested and written; visibility (PH_VIS), depth tested
     and written, the winner recorded; shading after it (PH_SHADE) a one-colour triangle where it
-    won. Returns (the pixels that passed, the pixels PH_VIS won). The tile kernel decides once
+    won. With count_zmax (hierarchical Z's count, as fill_pixels) it counts the samples at the
+    block's farthest depth (zmax_bl) that a write lowered. Returns (the pixels that passed, the
+    pixels PH_VIS won, the samples lowered from zmax_bl). The tile kernel decides once
     per triangle whether its blocks may come here (block_fill) and calls it: tested per block
     inside fill_pixels (inlined or called), the check made the paths that never take it slower
     (spheres, smooth normals: 5-8%)."""
     pass_m = vis_m = np.uint64(0)
+    lowered = 0
     for r in range(BLOCK):
         ly = by0 + r
         for c in range(BLOCK):
@@ -165,6 +168,8 @@ def fill_block(phase, blk_z, winner, fb_depth, fb_shaded, fb_color, bx0, by0, tx
                 continue
             zf = blk_z[r * BLOCK + c]
             if zf < fb_depth[ly, lx, 0]:
+                if count_zmax:
+                    lowered += fb_depth[ly, lx, 0] == zmax_bl
                 fb_depth[ly, lx, 0] = zf
                 if phase == PH_VIS:
                     vis_m |= bit
@@ -176,7 +181,7 @@ def fill_block(phase, blk_z, winner, fb_depth, fb_shaded, fb_color, bx0, by0, tx
                 fb_color[ly, lx, 0, 1] = u1
                 fb_color[ly, lx, 0, 2] = u2
                 fb_color[ly, lx, 0, 3] = 255
-    return pass_m, vis_m
+    return pass_m, vis_m, lowered
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
