@@ -22,7 +22,9 @@ lines), serve_pipelined (a producer kernel's requests on two threads), dram_byte
 """
 from __future__ import annotations
 
+import sys
 import threading
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable, NamedTuple
@@ -132,6 +134,55 @@ def _second_thread() -> ThreadPoolExecutor:
 HAND_ON_ROWS = 1 << 15     # requests per hand-on buffer: 1 MiB
 
 
+class _StatePool:
+    """The cache lines (CacheState.lines) of models gone, by shape, for the next model of the
+    same caches to zero and take. An Infinity Cache's lines are 26 MB, and glibc gives an
+    allocation that size recycled heap or fresh pages from the kernel depending on what the
+    process freed before (its mmap threshold moves with every free); fresh pages fault one at a
+    time as the replay and the end-of-pass flushes (which read every set) touch them: 6443
+    faults a frame on amd-rdna2 (the quad at 1080p, 40-52 ms against 29-35 recycled) in one
+    order of presets, none in another. Recycled, the array is zeroed in place and never faults.
+    An array goes back only when nothing but its model held it (its reference count), and the
+    pool keeps at most MAX_BYTES, the newest."""
+
+    MAX_BYTES = 96 << 20
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._free: list[np.ndarray] = []
+
+    def take(self, shape: tuple) -> np.ndarray:
+        """An all-zero int64 array of `shape`: a recycled one where there is one."""
+        with self._lock:
+            for k, lines in enumerate(self._free):
+                if lines.shape == shape:
+                    del self._free[k]
+                    break
+            else:
+                return np.zeros(shape, np.int64)
+        lines.fill(0)
+        return lines
+
+    def give(self, holder: list) -> None:
+        """A model's finaliser: its state (holder[0], the Future of a CacheState) comes back if
+        nothing else refers to its lines."""
+        state = holder[0]
+        if not state.done() or state.cancelled() or state.exception() is not None:
+            return
+        lines = state.result().lines
+        holder.clear()
+        # the CacheState, this name and getrefcount's argument: nobody else's
+        if sys.getrefcount(lines) > 3:
+            return
+        with self._lock:
+            self._free.append(lines)
+            while sum(a.nbytes for a in self._free) > self.MAX_BYTES:
+                self._free.pop(0)
+
+
+_STATES = _StatePool()
+
+
 class MemoryModel:
     def __init__(self, config: MemoryConfig, n_tiles: int):
         lb = config.line_bytes
@@ -162,10 +213,12 @@ class MemoryModel:
         self._slots: dict[str, int] = {}     # named region -> its slot (A_SURF_* columns)
         self._second = _second_thread()
         # All zero is all invalid (tag 0 is no line's: regions start at 1). An Infinity Cache's
-        # state is 26 MB, whose zeroing (the allocator reuses freed memory: a memset, ~2 ms)
-        # runs on the second thread while this one sets up geometry, which touches no cache.
+        # state is 26 MB, whose zeroing (a memset, ~2.5 ms; _StatePool) runs on the second
+        # thread while this one sets up geometry, which touches no cache.
         self._state = self._second.submit(
-            lambda: CacheState(np.zeros((sum(sets), mk.F_N, max(ways)), np.int64), shape, meta))
+            lambda: CacheState(_STATES.take((sum(sets), mk.F_N, max(ways))), shape, meta))
+        self._held = [self._state]          # what goes back to _STATES when the model is gone
+        weakref.finalize(self, _STATES.give, self._held)
 
     def add_levels(self, caches: tuple[CacheConfig, ...], below: tuple[int, ...]) -> None:
         """Append read-only cache levels (indices from len(config.caches) on, each missing to
@@ -203,6 +256,7 @@ class MemoryModel:
         self.config = config
         state = CacheState(lines, shape, meta)
         self._state = self._second.submit(lambda: state)
+        self._held[:] = [self._state]
 
     @property
     def state(self) -> CacheState:

@@ -232,3 +232,32 @@ def test_kernel_cache_is_keyed_by_every_source(tmp_path):
     assert "renderer/texture_l1.py" in sources and "renderer/raster_sections.py" in sources
     assert not any(s.startswith("scenes/") for s in sources)
     assert "renderer/texture_formats.py" not in sources and "pipelines/arch/imr.py" not in sources
+
+
+def test_cache_state_is_recycled_zeroed_and_only_when_unheld():
+    """A model's cache lines go back to the pool when the model is gone (memory._StatePool), the
+    next model of the same caches gets them all zero, and lines someone still holds stay theirs."""
+    import gc
+
+    from renderer.memory import _STATES
+    cfg = CONFIGS["with-llc"]
+    _STATES._free.clear()
+    first = MemoryModel(cfg, 2)
+    lines = first.state.lines
+    lines[:] = 7                                   # a used model's state
+    held = lines
+    del lines
+    del first
+    gc.collect()
+    assert _STATES._free == []                     # `held` still refers to it: not taken back
+    second = MemoryModel(cfg, 2)
+    assert not np.shares_memory(second.state.lines, held) and (held == 7).all()
+    mine = second.state.lines
+    mine[:] = 5
+    del mine                                       # (before the model: nobody else holds it)
+    del second
+    gc.collect()
+    assert len(_STATES._free) == 1
+    third = MemoryModel(cfg, 2)
+    assert not third.state.lines.any()             # recycled, zeroed
+    assert _STATES._free == []
