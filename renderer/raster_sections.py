@@ -158,16 +158,12 @@ def fill_block(phase, blk_z, winner, fb_depth, fb_shaded, fb_color, bx0, by0, tx
             lx = bx0 + c
             bit = np.uint64(1) << np.uint64(r * BLOCK + c)
             if phase == PH_SHADE:
-                if winner[ly - ty0, lx - tx0, 0] == t:
-                    pass_m |= bit
-                    fb_shaded[ly, lx] += 1
-                    fb_color[ly, lx, 0, 0] = u0
-                    fb_color[ly, lx, 0, 1] = u1
-                    fb_color[ly, lx, 0, 2] = u2
-                    fb_color[ly, lx, 0, 3] = 255
-                continue
-            zf = blk_z[r * BLOCK + c]
-            if zf < fb_depth[ly, lx, 0]:
+                if winner[ly - ty0, lx - tx0, 0] != t:
+                    continue
+            else:
+                zf = blk_z[r * BLOCK + c]
+                if not zf < fb_depth[ly, lx, 0]:
+                    continue
                 if count_zmax:
                     lowered += fb_depth[ly, lx, 0] == zmax_bl
                 fb_depth[ly, lx, 0] = zf
@@ -175,12 +171,12 @@ def fill_block(phase, blk_z, winner, fb_depth, fb_shaded, fb_color, bx0, by0, tx
                     vis_m |= bit
                     winner[ly - ty0, lx - tx0, 0] = t
                     continue
-                pass_m |= bit
-                fb_shaded[ly, lx] += 1
-                fb_color[ly, lx, 0, 0] = u0
-                fb_color[ly, lx, 0, 1] = u1
-                fb_color[ly, lx, 0, 2] = u2
-                fb_color[ly, lx, 0, 3] = 255
+            pass_m |= bit
+            fb_shaded[ly, lx] += 1
+            fb_color[ly, lx, 0, 0] = u0
+            fb_color[ly, lx, 0, 1] = u1
+            fb_color[ly, lx, 0, 2] = u2
+            fb_color[ly, lx, 0, 3] = 255
     return pass_m, vis_m, lowered
 
 
