@@ -20,7 +20,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .shade_kernels import L_BLOCKS_X, L_HEIGHT, L_TILED, L_WIDTH, S_WRAP_S, S_WRAP_T, texel_pair
+from .shade_kernels import (L_BLOCKS_X, L_HEIGHT, L_TILED, L_WIDTH, S_WRAP_S, S_WRAP_T, TWO_31,
+                            WRAP_CLAMP, WRAP_REPEAT, texel_pair)
 
 # Columns of TextureTable.block: texels wide and high, bytes, and log2 of the width and height
 # where they are powers of two (-1 where not: ASTC 6x6), so that most block indices are shifts
@@ -56,22 +57,69 @@ def texel_blocks(levels, sampler, block, ti, level, u, v):
     """The blocks holding the 2x2 texels of the bilinear filter at (u, v) in `level`, as byte
     offsets from the level's first block: (b00, b10, b01, b11), b10 = -1 where the second
     column lies in b00's block, b01 = -1 where the second row does, b11 = -1 where either."""
-    w = levels[ti, level, L_WIDTH]
-    h = levels[ti, level, L_HEIGHT]
-    bw, bh, bb = block[ti, B_WIDTH], block[ti, B_HEIGHT], block[ti, B_BYTES]
-    sx, sy = block[ti, B_SHIFT_X], block[ti, B_SHIFT_Y]
-    ws, wt = sampler[ti, S_WRAP_S], sampler[ti, S_WRAP_T]
-    blocks_x = levels[ti, level, L_BLOCKS_X]
-    x0f = np.floor(u * w - 0.5)
-    y0f = np.floor(v * h - 0.5)
-    x0, x1 = texel_pair(x0f, w, ws)
-    y0, y1 = texel_pair(y0f, h, wt)
+    return _lane_blocks(u, v, levels[ti, level, L_WIDTH], levels[ti, level, L_HEIGHT],
+                        sampler[ti, S_WRAP_S], sampler[ti, S_WRAP_T], block[ti, B_WIDTH],
+                        block[ti, B_HEIGHT], block[ti, B_SHIFT_X], block[ti, B_SHIFT_Y],
+                        levels[ti, level, L_BLOCKS_X], block[ti, B_BYTES])
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _lane_blocks(u, v, w, h, ws, wt, bw, bh, sx, sy, blocks_x, bb):
+    """texel_blocks on the level's parameters as scalars (a level w x h texels, wrap modes ws,
+    wt, blocks bw x bh texels (1 << sx, 1 << sy where powers of two, else -1) of bb bytes,
+    blocks_x a row): loaded once a level by the footprint walk, whose stores to its line list
+    would otherwise make LLVM load them again at every lane (both are int64 arrays)."""
+    x0, x1 = texel_pair(np.floor(u * w - 0.5), w, ws)
+    y0, y1 = texel_pair(np.floor(v * h - 0.5), h, wt)
     bx0, bx1 = _over(x0, bw, sx), _over(x1, bw, sx)
     by0, by1 = _over(y0, bh, sy), _over(y1, bh, sy)
     b10 = (by0 * blocks_x + bx1) * bb if bx1 != bx0 else -1
     b01 = (by1 * blocks_x + bx0) * bb if by1 != by0 else -1
     b11 = (by1 * blocks_x + bx1) * bb if bx1 != bx0 and by1 != by0 else -1
     return (by0 * blocks_x + bx0) * bb, b10, b01, b11
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _texel_span(f0, f1, size, mode):
+    """The texels a quad's filters read along one axis, whose unwrapped indices run from f0 to
+    f1 (whole numbers held as floats, f0 <= f1), as one unbroken run (i0, i1) of the level's
+    texels: repeat where the run does not cross the level's edge (a power-of-two size, as
+    repeat masks), clamp always (monotone); (-1, -1) otherwise (mirror, a wrapped run, a
+    value out of range or NaN), which sends the quad lane by lane."""
+    if not (-TWO_31 < f0 and f1 < TWO_31):
+        return -1, -1
+    if mode == WRAP_CLAMP:
+        return int(min(max(f0, 0.0), size - 1.0)), int(min(max(f1, 0.0), size - 1.0))
+    if mode != WRAP_REPEAT or size & (size - 1) != 0:
+        return -1, -1
+    i0 = int(f0) & (size - 1)
+    i1 = i0 + int(f1 - f0)
+    return (i0, i1) if i1 < size else (-1, -1)
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _one_line(u0, u1, u2, u3, v0, v1, v2, v3, w, h, ws, wt, sx, sy, blocks_x, bb, first,
+              line_shift):
+    """The L1 line that holds every texel block a quad's four bilinear filters read in a level
+    (lanes at uv (u0, v0) .. (u3, v3); the level w x h texels, blocks 1 << sx by 1 << sy texels
+    of bb bytes, blocks_x a row, the first at byte `first`), or -1 when they may lie in more
+    than one line. The filters' texels span [floor(min u * w - 0.5), floor(max u * w - 0.5) + 1]
+    across (u * w - 0.5 rounds monotonely in u), and likewise down; a block's line is that of
+    its first byte, so when the span's first and last blocks share a line, every block between
+    does. Most quads of a textured frame read one line (a magnified or 1:1 texture, and the
+    small blocks of BC formats), for which this replaces the sixteen taps' block arithmetic.
+    Scalars only (an inlined helper given an array reference-counts it, raster_sections)."""
+    if sx < 0 or sy < 0:                 # blocks a division wide (ASTC 6x6): lane by lane
+        return -1
+    x0, x1 = _texel_span(np.floor(min(min(u0, u1), min(u2, u3)) * w - 0.5),
+                         np.floor(max(max(u0, u1), max(u2, u3)) * w - 0.5) + 1.0, w, ws)
+    y0, y1 = _texel_span(np.floor(min(min(v0, v1), min(v2, v3)) * h - 0.5),
+                         np.floor(max(max(v0, v1), max(v2, v3)) * h - 0.5) + 1.0, h, wt)
+    if x0 < 0 or y0 < 0:
+        return -1
+    lo = (first + ((y0 >> sy) * blocks_x + (x0 >> sx)) * bb) >> line_shift
+    hi = (first + ((y1 >> sy) * blocks_x + (x1 >> sx)) * bb) >> line_shift
+    return lo if lo == hi else -1
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -82,13 +130,43 @@ def footprint_lines(lane_attr, levels, sampler, base, block, ti, level, n_levels
     (trilinear: 2), into lines[0:], each line once, level by level in lane order; returns their
     count. lines must hold 16 a level. (Both of a trilinear quad's levels in one call: numba
     passes each array as its seven words, and copying a call's 40 of them took 5% of a
-    textured frame, bench/perf_kernels.py.)"""
+    textured frame, bench/perf_kernels.py.) A level whose footprint lies in one line
+    (_one_line) takes it at once; footprint_lines_twin is the lane-by-lane walk alone, which
+    tests hold this to."""
+    return _footprint(lane_attr, levels, sampler, base, block, ti, level, n_levels, line_shift,
+                      lines, True)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def footprint_lines_twin(lane_attr, levels, sampler, base, block, ti, level, n_levels,
+                         line_shift, lines):
+    """footprint_lines tap by tap at every level: the obvious twin."""
+    return _footprint(lane_attr, levels, sampler, base, block, ti, level, n_levels, line_shift,
+                      lines, False)
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _footprint(lane_attr, levels, sampler, base, block, ti, level, n_levels, line_shift, lines,
+               whole):
     n = 0
+    ws, wt = sampler[ti, S_WRAP_S], sampler[ti, S_WRAP_T]
+    bw, bh, bb = block[ti, B_WIDTH], block[ti, B_HEIGHT], block[ti, B_BYTES]
+    sx, sy = block[ti, B_SHIFT_X], block[ti, B_SHIFT_Y]
+    u0, u1, u2, u3 = lane_attr[0, 3], lane_attr[1, 3], lane_attr[2, 3], lane_attr[3, 3]
+    v0, v1, v2, v3 = lane_attr[0, 4], lane_attr[1, 4], lane_attr[2, 4], lane_attr[3, 4]
     for lv in range(level, level + n_levels):
         first = base[ti] + levels[ti, lv, L_TILED]
+        w, h, blocks_x = levels[ti, lv, L_WIDTH], levels[ti, lv, L_HEIGHT], levels[ti, lv, L_BLOCKS_X]
+        if whole:
+            one = _one_line(u0, u1, u2, u3, v0, v1, v2, v3, w, h, ws, wt, sx, sy, blocks_x, bb,
+                            first, line_shift)
+            if one >= 0:
+                n = _add_line(lines, n, one)
+                continue
         for lane in range(4):
-            b00, b10, b01, b11 = texel_blocks(levels, sampler, block, ti, lv, lane_attr[lane, 3],
-                                              lane_attr[lane, 4])
+            u = u0 if lane == 0 else (u1 if lane == 1 else (u2 if lane == 2 else u3))
+            v = v0 if lane == 0 else (v1 if lane == 1 else (v2 if lane == 2 else v3))
+            b00, b10, b01, b11 = _lane_blocks(u, v, w, h, ws, wt, bw, bh, sx, sy, blocks_x, bb)
             n = _add_line(lines, n, (first + b00) >> line_shift)
             if b10 >= 0:
                 n = _add_line(lines, n, (first + b10) >> line_shift)

@@ -17,7 +17,7 @@ from pipelines.presets.keys import apply_sets
 from renderer import shade_kernels as sk
 from renderer.shade import TextureUnit, build_tables
 from renderer.texture_formats import FORMATS, level_bytes
-from renderer.texture_l1 import footprint_lines, l1_access
+from renderer.texture_l1 import footprint_lines, footprint_lines_twin, l1_access
 from scenes.model import Camera, Draw, Material, MipFilter, Scene, Texture, Wrap
 from scenes.procedural import quad
 
@@ -138,6 +138,34 @@ def test_a_trilinear_footprint_is_both_levels_in_order_each_line_once():
             one += [x for x in lines[:n].tolist() if x not in one]
         n = footprint_lines(lane_attr, t.levels, t.sampler, t.base, t.block, 0, level, 2, 6, lines)
         assert lines[:n].tolist() == one
+
+
+@pytest.mark.parametrize("fmt", ["rgba8", "bc1", "bc7", "astc-6x6", "astc-8x8"])
+@pytest.mark.parametrize("wrap", [Wrap.REPEAT, Wrap.CLAMP, Wrap.MIRROR])
+@pytest.mark.parametrize("size", [64, 48])
+def test_footprint_lines_equal_their_tap_by_tap_twin(fmt, wrap, size):
+    """footprint_lines' one-line shortcut against the walk of every tap: the same lines in the
+    same order, on quads magnified, 1:1 and minified, near and across the texture's edges, at
+    every level and two at once (trilinear), in power-of-two and other sizes."""
+    t = _tables(fmt, size, wrap)
+    rng = np.random.default_rng(size + int(wrap))
+    got, want = np.empty(32, np.int64), np.empty(32, np.int64)
+    offsets = np.array([[0, 0], [1, 0], [0, 1], [1, 1]], float)
+    n_levels = int(t.levels.shape[1])
+    shortcut = 0
+    for k in range(3000):
+        lane_attr = np.zeros((4, 5))
+        centre = rng.uniform(-2.0, 3.0, 2) if k % 3 else rng.integers(-2, 3, 2) + rng.normal(0, 0.01, 2)
+        step = 10.0 ** rng.uniform(-3.5, -0.5)
+        lane_attr[:, 3:5] = centre + offsets * step + rng.normal(0, step * 0.1, (4, 2))
+        level = int(rng.integers(0, n_levels))
+        n_lv = 1 if level == n_levels - 1 else int(rng.integers(1, 3))
+        args = (lane_attr, t.levels, t.sampler, t.base, t.block, 0, level, n_lv, 7)
+        n = footprint_lines(*args, got)
+        m = footprint_lines_twin(*args, want)
+        assert got[:n].tolist() == want[:m].tolist(), (k, lane_attr[:, 3:5], level, n_lv)
+        shortcut += m == n_lv
+    assert shortcut > 300           # the shortcut's case is common here too
 
 
 # --- exact texel blocks from DRAM ---------------------------------------------------------------
