@@ -98,28 +98,55 @@ def _texel_span(f0, f1, size, mode):
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def _one_line(u0, u1, u2, u3, v0, v1, v2, v3, w, h, ws, wt, sx, sy, blocks_x, bb, first,
-              line_shift):
-    """The L1 line that holds every texel block a quad's four bilinear filters read in a level
-    (lanes at uv (u0, v0) .. (u3, v3); the level w x h texels, blocks 1 << sx by 1 << sy texels
-    of bb bytes, blocks_x a row, the first at byte `first`), or -1 when they may lie in more
-    than one line. The filters' texels span [floor(min u * w - 0.5), floor(max u * w - 0.5) + 1]
-    across (u * w - 0.5 rounds monotonely in u), and likewise down; a block's line is that of
-    its first byte, so when the span's first and last blocks share a line, every block between
-    does. Most quads of a textured frame read one line (a magnified or 1:1 texture, and the
-    small blocks of BC formats), for which this replaces the sixteen taps' block arithmetic.
+def _few_lines(u0, u1, u2, u3, v0, v1, v2, v3, w, h, ws, wt, sx, sy, blocks_x, bb, first,
+               line_shift):
+    """The L1 lines a quad's four bilinear filters read in a level, when they are one or two,
+    in the order the lane-by-lane walk meets them: (line, -1), (line, line), or (-1, -1) when
+    they may be more (the walk then). Lanes at uv (u0, v0) .. (u3, v3); the level w x h
+    texels, blocks 1 << sx by 1 << sy texels of bb bytes, blocks_x a row, the first at byte
+    `first`. Most quads of a textured frame read one line or two (a magnified or 1:1 texture;
+    the small blocks of BC and ASTC formats: a line is a row of blocks, and a quad's texels
+    cross at most one block row), and this replaces the sixteen taps' block arithmetic.
+
+    The filters' texels span [floor(min u * w - 0.5), floor(max u * w - 0.5) + 1] across (u * w
+    - 0.5 rounds monotonely in u), and likewise down, and both ends of each span are read (the
+    least lane's first texel, the greatest's second). A block's line is that of its first byte,
+    which rises along a block row and from row to row, so: when the span's first and last
+    blocks share a line, every block between does; in one block row (or column) of blocks, its
+    two end blocks are read, and lines that differ by one are all there is; in two rows, each
+    within one line, both rows are read. The walk meets lane 0's first block first.
     Scalars only (an inlined helper given an array reference-counts it, raster_sections)."""
     if sx < 0 or sy < 0:                 # blocks a division wide (ASTC 6x6): lane by lane
-        return -1
-    x0, x1 = _texel_span(np.floor(min(min(u0, u1), min(u2, u3)) * w - 0.5),
-                         np.floor(max(max(u0, u1), max(u2, u3)) * w - 0.5) + 1.0, w, ws)
-    y0, y1 = _texel_span(np.floor(min(min(v0, v1), min(v2, v3)) * h - 0.5),
-                         np.floor(max(max(v0, v1), max(v2, v3)) * h - 0.5) + 1.0, h, wt)
+        return -1, -1
+    uv_sum = u0 + u1 + u2 + u3 + v0 + v1 + v2 + v3
+    if uv_sum != uv_sum:                 # a NaN (a helper lane far off its triangle's plane),
+        return -1, -1                    # which min and max would pass over: the walk's
+    fx = np.floor(min(min(u0, u1), min(u2, u3)) * w - 0.5)
+    fy = np.floor(min(min(v0, v1), min(v2, v3)) * h - 0.5)
+    x0, x1 = _texel_span(fx, np.floor(max(max(u0, u1), max(u2, u3)) * w - 0.5) + 1.0, w, ws)
+    y0, y1 = _texel_span(fy, np.floor(max(max(v0, v1), max(v2, v3)) * h - 0.5) + 1.0, h, wt)
     if x0 < 0 or y0 < 0:
-        return -1
-    lo = (first + ((y0 >> sy) * blocks_x + (x0 >> sx)) * bb) >> line_shift
-    hi = (first + ((y1 >> sy) * blocks_x + (x1 >> sx)) * bb) >> line_shift
-    return lo if lo == hi else -1
+        return -1, -1
+    bx0, bx1, by0, by1 = x0 >> sx, x1 >> sx, y0 >> sy, y1 >> sy
+    l00 = (first + (by0 * blocks_x + bx0) * bb) >> line_shift
+    l11 = (first + (by1 * blocks_x + bx1) * bb) >> line_shift
+    if l00 == l11:
+        return l00, -1
+    if bx0 == bx1 or by0 == by1:
+        if l11 != l00 + 1:
+            return -1, -1
+        other = l11
+    else:
+        l01 = (first + (by0 * blocks_x + bx1) * bb) >> line_shift
+        l10 = (first + (by1 * blocks_x + bx0) * bb) >> line_shift
+        if by1 != by0 + 1 or l01 != l00 or l10 != l11:
+            return -1, -1
+        other = l11
+    # lane 0's first texel, as the walk finds it (the span has no wrap inside it)
+    lx, _ = _texel_span(np.floor(u0 * w - 0.5), np.floor(u0 * w - 0.5), w, ws)
+    ly, _ = _texel_span(np.floor(v0 * h - 0.5), np.floor(v0 * h - 0.5), h, wt)
+    lead = (first + ((ly >> sy) * blocks_x + (lx >> sx)) * bb) >> line_shift
+    return (l00, other) if lead == l00 else (other, l00)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -130,8 +157,8 @@ def footprint_lines(lane_attr, levels, sampler, base, block, ti, level, n_levels
     (trilinear: 2), into lines[0:], each line once, level by level in lane order; returns their
     count. lines must hold 16 a level. (Both of a trilinear quad's levels in one call: numba
     passes each array as its seven words, and copying a call's 40 of them took 5% of a
-    textured frame, bench/perf_kernels.py.) A level whose footprint lies in one line
-    (_one_line) takes it at once; footprint_lines_twin is the lane-by-lane walk alone, which
+    textured frame, bench/perf_kernels.py.) A level whose footprint lies in one line or
+    two (_few_lines) takes them at once; footprint_lines_twin is the lane-by-lane walk alone, which
     tests hold this to."""
     return _footprint(lane_attr, levels, sampler, base, block, ti, level, n_levels, line_shift,
                       lines, True)
@@ -158,10 +185,12 @@ def _footprint(lane_attr, levels, sampler, base, block, ti, level, n_levels, lin
         first = base[ti] + levels[ti, lv, L_TILED]
         w, h, blocks_x = levels[ti, lv, L_WIDTH], levels[ti, lv, L_HEIGHT], levels[ti, lv, L_BLOCKS_X]
         if whole:
-            one = _one_line(u0, u1, u2, u3, v0, v1, v2, v3, w, h, ws, wt, sx, sy, blocks_x, bb,
-                            first, line_shift)
-            if one >= 0:
-                n = _add_line(lines, n, one)
+            la, lb = _few_lines(u0, u1, u2, u3, v0, v1, v2, v3, w, h, ws, wt, sx, sy, blocks_x,
+                                bb, first, line_shift)
+            if la >= 0:
+                n = _add_line(lines, n, la)
+                if lb >= 0:
+                    n = _add_line(lines, n, lb)
                 continue
         for lane in range(4):
             u = u0 if lane == 0 else (u1 if lane == 1 else (u2 if lane == 2 else u3))

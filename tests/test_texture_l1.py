@@ -144,9 +144,10 @@ def test_a_trilinear_footprint_is_both_levels_in_order_each_line_once():
 @pytest.mark.parametrize("wrap", [Wrap.REPEAT, Wrap.CLAMP, Wrap.MIRROR])
 @pytest.mark.parametrize("size", [64, 48])
 def test_footprint_lines_equal_their_tap_by_tap_twin(fmt, wrap, size):
-    """footprint_lines' one-line shortcut against the walk of every tap: the same lines in the
-    same order, on quads magnified, 1:1 and minified, near and across the texture's edges, at
-    every level and two at once (trilinear), in power-of-two and other sizes."""
+    """footprint_lines' shortcut (one or two lines) against the walk of every tap: the same
+    lines in the same order, on quads magnified, 1:1 and minified, near and across the
+    texture's edges, at every level and two at once (trilinear), in power-of-two and other
+    sizes, and with a lane's uv not a number or infinite."""
     t = _tables(fmt, size, wrap)
     rng = np.random.default_rng(size + int(wrap))
     got, want = np.empty(32, np.int64), np.empty(32, np.int64)
@@ -158,14 +159,16 @@ def test_footprint_lines_equal_their_tap_by_tap_twin(fmt, wrap, size):
         centre = rng.uniform(-2.0, 3.0, 2) if k % 3 else rng.integers(-2, 3, 2) + rng.normal(0, 0.01, 2)
         step = 10.0 ** rng.uniform(-3.5, -0.5)
         lane_attr[:, 3:5] = centre + offsets * step + rng.normal(0, step * 0.1, (4, 2))
+        if k % 97 == 0:              # a helper lane's uv off its plane: NaN or infinite
+            lane_attr[int(rng.integers(0, 4)), 3 + k % 2] = (np.nan, np.inf, -np.inf)[k % 3]
         level = int(rng.integers(0, n_levels))
         n_lv = 1 if level == n_levels - 1 else int(rng.integers(1, 3))
         args = (lane_attr, t.levels, t.sampler, t.base, t.block, 0, level, n_lv, 7)
         n = footprint_lines(*args, got)
         m = footprint_lines_twin(*args, want)
         assert got[:n].tolist() == want[:m].tolist(), (k, lane_attr[:, 3:5], level, n_lv)
-        shortcut += m == n_lv
-    assert shortcut > 300           # the shortcut's case is common here too
+        shortcut += m <= 2 * n_lv
+    assert shortcut > 600           # the shortcut's cases are common here too
 
 
 # --- exact texel blocks from DRAM ---------------------------------------------------------------
