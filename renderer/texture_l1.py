@@ -157,9 +157,9 @@ def footprint_lines(lane_attr, levels, sampler, base, block, ti, level, n_levels
     (trilinear: 2), into lines[0:], each line once, level by level in lane order; returns their
     count. lines must hold 16 a level. (Both of a trilinear quad's levels in one call: numba
     passes each array as its seven words, and copying a call's 40 of them took 5% of a
-    textured frame, bench/perf_kernels.py.) A level whose footprint lies in one line or
-    two (_few_lines) takes them at once; footprint_lines_twin is the lane-by-lane walk alone, which
-    tests hold this to."""
+    textured frame, bench/perf_kernels.py.) A level whose footprint lies in one line or two
+    (_few_lines) takes them at once; footprint_lines_twin, the lane-by-lane walk alone, is what
+    the tests hold this to."""
     return _footprint(lane_attr, levels, sampler, base, block, ti, level, n_levels, line_shift,
                       lines, True)
 
@@ -183,7 +183,8 @@ def _footprint(lane_attr, levels, sampler, base, block, ti, level, n_levels, lin
     v0, v1, v2, v3 = lane_attr[0, 4], lane_attr[1, 4], lane_attr[2, 4], lane_attr[3, 4]
     for lv in range(level, level + n_levels):
         first = base[ti] + levels[ti, lv, L_TILED]
-        w, h, blocks_x = levels[ti, lv, L_WIDTH], levels[ti, lv, L_HEIGHT], levels[ti, lv, L_BLOCKS_X]
+        w, h = levels[ti, lv, L_WIDTH], levels[ti, lv, L_HEIGHT]
+        blocks_x = levels[ti, lv, L_BLOCKS_X]
         if whole:
             la, lb = _few_lines(u0, u1, u2, u3, v0, v1, v2, v3, w, h, ws, wt, sx, sy, blocks_x,
                                 bb, first, line_shift)

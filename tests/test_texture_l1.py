@@ -156,7 +156,8 @@ def test_footprint_lines_equal_their_tap_by_tap_twin(fmt, wrap, size):
     shortcut = 0
     for k in range(3000):
         lane_attr = np.zeros((4, 5))
-        centre = rng.uniform(-2.0, 3.0, 2) if k % 3 else rng.integers(-2, 3, 2) + rng.normal(0, 0.01, 2)
+        centre = (rng.uniform(-2.0, 3.0, 2) if k % 3 else      # some quads at the edges
+                  rng.integers(-2, 3, 2) + rng.normal(0, 0.01, 2))
         step = 10.0 ** rng.uniform(-3.5, -0.5)
         lane_attr[:, 3:5] = centre + offsets * step + rng.normal(0, step * 0.1, (4, 2))
         if k % 97 == 0:              # a helper lane's uv off its plane: NaN or infinite
