@@ -97,7 +97,7 @@ def _texel_span(f0, f1, size, mode):
     return (i0, i1) if i1 < size else (-1, -1)
 
 
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def _few_lines(u0, u1, u2, u3, v0, v1, v2, v3, w, h, ws, wt, sx, sy, blocks_x, bb, first,
                line_shift):
     """The L1 lines a quad's four bilinear filters read in a level, when they are one or two,
@@ -115,7 +115,8 @@ def _few_lines(u0, u1, u2, u3, v0, v1, v2, v3, w, h, ws, wt, sx, sy, blocks_x, b
     blocks share a line, every block between does; in one block row (or column) of blocks, its
     two end blocks are read, and lines that differ by one are all there is; in two rows, each
     within one line, both rows are read. The walk meets lane 0's first block first.
-    Scalars only (an inlined helper given an array reference-counts it, raster_sections)."""
+    Called, not inlined: scalars in and out, and inlined it added 10 s to a cold `tilesim
+    report` against 5 called (bench/bench_cold_start.py, 2026-12-04)."""
     if sx < 0 or sy < 0:                 # blocks a division wide (ASTC 6x6): lane by lane
         return -1, -1
     uv_sum = u0 + u1 + u2 + u3 + v0 + v1 + v2 + v3
