@@ -133,21 +133,19 @@ def _few_lines(u0, u1, u2, u3, v0, v1, v2, v3, w, h, ws, wt, sx, sy, blocks_x, b
     l11 = (first + (by1 * blocks_x + bx1) * bb) >> line_shift
     if l00 == l11:
         return l00, -1
-    if bx0 == bx1 or by0 == by1:
-        if l11 != l00 + 1:
-            return -1, -1
-        other = l11
-    else:
-        l01 = (first + (by0 * blocks_x + bx1) * bb) >> line_shift
-        l10 = (first + (by1 * blocks_x + bx0) * bb) >> line_shift
-        if by1 != by0 + 1 or l01 != l00 or l10 != l11:
-            return -1, -1
-        other = l11
+    if bx0 == bx1 or by0 == by1:         # one block row or column
+        two = l11 == l00 + 1
+    else:                                # two block rows, each within one line
+        two = (by1 == by0 + 1 and (first + (by0 * blocks_x + bx1) * bb) >> line_shift == l00
+               and (first + (by1 * blocks_x + bx0) * bb) >> line_shift == l11)
+    if not two:
+        return -1, -1
     # lane 0's first texel, as the walk finds it (the span has no wrap inside it)
-    lx, _ = _texel_span(np.floor(u0 * w - 0.5), np.floor(u0 * w - 0.5), w, ws)
-    ly, _ = _texel_span(np.floor(v0 * h - 0.5), np.floor(v0 * h - 0.5), h, wt)
+    fu, fv = np.floor(u0 * w - 0.5), np.floor(v0 * h - 0.5)
+    lx, _ = _texel_span(fu, fu, w, ws)
+    ly, _ = _texel_span(fv, fv, h, wt)
     lead = (first + ((ly >> sy) * blocks_x + (lx >> sx)) * bb) >> line_shift
-    return (l00, other) if lead == l00 else (other, l00)
+    return (l00, l11) if lead == l00 else (l11, l00)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -195,9 +193,8 @@ def _footprint(lane_attr, levels, sampler, base, block, ti, level, n_levels, lin
                     n = _add_line(lines, n, lb)
                 continue
         for lane in range(4):
-            u = u0 if lane == 0 else (u1 if lane == 1 else (u2 if lane == 2 else u3))
-            v = v0 if lane == 0 else (v1 if lane == 1 else (v2 if lane == 2 else v3))
-            b00, b10, b01, b11 = _lane_blocks(u, v, w, h, ws, wt, bw, bh, sx, sy, blocks_x, bb)
+            b00, b10, b01, b11 = _lane_blocks(lane_attr[lane, 3], lane_attr[lane, 4], w, h, ws,
+                                              wt, bw, bh, sx, sy, blocks_x, bb)
             n = _add_line(lines, n, (first + b00) >> line_shift)
             if b10 >= 0:
                 n = _add_line(lines, n, (first + b10) >> line_shift)
