@@ -1,7 +1,7 @@
 """How fast is tilesim against a real (software) GPU driver? Mesa llvmpipe through OpenGL.
 
     python bench/benchmark.py [--res 1920x1080] [--repeats 3] [--scenes spheres,sponza,...]
-                              [--also apple-m3,amd-rdna2,...]
+                              [--also apple-m3,amd-rdna2,...] [--picture]
 
 Renders spheres, overdraw:32 (back to front and front to back), sponza, the fill-bound quad and
 city (few, large triangles: issue 29 point 2 asks them at 1280x720 and 1920x1080) and the three
@@ -16,6 +16,13 @@ time measured by wrapping the stage functions the IMR pipeline calls during the 
 engine itself is not changed). Every timed frame sets up its geometry afresh, as if the camera
 had moved (renderer.geometry.forget_setups); what does not depend on the camera (resident
 buffers, the post-transform cache's hits, fetch plans) stays, as it would while the camera moves.
+
+--picture also times the picture alone in the same rounds (pipelines.picture: the same image bit
+for bit, with no counter, cache model or memory replay; what the viewer draws while the camera
+moves): how far tilesim's raster itself is from llvmpipe, apart from what the cost model adds to
+each preset's frame. The picture is drawn one way whatever the preset (immediate mode, early Z
+in submission order), so a TBDR preset's frame, which shades each pixel once after hidden-surface
+removal, can take less time than the picture on a frame of much overdraw.
 """
 from __future__ import annotations
 
@@ -38,6 +45,8 @@ from rich.table import Table  # noqa: E402
 import pipelines.arch.imr as imr  # noqa: E402
 from gl_oracle import GLFrame, gl_renderer  # noqa: E402
 from pipelines import render  # noqa: E402
+from pipelines.picture import picture  # noqa: E402
+from pipelines.presets import get_preset  # noqa: E402
 from renderer.geometry import forget_setups  # noqa: E402
 from renderer.memory import MemoryModel  # noqa: E402
 from scenes.library import get_scene  # noqa: E402
@@ -107,17 +116,27 @@ def frame_s(scene, preset, width, height) -> float:
     return time.perf_counter() - t0
 
 
+def picture_s(scene, preset, width, height) -> float:
+    """Seconds of one picture alone (no costs), geometry set up afresh."""
+    forget_setups()
+    t0 = time.perf_counter()
+    picture(scene, get_preset(preset), width, height)
+    return time.perf_counter() - t0
+
+
 def gl_frame_s(frame: GLFrame) -> float:
     t0 = time.perf_counter()
     frame.render()
     return time.perf_counter() - t0
 
 
-def race(scene, width, height, repeats, also) -> tuple[dict[str, list[float]], dict[str, float]]:
-    """Seconds per frame of tilesim's PRESET, llvmpipe and each `also` preset, in rounds: each
-    round renders one frame of each, back to back, so that the machine's drift (10-20% over
-    minutes) moves all of them alike and the ratios of a round compare like with like. Returns
-    the times by renderer and PRESET's median ms per stage."""
+def race(scene, width, height, repeats, also, pictures=False) -> tuple[dict[str, list[float]],
+                                                                       dict[str, float]]:
+    """Seconds per frame of tilesim's PRESET, llvmpipe and each `also` preset (and with
+    `pictures` the picture alone, as "picture"), in rounds: each round renders one frame of
+    each, back to back, so that the machine's drift (10-20% over minutes) moves all of them
+    alike and the ratios of a round compare like with like. Returns the times by renderer and
+    PRESET's median ms per stage."""
     frame = GLFrame(scene, width, height)
     times: dict[str, list[float]] = defaultdict(list)
     try:
@@ -128,6 +147,8 @@ def race(scene, width, height, repeats, also) -> tuple[dict[str, list[float]], d
                 times["llvmpipe"].append(gl_frame_s(frame))
                 for p in also:
                     times[p].append(frame_s(scene, p, width, height))
+                if pictures:
+                    times["picture"].append(picture_s(scene, PRESET, width, height))
     finally:
         frame.release()
     return times, stages.medians_ms()
@@ -149,6 +170,9 @@ def main(argv=None) -> int:
     ap.add_argument("--also", default="apple-m3,amd-rdna2,amd-rdna3",
                     help="further presets to time, comma-separated "
                     "('' for none)")
+    ap.add_argument("--picture", action="store_true",
+                    help="also time the picture alone: no counters, cache model or memory "
+                         "replay")
     args = ap.parse_args(argv)
     try:
         width, height = (int(v) for v in args.res.lower().split("x"))
@@ -181,16 +205,29 @@ def main(argv=None) -> int:
         cols += [f"{p} ms/frame", f"{p} / llvmpipe"]
     for col in cols:
         table.add_column(col, justify="left" if col == "scene" else "right")
-    breakdowns = {}
+    breakdowns, pictures = {}, {}
     for name, scene in scenes.items():
-        times, breakdowns[name] = race(scene, width, height, args.repeats, also)
+        times, breakdowns[name] = race(scene, width, height, args.repeats, also, args.picture)
         ms = {k: 1000.0 * statistics.median(v) for k, v in times.items()}
         row = [name, f"{scene.n_triangles:,}", f"{ms[PRESET]:,.1f}", f"{ms['llvmpipe']:,.1f}",
                f"{ratio(times, PRESET):,.2f}x"]
         for p in also:
             row += [f"{ms[p]:,.1f}", f"{ratio(times, p):,.2f}x"]
         table.add_row(*row)
+        pictures[name] = (ms, times)
     console.print(table)
+    if args.picture:
+        pt = Table(title="the picture alone (no counters, cache model or memory replay): ms, its "
+                   "ratio to llvmpipe, and each preset's frame over the picture")
+        for col in ("scene", "picture ms", "picture / llvmpipe", *(f"{p} / picture" for p in
+                                                                  [PRESET, *also])):
+            pt.add_column(col, justify="left" if col == "scene" else "right")
+        for name, (ms, times) in pictures.items():
+            over = (statistics.median(a / b for a, b in zip(times[p], times["picture"]))
+                    for p in [PRESET, *also])
+            pt.add_row(name, f"{ms['picture']:,.1f}", f"{ratio(times, 'picture'):,.2f}x",
+                       *(f"{v:,.2f}x" for v in over))
+        console.print(pt)
 
     stages = list(next(iter(breakdowns.values())))
     bd = Table(title="tilesim wall time per stage, ms (median over the timed frames)")
