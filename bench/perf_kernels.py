@@ -1,7 +1,7 @@
 """Where a frame's time goes inside the numba kernels: Linux perf samples by compiled function.
 
     python bench/perf_kernels.py [--scene pul1duel] [--preset imr-baseline] [--res 1280x720]
-                                 [--seconds 10] [--annotate sample_texture]
+                                 [--seconds 10] [--annotate sample_texture [--listing f.txt]]
                                  [--rays primary|ao]     # bvh8 traversal as bench/bench_bvh.py's
                                  [--picture]             # the viewer's picture, no costs
 
@@ -47,11 +47,18 @@ def _record(self, value):
 codegen.CPUCodeLibrary._set_compiled_object = _record
 
 
+COPY = "#"           # symbol + COPY + n: another kernel's copy of a function (write_map)
+IN_KERNEL = "@"      # parfor symbol + IN_KERNEL + the kernel whose parallel loop it is
+
+
 def readable(symbol: str) -> str:
     """module.function of a numba symbol (_ZN8renderer13shade_kernels14sample_textureB4v...)."""
+    symbol = symbol.split(COPY)[0]
     prefix = "cpython wrapper of " if "_ZN7cpython" in symbol else ""
     if "numba_parfor_gufunc" in symbol:
-        return "parfor body" + (" (gufunc wrapper)" if symbol.startswith("__gufunc__") else "")
+        kernel = symbol.split(IN_KERNEL)[1] if IN_KERNEL in symbol else "?"
+        return (f"parfor body of {kernel}"
+                + (" (gufunc wrapper)" if symbol.startswith("__gufunc__") else ""))
     m = re.search(r"_ZN(?:7cpython)?((?:\d+[A-Za-z_]\w*?)+?)(?:B\d|E)", symbol)
     if not m:
         return symbol
@@ -82,7 +89,10 @@ def functions(obj: bytes) -> list[tuple[int, int, str, bool]]:
 
 def write_map(path: Path) -> dict[str, tuple[int, int, bytes, int]]:
     """Write perf's JIT map for the kernels loaded so far; returns symbol -> (address, size,
-    object code, offset in it) for --annotate."""
+    object code, offset in it) for --annotate. A function that several kernels carry (each
+    kernel's object has its own copy of a callee it does not inline) gets a name per copy, so
+    that --annotate reads the copy the samples fell in; a parallel loop's body is named after
+    its kernel (numba's names for them say only where in memory they were made)."""
     from numba.core.runtime.nrt import rtsys
     rows, where = [], {}
     for lib, obj in OBJECTS:
@@ -100,6 +110,10 @@ def write_map(path: Path) -> dict[str, tuple[int, int, bytes, int]]:
         for off, size, name, _ in syms:
             if name.startswith("NRT_"):
                 continue        # the copies the linker did not pick: the runtime's are below
+            if "numba_parfor_gufunc" in name:
+                name += IN_KERNEL + lib.name.split("<locals>")[0].replace(" ", "_")
+            if name in where:
+                name += f"{COPY}{len(where)}"
             rows.append((base + off, size, name))
             where[name] = (base + off, size, obj, off)
     for name in ("NRT_incref", "NRT_decref"):
@@ -109,7 +123,7 @@ def write_map(path: Path) -> dict[str, tuple[int, int, bytes, int]]:
     return where
 
 
-def annotate(data: Path, symbol: str, where, top: int) -> None:
+def annotate(data: Path, symbol: str, where, top: int, listing: Path | None) -> None:
     addr, size, obj, off = where[symbol]
     ips = subprocess.run(["perf", "script", "-i", str(data), "-F", "ip"], capture_output=True,
                          text=True).stdout.split()
@@ -128,10 +142,19 @@ def annotate(data: Path, symbol: str, where, top: int) -> None:
             lines[int(a.strip(), 16)] = ins.strip()
         except ValueError:
             pass
-    total = sum(hits.values()) or 1
-    print(f"\n{readable(symbol)}: {total} samples, hottest instructions (offset in the object)")
+    if not hits:
+        return                       # a copy no sample fell in (write_map)
+    total = sum(hits.values())
+    copy = symbol.split(COPY)[1] if COPY in symbol else "0"
+    print(f"\n{readable(symbol)} (copy {copy}): {total} samples, hottest instructions (offset in "
+          "the object)")
     for a, n in hits.most_common(top):
         print(f"  {100 * n / total:5.1f}%  {a:6x}  {lines.get(a, '?')[:90]}")
+    if listing is not None:          # every instruction in order, for the code around a hot one
+        out = listing.with_name(f"{listing.stem}.{copy}{listing.suffix}")
+        out.write_text("".join(f"{100 * hits.get(a, 0) / total:5.1f}%  {a:6x}  {ins}\n"
+                               for a, ins in sorted(lines.items())))
+        print(f"  (every instruction: {out})")
 
 
 def workload(a, width: int, height: int):
@@ -180,6 +203,9 @@ def main(argv=None) -> int:
     ap.add_argument("--frequency", type=int, default=999, help="samples per second")
     ap.add_argument("--top", type=int, default=20, help="functions (and instructions) shown")
     ap.add_argument("--annotate", default=None, help="a function name (or part of one)")
+    ap.add_argument("--listing", type=Path, default=None,
+                    help="with --annotate: also write each annotated copy's whole listing, every "
+                         "instruction with its share, here (a copy number before the suffix)")
     ap.add_argument("--rays", choices=("primary", "ao"), default=None,
                     help="profile the bvh8 traversal of the scene's primary rays, or of one AO "
                          "ray a hit pixel (bench/bench_bvh.py's race), instead of frames")
@@ -219,19 +245,20 @@ def main(argv=None) -> int:
                                  "symbol", "--stdio"], capture_output=True, text=True).stdout
         print(f"{what}: {frames} runs, {ms:.1f} ms each "
               f"(numba threads {__import__('numba').get_num_threads()}); share of samples:")
-        shown = 0
+        shares = collections.Counter()       # by function: its copies' samples together
         for line in report.splitlines():
             m = re.match(r"\s*([\d.]+)%\s+\[\.\]\s+(\S+)", line)
-            if m and shown < a.top:
-                print(f"  {float(m.group(1)):5.1f}%  {readable(m.group(2))}")
-                shown += 1
+            if m:
+                shares[readable(m.group(2))] += float(m.group(1))
+        for name, share in shares.most_common(a.top):
+            print(f"  {share:5.1f}%  {name}")
         if a.annotate:
             names = [n for n in where if a.annotate in readable(n) and "cpython" not in n]
             if not names:
                 print(f"perf_kernels: no compiled function matches '{a.annotate}'", file=sys.stderr)
                 return 2
             for name in names:
-                annotate(data, name, where, a.top)
+                annotate(data, name, where, a.top, a.listing)
     perf_map.unlink(missing_ok=True)
     return 0
 
