@@ -205,7 +205,7 @@ def main(argv=None) -> int:
         cols += [f"{p} ms/frame", f"{p} / llvmpipe"]
     for col in cols:
         table.add_column(col, justify="left" if col == "scene" else "right")
-    breakdowns, pictures = {}, {}
+    breakdowns, rounds = {}, {}
     for name, scene in scenes.items():
         times, breakdowns[name] = race(scene, width, height, args.repeats, also, args.picture)
         ms = {k: 1000.0 * statistics.median(v) for k, v in times.items()}
@@ -214,7 +214,7 @@ def main(argv=None) -> int:
         for p in also:
             row += [f"{ms[p]:,.1f}", f"{ratio(times, p):,.2f}x"]
         table.add_row(*row)
-        pictures[name] = (ms, times)
+        rounds[name] = (ms, times)
     console.print(table)
     if args.picture:
         pt = Table(title="the picture alone (no counters, cache model or memory replay): ms, its "
@@ -222,7 +222,7 @@ def main(argv=None) -> int:
         for col in ("scene", "picture ms", "picture / llvmpipe", *(f"{p} / picture" for p in
                                                                   [PRESET, *also])):
             pt.add_column(col, justify="left" if col == "scene" else "right")
-        for name, (ms, times) in pictures.items():
+        for name, (ms, times) in rounds.items():
             over = (statistics.median(a / b for a, b in zip(times[p], times["picture"]))
                     for p in [PRESET, *also])
             pt.add_row(name, f"{ms['picture']:,.1f}", f"{ratio(times, 'picture'):,.2f}x",
