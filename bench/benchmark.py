@@ -144,11 +144,11 @@ def race(scene, width, height, repeats, also, pictures=False) -> tuple[dict[str,
         with StageTimer() as stages:
             for _ in range(max(1, repeats)):
                 times[PRESET].append(stages.frame(scene, width, height))
+                if pictures:     # (right after the frame it is compared with)
+                    times["picture"].append(picture_s(scene, PRESET, width, height))
                 times["llvmpipe"].append(gl_frame_s(frame))
                 for p in also:
                     times[p].append(frame_s(scene, p, width, height))
-                if pictures:
-                    times["picture"].append(picture_s(scene, PRESET, width, height))
     finally:
         frame.release()
     return times, stages.medians_ms()
@@ -195,6 +195,8 @@ def main(argv=None) -> int:
     for scene in scenes.values():                  # warm-up: numba compile / load from cache
         for preset in [PRESET, *also]:
             render(scene, preset, width, height)
+        if args.picture:                           # (the picture's kernels are its own)
+            picture_s(scene, PRESET, width, height)
     console.print(f"tilesim warm-up (compile or cache load + one frame of each scene): "
                   f"{time.perf_counter() - t0:.1f} s; numba threading layer: "
                   f"{numba.threading_layer()}")
