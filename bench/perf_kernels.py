@@ -151,7 +151,8 @@ def annotate(data: Path, symbol: str, where, top: int, listing: Path | None) -> 
     for a, n in hits.most_common(top):
         print(f"  {100 * n / total:5.1f}%  {a:6x}  {lines.get(a, '?')[:90]}")
     if listing is not None:          # every instruction in order, for the code around a hot one
-        out = listing.with_name(f"{listing.stem}.{copy}{listing.suffix}")
+        fn = readable(symbol).split(".")[-1]
+        out = listing.with_name(f"{listing.stem}.{fn}.{copy}{listing.suffix}")
         out.write_text("".join(f"{100 * hits.get(a, 0) / total:5.1f}%  {a:6x}  {ins}\n"
                                for a, ins in sorted(lines.items())))
         print(f"  (every instruction: {out})")
@@ -205,7 +206,8 @@ def main(argv=None) -> int:
     ap.add_argument("--annotate", default=None, help="a function name (or part of one)")
     ap.add_argument("--listing", type=Path, default=None,
                     help="with --annotate: also write each annotated copy's whole listing, every "
-                         "instruction with its share, here (a copy number before the suffix)")
+                         "instruction with its share, here (the function's name and the copy's "
+                         "number before the suffix)")
     ap.add_argument("--rays", choices=("primary", "ao"), default=None,
                     help="profile the bvh8 traversal of the scene's primary rays, or of one AO "
                          "ray a hit pixel (bench/bench_bvh.py's race), instead of frames")
