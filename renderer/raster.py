@@ -79,7 +79,8 @@ class Raster:
     event also records the DCC payload of its block's colour as the ROP leaves it (DCC
     compresses a block when the ROP cache writes it back: the block as it is then, not the final
     image), with HTILE its depth payload under plane tracking. Without `costs` it draws the
-    image alone (pipelines.picture): no events, no texture L1, nothing that only a cost needs."""
+    image alone (pipelines.picture): no texture L1, nothing that only a cost needs, and no
+    events but, with `hsr`, the visibility phase's, which the shading phase walks."""
 
     def __init__(self, tris: SetupTriangles, bins: TileBins, mat, tex, light: np.ndarray,
                  fb: Framebuffer, view: RasterView, hsr: bool = False,
@@ -87,8 +88,9 @@ class Raster:
                  costs: bool = True):
         rules = rk.NO_CODEC if rules is None else rules
         dcc, zcomp = rules[RULE_DCC_MAX_BLOCK] > 0, rules[RULE_Z_MAX_PLANES] > 0
-        if costs:
-            textured = mat.texture[tris.draw] >= 0 if tris.n else np.zeros(0, np.bool_)
+        if costs or hsr:          # (the image alone with HSR: its events, no texture L1's)
+            textured = (mat.texture[tris.draw] >= 0 if tris.n and costs
+                        else np.zeros(tris.n, np.bool_))
             block_off, tex_off = event_capacity(tris.x, tris.y, view.width, view.height, bins.tile,
                                                 bins.tiles_x, bins.tile_offsets, bins.ref_tri,
                                                 textured)

@@ -495,8 +495,8 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                         k_blended += n_blend
                 if tight:
                     zbound[bl] = min(zbound[bl], np.float32(zhi + 1e-6))
-        if not costs:           # the image alone: no events (nothing reads the block masks)
-            continue
+        if not costs and not hsr:     # the image alone: no events (nothing reads the masks;
+            continue                  # HSR's shading phase reads its visibility's events)
         if phase == PH_SHADE:
             n_tex_out[r] = n_tex
             k_tex_misses += n_tex
