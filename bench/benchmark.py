@@ -20,9 +20,9 @@ buffers, the post-transform cache's hits, fetch plans) stays, as it would while 
 --picture also times the picture alone in the same rounds (pipelines.picture: the same image bit
 for bit, with no counter, cache model or memory replay; what the viewer draws while the camera
 moves): how far tilesim's raster itself is from llvmpipe, apart from what the cost model adds to
-each preset's frame. The picture is drawn one way whatever the preset (immediate mode, early Z
-in submission order), so a TBDR preset's frame, which shades each pixel once after hidden-surface
-removal, can take less time than the picture on a frame of much overdraw.
+each preset's frame. The picture is drawn its own way whatever the preset (pipelines.picture:
+early Z in submission order, or visibility first for a frame with textures), so a TBDR preset's
+frame can take less time than the picture on an untextured frame of much overdraw.
 """
 from __future__ import annotations
 

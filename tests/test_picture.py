@@ -56,3 +56,21 @@ def test_the_picture_sets_up_only_triangles_that_can_cover_a_sample():
     assert dropped.sum() > whole.tris.n // 2
     assert np.array_equal(whole.outcome == EMITTED, (drawn.outcome == EMITTED) | dropped)
     assert drawn.tris.n == whole.tris.n - dropped.sum()
+
+
+def test_the_picture_draws_textured_frames_visibility_first(monkeypatch):
+    """A frame with a textured draw is drawn with the raster's HSR (each pixel shaded once), a
+    frame without one straight: the picture's choice of how, which the image does not show."""
+    import pipelines.picture as pic
+    asked = []
+    real = pic.rasterize
+
+    def spy(*args, **kwargs):
+        asked.append(kwargs.get("hsr", False))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pic, "rasterize", spy)
+    for name, hsr in (("pul1duel", True), ("sponza", False), ("triangle", False)):
+        asked.clear()
+        picture(get_scene(name), get_preset("imr-baseline"), 64, 36)
+        assert asked == [hsr], name
