@@ -35,10 +35,14 @@ from renderer.shade import build_tables, light_vector
 from pipelines.arch.shared import framebuffer, shaded_counts, texture_unit
 
 
+def _textured(draws) -> bool:
+    return any(d.material.texture is not None for d in draws)
+
+
 def image_key(scene, preset) -> tuple:
     """What of `preset` decides the image of `scene`: presets with equal keys make the same
     picture of it (the texture formats, if a draw samples a texture; else nothing)."""
-    if not any(d.material.texture is not None for d in scene.draws):
+    if not _textured(scene.draws):
         return ()
     return (str(preset.texture.tex_format.value), str(preset.texture.tex_alpha_format.value))
 
@@ -62,7 +66,6 @@ def picture(scene, preset, width: int, height: int, samples: int = 1) -> np.ndar
     reach = int(max(np.abs(view.sample_x).max(), np.abs(view.sample_y).max()))
     tris = setup_all(rp.draws, scene.camera, width, height, reach).tris
     mat, tex = build_tables(rp.draws, texture_unit(preset))
-    textured = any(d.material.texture is not None for d in rp.draws)
     rasterize(tris, bin_triangles(tris, width, height), mat, tex, light_vector(scene.light), fb, view,
-              hsr=textured, costs=False)
+              hsr=_textured(rp.draws), costs=False)
     return fb.resolve()
