@@ -60,7 +60,7 @@ def picture(scene, preset, width: int, height: int, samples: int = 1) -> np.ndar
         return None
     (rp,) = scene.frame(samples)
     view = RasterView.make(width, height, samples)
-    fb = framebuffer(rp, {}, view, shaded_counts(width, height))
+    fb = framebuffer(rp, {}, view, shaded_counts(width, height), first=True)
     # Whole triangles with no sample in their bounding box are dropped at setup: they draw
     # nothing (a frame keeps them: they cost fetch, setup and binning).
     reach = int(max(np.abs(view.sample_x).max(), np.abs(view.sample_y).max()))

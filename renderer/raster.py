@@ -123,6 +123,7 @@ class Raster:
     def result(self) -> tuple[Counters, np.ndarray, RopEvents]:
         """The counters, the per-tile counter rows (n_tiles, RC.N) for heat maps, and the events
         for the memory model."""
+        self._job.fb.clear[:] = 0         # every tile has started from it: the arrays hold it now
         totals = self.per_tile.sum(axis=0)
         if totals[rk.RC.TEX_OVERFLOW]:
             raise RuntimeError(f"{totals[rk.RC.TEX_OVERFLOW]} texture L1 misses found no room among "

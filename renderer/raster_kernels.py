@@ -32,11 +32,11 @@ from .block_masks import BLOCK_BITS, block_far, popcount, quads_of
 from .geometry_kernels import SUBPIXEL, SUBPIXEL_BITS
 from .raster_schedule import (FLUSH_BLEND, FLUSH_MASK, FLUSH_PARTIAL, MASK_MODE, PH_IMR, PH_SHADE,
                               PH_VIS, schedule)
-from .raster_sections import (block_coverage, block_edges, edge_setup, fill_block, fill_pixels,
-                              flush_events, hiz_init, no_sample_inside, pixels_touched,
-                              quad_attributes, quad_coverage, quad_from_mask, quad_rop, quad_shade,
-                              quad_visibility, shade_pixels, still_wins, event_sizes,
-                              event_depth_sizes, codec_rules, RULE_Z_INIT)
+from .raster_sections import (block_coverage, block_edges, clear_tile, edge_setup, fill_block,
+                              fill_pixels, flush_events, hiz_init, no_sample_inside,
+                              pixels_touched, quad_attributes, quad_coverage, quad_from_mask,
+                              quad_rop, quad_shade, quad_visibility, shade_pixels, still_wins,
+                              event_sizes, event_depth_sizes, codec_rules, RULE_Z_INIT)
 from .rop_kernels import quantize
 from .shade_kernels import shade_fragment, texture_lod
 from .texture_l1 import L1_LINE_SHIFT, L1_SETS, L1_WAYS, footprint_lines, l1_access
@@ -88,7 +88,7 @@ class RasterJob(NamedTuple):
     mat: tuple             # shade.Materials, per draw
     tex: tuple             # shade.TextureTable: the textures and the L1 they are read through
     light: np.ndarray      # float64 (9,) shade.light_vector
-    fb: tuple              # rop.Framebuffer: colour, depth, shaded counts
+    fb: tuple              # rop.Framebuffer: colour, depth, shaded counts, the tiles' clear
     events: tuple          # raster.RopEvents, filled here
     target: tuple          # raster.RasterView: size and sample positions (not `view`: numba
                            # takes any .view for ndarray.view)
@@ -125,7 +125,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     tile, tiles_x, tile_offsets, ref_tri = bins.tile, bins.tiles_x, bins.tile_offsets, bins.ref_tri
     base_color, texture, alpha_mode, alpha_cutoff, unlit, depth_test_d, depth_write_d, blend_d = mat
     tex_data, tex_levels, tex_n_levels, tex_base, tex_block, tex_sampler, tex_l1 = tex
-    fb_color, fb_depth, fb_shaded = fb
+    fb_color, fb_depth, fb_shaded, fb_clear = fb
     (block_off, n_block, ev_block, ev_tested, ev_written, tex_off, n_tex_out, tex_addr, ev_size,
      ev_zsize, rules) = ev
     width, height, _, sample_x, sample_y = view
@@ -150,6 +150,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     rejected = np.zeros(nbx * nbx, np.bool_)
     zplanes = np.full(nbx * nbx, rules[RULE_Z_INIT], np.int64)   # depth planes each block holds
     fb_words = fb_color.reshape(fb_color.size).view(np.uint32)   # DCC: an RGBA8 word a sample
+    clear_tile(fb_words, fb_depth, fb_shaded, fb_clear, tx0, ty0, tile, width, height, n_samples)
     if hiz:
         hiz_init(zmax, at_zmax, fb_depth, tx0, ty0, nbx, width, height, n_samples)
     # The simulator's own depth bound per 8x8 block (not a modelled unit: it changes no counter,

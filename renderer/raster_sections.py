@@ -18,6 +18,7 @@ from .block_masks import BLOCK_BITS, block_far, lowest_bit, popcount
 from .block_ranges import edge_range, rgba8_range, unpack
 from .geometry_kernels import SUBPIXEL, holds_no_sample
 from .raster_schedule import PH_SHADE, PH_VIS
+from .rop import CLEAR_COLOR, CLEAR_DEPTH, CLEAR_SHADED, CLEAR_WORD, CLEAR_Z
 from .rop_kernels import depth_test, quantize, write_samples
 from .shade_kernels import filter_texture, lambert
 
@@ -45,6 +46,26 @@ SHADE_VEC = 4          # pixels per vector of the plain path's shading loop (AVX
 # increment and decrement on different paths, where LLVM's pruning of them fails: 2-13 atomic
 # pairs per block or triangle, measured 5-17% on spheres). The HiZ / depth bound test and the
 # texture request stay in the body for that reason: each writes an array on one path only.
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def clear_tile(fb_words, fb_depth, fb_shaded, clear, tx0, ty0, tile, width, height, n_samples):
+    """The pass's start in the tile's pixels, written as the raster takes the tile up
+    (rop.Framebuffer.clear): the clear colour (fb_words, the colour target as one RGBA8 word a
+    sample), the clear depth, zero shaded counts, each where `clear` asks for it; a row of the
+    tile at a time, contiguous in each target (stores LLVM makes vector-wide)."""
+    x1, y1 = min(tx0 + tile, width), min(ty0 + tile, height)
+    depth = fb_depth.reshape(fb_depth.size)
+    shaded = fb_shaded.reshape(fb_shaded.size)
+    word, z = np.uint32(clear[CLEAR_WORD]), np.float32(clear[CLEAR_Z])
+    for y in range(ty0, y1):
+        lo, hi = y * width + tx0, y * width + x1          # the row's pixels
+        if clear[CLEAR_COLOR]:
+            fb_words[lo * n_samples:hi * n_samples] = word
+        if clear[CLEAR_DEPTH]:
+            depth[lo * n_samples:hi * n_samples] = z
+        if clear[CLEAR_SHADED]:
+            shaded[lo:hi] = 0
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

@@ -3,7 +3,7 @@ blend, per sample. Inlined into the raster kernels, which call them per fragment
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
@@ -45,18 +45,3 @@ def write_samples(color, depth, ly, lx, mask, frag_z, lane, n_samples, r, g, b, 
             color[ly, lx, s, 1] = q1
             color[ly, lx, s, 2] = q2
             color[ly, lx, s, 3] = 255
-
-
-FILL_CHUNK = 1 << 16   # words per parallel work item (256 KiB)
-
-
-@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def fill(target, value):
-    """target[:] = value over a flat array of 32-bit words (a clear: one texel a word), in
-    parallel chunks: a fresh target is touched first by both cores, which halves the page-fault
-    cost of a 1080p clear, and a plain loop over words runs at memory speed (a row-by-row
-    broadcast took three times as long)."""
-    n = target.shape[0]
-    for c in prange((n + FILL_CHUNK - 1) // FILL_CHUNK):
-        for i in range(c * FILL_CHUNK, min(n, (c + 1) * FILL_CHUNK)):
-            target[i] = value

@@ -110,18 +110,17 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
     counters = Counters()
     per_tile = np.zeros((tiles_y * tiles_x, RC.N), np.int64)
     images: dict[str, np.ndarray] = {}
-    # The overdraw counts' zeros (8 MB at 1080p) are made on the memory model's second thread
-    # too, before the first pass's attachments.
-    shaded_job = mm.background(shaded_counts, width, height)
+    # The overdraw counts, zeroed by the first pass's raster tile by tile (shared.framebuffer)
+    shaded = shaded_counts(width, height)
     fb = None
     attachments: dict = {}           # name -> (attachment, samples) of the passes so far
     packed: dict = {}                # name -> payload bytes per block of a surface stored compressed
     for rp in scene.frame(samples) if passes is None else passes:
         view = RasterView.make(width, height, rp.samples)
-        # The attachments' clear values and the clears' traffic are made on the memory model's
-        # second thread while this one sets up geometry (which reads no cache or pixel).
-        fb_job = mm.background(lambda rp=rp, view=view: framebuffer(rp, images, view,
-                                                                    shaded_job.result()))
+        # The attachments, cleared by the raster tile by tile; the clears' traffic is made on
+        # the memory model's second thread while this one sets up geometry (which reads no
+        # cache or pixel).
+        fb = framebuffer(rp, images, view, shaded, first=fb is None)
         color = mm.surface(rp.color.name, rp.color.format, rp.samples)
         depth = mm.surface(rp.depth.name, rp.depth.format, rp.samples) if rp.depth else Surface(0, 4)
         # Regions are numbered here, on this thread: their order decides addresses, so it must
@@ -145,7 +144,6 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         prim_tri_off = prim_offsets(tris.prim, len(geo.indices) // 3)
         ref_tile = bins.ref_tiles()
         work, deferred = work_order(prim_tri_off, geo, bins, ref_tile, tris, rp, mat, preset)
-        fb = fb_job.result()
         dcc = codec_for(preset, rp.color) == "dcc"
         zcomp = depth_codec_for(preset, rp.depth) == "htile"
         rules = codec_rules(
@@ -189,5 +187,5 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
     counters["tile.tiles"] = tiles_x * tiles_y
     return Result(scene.name, preset.name, width, height, samples, fb.resolve(), fb.nearest_depth(),
                   counters, tile_maps(per_tile, mm.tile_bytes, tiles_x, tiles_y),
-                  {"overdraw": shaded_job.result()}, RASTER_TILE, float(preset.memory.dram_gbps.value), memory=mm,
+                  {"overdraw": shaded}, RASTER_TILE, float(preset.memory.dram_gbps.value), memory=mm,
                   presented=packed.get(rp.color.name) if rp.samples == 1 else None)   # 4x: resolved raw

@@ -11,7 +11,6 @@ from renderer.counters import Counters
 from renderer.memo import MeshMemo, mesh_ids
 from renderer.rop import Framebuffer, rgba8
 from renderer.raster_kernels import RC
-from renderer.rop_kernels import fill
 from scenes.model import LoadAction, SceneError
 
 from pipelines.arch.compressed import decompress_blocks
@@ -55,29 +54,32 @@ def texture_unit(preset):
 
 
 def shaded_counts(width: int, height: int) -> np.ndarray:
-    """uint32 (h, w) zeros: fragments shaded per pixel over the frame's passes (the overdraw
-    heat map), zeroed by a parallel fill on the calling thread's numba threads (np.zeros clears
-    recycled heap memory on one core; the IMR makes them on the memory model's thread)."""
-    shaded = np.empty((height, width), np.uint32)
-    fill(shaded.reshape(-1), np.uint32(0))
-    return shaded
+    """uint32 (h, w): fragments shaded per pixel over the frame's passes (the overdraw heat map),
+    undefined until the first pass's raster zeroes it tile by tile (framebuffer's `first`)."""
+    return np.empty((height, width), np.uint32)
 
 
-def framebuffer(rp, images, view, shaded) -> Framebuffer:
-    """The pass's attachments: previous contents for LOAD, else the clear value."""
+def framebuffer(rp, images, view, shaded, first: bool) -> Framebuffer:
+    """The pass's attachments: previous contents for LOAD, else the clear value, written by the
+    raster into each tile as it takes it up (Framebuffer.clear); `first`: the frame's first
+    pass, whose raster also zeroes the shaded counts."""
+    h, w, s = view.height, view.width, view.samples
+    cleared = {}
+
     def get(att, shape, dtype, clear):
         if att.load == LoadAction.LOAD and att.name in images and images[att.name].shape == shape:
             return images[att.name]
-        img = np.empty(shape, dtype)
-        texel = np.frombuffer(np.asarray(clear, dtype).tobytes(), np.uint32)   # 4 B: one word
-        fill(img.reshape(-1).view(np.uint32), texel[0])
-        images[att.name] = img
+        img = images[att.name] = np.empty(shape, dtype)
+        cleared[att.name] = clear
         return img
-    h, w, s = view.height, view.width, view.samples
     color = get(rp.color, (h, w, s, 4), np.uint8, rgba8(rp.color.clear))
-    depth = get(rp.depth, (h, w, s), np.float32, rp.depth.clear[0]) if rp.depth is not None \
-        else np.ones((h, w, s), np.float32)
-    return Framebuffer(color, depth, shaded)
+    if rp.depth is not None:
+        depth = get(rp.depth, (h, w, s), np.float32, rp.depth.clear[0])
+        z = cleared.get(rp.depth.name)
+    else:
+        depth, z = np.empty((h, w, s), np.float32), 1.0
+    return Framebuffer.cleared_in_tiles(color, depth, shaded, cleared.get(rp.color.name), z,
+                                        zero_shaded=first)
 
 
 def tile_maps(per_tile, tile_bytes, tiles_x, tiles_y) -> dict[str, np.ndarray]:

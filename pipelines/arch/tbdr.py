@@ -91,9 +91,9 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
     hsr = bool(preset.tiler.hsr.value)       # False: early Z in submission order within each tile
     tiles_x, tiles_y = -(-width // tile0), -(-height // tile0)
     mm = MemoryModel(preset.memory_config(), tiles_x * tiles_y)
-    # The overdraw counts' zeros and each pass's attachments are made on the memory model's
-    # second thread while this one sets up and bins geometry (as the IMR does).
-    shaded_job = mm.background(shaded_counts, width, height)
+    # The overdraw counts and each pass's attachments, cleared by the raster tile by tile (as
+    # the IMR's: shared.framebuffer)
+    shaded = shaded_counts(width, height)
     per_tile = np.zeros((tiles_y * tiles_x, RC.N), np.int64)
     max_tiles = -(-width // TILE_SIZES[-1]) * -(-height // TILE_SIZES[-1])
     tile_spills = np.zeros(tiles_y * tiles_x, np.int64)
@@ -102,8 +102,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
     packed: dict = {}                # name -> payload bytes per block of a surface stored compressed
     for rp in passes:
         view = RasterView.make(width, height, rp.samples)
-        fb_job = mm.background(lambda rp=rp, view=view: framebuffer(rp, images, view,
-                                                                    shaded_job.result()))
+        fb = framebuffer(rp, images, view, shaded, first=fb is None)
         tile, shrinks = choose_tile(preset, rp)
         n_sizes = len([s for s in TILE_SIZES if s <= tile0])
         over = shrinks >= n_sizes                       # not even the smallest tile fits
@@ -130,7 +129,6 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
                                                np.diff(bins.tri_offsets), sizes,
                                                int(preset.tiler.param_buffer_bytes.value))
         tri_chunk = prim_chunk[tris.prim] if tris.n else np.zeros(0, np.int64)
-        fb = fb_job.result()
         ref_tile = bins.ref_tiles()
         param = tuple((mm.region((part, rp.name)), size) for part, size in
                       zip(("param vertices", "param primitives", "tile lists"), sizes))
@@ -206,7 +204,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         maps[f"fallback.{reason}"] = np.asarray(per).reshape(tiles_y, tiles_x)
     maps["fallbacks"] = sum(maps[f"fallback.{r}"] for r in reasons)
     return Result(scene.name, preset.name, width, height, samples, fb.resolve(), fb.nearest_depth(),
-                  counters, maps, {"overdraw": shaded_job.result()}, tile0, float(preset.memory.dram_gbps.value), memory=mm,
+                  counters, maps, {"overdraw": shaded}, tile0, float(preset.memory.dram_gbps.value), memory=mm,
                   history=next_history, presented=packed.get(rp.color.name))
 
 
