@@ -63,7 +63,7 @@ STAGES = {name: (imr, name) for name in ("front_end", "bin_triangles", "build_ta
 STAGES["replay"] = (MemoryModel, "serve_pipelined")
 STAGES["resolve"] = (MemoryModel, "resolve")
 # Run on the memory model's second thread while the front end works: timed, not subtracted.
-BACKGROUND = {"clears (bg)": (imr, "clear_attachments"), "framebuffer (bg)": (imr, "framebuffer")}
+BACKGROUND = {"clears (bg)": (imr, "clear_attachments")}
 
 
 class StageTimer:
