@@ -33,10 +33,11 @@ from .geometry_kernels import SUBPIXEL, SUBPIXEL_BITS
 from .raster_schedule import (FLUSH_BLEND, FLUSH_MASK, FLUSH_PARTIAL, MASK_MODE, PH_IMR, PH_SHADE,
                               PH_VIS, schedule)
 from .raster_sections import (block_coverage, block_edges, clear_tile, edge_setup, fill_block,
-                              fill_pixels, flush_events, hiz_init, no_sample_inside,
+                              fill_pixels, flush_events, hiz_clear, hiz_init, no_sample_inside,
                               pixels_touched, quad_attributes, quad_coverage, quad_from_mask,
                               quad_rop, quad_shade, quad_visibility, shade_pixels, still_wins,
                               event_sizes, event_depth_sizes, codec_rules, RULE_Z_INIT)
+from .rop import CLEAR_DEPTH, CLEAR_Z
 from .rop_kernels import quantize
 from .shade_kernels import shade_fragment, texture_lod
 from .texture_l1 import L1_LINE_SHIFT, L1_SETS, L1_WAYS, footprint_lines, l1_access
@@ -151,7 +152,10 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     zplanes = np.full(nbx * nbx, rules[RULE_Z_INIT], np.int64)   # depth planes each block holds
     fb_words = fb_color.reshape(fb_color.size).view(np.uint32)   # DCC: an RGBA8 word a sample
     clear_tile(fb_words, fb_depth, fb_shaded, fb_clear, tx0, ty0, tile, width, height, n_samples)
-    if hiz:
+    if hiz and fb_clear[CLEAR_DEPTH]:
+        hiz_clear(zmax, at_zmax, np.float32(fb_clear[CLEAR_Z]), tx0, ty0, nbx, width, height,
+                  n_samples)
+    elif hiz:
         hiz_init(zmax, at_zmax, fb_depth, tx0, ty0, nbx, width, height, n_samples)
     # The simulator's own depth bound per 8x8 block (not a modelled unit: it changes no counter,
     # event or pixel; raster.Z_SKIP): no sample of the block holds a depth above it. A block

@@ -78,6 +78,19 @@ def hiz_init(zmax, at_zmax, fb_depth, tx0, ty0, nbx, width, height, n_samples):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def hiz_clear(zmax, at_zmax, z, tx0, ty0, nbx, width, height, n_samples):
+    """hiz_init of a tile whose every sample holds z (clear_tile has just written it): the same
+    values, counted instead of read (block_far over 64 equal samples a block, fewer at the
+    target's edge)."""
+    far = z if z > 0 else np.float32(0.0)       # block_far's walk starts at 0 and keeps the max
+    for b in range(nbx * nbx):
+        x0, y0 = tx0 + (b % nbx) * BLOCK, ty0 + (b // nbx) * BLOCK
+        n = max(0, min(x0 + BLOCK, width) - x0) * max(0, min(y0 + BLOCK, height) - y0)
+        zmax[b] = far if n else np.float32(0.0)              # (a block past the edge: none)
+        at_zmax[b] = n * n_samples if z >= 0 else 0
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def still_wins(ev_block, ev_written, winner, ev_cur, ev_end, blocks_x, tx0, ty0, t):
     """HSR's shading phase: does triangle t still hold a pixel of those its visibility phase
     left in events ev_cur..ev_end? Half the triangles PH_VIS let through on a dense mesh lose

@@ -159,3 +159,51 @@ def test_depth_bound_skip_changes_nothing(monkeypatch, scene, preset, samples):
     assert np.array_equal(on.color, off.color) and np.array_equal(on.depth, off.depth)
     for name in off.tile_maps:
         assert np.array_equal(on.tile_maps[name], off.tile_maps[name]), name
+
+
+@pytest.mark.parametrize("samples", [1, 4])
+@pytest.mark.parametrize("z", [0.75, 1.0, 0.0, -0.0, -1.0, float("nan")])
+def test_hiz_of_a_cleared_tile_is_what_reading_it_finds(z, samples):
+    """hiz_clear (a tile clear_tile has just written) counts what hiz_init reads back from the
+    target: interior and edge tiles of a 150x70 target, every clear depth block_far can meet."""
+    from renderer.raster_sections import hiz_clear, hiz_init
+    width, height, tile = 150, 70, 64
+    depth = np.full((height, width, samples), z, np.float32)
+    nbx = tile // 8
+    for tx0, ty0 in [(0, 0), (128, 0), (64, 64), (128, 64)]:
+        got = np.empty(nbx * nbx, np.float32), np.empty(nbx * nbx, np.int64)
+        want = np.empty(nbx * nbx, np.float32), np.empty(nbx * nbx, np.int64)
+        hiz_clear(*got, np.float32(z), tx0, ty0, nbx, width, height, samples)
+        hiz_init(*want, depth, tx0, ty0, nbx, width, height, samples)
+        assert np.array_equal(got[1], want[1])
+        assert got[0].tobytes() == want[0].tobytes()       # bit for bit: +0.0, not -0.0
+
+
+@pytest.mark.parametrize("samples", [1, 4])
+def test_tiles_start_from_the_clear_the_framebuffer_asks_for(samples):
+    """A target handed out uncleared (np.empty, Framebuffer.cleared_in_tiles) holds, once the
+    raster has run, what one cleared up front (Framebuffer.make) holds, with or without HiZ, at
+    the edge tiles too; then its clear is spent."""
+    from renderer.binning import bin_triangles
+    from renderer.raster import Framebuffer, RasterView, rasterize
+    from renderer.rop import rgba8
+    from renderer.shade import build_tables, light_vector
+    from scenes.library import get_scene
+    width, height = 150, 70
+    scene = get_scene("spot")
+    draws = scene.frame(samples)[0].draws
+    tris = setup_pass(draws, scene.camera, width, height)[0]
+    view = RasterView.make(width, height, samples)
+    mat, tex = build_tables(draws)
+    clear = (0.1, 0.2, 0.3, 1.0)
+    for hiz in (False, True):
+        want = Framebuffer.make(width, height, samples, clear, 0.9)
+        got = Framebuffer.cleared_in_tiles(
+            np.empty_like(want.color), np.empty_like(want.depth),
+            np.empty_like(want.shaded), rgba8(clear), 0.9, zero_shaded=True)
+        for fb in (want, got):
+            rasterize(tris, bin_triangles(tris, width, height), mat, tex,
+                      light_vector(scene.light), fb, view, hiz=hiz)
+        assert np.array_equal(got.color, want.color) and np.array_equal(got.shaded, want.shaded)
+        assert np.array_equal(got.depth, want.depth) and not got.clear.any()
+        assert 0 < np.count_nonzero(got.shaded) < width * height    # drawn, not everywhere
