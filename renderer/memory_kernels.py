@@ -141,6 +141,17 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
                 if slot:
                     acc[A_SURF_WRITE if write else A_SURF_READ, slot] += moved
                     acc[A_SURF_RAW_WRITE if write else A_SURF_RAW_READ, slot] += lb
+            elif (write and shape[lv, SH_WALLOC] == 0
+                  and (shape[lv, SH_HELD] >> ((line >> region_shift) & 63)) & 1 == 0
+                  and not (size == 1 and shape[lv, SH_PACKED])):
+                # A write a read-allocate level cannot hold, of a region none of whose lines it
+                # was ever given (SH_HELD): a miss that allocates nothing, passed down without a
+                # look at the set. (An Infinity Cache under a colour surface no pass reads: the
+                # L2's write-backs of it looked up 24 MB of tags, a host cache miss each.)
+                if counted:
+                    acc[A_MISSES, lv] += 1
+                lv = shape[lv, SH_NEXT]
+                continue
             else:
                 mask = shape[lv, SH_MASK]
                 if mask >= 0:

@@ -261,3 +261,33 @@ def test_cache_state_is_recycled_zeroed_and_only_when_unheld():
     third = MemoryModel(cfg, 2)
     assert not third.state.lines.any()             # recycled, zeroed
     assert _STATES._free == []
+
+
+def test_a_surface_only_written_passes_a_read_allocate_level_as_the_twin_counts_it():
+    """A read-allocate level (the Infinity Cache) under a surface that is only ever written takes
+    its write-backs as misses without a look at the set (SH_HELD: no line of the region was ever
+    allocated there); every counter still matches the naive twin's, for that surface and for one
+    read beside it, and the level holds none of the written surface's lines."""
+    cfg = CONFIGS["with-llc"]
+    mm = MemoryModel(cfg, 1)
+    shift = mk.REGION_SHIFT - int(mm.state.meta[mk.M_LINE_SHIFT])
+    naive = NaiveCaches(cfg, len(STREAMS), 1)
+    rng = np.random.default_rng(7)
+    rq = np.empty((6000, mk.R_N), np.int64)
+    for i in range(len(rq)):
+        # region 1 written at the ROP (its write-backs reach the LLC) and at the LLC itself,
+        # region 2 read at L2
+        written = i % 3 != 2
+        level = (0 if i % 3 == 0 else 3) if written else 2
+        line = ((1 if written else 2) << shift) + int(rng.integers(0, 3000))
+        mk.request(rq, i, level, line, mk.op_code(written, 0), 0)
+        naive.access(level, line, written, 0, 0, 0)
+    mk.serve(*mm.state, mm.acc, mm.tile_bytes, rq, len(rq))
+    levels = len(cfg.caches)
+    assert list(mm.acc[mk.A_HITS, :levels]) == naive.hits
+    assert list(mm.acc[mk.A_MISSES, :levels]) == naive.misses and naive.misses[3] > 1000
+    assert list(mm.acc[mk.A_DRAM_WRITE, :len(STREAMS)]) == naive.dram_write
+    assert list(mm.acc[mk.A_DRAM_READ, :len(STREAMS)]) == naive.dram_read
+    lines, shape, _ = mm.state
+    llc = lines[shape[3, mk.SH_BASE]:shape[3, mk.SH_BASE] + shape[3, mk.SH_SETS], mk.F_TAG]
+    assert not ((llc >> shift) == 1).any() and ((llc >> shift) == 2).any()
