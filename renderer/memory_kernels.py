@@ -27,7 +27,9 @@ reference-counted too):
                                             level, so two threads can serve two levels),
                                             held: bit (region & 63) set once a line of the
                                             region is allocated at the level (a flush skips
-                                            the levels whose bit is clear), packed: the level
+                                            the levels whose bit is clear, and a write a
+                                            read-allocate level cannot hold passes it by
+                                            unscanned), packed: the level
                                             holds compressed lines (below)
     meta   int64 (M_N,)                     line bytes, log2 line bytes, packed shares, the
                                             named surfaces' slots by region (memory_requests)

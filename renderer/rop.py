@@ -39,7 +39,7 @@ class Framebuffer(NamedTuple):
                            np.zeros(CLEAR_N, np.float64))
 
     @staticmethod
-    def cleared_in_tiles(color: np.ndarray | None, depth: np.ndarray | None, shaded: np.ndarray,
+    def cleared_in_tiles(color: np.ndarray, depth: np.ndarray, shaded: np.ndarray,
                          clear_color=None, clear_depth=None, zero_shaded=False) -> "Framebuffer":
         """A target whose tiles the raster starts from the clear colour (an RGBA8 texel, or None:
         from `color` as it is), the clear depth (None: from `depth`) and, with zero_shaded, zero

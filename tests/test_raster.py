@@ -7,7 +7,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from renderer.binning import bin_triangles
 from renderer.geometry import setup_pass
+from renderer.raster import Framebuffer, RasterView, rasterize
+from renderer.raster_sections import hiz_clear, hiz_init
+from renderer.rop import rgba8
+from renderer.shade import build_tables, light_vector
+from scenes.library import get_scene
 from scenes.model import Camera, CullMode, Draw, DrawState, Material, Mesh, Scene
 from tests.naive import fast_coverage, naive_coverage, raycast_coverage, setup_from_subpixels
 
@@ -166,7 +172,6 @@ def test_depth_bound_skip_changes_nothing(monkeypatch, scene, preset, samples):
 def test_hiz_of_a_cleared_tile_is_what_reading_it_finds(z, samples):
     """hiz_clear (a tile clear_tile has just written) counts what hiz_init reads back from the
     target: interior and edge tiles of a 150x70 target, every clear depth block_far can meet."""
-    from renderer.raster_sections import hiz_clear, hiz_init
     width, height, tile = 150, 70, 64
     depth = np.full((height, width, samples), z, np.float32)
     nbx = tile // 8
@@ -184,11 +189,6 @@ def test_tiles_start_from_the_clear_the_framebuffer_asks_for(samples):
     """A target handed out uncleared (np.empty, Framebuffer.cleared_in_tiles) holds, once the
     raster has run, what one cleared up front (Framebuffer.make) holds, with or without HiZ, at
     the edge tiles too; then its clear is spent."""
-    from renderer.binning import bin_triangles
-    from renderer.raster import Framebuffer, RasterView, rasterize
-    from renderer.rop import rgba8
-    from renderer.shade import build_tables, light_vector
-    from scenes.library import get_scene
     width, height = 150, 70
     scene = get_scene("spot")
     draws = scene.frame(samples)[0].draws

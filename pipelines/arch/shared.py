@@ -64,22 +64,17 @@ def framebuffer(rp, images, view, shaded, first: bool) -> Framebuffer:
     raster into each tile as it takes it up (Framebuffer.clear); `first`: the frame's first
     pass, whose raster also zeroes the shaded counts."""
     h, w, s = view.height, view.width, view.samples
-    cleared = {}
 
     def get(att, shape, dtype, clear):
+        """The attachment's array and what its tiles start from (None: what it holds)."""
         if att.load == LoadAction.LOAD and att.name in images and images[att.name].shape == shape:
-            return images[att.name]
-        img = images[att.name] = np.empty(shape, dtype)
-        cleared[att.name] = clear
-        return img
-    color = get(rp.color, (h, w, s, 4), np.uint8, rgba8(rp.color.clear))
-    if rp.depth is not None:
-        depth = get(rp.depth, (h, w, s), np.float32, rp.depth.clear[0])
-        z = cleared.get(rp.depth.name)
-    else:
-        depth, z = np.empty((h, w, s), np.float32), 1.0
-    return Framebuffer.cleared_in_tiles(color, depth, shaded, cleared.get(rp.color.name), z,
-                                        zero_shaded=first)
+            return images[att.name], None
+        images[att.name] = np.empty(shape, dtype)
+        return images[att.name], clear
+    color, color_clear = get(rp.color, (h, w, s, 4), np.uint8, rgba8(rp.color.clear))
+    depth, z = (get(rp.depth, (h, w, s), np.float32, rp.depth.clear[0]) if rp.depth is not None
+                else (np.empty((h, w, s), np.float32), 1.0))
+    return Framebuffer.cleared_in_tiles(color, depth, shaded, color_clear, z, zero_shaded=first)
 
 
 def tile_maps(per_tile, tile_bytes, tiles_x, tiles_y) -> dict[str, np.ndarray]:
