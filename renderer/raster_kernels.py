@@ -163,6 +163,10 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     # every sample, so its outcome is known without visiting the pixels. LESS only lowers
     # depths, so the bound stays true; a covering, depth-writing triangle tightens it.
     zbound = np.full(nbx * nbx, -1.0, np.float32)   # -1: not read from the target yet
+    # A block no fragment has reached since clear_tile holds the clear depth at every sample:
+    # its bound is what block_far would find there (its walk keeps the max from 0), -1 if the
+    # pass loads its depth.
+    z_cleared = np.float32(max(fb_clear[CLEAR_Z], 0.0) if fb_clear[CLEAR_DEPTH] else -1.0)
     tested = np.zeros(nbx * nbx, np.uint64)
     written = np.zeros(nbx * nbx, np.uint64)
     # The texture L1, cold at the tile's start (texture_l1), and a quad's footprint lines
@@ -214,6 +218,9 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     sched = schedule(tile_offsets[i], tile_offsets[i + 1], ref_tri, draw, alpha_mode, blend_d,
                      chunk, hsr, flushes)
     winner = np.full((tile, tile, n_samples) if hsr else (0, 0, 0), -1, np.int64)
+    # fill_block's views: one element a pixel (it runs at one sample only)
+    winner_px, depth_px, shaded_px = (winner.reshape(winner.size), fb_depth.reshape(fb_depth.size),
+                                      fb_shaded.reshape(fb_shaded.size))
     for j in range(sched.shape[0]):
         r, phase = sched[j, 0], sched[j, 1]
         ev_cur, ev_end = block_off[r], block_off[r] + n_block[r]   # PH_VIS's events (PH_SHADE)
@@ -265,6 +272,8 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
         u0 = u1 = u2 = np.uint8(0)
         if uniform:
             u0, u1, u2 = quantize(rgba[0]), quantize(rgba[1]), quantize(rgba[2])
+        u_word = (np.uint32(u0) | (np.uint32(u1) << np.uint32(8)) | (np.uint32(u2) << np.uint32(16))
+                  | np.uint32(0xFF000000))      # the same as fb_words holds it (little-endian)
         # The plain path: opaque, untextured, one sample; one colour, or Lambert on the
         # interpolated normal computed right there (the same arithmetic as the general path).
         # (Visibility alone, PH_VIS, reads no texture: textured triangles take it there too.)
@@ -346,7 +355,9 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                         and bx0 >= x0 and bx0 + BLOCK <= x1 and by0 >= y0 and by0 + BLOCK <= y1:
                     zhi = dzdx * (rx1 if dzdx > 0 else rx0) + dzdy * (ry1 if dzdy > 0 else ry0) + zc
                     if zlo > 1e-12 and zhi < 1.0 - 1e-12:
-                        if zbound[bl] < 0.0:
+                        if zbound[bl] < 0.0 and z_cleared >= 0.0 and touched[bl] == 0:
+                            zbound[bl] = z_cleared       # block_far of the clear, not read back
+                        elif zbound[bl] < 0.0:
                             zbound[bl] = block_far(fb_depth, bx0, by0, width, height, n_samples)[0]
                         if zlo - 1e-12 >= zbound[bl]:    # every sample fails: count as visited
                             tested[bl] = ~np.uint64(0)
@@ -389,8 +400,8 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                     if block_fill and cov_m == ~np.uint64(0):       # the whole block
                         n_sh = 0
                         pass_m, vis_m, lowered = fill_block(
-                            phase, blk_z, winner, fb_depth, fb_shaded, fb_color, bx0, by0, tx0,
-                            ty0, t, u0, u1, u2, count_zmax, zmax[bl])
+                            phase, blk_z, winner_px, tile, depth_px, shaded_px, fb_words, width,
+                            bx0, by0, tx0, ty0, t, u_word, count_zmax, zmax[bl])
                     else:
                         n_sh, pass_m, vis_m, lowered = fill_pixels(
                             cov_m, blk_z, winner, fb_depth, fb_shaded, fb_color, sh_x, sh_y, bx0,

@@ -157,7 +157,9 @@ def block_coverage(blk_z, bx0, by0, x0, y0, x1, y1, fA0, fA1, fA2, fB0, fB1, fB2
     numbers below 2^53, so exact), the bounding box [x0, x1) x [y0, y1) and the depth range;
     each pixel's depth into blk_z. One loop with no branch in its body: LLVM vectorises it."""
     cov_m = np.uint64(0)
-    p0_, p1_ = (max(by0, y0) - by0) * BLOCK, (min(by0 + BLOCK, y1) - by0) * BLOCK
+    # (the max with 0 tells LLVM that p is never negative: no wrap-around to test, and the depth
+    # stores go out as one contiguous vector, not a scatter)
+    p0_, p1_ = max(0, (max(by0, y0) - by0) * BLOCK), (min(by0 + BLOCK, y1) - by0) * BLOCK
     for p in range(p0_, p1_):
         lx = bx0 + (p & (BLOCK - 1))
         X = lx * SUBPIXEL + SUBPIXEL // 2
@@ -172,46 +174,63 @@ def block_coverage(blk_z, bx0, by0, x0, y0, x1, y1, fA0, fA1, fA2, fB0, fB1, fB2
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def fill_block(phase, blk_z, winner, fb_depth, fb_shaded, fb_color, bx0, by0, tx0, ty0, t, u0, u1,
-               u2, count_zmax, zmax_bl):
+def fill_block(phase, blk_z, winner, tile, depth, shaded, words, width, bx0, by0, tx0, ty0, t,
+               word, count_zmax, zmax_bl):
     """fill_pixels' common cases on large surfaces (a city, a full-screen quad, a level's walls),
-    a whole block row by row with no per-pixel flag (the same writes): in immediate mode
-    (PH_IMR) a one-colour triangle, depth tested and written; visibility (PH_VIS), depth tested
-    and written, the winner recorded; shading after it (PH_SHADE) a one-colour triangle where it
-    won. With count_zmax (hierarchical Z's count, as fill_pixels) it counts the samples at the
-    block's farthest depth (zmax_bl) that a write lowered. Returns (the pixels that passed, the
-    pixels PH_VIS won, the samples lowered from zmax_bl). The tile kernel decides once
-    per triangle whether its blocks may come here (block_fill) and calls it: tested per block
-    inside fill_pixels (inlined or called), the check made the paths that never take it slower
-    (spheres, smooth normals: 5-8%)."""
-    pass_m = vis_m = np.uint64(0)
+    a whole block at one sample per pixel: in immediate mode (PH_IMR) a one-colour triangle
+    (`word`, RGBA8 as the colour target's uint32 words hold it), depth tested and written;
+    visibility (PH_VIS), depth tested and written, the winner recorded; shading after it
+    (PH_SHADE) a one-colour triangle where it won. With count_zmax (hierarchical Z's count, as
+    fill_pixels) it counts the samples at the block's farthest depth (zmax_bl) that a write
+    lowered. Returns (the pixels that passed, the pixels PH_VIS won, the samples lowered from
+    zmax_bl). The targets come flat (depth, shaded, words: one element a pixel, row-major at
+    `width`; winner: the tile's, row-major at `tile`) and are indexed unsigned (no negative
+    index to wrap); each pixel is a select, no branch, in a loop of its own for each phase (one
+    loop testing the phase inside ran at half the speed in a micro-benchmark of the quad's
+    blocks). The tile kernel decides once per triangle whether its blocks may come here
+    (block_fill)."""
     lowered = 0
+    if count_zmax and phase != PH_SHADE:     # (a pass of its own: in the loops below it costs
+        for r in range(BLOCK):               # more than the rest of their work)
+            at = np.uint64((by0 + r) * width + bx0)
+            low_m = np.uint64(0)
+            for c in range(BLOCK):
+                old = depth[at + np.uint64(c)]
+                low_m |= np.uint64((blk_z[r * BLOCK + c] < old) & (old == zmax_bl)) << np.uint64(c)
+            lowered += popcount(low_m)
+    m = np.uint64(0)                         # the pixels that passed (PH_VIS: that it won)
     for r in range(BLOCK):
-        ly = by0 + r
-        for c in range(BLOCK):
-            lx = bx0 + c
-            bit = np.uint64(1) << np.uint64(r * BLOCK + c)
-            if phase == PH_SHADE:
-                if winner[ly - ty0, lx - tx0, 0] != t:
-                    continue
-            else:
-                zf = blk_z[r * BLOCK + c]
-                if not zf < fb_depth[ly, lx, 0]:
-                    continue
-                if count_zmax:
-                    lowered += fb_depth[ly, lx, 0] == zmax_bl
-                fb_depth[ly, lx, 0] = zf
-                if phase == PH_VIS:
-                    vis_m |= bit
-                    winner[ly - ty0, lx - tx0, 0] = t
-                    continue
-            pass_m |= bit
-            fb_shaded[ly, lx] += 1
-            fb_color[ly, lx, 0, 0] = u0
-            fb_color[ly, lx, 0, 1] = u1
-            fb_color[ly, lx, 0, 2] = u2
-            fb_color[ly, lx, 0, 3] = 255
-    return pass_m, vis_m, lowered
+        at = np.uint64((by0 + r) * width + bx0)               # the row's first pixel
+        won = np.uint64((by0 + r - ty0) * tile + bx0 - tx0)
+        row_m = np.uint64(0)
+        if phase == PH_SHADE:
+            for c in range(BLOCK):
+                i = at + np.uint64(c)
+                ok = winner[won + np.uint64(c)] == t
+                shaded[i] += ok
+                words[i] = word if ok else words[i]
+                row_m |= np.uint64(ok) << np.uint64(c)
+        elif phase == PH_VIS:
+            for c in range(BLOCK):
+                i, w = at + np.uint64(c), won + np.uint64(c)
+                old, zf = depth[i], blk_z[r * BLOCK + c]
+                ok = zf < old
+                depth[i] = zf if ok else old
+                winner[w] = t if ok else winner[w]
+                row_m |= np.uint64(ok) << np.uint64(c)
+        else:
+            for c in range(BLOCK):
+                i = at + np.uint64(c)
+                old, zf = depth[i], blk_z[r * BLOCK + c]
+                ok = zf < old
+                depth[i] = zf if ok else old
+                shaded[i] += ok
+                words[i] = word if ok else words[i]
+                row_m |= np.uint64(ok) << np.uint64(c)
+        m |= row_m << np.uint64(r * BLOCK)
+    if phase == PH_VIS:
+        return np.uint64(0), m, lowered
+    return m, np.uint64(0), lowered
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
