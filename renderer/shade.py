@@ -10,6 +10,7 @@ from typing import NamedTuple
 import numpy as np
 from PIL import Image
 
+from .memo import MeshMemo
 from .texture_formats import FORMATS, encoded_level, level_bytes
 
 MAX_LEVELS = 16      # mip levels for textures up to 32768², far beyond any asset here
@@ -66,6 +67,10 @@ def mip_chain(rgba: np.ndarray) -> list[np.ndarray]:
 
 _DECODED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # Texture -> {format: levels}
 _MIPS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()      # Texture -> its mip_chain
+# The texture tables of the last texture sets drawn, as a GPU keeps textures resident between
+# frames: every level of every texture in one array is a copy of all of them (4.3 ms a frame on
+# pul1duel at 1280x720), which only a new set of textures needs.
+_TABLES = MeshMemo(4)
 
 
 def stored_levels(t, name: str) -> list[np.ndarray]:
@@ -103,6 +108,8 @@ def l1_shape(unit: TextureUnit) -> np.ndarray:
 
 
 def build_tables(draws, unit: TextureUnit = RGBA8_UNIT) -> tuple[DrawTable, TextureTable]:
+    """The draws' materials and state, and their textures as `unit` stores them (shared with
+    every pass that draws the same textures: callers must not write to it)."""
     textures, tex_index = [], {}
     for d in draws:
         t = d.material.texture
@@ -121,6 +128,11 @@ def build_tables(draws, unit: TextureUnit = RGBA8_UNIT) -> tuple[DrawTable, Text
         depth_write=np.array([d.state.depth_write for d in draws], np.bool_),
         blend=np.array([d.state.blend for d in draws], np.bool_),
     )
+    key = (tuple(id(t) for t in textures), unit)
+    return table, _TABLES.get(key, textures, lambda: _texture_table(textures, unit))
+
+
+def _texture_table(textures: list, unit: TextureUnit) -> TextureTable:
     levels = np.zeros((max(1, len(textures)), MAX_LEVELS, 5), np.int64)
     n_levels = np.ones(max(1, len(textures)), np.int64)
     base = np.zeros(max(1, len(textures)), np.int64)
@@ -144,7 +156,7 @@ def build_tables(draws, unit: TextureUnit = RGBA8_UNIT) -> tuple[DrawTable, Text
             stored += level_bytes(name, w, h)
         address += stored
     data = (np.concatenate(chunks) if chunks else np.zeros(4, np.uint8)).view("<u4")
-    return table, TextureTable(data, levels, n_levels, base, block, sampler, l1_shape(unit))
+    return TextureTable(data, levels, n_levels, base, block, sampler, l1_shape(unit))
 
 
 def light_vector(light) -> np.ndarray:

@@ -13,11 +13,27 @@ thread runs Python between its kernels too (the front end's fetch plan, pipeline
 and at CPython's default interval (5 ms) the other thread's few lines between two kernels can
 wait that long for it: a DSBR spheres frame at 1080p lost about 4 ms so, between binning and its
 batches. At 0.5 ms: 101 -> 96 ms per frame (median of 20, process-alternating runs; sponza and a
-TBDR frame within noise). A host program's own interval is kept."""
+TBDR frame within noise). A host program's own interval is kept.
+
+Third, which work is too small to share. A parallel loop wakes numba's sleeping workers, and
+when the memory model's thread holds the other core (pipelines.arch.imr's clears run beside the
+front end) the loop waits until the scheduler gives a worker its share. A front end or binning
+of a few thousand triangles is faster on the calling thread alone even on an idle machine
+(on_this_thread's figures)."""
 from __future__ import annotations
 
 import os
 import sys
+from contextlib import contextmanager
+
+import numba
+
+# Below this many triangles a pass's front end and binning run on the calling thread. Measured
+# alone on two cores at 1280x720 (ms, one thread / two): front end city (10,242 triangles)
+# 0.76 / 0.88, pul1duel (13,982) 1.28 / 1.55, sponza (187,364) 9.6 / 7.0, spheres (304,000)
+# 14.3 / 8.4; binning city 0.21 / 0.24, pul1duel 0.35 / 0.44, sponza 3.3 / 2.7. Inside a frame,
+# beside the clears, imr-baseline's quad: 10.9 -> 9.8 ms a frame.
+SMALL_TRIANGLES = 20_000
 
 GIL_INTERVAL_S = 0.0005      # CPython's default: 0.005
 
@@ -29,3 +45,18 @@ def wait_passively() -> None:
 def hand_over_quickly() -> None:
     if sys.getswitchinterval() == 0.005:          # (not a host program's own choice)
         sys.setswitchinterval(GIL_INTERVAL_S)
+
+
+@contextmanager
+def on_this_thread(small: bool):
+    """Run the parallel kernels called inside on the calling thread alone when `small` (numba's
+    thread count is per thread: others' kernels keep theirs)."""
+    if not small:
+        yield
+        return
+    n = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(n)

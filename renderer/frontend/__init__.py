@@ -38,6 +38,7 @@ from renderer.memory import STREAM
 from renderer.memo import MeshMemo, mesh_ids
 from renderer.memory_requests import OP_STREAM_SHIFT
 from renderer.raster import RasterView
+from renderer.workers import SMALL_TRIANGLES, on_this_thread
 
 from . import fetch_kernels as fk
 from . import mesh as mesh_path
@@ -127,6 +128,12 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
     """Run the pass's draws through their front ends (`frontend` None: the preset's default,
     mesh for draws that ask for it where the preset has mesh shading). `params` as
     pipelines.presets.frontend; `mm` gives the buffers' addresses (None: a private model)."""
+    with on_this_thread(sum(len(d.mesh.indices) for d in draws) < SMALL_TRIANGLES):
+        return _front_end(draws, camera, width, height, samples, params, frontend, mm)
+
+
+def _front_end(draws, camera, width: int, height: int, samples: int, params: dict,
+               frontend: str | None, mm) -> FrontEnd:
     c = Counters()
     path = _paths(draws, params, frontend, c)
     s = setup_all(draws, camera, width, height)
