@@ -28,9 +28,10 @@ SHADE_VEC = 4          # pixels per vector of the plain path's shading loop (AVX
 # --- rasterize_tile's sections, in the order it runs them -------------------------------------
 # Those that run once per tile or per reference (hiz_init, still_wins, flush_events,
 # event_sizes, event_depth_sizes, pixels_touched), like the quad path's shading (quad_shade,
-# with the texture filter inlined) and texture footprint (texture_l1.footprint_lines), are
-# functions of their own that the kernel calls: numba compiles each once, for the 1x and 4x
-# kernels (and shade_fragment) alike, instead of copying and typing their IR into every caller. Inlined at
+# with the texture filter inlined), are functions of their own that the kernel calls: numba
+# compiles each once, for the 1x and 4x kernels (and shade_fragment) alike, instead of copying
+# and typing their IR into every caller (texture_l1.footprint_lines, once called too, is inlined
+# now: its arguments' copies cost a textured frame 13-14%). Inlined at
 # numba's IR level, those eight made up a third of rasterize_tiles_1x's compile time (150 s
 # against 102 s alone, on a 2-core machine, bench/bench_cold_start.py), and as calls they take
 # no reference counts (their arrays are borrowed) and cost nothing measurable: sponza at 1080p,

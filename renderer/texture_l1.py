@@ -148,15 +148,19 @@ def _few_lines(u0, u1, u2, u3, v0, v1, v2, v3, w, h, ws, wt, sx, sy, blocks_x, b
     return (l00, l11) if lead == l00 else (l11, l00)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def footprint_lines(lane_attr, levels, sampler, base, block, ti, level, n_levels, line_shift,
                     lines):
     """The L1 lines (byte address >> line_shift) holding the 2x2 texels of each lane's bilinear
     filter at (lane_attr[lane, 3], lane_attr[lane, 4]) in `level` and the n_levels - 1 above it
     (trilinear: 2), into lines[0:], each line once, level by level in lane order; returns their
-    count. lines must hold 16 a level. (Both of a trilinear quad's levels in one call: numba
-    passes each array as its seven words, and copying a call's 40 of them took 5% of a
-    textured frame, bench/perf_kernels.py.) A level whose footprint lies in one line or two
+    count. lines must hold 16 a level. Inlined into the raster: called, it took its six arrays
+    as some fifty words copied to the stack for every textured quad, the copies stalled on store
+    forwarding (a fifth of rasterize_tile's samples on pul1duel, bench/perf_kernels.py); inlined,
+    the game levels at 1920x1080 run 13-14% faster (pul1duel imr-baseline 285 -> 244 ms,
+    amd-rdna2 302 -> 263, islandctf apple-m3 96 -> 83; /tmp/ab.py-style interleaved rounds)
+    and a cold `tilesim report` compiles 4 s longer (67.8 -> 71.8 s,
+    bench/bench_cold_start.py). A level whose footprint lies in one line or two
     (_few_lines) takes them at once; footprint_lines_twin, the lane-by-lane walk alone, is what
     the tests hold this to."""
     return _footprint(lane_attr, levels, sampler, base, block, ti, level, n_levels, line_shift,
