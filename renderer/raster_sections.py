@@ -27,11 +27,11 @@ SHADE_VEC = 4          # pixels per vector of the plain path's shading loop (AVX
 
 # --- rasterize_tile's sections, in the order it runs them -------------------------------------
 # Those that run once per tile or per reference (hiz_init, still_wins, flush_events,
-# event_sizes, event_depth_sizes, pixels_touched), like the quad path's shading (quad_shade,
-# with the texture filter inlined), are functions of their own that the kernel calls: numba
-# compiles each once, for the 1x and 4x kernels (and shade_fragment) alike, instead of copying
-# and typing their IR into every caller (texture_l1.footprint_lines, once called too, is inlined
-# now: its arguments' copies cost a textured frame 13-14%). Inlined at
+# event_sizes, event_depth_sizes, pixels_touched) are functions of their own that the kernel
+# calls: numba compiles each once, for the 1x and 4x kernels (and shade_fragment) alike, instead
+# of copying and typing their IR into every caller (the quad path's shading, quad_shade, and
+# texture footprint, texture_l1.footprint_lines, once called too, are inlined now: the copies
+# of their arguments cost a textured frame a fifth of its time). Inlined at
 # numba's IR level, those eight made up a third of rasterize_tiles_1x's compile time (150 s
 # against 102 s alone, on a 2-core machine, bench/bench_cold_start.py), and as calls they take
 # no reference counts (their arrays are borrowed) and cost nothing measurable: sponza at 1080p,
@@ -449,15 +449,19 @@ def quad_attributes(lane_attr, lane_pass, v_normal, v_uv, t, qx, qy, edges, inv_
             lane_attr[lane, 3 + c] = p0 * v_uv[t, 0, c] + p1 * v_uv[t, 1, c] + p2 * v_uv[t, 2, c]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def quad_shade(lane_pass, lane_attr, lane_rgba, tex_data, tex_levels, tex_sampler, textured, ti,
                level, frac, base, lit, is_back, light_s):
     """Shade the quad's passing lanes into lane_rgba[lane, 0:4]: base colour x texture (the
-    filter inlined), then Lambert. Called, and calling nothing: a call into a function numba
+    filter inlined), then Lambert. Inlined, and calling nothing: a call into a function numba
     compiled apart leaves a path that returns its error status, on which the pruning of
     reference counts gives up, so a section that spans one keeps an atomic pair per array it
     takes at every run (shading and the ROP in one inlined section, around sample_texture's
-    call: 14 pairs a quad, 4-5% of a textured frame in bench/perf_kernels.py)."""
+    call: 14 pairs a quad, 4-5% of a textured frame in bench/perf_kernels.py). Called, it took
+    its six arrays as some fifty words copied to the stack a quad: inlined, the game levels at
+    1920x1080 run 8-12% faster (pul1duel imr-baseline 261 -> 241 ms, amd-rdna2 297 -> 268,
+    islandctf apple-m3 92 -> 85; sponza within noise) for no longer cold compile (a cold
+    `tilesim report` 71.8 -> 71.3 s)."""
     br, bg, bb, ba = base
     for lane in range(4):
         if lane_pass[lane] == 0:
