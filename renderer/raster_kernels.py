@@ -32,11 +32,12 @@ from .block_masks import BLOCK_BITS, block_far, popcount, quads_of
 from .geometry_kernels import SUBPIXEL, SUBPIXEL_BITS
 from .raster_schedule import (FLUSH_BLEND, FLUSH_MASK, FLUSH_PARTIAL, MASK_MODE, PH_IMR, PH_SHADE,
                               PH_VIS, schedule)
-from .raster_sections import (block_coverage, block_edges, clear_tile, edge_setup, fill_block,
-                              fill_pixels, flush_events, hiz_clear, hiz_init, no_sample_inside,
-                              pixels_touched, quad_attributes, quad_coverage, quad_from_mask,
-                              quad_rop, quad_shade, quad_visibility, shade_pixels, still_wins,
-                              event_sizes, event_depth_sizes, codec_rules, RULE_Z_INIT)
+from .raster_sections import (FILL_BLOCK_MIN, RULE_Z_INIT, block_coverage, block_edges,
+                              clear_tile, codec_rules, edge_setup, event_depth_sizes, event_sizes,
+                              fill_block, fill_pixels, flush_events, hiz_clear, hiz_init,
+                              no_sample_inside, pixels_touched, quad_attributes, quad_coverage,
+                              quad_from_mask, quad_rop, quad_shade, quad_visibility, shade_pixels,
+                              still_wins)
 from .rop import CLEAR_DEPTH, CLEAR_Z
 from .rop_kernels import quantize
 from .shade_kernels import shade_fragment, texture_lod
@@ -397,11 +398,13 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                     # one, in any order (a triangle's pixels are independent); quads, helper lanes
                     # and fragments counted from the block's masks, as the general path counts.
                     n_c = popcount(cov_m)
-                    if block_fill and cov_m == ~np.uint64(0):       # the whole block
+                    if block_fill and (cov_m == ~np.uint64(0) or (
+                            n_c >= FILL_BLOCK_MIN and bx0 + BLOCK <= width
+                            and by0 + BLOCK <= height)):
                         n_sh = 0
                         pass_m, vis_m, lowered = fill_block(
-                            phase, blk_z, winner_px, tile, depth_px, shaded_px, fb_words, width,
-                            bx0, by0, tx0, ty0, t, u_word, count_zmax, zmax[bl])
+                            phase, cov_m, blk_z, winner_px, tile, depth_px, shaded_px, fb_words,
+                            width, bx0, by0, tx0, ty0, t, u_word, count_zmax, zmax[bl])
                     else:
                         n_sh, pass_m, vis_m, lowered = fill_pixels(
                             cov_m, blk_z, winner, fb_depth, fb_shaded, fb_color, sh_x, sh_y, bx0,
