@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 
+import numba
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import renderer.binning as binning
+import renderer.frontend as frontend
 from pipelines import render
 from pipelines.presets.frontend import PARAMS
 from pipelines.presets import PRESETS, get_preset
@@ -21,6 +24,7 @@ from renderer.memory import STREAM
 from renderer.memory_kernels import OP_STREAM_SHIFT
 from renderer.raster import RasterView
 from renderer.transforms import clip_from_world
+from renderer.workers import on_this_thread
 from scenes.library import get_scene, scene_names
 from scenes.model import (Camera, CullMode, Draw, DrawState, Material, Mesh, Scene, SceneError)
 
@@ -489,3 +493,26 @@ def test_fetch_wave_out_of_range_is_refused():
     for wave in (0, 129):
         with pytest.raises(ValueError, match="fetch_wave"):
             front_end(scene.draws, scene.camera, W, H, 1, {**BASE, "fetch_wave": wave})
+
+
+def test_small_work_runs_on_the_calling_thread_alone_and_then_as_before(monkeypatch):
+    """workers.on_this_thread: numba's thread count is 1 inside when the work is small, what it
+    was outside (and for work that is not small); the front end and binning give the same
+    triangles, counters and bins whichever side of SMALL_TRIANGLES a pass falls."""
+    n = numba.get_num_threads()
+    with on_this_thread(True):
+        assert numba.get_num_threads() == 1
+    assert numba.get_num_threads() == n
+    with on_this_thread(False):
+        assert numba.get_num_threads() == n
+    scene = get_scene("city")
+    runs = []
+    for small in (0, 1 << 40):        # never small / always small
+        monkeypatch.setattr(frontend, "SMALL_TRIANGLES", small)
+        monkeypatch.setattr(binning, "SMALL_TRIANGLES", small)
+        fe = front_end(scene.draws, scene.camera, W, H, 1, BASE, "ngg")
+        runs.append((fe, binning.bin_triangles(fe.tris, W, H)))
+    (a, bins_a), (b, bins_b) = runs
+    assert dict(a.counters) == dict(b.counters)
+    for x, y in zip((*a.tris, *bins_a), (*b.tris, *bins_b)):
+        assert np.array_equal(x, y)

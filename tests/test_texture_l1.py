@@ -15,7 +15,7 @@ from pipelines.frame import Settings, run
 from pipelines.presets import get_preset
 from pipelines.presets.keys import apply_sets
 from renderer import shade_kernels as sk
-from renderer.shade import TextureUnit, build_tables
+from renderer.shade import TextureUnit, _texture_table, build_tables
 from renderer.texture_formats import FORMATS, level_bytes
 from renderer.texture_l1 import footprint_lines, footprint_lines_twin, l1_access
 from scenes.model import Camera, Draw, Material, MipFilter, Scene, Texture, Wrap
@@ -241,3 +241,20 @@ def test_formats_change_the_image_not_the_coverage():
         images[fmt] = run(scene, preset, Settings(w, h)).image
     assert not np.array_equal(images["rgba8"], images["bc1"])
     assert not np.array_equal(images["bc1"], images["astc-8x8"])
+
+
+def test_a_set_of_textures_is_laid_out_once_for_each_unit():
+    """build_tables keeps the texture table of the textures it has laid out (as a GPU keeps them
+    resident): the same textures through the same unit give the same table, equal to one made
+    afresh; another unit, or other texture objects, their own."""
+    tex = Texture("t", np.arange(16 * 16 * 4, dtype=np.uint8).reshape(16, 16, 4), Wrap.REPEAT,
+                  Wrap.REPEAT)
+    draws = [Draw(quad(), Material("m", texture=tex))]
+    rgba8, bc1 = (TextureUnit(f, f, 16384, LINE, 4) for f in ("rgba8", "bc1"))
+    kept = build_tables(draws, rgba8)[1]
+    assert build_tables(draws, rgba8)[1] is kept
+    for got, want in zip(kept, _texture_table([tex], rgba8)):
+        assert np.array_equal(got, want)
+    assert build_tables(draws, bc1)[1] is not kept
+    twin = Texture("t", tex.rgba.copy(), Wrap.REPEAT, Wrap.REPEAT)
+    assert build_tables([Draw(quad(), Material("m", texture=twin))], rgba8)[1] is not kept
