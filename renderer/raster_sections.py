@@ -467,10 +467,9 @@ def quad_shade(lane_pass, lane_attr, lane_rgba, tex_data, tex_levels, tex_sample
     reference counts gives up, so a section that spans one keeps an atomic pair per array it
     takes at every run (shading and the ROP in one inlined section, around sample_texture's
     call: 14 pairs a quad, 4-5% of a textured frame in bench/perf_kernels.py). Called, it took
-    its six arrays as some fifty words copied to the stack a quad: inlined, the game levels at
-    1920x1080 run 8-12% faster (pul1duel imr-baseline 261 -> 241 ms, amd-rdna2 297 -> 268,
-    islandctf apple-m3 92 -> 85; sponza within noise) for no longer cold compile (a cold
-    `tilesim report` 71.8 -> 71.3 s)."""
+    its six arrays as some fifty words copied to the stack a quad (texture_l1.footprint_lines
+    gives what inlining both gained), for no longer cold compile (a cold `tilesim report`
+    71.8 -> 71.3 s)."""
     br, bg, bb, ba = base
     for lane in range(4):
         if lane_pass[lane] == 0:

@@ -156,11 +156,12 @@ def footprint_lines(lane_attr, levels, sampler, base, block, ti, level, n_levels
     (trilinear: 2), into lines[0:], each line once, level by level in lane order; returns their
     count. lines must hold 16 a level. Inlined into the raster: called, it took its six arrays
     as some fifty words copied to the stack for every textured quad, the copies stalled on store
-    forwarding (a fifth of rasterize_tile's samples on pul1duel, bench/perf_kernels.py); inlined,
-    the game levels at 1920x1080 run 13-14% faster (pul1duel imr-baseline 285 -> 244 ms,
-    amd-rdna2 302 -> 263, islandctf apple-m3 96 -> 83; /tmp/ab.py-style interleaved rounds)
-    and a cold `tilesim report` compiles 4 s longer (67.8 -> 71.8 s,
-    bench/bench_cold_start.py). A level whose footprint lies in one line or two
+    forwarding (a fifth of rasterize_tile's samples on pul1duel, bench/perf_kernels.py). With
+    quad_shade inlined too, pul1duel at 1920x1080 takes 0.91x (imr-baseline) and 0.88x
+    (apple-m3) the time it took (two processes taking turns, 10 rounds, median ratio; one
+    6-round comparison of this change alone gave 0.86-0.87x, on a noisier day), and a cold
+    `tilesim report` compiles 4 s longer (67.8 -> 71.8 s, bench/bench_cold_start.py, one run
+    each). A level whose footprint lies in one line or two
     (_few_lines) takes them at once; footprint_lines_twin, the lane-by-lane walk alone, is what
     the tests hold this to."""
     return _footprint(lane_attr, levels, sampler, base, block, ti, level, n_levels, line_shift,
