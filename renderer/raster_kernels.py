@@ -151,13 +151,17 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     zmax_stale = np.zeros(nbx * nbx, np.bool_)
     rejected = np.zeros(nbx * nbx, np.bool_)
     zplanes = np.full(nbx * nbx, rules[RULE_Z_INIT], np.int64)   # depth planes each block holds
-    fb_words = fb_color.reshape(fb_color.size).view(np.uint32)   # DCC: an RGBA8 word a sample
-    clear_tile(fb_words, fb_depth, fb_shaded, fb_clear, tx0, ty0, tile, width, height, n_samples)
-    if hiz and fb_clear[CLEAR_DEPTH]:
-        hiz_clear(zmax, at_zmax, np.float32(fb_clear[CLEAR_Z]), tx0, ty0, nbx, width, height,
-                  n_samples)
-    elif hiz:
-        hiz_init(zmax, at_zmax, fb_depth, tx0, ty0, nbx, width, height, n_samples)
+    # The targets flat (clear_tile's, fill_block's): an RGBA8 word a sample (DCC's too), a depth
+    # a sample, a shaded count a pixel
+    fb_words = fb_color.reshape(fb_color.size).view(np.uint32)
+    depth_px, shaded_px = fb_depth.reshape(fb_depth.size), fb_shaded.reshape(fb_shaded.size)
+    clear_tile(fb_words, depth_px, shaded_px, fb_clear, tx0, ty0, tile, width, height, n_samples)
+    if hiz:
+        if fb_clear[CLEAR_DEPTH]:
+            hiz_clear(zmax, at_zmax, np.float32(fb_clear[CLEAR_Z]), tx0, ty0, nbx, width, height,
+                      n_samples)
+        else:
+            hiz_init(zmax, at_zmax, fb_depth, tx0, ty0, nbx, width, height, n_samples)
     # The simulator's own depth bound per 8x8 block (not a modelled unit: it changes no counter,
     # event or pixel; raster.Z_SKIP): no sample of the block holds a depth above it. A block
     # a triangle covers whole and cannot come nearer than the bound fails the depth test at
@@ -219,9 +223,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     sched = schedule(tile_offsets[i], tile_offsets[i + 1], ref_tri, draw, alpha_mode, blend_d,
                      chunk, hsr, flushes)
     winner = np.full((tile, tile, n_samples) if hsr else (0, 0, 0), -1, np.int64)
-    # fill_block's views: one element a pixel (it runs at one sample only)
-    winner_px, depth_px, shaded_px = (winner.reshape(winner.size), fb_depth.reshape(fb_depth.size),
-                                      fb_shaded.reshape(fb_shaded.size))
+    winner_px = winner.reshape(winner.size)          # fill_block's (it runs at one sample only)
     for j in range(sched.shape[0]):
         r, phase = sched[j, 0], sched[j, 1]
         ev_cur, ev_end = block_off[r], block_off[r] + n_block[r]   # PH_VIS's events (PH_SHADE)
@@ -356,10 +358,10 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                         and bx0 >= x0 and bx0 + BLOCK <= x1 and by0 >= y0 and by0 + BLOCK <= y1:
                     zhi = dzdx * (rx1 if dzdx > 0 else rx0) + dzdy * (ry1 if dzdy > 0 else ry0) + zc
                     if zlo > 1e-12 and zhi < 1.0 - 1e-12:
-                        if zbound[bl] < 0.0 and z_cleared >= 0.0 and touched[bl] == 0:
-                            zbound[bl] = z_cleared       # block_far of the clear, not read back
-                        elif zbound[bl] < 0.0:
-                            zbound[bl] = block_far(fb_depth, bx0, by0, width, height, n_samples)[0]
+                        if zbound[bl] < 0.0:     # (the clear's, not read back, where it holds)
+                            zbound[bl] = (z_cleared if z_cleared >= 0.0 and touched[bl] == 0 else
+                                          block_far(fb_depth, bx0, by0, width, height,
+                                                    n_samples)[0])
                         if zlo - 1e-12 >= zbound[bl]:    # every sample fails: count as visited
                             tested[bl] = ~np.uint64(0)
                             touched[bl] = ~np.uint64(0)

@@ -55,19 +55,17 @@ FILL_BLOCK_MIN = 16
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def clear_tile(fb_words, fb_depth, fb_shaded, clear, tx0, ty0, tile, width, height, n_samples):
+def clear_tile(words, depth, shaded, clear, tx0, ty0, tile, width, height, n_samples):
     """The pass's start in the tile's pixels, written as the raster takes the tile up
-    (rop.Framebuffer.clear): the clear colour (fb_words, the colour target as one RGBA8 word a
-    sample), the clear depth, zero shaded counts, each where `clear` asks for it; a row of the
-    tile at a time, contiguous in each target (stores LLVM makes vector-wide)."""
+    (rop.Framebuffer.clear): the clear colour (words: the colour target as one RGBA8 word a
+    sample), the clear depth, zero shaded counts, each where `clear` asks for it; the targets
+    flat, a row of the tile at a time, contiguous in each (stores LLVM makes vector-wide)."""
     x1, y1 = min(tx0 + tile, width), min(ty0 + tile, height)
-    depth = fb_depth.reshape(fb_depth.size)
-    shaded = fb_shaded.reshape(fb_shaded.size)
     word, z = np.uint32(clear[CLEAR_WORD]), np.float32(clear[CLEAR_Z])
     for y in range(ty0, y1):
         lo, hi = y * width + tx0, y * width + x1          # the row's pixels
         if clear[CLEAR_COLOR]:
-            fb_words[lo * n_samples:hi * n_samples] = word
+            words[lo * n_samples:hi * n_samples] = word
         if clear[CLEAR_DEPTH]:
             depth[lo * n_samples:hi * n_samples] = z
         if clear[CLEAR_SHADED]:
