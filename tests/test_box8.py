@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from numba import njit
 
-from renderer.bvh.box8_kernels import RANGE, box8, box8_twin, entry_planes, lim32, planes32, tame
+from renderer.bvh.box8_kernels import (RANGE, box8, box8_twin, entry_planes, lim32, misses8, planes32,
+                                       tame)
 
 
 @njit(cache=True)
@@ -93,3 +94,44 @@ def test_tame_rays_and_clamped_planes():
     assert float(lo[1]) < 0.1 < float(hi[1]) and np.nextafter(lo[1], np.float32(1)) == hi[1]
     # an empty slot is culled even with no hit yet (the limit is float32's largest)
     assert lim32(np.inf) == np.float32(3.4028235e38)
+
+
+@njit(cache=True)
+def _misses8_all(rays, box, out):
+    for g in range(len(rays) // 8):
+        out[g] = misses8(rays, 8 * g, box[0], box[1], box[2], box[3], box[4], box[5])
+
+
+def test_misses8_is_box8_across_rays_and_misses_no_box_inside():
+    """misses8 on 8 rays at once is box8_twin's test of each on the one box, bit for bit; and a
+    ray it says misses a node's union of boxes keeps none of them in box8, rays aimed at the
+    union's corners, edges and faces among them (where rounding decides)."""
+    rng = np.random.default_rng(11)
+    boxes = _boxes(rng, 60)
+    missed = entered = 0
+    for node in range(len(boxes)):
+        b = boxes[node]
+        live = np.isfinite(b).all(axis=0)
+        union = np.concatenate([b[:3, live].min(axis=1), b[3:, live].max(axis=1)]).astype(np.float32)
+        one = np.full((1, 6, 8), np.float32(np.inf))
+        one[0, :, 0] = union
+        p = np.where(rng.random((64, 3)) < 0.5, union[:3], union[3:])       # on the boundary
+        p = np.where(rng.random((64, 3)) < 0.3, p + rng.normal(0, 0.3, (64, 3)), p)
+        o = p + rng.normal(0, 3, (64, 3))
+        rays = np.zeros((64, 8), np.float32)
+        rays[:, 0:3], rays[:, 4:7] = o, p - o
+        rays[:, 3] = rng.choice([0.0, 0.5], 64)
+        rays[:, 7] = rng.choice([np.inf, 2.0, 0.9], 64)
+        out = np.empty(8, np.uint64)
+        _misses8_all(rays, union, out)
+        for r in range(64):
+            lim = lim32(np.float64(rays[r, 7]))
+            m, _ = box8_twin(one, 0, rays[r, 0:3], rays[r, 4:7], rays[r, 3], lim)
+            miss = int(out[r // 8]) >> (r % 8) & 1
+            assert miss == 1 - (m & 1), (node, r)
+            if miss:
+                inner, _ = _run(boxes[node:node + 1], rays[r, 0:3], rays[r, 4:7], rays[r, 3], lim)
+                assert inner[0] == 0, (node, r)
+            missed += miss
+            entered += 1 - miss
+    assert missed > 500 and entered > 500

@@ -80,6 +80,69 @@ def box8(typingctx, boxes, node, nx, ny, nz, ox, oy, oz, ix, iy, iz, tmin, lim, 
     return sig, codegen
 
 
+@intrinsic
+def misses8(typingctx, rays, r, lx, ly, lz, hx, hy, hz):
+    """Rays r..r+7 of rays (float32 C (n, 8): origin, tmin, direction, tmax) against one box
+    (float32 planes lo lx ly lz, hi hx hy hz), the test box8 runs on a node's slots but across
+    8 rays: the mask of those whose entry comes after their widened exit or their lim32(tmax).
+    A ray whose values are NaN is never in it. The caller's rays must be tame.
+
+    Box8 misses every box inside this one for such a ray: each of its steps (a subtraction, a
+    multiplication by 1/d, min, max, the widening, float32 rounding) is monotonic in the plane,
+    so an inner box is never entered before this one nor left after it."""
+    if not (isinstance(rays, types.Array) and rays.dtype == types.float32 and rays.ndim == 2
+            and rays.layout == "C"):
+        return None
+    sig = types.uint64(rays, r, lx, ly, lz, hx, hy, hz)
+
+    def codegen(context, builder, signature, args):
+        arr, r, lx, ly, lz, hx, hy, hz = args
+        data = context.make_array(signature.args[0])(context, builder, arr).data
+        i64, f32 = r.type, ir.FloatType()
+        ptr = builder.gep(data, [builder.mul(r, ir.Constant(i64, 8))])
+        block = builder.load(builder.bitcast(ptr, ir.VectorType(f32, 64).as_pointer()), align=4)
+
+        def column(k):       # field k of the 8 rays (8 rows of 8 floats, transposed)
+            return builder.shuffle_vector(block, ir.Constant(ir.VectorType(f32, 64), ir.Undefined),
+                                          ir.Constant(_I32x8, [k + 8 * i for i in range(8)]))
+
+        def splat(x):
+            v = builder.insert_element(ir.Constant(_F8, ir.Undefined), x, ir.Constant(ir.IntType(32), 0))
+            return builder.shuffle_vector(v, ir.Constant(_F8, ir.Undefined), ir.Constant(_I32x8, [0] * 8))
+
+        def vmax(x, y):
+            return builder.select(builder.fcmp_ordered(">", x, y), x, y)
+
+        def vmin(x, y):
+            return builder.select(builder.fcmp_ordered("<", x, y), x, y)
+
+        zero = splat(ir.Constant(f32, 0.0))
+        near, far = [], []
+        for k, lo, hi in ((0, lx, hx), (1, ly, hy), (2, lz, hz)):
+            o, inv = column(k), builder.fdiv(splat(ir.Constant(f32, 1.0)), column(4 + k))
+            a = builder.fmul(builder.fsub(splat(lo), o), inv)
+            b = builder.fmul(builder.fsub(splat(hi), o), inv)
+            up = builder.fcmp_ordered(">", inv, zero)        # entry_planes: lo where 1/d > 0
+            near.append(builder.select(up, a, b))
+            far.append(builder.select(up, b, a))
+        tnear = vmax(vmax(column(3), near[0]), vmax(near[1], near[2]))
+        tfar = vmin(vmin(far[0], far[1]), far[2])
+        tfar = builder.fmul(tfar, splat(ir.Constant(f32, 1.0 + FAR_EPS)))
+        d8 = ir.VectorType(ir.DoubleType(), 8)             # lim32, 8 at once
+        wide = builder.fmul(builder.fpext(column(7), d8),
+                            builder.shuffle_vector(
+                                builder.insert_element(ir.Constant(d8, ir.Undefined),
+                                                       ir.Constant(ir.DoubleType(), 1.0 + LIM_EPS),
+                                                       ir.Constant(ir.IntType(32), 0)),
+                                ir.Constant(d8, ir.Undefined), ir.Constant(_I32x8, [0] * 8)))
+        top = ir.Constant(d8, [F32_MAX] * 8)
+        lim = builder.fptrunc(builder.select(builder.fcmp_ordered("<", top, wide), top, wide), _F8)
+        miss = builder.fcmp_ordered(">", tnear, vmin(tfar, lim))
+        return builder.zext(builder.bitcast(miss, ir.IntType(8)), ir.IntType(64))
+
+    return sig, codegen
+
+
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def entry_planes(ix, iy, iz):
     """The plane rows (of lo xyz, hi xyz) where a ray with these reciprocal directions enters a

@@ -12,27 +12,33 @@ BANDS = 32            # trace gives each thread a run of chunks in each of this 
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _trace_chunk(tree, job, ah, out, c, fast, redo):
-    """Chunk c of the rays; its record count into out.rec_n[c]. The chunk kernels take the
-    structs and open them once per chunk: compiled, that is the code they had taking the 20
-    arrays one by one (bench/kernel_ir.py: the same instruction and reference counts). They
-    share the stack pop (traverse_kernels.pop_nearest); the restart climb reads one of two
-    parent arrays and writes the fetch record only when recording, which as an inlined helper
-    keeps its arrays reference-counted (the rules in renderer/raster_sections.py), so it stays
-    in each kernel. (A first attempt at both, with helpers that returned early, measured
-    15-40% slower in bench/bench_bvh.py.)"""
+def _trace_chunks(tree, job, ah, out, c0, c1, fast, redo):
+    """Chunks c0..c1-1 of the rays; each one's record count into out.rec_n[c]. The chunk
+    kernels take the structs and open them once per call: compiled, that is the code they had
+    taking the 20 arrays one by one (bench/kernel_ir.py: the same instruction and reference
+    counts). They share the stack pop (traverse_kernels.pop_nearest); the restart climb reads
+    one of two parent arrays and writes the fetch record only when recording, which as an
+    inlined helper keeps its arrays reference-counted (the rules in
+    renderer/raster_sections.py), so it stays in each kernel. (A first attempt at both, with
+    helpers that returned early, measured 15-40% slower in bench/bench_bvh.py.)
+
+    The fast kernel, which records nothing, takes the chunks' rays in one call: a call opens
+    the structs (a reference count on each of their arrays) and makes its working arrays,
+    some 0.3 us, which 128 rays that all miss the model (12 ns each) felt."""
     rec_cap, rec_n = out.rec_cap, out.rec_n
-    r0 = c * job.chunk
-    r1 = min(job.rays.shape[0], r0 + job.chunk)
+    n = job.rays.shape[0]
     if fast:
-        n_redo = trace_chunk8_fast(tree, job, ah, out, r0, r1, redo)
+        n_redo = trace_chunk8_fast(tree, job, ah, out, c0 * job.chunk, min(n, c1 * job.chunk), redo)
         for k in range(n_redo):
             trace_chunk8(tree, job, ah, out, redo[k], redo[k] + 1, 0, 0)
-        rec_n[c] = 0
-    elif tree.kind == L_BVH8:
-        rec_n[c] = trace_chunk8(tree, job, ah, out, r0, r1, c * rec_cap, rec_cap)
-    else:
-        rec_n[c] = trace_chunk(tree, job, ah, out, r0, r1, c * rec_cap, rec_cap)
+        return
+    for c in range(c0, c1):
+        r0 = c * job.chunk
+        r1 = min(n, r0 + job.chunk)
+        if tree.kind == L_BVH8:
+            rec_n[c] = trace_chunk8(tree, job, ah, out, r0, r1, c * rec_cap, rec_cap)
+        else:
+            rec_n[c] = trace_chunk(tree, job, ah, out, r0, r1, c * rec_cap, rec_cap)
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
@@ -41,7 +47,7 @@ def trace(tree, job, ah, out, n_threads, fast):
     triangles through their any-hit program (`ah`, AnyHit), parallel over
     chunks of job.chunk rays; chunk c records into out.rec[c * out.rec_cap:]. fast: a bvh8
     layout with no rotated node and no records wanted, run by trace_chunk8_fast. (The structs
-    are opened in _trace_chunk, not here: a parallel loop that writes arrays taken out of a
+    are opened in _trace_chunks, not here: a parallel loop that writes arrays taken out of a
     struct before it is compiled wrong by numba 0.68, which swaps them.)
 
     The cost of rays varies across an image (sky, then geometry), and a prange hands each of
@@ -52,8 +58,9 @@ def trace(tree, job, ah, out, n_threads, fast):
     per_band = (n_chunks + BANDS - 1) // BANDS
     per_run = (per_band + n_threads - 1) // n_threads
     for w in prange(n_threads):
-        redo = np.empty(chunk, np.int64)
+        redo = np.empty(per_run * chunk if fast else 0, np.int64)
         for band in range(BANDS):
             c0 = band * per_band + w * per_run
-            for c in range(c0, min(c0 + per_run, (band + 1) * per_band, n_chunks)):
-                _trace_chunk(tree, job, ah, out, c, fast, redo)
+            c1 = min(c0 + per_run, (band + 1) * per_band, n_chunks)
+            if c0 < c1:
+                _trace_chunks(tree, job, ah, out, c0, c1, fast, redo)

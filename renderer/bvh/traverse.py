@@ -104,6 +104,7 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
             raise ValueError("the layout has alpha-tested or blended triangles: trace_rays needs "
                              "their any-hit table (surfaces=any_hit_table(...))")
         surfaces = tk.AnyHit.none()
+    rays = np.ascontiguousarray(rays)       # box8_kernels.misses8 loads eight rows at once
     n = len(rays)
     tree = tree_of(layout)
     job = tk.RayJob(rays, CHUNK, flags, tk.SPILL_SLOTS if spill else stack, dual, box_rate, tri_rate,
