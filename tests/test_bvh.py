@@ -359,6 +359,21 @@ def test_the_common_case_kernel_equals_the_full_one(scene):
                 assert full.counts[:, tk.C_RESTARTS].sum() > 0      # the hand-back path ran
 
 
+def test_rays_in_any_memory_order_or_precision_trace_alike_and_a_bad_shape_is_refused():
+    # the kernels read float32 rows eight at a time (box8_kernels.misses8): trace_rays makes
+    # them so, and says what it wants of anything that is not n rows of 8
+    tris = Triangles.of_scene(get_scene("teapot"))
+    rays = random_rays(tris, 400, 8)
+    lay = bvh8_layout(collapse(build_bvh2(tris, 1), 8))
+    want, _ = trace_rays(lay, rays)
+    assert (want.prim >= 0).sum() > 50
+    for other in (rays.astype(np.float64), np.asfortranarray(rays), rays[::-1][::-1]):
+        got, _ = trace_rays(lay, other)
+        assert np.array_equal(got.prim, want.prim) and np.array_equal(got.counts, want.counts)
+    with pytest.raises(ValueError, match=r"\(n, 8\)"):
+        trace_rays(lay, rays[:, :6])
+
+
 def test_recorded_fetches_match_the_counted_ones():
     tris = Triangles.of_scene(get_scene("spot"))
     rays = random_rays(tris, 300, 6)

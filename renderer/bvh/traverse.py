@@ -104,7 +104,10 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
             raise ValueError("the layout has alpha-tested or blended triangles: trace_rays needs "
                              "their any-hit table (surfaces=any_hit_table(...))")
         surfaces = tk.AnyHit.none()
-    rays = np.ascontiguousarray(rays)       # box8_kernels.misses8 loads eight rows at once
+    # the kernels read float32 rows (make_rays's); box8_kernels.misses8 loads eight at once
+    rays = np.ascontiguousarray(rays, np.float32)
+    if rays.ndim != 2 or rays.shape[1] != tk.R_N:
+        raise ValueError(f"rays must be (n, {tk.R_N}) (make_rays), got {rays.shape}")
     n = len(rays)
     tree = tree_of(layout)
     job = tk.RayJob(rays, CHUNK, flags, tk.SPILL_SLOTS if spill else stack, dual, box_rate, tri_rate,
