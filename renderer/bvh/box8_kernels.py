@@ -36,6 +36,22 @@ _F8 = ir.VectorType(ir.FloatType(), 8)
 _I32x8 = ir.VectorType(ir.IntType(32), 8)
 
 
+def _splat(builder, x, vector=_F8):
+    """x in every lane of a vector (LLVM IR)."""
+    v = builder.insert_element(ir.Constant(vector, ir.Undefined), x, ir.Constant(ir.IntType(32), 0))
+    return builder.shuffle_vector(v, ir.Constant(vector, ir.Undefined),
+                                  ir.Constant(_I32x8, [0] * vector.count))
+
+
+def _vmax(builder, x, y):
+    """The compare-and-select that x86 does in one vmaxps."""
+    return builder.select(builder.fcmp_ordered(">", x, y), x, y)
+
+
+def _vmin(builder, x, y):
+    return builder.select(builder.fcmp_ordered("<", x, y), x, y)
+
+
 @intrinsic
 def box8(typingctx, boxes, node, nx, ny, nz, ox, oy, oz, ix, iy, iz, tmin, lim, at):
     """Node `node` of boxes (float32 C (n, 6, 8): planes lo xyz, hi xyz by slot) against the
@@ -52,8 +68,7 @@ def box8(typingctx, boxes, node, nx, ny, nz, ox, oy, oz, ix, iy, iz, tmin, lim, 
         base = builder.mul(node, ir.Constant(i64, 48))
 
         def splat(x):
-            v = builder.insert_element(ir.Constant(_F8, ir.Undefined), x, ir.Constant(ir.IntType(32), 0))
-            return builder.shuffle_vector(v, ir.Constant(_F8, ir.Undefined), ir.Constant(_I32x8, [0] * 8))
+            return _splat(builder, x)
 
         def plane(p):
             ptr = builder.gep(planes, [builder.add(base, builder.mul(p, ir.Constant(i64, 8)))])
@@ -62,11 +77,11 @@ def box8(typingctx, boxes, node, nx, ny, nz, ox, oy, oz, ix, iy, iz, tmin, lim, 
         def dist(p, o, i):
             return builder.fmul(builder.fsub(plane(p), splat(o)), splat(i))
 
-        def vmax(x, y):       # the compare-and-select that x86 does in one vmaxps
-            return builder.select(builder.fcmp_ordered(">", x, y), x, y)
+        def vmax(x, y):
+            return _vmax(builder, x, y)
 
         def vmin(x, y):
-            return builder.select(builder.fcmp_ordered("<", x, y), x, y)
+            return _vmin(builder, x, y)
 
         exit_x, exit_y, exit_z = (builder.sub(ir.Constant(i64, k), p) for k, p in ((3, nx), (5, ny), (7, nz)))
         tnear = vmax(vmax(splat(tmin), dist(nx, ox, ix)), vmax(dist(ny, oy, iy), dist(nz, oz, iz)))
@@ -107,14 +122,13 @@ def misses8(typingctx, rays, r, lx, ly, lz, hx, hy, hz):
                                           ir.Constant(_I32x8, [k + 8 * i for i in range(8)]))
 
         def splat(x):
-            v = builder.insert_element(ir.Constant(_F8, ir.Undefined), x, ir.Constant(ir.IntType(32), 0))
-            return builder.shuffle_vector(v, ir.Constant(_F8, ir.Undefined), ir.Constant(_I32x8, [0] * 8))
+            return _splat(builder, x)
 
         def vmax(x, y):
-            return builder.select(builder.fcmp_ordered(">", x, y), x, y)
+            return _vmax(builder, x, y)
 
         def vmin(x, y):
-            return builder.select(builder.fcmp_ordered("<", x, y), x, y)
+            return _vmin(builder, x, y)
 
         zero = splat(ir.Constant(f32, 0.0))
         near, far = [], []
@@ -130,11 +144,7 @@ def misses8(typingctx, rays, r, lx, ly, lz, hx, hy, hz):
         tfar = builder.fmul(tfar, splat(ir.Constant(f32, 1.0 + FAR_EPS)))
         d8 = ir.VectorType(ir.DoubleType(), 8)             # lim32, 8 at once
         wide = builder.fmul(builder.fpext(column(7), d8),
-                            builder.shuffle_vector(
-                                builder.insert_element(ir.Constant(d8, ir.Undefined),
-                                                       ir.Constant(ir.DoubleType(), 1.0 + LIM_EPS),
-                                                       ir.Constant(ir.IntType(32), 0)),
-                                ir.Constant(d8, ir.Undefined), ir.Constant(_I32x8, [0] * 8)))
+                            _splat(builder, ir.Constant(ir.DoubleType(), 1.0 + LIM_EPS), d8))
         top = ir.Constant(d8, [F32_MAX] * 8)
         lim = builder.fptrunc(builder.select(builder.fcmp_ordered("<", top, wide), top, wide), _F8)
         miss = builder.fcmp_ordered(">", tnear, vmin(tfar, lim))
