@@ -268,15 +268,15 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
             v_normal[t, 0, 0] == v_normal[t, 1, 0] == v_normal[t, 2, 0]
             and v_normal[t, 0, 1] == v_normal[t, 1, 1] == v_normal[t, 2, 1]
             and v_normal[t, 0, 2] == v_normal[t, 1, 2] == v_normal[t, 2, 2]))
+        u0 = u1 = u2 = np.uint8(0)
+        u_word = np.uint32(0)            # fill_block's: as fb_words holds it (little-endian)
         if uniform:
             shade_fragment(base_color, texture, unlit, tex_data, tex_levels, tex_sampler, light, d,
                            v_normal[t, 0, 0], v_normal[t, 0, 1], v_normal[t, 0, 2], back[t], 0.0,
                            0.0, 0, rgba)
-        u0 = u1 = u2 = np.uint8(0)
-        if uniform:
             u0, u1, u2 = quantize(rgba[0]), quantize(rgba[1]), quantize(rgba[2])
-        u_word = (np.uint32(u0) | (np.uint32(u1) << np.uint32(8)) | (np.uint32(u2) << np.uint32(16))
-                  | np.uint32(0xFF000000))      # the same as fb_words holds it (little-endian)
+            u_word = (np.uint32(u0) | (np.uint32(u1) << np.uint32(8))
+                      | (np.uint32(u2) << np.uint32(16)) | np.uint32(0xFF000000))
         # The plain path: opaque, untextured, one sample; one colour, or Lambert on the
         # interpolated normal computed right there (the same arithmetic as the general path).
         # (Visibility alone, PH_VIS, reads no texture: textured triangles take it there too.)

@@ -128,7 +128,7 @@ def front_end(draws, camera, width: int, height: int, samples: int, params: dict
     """Run the pass's draws through their front ends (`frontend` None: the preset's default,
     mesh for draws that ask for it where the preset has mesh shading). `params` as
     pipelines.presets.frontend; `mm` gives the buffers' addresses (None: a private model)."""
-    with on_this_thread(sum(len(d.mesh.indices) for d in draws) < SMALL_TRIANGLES):
+    with on_this_thread(sum(d.mesh.n_triangles for d in draws) < SMALL_TRIANGLES):
         return _front_end(draws, camera, width, height, samples, params, frontend, mm)
 
 
