@@ -167,6 +167,44 @@ def test_parameter_buffer_overflow_partial_renders():
     assert np.array_equal(render(scene, "imr-baseline", 64, 64).color, roomy.color)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_one_chunk_shortcut_is_the_walk(seed):
+    """param_chunks takes a pass that fits the buffer as one chunk without walking it: the same
+    chunks and bytes as the walk, in passes of several draws (shared, unused and culled
+    vertices, a primitive that names a vertex twice: the walk's count, left to it) around the
+    one capacity that just holds them."""
+    from pipelines.arch.tbdr_kernels import _param_walk, one_chunk_bytes, param_chunks
+    rng = np.random.default_rng(seed)
+    n_draws = int(rng.integers(1, 6))
+    n_verts = rng.integers(3, 400, n_draws)
+    n_prims = rng.integers(0, 5000, n_draws)
+    draw_vbase = np.concatenate([[0], np.cumsum(n_verts)]).astype(np.int64)
+    prim_off = np.concatenate([[0], np.cumsum(n_prims)]).astype(np.int64)
+    corners = []
+    for nv, npr in zip(n_verts, n_prims):        # three distinct vertices a primitive
+        a, b = rng.integers(0, nv, npr), rng.integers(0, nv - 1, npr)
+        c = (b + 1 + rng.integers(0, nv - 2, npr)) % (nv - 1)
+        corners.append(np.stack([a, (a + 1 + b) % nv, (a + 1 + c) % nv], 1).reshape(-1))
+    indices = np.concatenate(corners).astype(np.int64)
+    tris_per = rng.choice([0, 1, 1, 1, 2], int(prim_off[-1]))
+    if seed % 2 and tris_per.any():             # a surviving primitive names a vertex twice
+        p = int(np.flatnonzero(tris_per)[-1])
+        indices[3 * p + 2] = indices[3 * p]
+    prim_tri_off = np.concatenate([[0], np.cumsum(tris_per)]).astype(np.int64)
+    tri_refs = rng.integers(1, 4, int(prim_tri_off[-1])).astype(np.int64)
+    sizes = (36, 16, 4)
+    walk = _param_walk(prim_off, indices, draw_vbase, prim_tri_off, tri_refs, sizes, 1 << 40)
+    one = one_chunk_bytes(prim_off, indices, draw_vbase, prim_tri_off, tri_refs, sizes)
+    twice = (indices[0::3] == indices[1::3]) | (indices[1::3] == indices[2::3]) \
+        | (indices[0::3] == indices[2::3])
+    assert one == (-1 if seed % 2 else walk[1])
+    assert (twice & (tris_per > 0)).any() == bool(seed % 2)
+    for capacity in (walk[1] - 1, walk[1], walk[1] + 1, 1 << 40):
+        got = param_chunks(prim_off, indices, draw_vbase, prim_tri_off, tri_refs, sizes, capacity)
+        want = _param_walk(prim_off, indices, draw_vbase, prim_tri_off, tri_refs, sizes, capacity)
+        assert np.array_equal(got[0], want[0]) and got[1] == want[1]
+
+
 def test_fallback_map_counts_flushes_and_spills():
     r = render("particles", "apple-m3", W, H)
     c = r.counters

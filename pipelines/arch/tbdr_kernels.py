@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from renderer.binning_kernels import BLOCK
 from renderer.memory import STREAM
@@ -45,7 +45,60 @@ def param_chunks(prim_off, indices, draw_vbase, prim_tri_off, tri_refs, sizes, c
     records and tile-list entries, and each of its vertices not yet in the buffer; a new chunk
     starts (and the buffer empties) where the next primitive would overflow it. A primitive
     larger than the whole buffer still goes in, alone. sizes = (vertex, primitive record, list
-    entry) bytes. Returns (chunk per primitive, bytes written in all)."""
+    entry) bytes. Returns (chunk per primitive, bytes written in all).
+    Most passes fit one chunk (one_chunk_bytes says so, on every thread); the walk below is for
+    those that do not."""
+    one = one_chunk_bytes(prim_off, indices, draw_vbase, prim_tri_off, tri_refs, sizes)
+    if 0 <= one <= capacity:
+        return np.zeros(prim_off[-1], np.int64), one
+    return _param_walk(prim_off, indices, draw_vbase, prim_tri_off, tri_refs, sizes, capacity)
+
+
+ONE_CHUNK_PART = 4096     # primitives per parallel part of one_chunk_bytes
+
+
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
+def one_chunk_bytes(prim_off, indices, draw_vbase, prim_tri_off, tri_refs, sizes):
+    """The bytes param_chunks' walk writes if the whole pass stays in one chunk: every surviving
+    primitive's records and list entries, and each vertex a surviving primitive uses, once. The
+    walk's used bytes only grow within a chunk, so the pass is one chunk exactly when this fits
+    the buffer. -1 if a surviving primitive names a vertex twice (the walk would count it twice:
+    left to it). In parts of primitives on every thread (a draw can be the whole pass); the
+    parts mark the vertices they use, each mark a 1 whichever part writes it."""
+    vertex_b, record_b, entry_b = sizes
+    n_prims = prim_off[-1]
+    n_parts = max(1, -(-n_prims // ONE_CHUNK_PART))
+    used = np.zeros(draw_vbase[-1], np.uint8)
+    fixed = np.zeros(n_parts, np.int64)
+    twice = np.zeros(n_parts, np.int64)
+    for k in prange(n_parts):
+        p0, p1 = k * ONE_CHUNK_PART, min(n_prims, (k + 1) * ONE_CHUNK_PART)
+        d = np.searchsorted(prim_off, p0, side="right") - 1      # the draw of p0
+        for p in range(p0, p1):
+            while prim_off[d + 1] <= p:
+                d += 1
+            if prim_tri_off[p + 1] == prim_tri_off[p]:
+                continue                             # culled: writes nothing
+            refs = 0
+            for t in range(prim_tri_off[p], prim_tri_off[p + 1]):
+                refs += tri_refs[t]
+            fixed[k] += (prim_tri_off[p + 1] - prim_tri_off[p]) * record_b + refs * entry_b
+            i0, i1, i2 = indices[p * 3], indices[p * 3 + 1], indices[p * 3 + 2]
+            if i0 == i1 or i1 == i2 or i0 == i2:
+                twice[k] += 1
+            for i in (i0, i1, i2):
+                used[draw_vbase[d] + i] = 1
+    if twice.sum() > 0:
+        return -1
+    n_used = 0
+    for v in prange(used.shape[0]):
+        n_used += used[v]
+    return fixed.sum() + n_used * vertex_b
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _param_walk(prim_off, indices, draw_vbase, prim_tri_off, tri_refs, sizes, capacity):
+    """param_chunks primitive by primitive, chunk by chunk (the obvious way)."""
     vertex_b, record_b, entry_b = sizes
     n_prims = prim_off[-1]
     chunk = np.zeros(n_prims, np.int64)
