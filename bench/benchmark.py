@@ -17,6 +17,11 @@ engine itself is not changed). Every timed frame sets up its geometry afresh, as
 had moved (renderer.geometry.forget_setups); what does not depend on the camera (resident
 buffers, the post-transform cache's hits, fetch plans) stays, as it would while the camera moves.
 
+Beside each frame's wall time it takes the process's CPU time (every thread's: llvmpipe's
+threads run in this process too) and prints a table of both: the CPU a frame costs against
+llvmpipe's is the work ratio, which no overlap of threads can bring a frame's wall-time ratio
+below unless it keeps the cores busier than llvmpipe does (cores busy = CPU over wall).
+
 --picture also times the picture alone in the same rounds (pipelines.picture: the same image bit
 for bit, with no counter, cache model or memory replay; what the viewer draws while the camera
 moves): how far tilesim's raster itself is from llvmpipe, apart from what the cost model adds to
@@ -108,50 +113,61 @@ class StageTimer:
         return {name: 1000.0 * statistics.median(v) for name, v in self.stages.items()}
 
 
+# CPU seconds of the last frame_s, picture_s or gl_frame_s: the process's, every thread's
+LAST_CPU = [0.0]
+
+
+def _timed(fn, *args) -> float:
+    """Wall seconds of fn(*args); its process CPU seconds go to LAST_CPU."""
+    c0, t0 = time.process_time(), time.perf_counter()
+    fn(*args)
+    wall = time.perf_counter() - t0
+    LAST_CPU[0] = time.process_time() - c0
+    return wall
+
+
 def frame_s(scene, preset, width, height) -> float:
     """Seconds of one tilesim frame, geometry set up afresh (as if the camera had moved)."""
     forget_setups()
-    t0 = time.perf_counter()
-    render(scene, preset, width, height)
-    return time.perf_counter() - t0
+    return _timed(render, scene, preset, width, height)
 
 
 def picture_s(scene, preset, width, height) -> float:
     """Seconds of one picture alone (no costs), geometry set up afresh."""
     forget_setups()
-    t0 = time.perf_counter()
-    picture(scene, get_preset(preset), width, height)
-    return time.perf_counter() - t0
+    return _timed(picture, scene, get_preset(preset), width, height)
 
 
 def gl_frame_s(frame: GLFrame) -> float:
-    t0 = time.perf_counter()
-    frame.render()
-    return time.perf_counter() - t0
+    return _timed(frame.render)
 
 
-def race(scene, width, height, repeats, also, pictures=False) -> tuple[dict[str, list[float]],
-                                                                       dict[str, float]]:
+def race(scene, width, height, repeats, also, pictures=False):
     """Seconds per frame of tilesim's PRESET, llvmpipe and each `also` preset (and with
     `pictures` the picture alone, as "picture"), in rounds: each round renders one frame of
     each, back to back, so that the machine's drift (10-20% over minutes) moves all of them
-    alike and the ratios of a round compare like with like. Returns the times by renderer and
-    PRESET's median ms per stage."""
+    alike and the ratios of a round compare like with like. Returns the wall times and the CPU
+    times by renderer, and PRESET's median ms per stage."""
     frame = GLFrame(scene, width, height)
     times: dict[str, list[float]] = defaultdict(list)
+    cpu: dict[str, list[float]] = defaultdict(list)
+
+    def take(name, wall):
+        times[name].append(wall)
+        cpu[name].append(LAST_CPU[0])
     try:
         frame.render()                     # llvmpipe's JIT of the shader/state variants
         with StageTimer() as stages:
             for _ in range(max(1, repeats)):
-                times[PRESET].append(stages.frame(scene, width, height))
+                take(PRESET, stages.frame(scene, width, height))
                 if pictures:     # (right after the frame it is compared with)
-                    times["picture"].append(picture_s(scene, PRESET, width, height))
-                times["llvmpipe"].append(gl_frame_s(frame))
+                    take("picture", picture_s(scene, PRESET, width, height))
+                take("llvmpipe", gl_frame_s(frame))
                 for p in also:
-                    times[p].append(frame_s(scene, p, width, height))
+                    take(p, frame_s(scene, p, width, height))
     finally:
         frame.release()
-    return times, stages.medians_ms()
+    return times, cpu, stages.medians_ms()
 
 
 def ratio(times: dict[str, list[float]], name: str) -> float:
@@ -207,9 +223,10 @@ def main(argv=None) -> int:
         cols += [f"{p} ms/frame", f"{p} / llvmpipe"]
     for col in cols:
         table.add_column(col, justify="left" if col == "scene" else "right")
-    breakdowns, rounds = {}, {}
+    breakdowns, rounds, cpus = {}, {}, {}
     for name, scene in scenes.items():
-        times, breakdowns[name] = race(scene, width, height, args.repeats, also, args.picture)
+        times, cpus[name], breakdowns[name] = race(scene, width, height, args.repeats, also,
+                                                   args.picture)
         ms = {k: 1000.0 * statistics.median(v) for k, v in times.items()}
         row = [name, f"{scene.n_triangles:,}", f"{ms[PRESET]:,.1f}", f"{ms['llvmpipe']:,.1f}",
                f"{ratio(times, PRESET):,.2f}x"]
@@ -230,6 +247,19 @@ def main(argv=None) -> int:
             pt.add_row(name, f"{ms['picture']:,.1f}", f"{ratio(times, 'picture'):,.2f}x",
                        *(f"{v:,.2f}x" for v in over))
         console.print(pt)
+
+    ct = Table(title="CPU per frame, every thread (median ms); work: the rounds' median of its CPU "
+               "over llvmpipe's; cores busy: CPU over wall")
+    for col in ("scene", "renderer", "CPU ms", "work / llvmpipe", "cores busy", "wall / llvmpipe"):
+        ct.add_column(col, justify="left" if col in ("scene", "renderer") else "right")
+    for name, cpu in cpus.items():
+        walls = rounds[name][1]
+        for p in ("llvmpipe", PRESET, *also):
+            busy = statistics.median(c / w for c, w in zip(cpu[p], walls[p]))
+            ct.add_row(name if p == "llvmpipe" else "", p, f"{1000.0 * statistics.median(cpu[p]):,.1f}",
+                       "" if p == "llvmpipe" else f"{ratio(cpu, p):,.2f}x", f"{busy:.2f}",
+                       "" if p == "llvmpipe" else f"{ratio(walls, p):,.2f}x")
+    console.print(ct)
 
     stages = list(next(iter(breakdowns.values())))
     bd = Table(title="tilesim wall time per stage, ms (median over the timed frames)")
