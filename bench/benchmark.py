@@ -256,9 +256,10 @@ def main(argv=None) -> int:
         walls = rounds[name][1]
         for p in ("llvmpipe", PRESET, *also):
             busy = statistics.median(c / w for c, w in zip(cpu[p], walls[p]))
-            ct.add_row(name if p == "llvmpipe" else "", p, f"{1000.0 * statistics.median(cpu[p]):,.1f}",
-                       "" if p == "llvmpipe" else f"{ratio(cpu, p):,.2f}x", f"{busy:.2f}",
-                       "" if p == "llvmpipe" else f"{ratio(walls, p):,.2f}x")
+            own = p == "llvmpipe"
+            ct.add_row(name if own else "", p, f"{1000.0 * statistics.median(cpu[p]):,.1f}",
+                       "" if own else f"{ratio(cpu, p):,.2f}x", f"{busy:.2f}",
+                       "" if own else f"{ratio(walls, p):,.2f}x")
     console.print(ct)
 
     stages = list(next(iter(breakdowns.values())))
