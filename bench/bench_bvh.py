@@ -92,6 +92,68 @@ def layouts(tris):
     return {"bvh2": l2, "bvh4": l4, "bvh8": l8, "bvh8-obb": lo, "bvh8/1": bvh8_layout(collapse(b1, 8))}, t
 
 
+def speed_run(tris, rays, r: dict, pool):
+    """One build and rays/s race of bvh8 against Embree (primary rays, then AO rays from their
+    hits), its figures into r; returns the layouts built and bvh8 over Embree on both cores
+    (primary and AO Mrays/s, build seconds)."""
+    lay, build = layouts(tris)
+    t_embree, es = embree_build(tris, rays)
+    r["build_s"] = {**build, "embree": t_embree}
+    print("build (s):  " + "  ".join(f"{k} {v:.3f}" for k, v in r["build_s"].items()))
+    # speed race: closest hit, counters on (per-ray costs written), no fetch records
+    o, d = rays[:, 0:3].copy(), rays[:, 4:7].copy()
+    fns = {"embree": lambda: es.run(o, d, output=1)}
+    # embreex's run() is one thread, but it lets go of the GIL: on as many threads as
+    # tilesim's traversal uses, each tracing its share of the rays
+    threads = numba.get_num_threads()
+    shares = [(o[k::threads].copy(), d[k::threads].copy()) for k in range(threads)]
+    fns[f"embree x{threads}"] = lambda: list(pool.map(lambda od: es.run(*od, output=1), shares))
+    for ln in ("bvh4", "bvh8", "bvh8-obb", "bvh8/1"):
+        fns[ln] = lambda ln=ln: trace_rays(lay[ln], rays)[0]
+    wall, cpu, out = race(fns)
+    r["mrays_s"] = {k: len(rays) / v / 1e6 for k, v in wall.items()}
+    r["mrays_per_cpu_s"] = {k: len(rays) / v / 1e6 for k, v in cpu.items()}
+    ours, e = out["bvh8"], out["embree"]
+    ep = np.where(e["geomID"] >= 0, e["primID"], -1)
+    both = (ours.prim >= 0) & (ep >= 0)
+    tie = both & (ours.prim != ep) & (np.abs(ours.t - e["tfar"]) <= 1e-5 * np.abs(e["tfar"]))
+    agree = ((ours.prim >= 0) == (ep >= 0)) & (~both | (ours.prim == ep) | tie)
+    r["embree_agreement"] = float(agree.mean())
+    r["embree_ties"] = int(tie.sum())
+    print("speed, Mrays/s wall (per CPU-second): " + "  ".join(
+        f"{k} {r['mrays_s'][k]:.2f} ({r['mrays_per_cpu_s'][k]:.2f})" for k in fns))
+    # issue 7 point 7 in one line: the wall-clock ratio against embreex as it runs (one
+    # thread), against it on as many threads as tilesim's traversal, and per CPU-second
+    b8 = r["mrays_s"]["bvh8"]
+    r["bvh8_over_embree"] = {"one thread": b8 / r["mrays_s"]["embree"],
+                             f"{threads} threads": b8 / r["mrays_s"][f"embree x{threads}"],
+                             "per CPU-second": r["mrays_per_cpu_s"]["bvh8"] / r["mrays_per_cpu_s"]["embree"]}
+    print("bvh8 / embree: " + ", ".join(f"{v:.2f}x {k}" for k, v in r["bvh8_over_embree"].items()))
+    print(f"hits agree with Embree on {100 * agree.mean():.4f}% of rays ({int((~agree).sum())} differ; "
+          f"{int(tie.sum())} ties: another triangle at the same distance, a shared edge or vertex)")
+    # AO rays (incoherent): one a pixel from the primary hits, first hit within a tenth of
+    # the scene's diagonal, against Embree's occlusion query on the same rays
+    ao = ao_race_rays(tris, rays, ours)
+    ao_o, ao_d = ao[:, 0:3].copy(), ao[:, 4:7].copy()
+    ao_far = ao[:, 7].copy()
+    ao_shares = [(ao_o[k::threads].copy(), ao_d[k::threads].copy(), ao_far[k::threads].copy())
+                 for k in range(threads)]
+    afns = {"embree": lambda: es.run(ao_o, ao_d, dists=ao_far.copy(), query="OCCLUDED"),
+            f"embree x{threads}": lambda: list(pool.map(
+                lambda odf: es.run(odf[0], odf[1], dists=odf[2].copy(), query="OCCLUDED"), ao_shares)),
+            "bvh8": lambda: trace_rays(lay["bvh8"], ao, any_hit=True)[0]}
+    awall, _, aout = race(afns)
+    r["ao_mrays_s"] = {k: len(ao) / v / 1e6 for k, v in awall.items()}
+    occl_agree = float(((aout["bvh8"].prim >= 0) == (aout["embree"] >= 0)).mean())
+    print(f"AO rays ({len(ao):,}, first hit), Mrays/s wall: " + "  ".join(
+        f"{k} {v:.2f}" for k, v in r["ao_mrays_s"].items())
+          + f"; bvh8 / embree x{threads}: {r['ao_mrays_s']['bvh8'] / r['ao_mrays_s'][f'embree x{threads}']:.2f}x"
+          + f"; occlusion agrees on {100 * occl_agree:.3f}% of rays")
+    return lay, {"primary": r["bvh8_over_embree"][f"{threads} threads"],
+                 "ao": r["ao_mrays_s"]["bvh8"] / r["ao_mrays_s"][f"embree x{threads}"],
+                 "build": r["build_s"]["bvh8"] / r["build_s"]["embree"]}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--scenes", default="dragon,sponza")
@@ -115,63 +177,9 @@ def main(argv=None):
         r = report[name] = {"triangles": tris.n, "rays": len(rays)}
         print(f"\n== {name}: {tris.n} triangles, {W}x{H} primary rays")
         runs = []
-        for run in range(a.runs):
-            lay, build = layouts(tris)
-            t_embree, es = embree_build(tris, rays)
-            r["build_s"] = {**build, "embree": t_embree}
-            print("build (s):  " + "  ".join(f"{k} {v:.3f}" for k, v in r["build_s"].items()))
-            # speed race: closest hit, counters on (per-ray costs written), no fetch records
-            o, d = rays[:, 0:3].copy(), rays[:, 4:7].copy()
-            fns = {"embree": lambda: es.run(o, d, output=1)}
-            # embreex's run() is one thread, but it lets go of the GIL: on as many threads as
-            # tilesim's traversal uses, each tracing its share of the rays
-            threads = numba.get_num_threads()
-            shares = [(o[k::threads].copy(), d[k::threads].copy()) for k in range(threads)]
-            fns[f"embree x{threads}"] = lambda: list(pool.map(lambda od: es.run(*od, output=1), shares))
-            for ln in ("bvh4", "bvh8", "bvh8-obb", "bvh8/1"):
-                fns[ln] = lambda ln=ln: trace_rays(lay[ln], rays)[0]
-            wall, cpu, out = race(fns)
-            r["mrays_s"] = {k: len(rays) / v / 1e6 for k, v in wall.items()}
-            r["mrays_per_cpu_s"] = {k: len(rays) / v / 1e6 for k, v in cpu.items()}
-            ours, e = out["bvh8"], out["embree"]
-            ep = np.where(e["geomID"] >= 0, e["primID"], -1)
-            both = (ours.prim >= 0) & (ep >= 0)
-            tie = both & (ours.prim != ep) & (np.abs(ours.t - e["tfar"]) <= 1e-5 * np.abs(e["tfar"]))
-            agree = ((ours.prim >= 0) == (ep >= 0)) & (~both | (ours.prim == ep) | tie)
-            r["embree_agreement"] = float(agree.mean())
-            r["embree_ties"] = int(tie.sum())
-            print("speed, Mrays/s wall (per CPU-second): " + "  ".join(
-                f"{k} {r['mrays_s'][k]:.2f} ({r['mrays_per_cpu_s'][k]:.2f})" for k in fns))
-            # issue 7 point 7 in one line: the wall-clock ratio against embreex as it runs (one
-            # thread), against it on as many threads as tilesim's traversal, and per CPU-second
-            b8 = r["mrays_s"]["bvh8"]
-            r["bvh8_over_embree"] = {"one thread": b8 / r["mrays_s"]["embree"],
-                                     f"{threads} threads": b8 / r["mrays_s"][f"embree x{threads}"],
-                                     "per CPU-second": r["mrays_per_cpu_s"]["bvh8"] / r["mrays_per_cpu_s"]["embree"]}
-            print("bvh8 / embree: " + ", ".join(f"{v:.2f}x {k}" for k, v in r["bvh8_over_embree"].items()))
-            print(f"hits agree with Embree on {100 * agree.mean():.4f}% of rays ({int((~agree).sum())} differ; "
-                  f"{int(tie.sum())} ties: another triangle at the same distance, a shared edge or vertex)")
-            # AO rays (incoherent): one a pixel from the primary hits, first hit within a tenth of
-            # the scene's diagonal, against Embree's occlusion query on the same rays
-            ao = ao_race_rays(tris, rays, ours)
-            ao_o, ao_d = ao[:, 0:3].copy(), ao[:, 4:7].copy()
-            ao_far = ao[:, 7].copy()
-            ao_shares = [(ao_o[k::threads].copy(), ao_d[k::threads].copy(), ao_far[k::threads].copy())
-                         for k in range(threads)]
-            afns = {"embree": lambda: es.run(ao_o, ao_d, dists=ao_far.copy(), query="OCCLUDED"),
-                    f"embree x{threads}": lambda: list(pool.map(
-                        lambda odf: es.run(odf[0], odf[1], dists=odf[2].copy(), query="OCCLUDED"), ao_shares)),
-                    "bvh8": lambda: trace_rays(lay["bvh8"], ao, any_hit=True)[0]}
-            awall, _, aout = race(afns)
-            r["ao_mrays_s"] = {k: len(ao) / v / 1e6 for k, v in awall.items()}
-            occl_agree = float(((aout["bvh8"].prim >= 0) == (aout["embree"] >= 0)).mean())
-            print(f"AO rays ({len(ao):,}, first hit), Mrays/s wall: " + "  ".join(
-                f"{k} {v:.2f}" for k, v in r["ao_mrays_s"].items())
-                  + f"; bvh8 / embree x{threads}: {r['ao_mrays_s']['bvh8'] / r['ao_mrays_s'][f'embree x{threads}']:.2f}x"
-                  + f"; occlusion agrees on {100 * occl_agree:.3f}% of rays")
-            runs.append({"primary": r["bvh8_over_embree"][f"{threads} threads"],
-                         "ao": r["ao_mrays_s"]["bvh8"] / r["ao_mrays_s"][f"embree x{threads}"],
-                         "build": r["build_s"]["bvh8"] / r["build_s"]["embree"]})
+        for _ in range(a.runs):
+            lay, ratios = speed_run(tris, rays, r, pool)
+            runs.append(ratios)
         if a.runs > 1:       # each ratio's range over the runs, as the issue asks them pasted
             r["runs"] = runs
             print(f"{name}, {a.runs} runs: " + ", ".join(

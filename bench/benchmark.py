@@ -38,6 +38,7 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -100,45 +101,43 @@ class StageTimer:
                 self.spent[name] += time.perf_counter() - t0
         return wrapper
 
-    def frame(self, scene, width, height) -> float:
-        """One timed tilesim frame of PRESET, its stages recorded; seconds."""
+    def frame(self, scene, width, height) -> Timing:
+        """One timed tilesim frame of PRESET, its stages recorded."""
         self.spent.clear()
         total = frame_s(scene, PRESET, width, height)
         for name in self.originals:
             self.stages[name].append(self.spent[name])
-        self.stages["other"].append(total - sum(self.spent[name] for name in STAGES))
+        self.stages["other"].append(total.wall - sum(self.spent[name] for name in STAGES))
         return total
 
     def medians_ms(self) -> dict[str, float]:
         return {name: 1000.0 * statistics.median(v) for name, v in self.stages.items()}
 
 
-# CPU seconds of the last frame_s, picture_s or gl_frame_s: the process's, every thread's
-LAST_CPU = [0.0]
+class Timing(NamedTuple):
+    wall: float     # seconds
+    cpu: float      # the process's CPU seconds, every thread's (llvmpipe's run in it too)
 
 
-def _timed(fn, *args) -> float:
-    """Wall seconds of fn(*args); its process CPU seconds go to LAST_CPU."""
+def _timed(fn, *args) -> Timing:
     c0, t0 = time.process_time(), time.perf_counter()
     fn(*args)
-    wall = time.perf_counter() - t0
-    LAST_CPU[0] = time.process_time() - c0
-    return wall
+    return Timing(time.perf_counter() - t0, time.process_time() - c0)
 
 
-def frame_s(scene, preset, width, height) -> float:
-    """Seconds of one tilesim frame, geometry set up afresh (as if the camera had moved)."""
+def frame_s(scene, preset, width, height) -> Timing:
+    """One tilesim frame, geometry set up afresh (as if the camera had moved)."""
     forget_setups()
     return _timed(render, scene, preset, width, height)
 
 
-def picture_s(scene, preset, width, height) -> float:
-    """Seconds of one picture alone (no costs), geometry set up afresh."""
+def picture_s(scene, preset, width, height) -> Timing:
+    """One picture alone (no costs), geometry set up afresh."""
     forget_setups()
     return _timed(picture, scene, get_preset(preset), width, height)
 
 
-def gl_frame_s(frame: GLFrame) -> float:
+def gl_frame_s(frame: GLFrame) -> Timing:
     return _timed(frame.render)
 
 
@@ -152,9 +151,9 @@ def race(scene, width, height, repeats, also, pictures=False):
     times: dict[str, list[float]] = defaultdict(list)
     cpu: dict[str, list[float]] = defaultdict(list)
 
-    def take(name, wall):
-        times[name].append(wall)
-        cpu[name].append(LAST_CPU[0])
+    def take(name, timing):
+        times[name].append(timing.wall)
+        cpu[name].append(timing.cpu)
     try:
         frame.render()                     # llvmpipe's JIT of the shader/state variants
         with StageTimer() as stages:

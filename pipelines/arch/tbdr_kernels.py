@@ -54,6 +54,16 @@ def param_chunks(prim_off, indices, draw_vbase, prim_tri_off, tri_refs, sizes, c
     return _param_walk(prim_off, indices, draw_vbase, prim_tri_off, tri_refs, sizes, capacity)
 
 
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _fixed_bytes(p, prim_tri_off, tri_refs, record_b, entry_b):
+    """What primitive p writes whatever the buffer holds: its setup triangles' records and their
+    tile-list entries."""
+    refs = 0
+    for t in range(prim_tri_off[p], prim_tri_off[p + 1]):
+        refs += tri_refs[t]
+    return (prim_tri_off[p + 1] - prim_tri_off[p]) * record_b + refs * entry_b
+
+
 ONE_CHUNK_PART = 4096     # primitives per parallel part of one_chunk_bytes
 
 
@@ -79,10 +89,7 @@ def one_chunk_bytes(prim_off, indices, draw_vbase, prim_tri_off, tri_refs, sizes
                 d += 1
             if prim_tri_off[p + 1] == prim_tri_off[p]:
                 continue                             # culled: writes nothing
-            refs = 0
-            for t in range(prim_tri_off[p], prim_tri_off[p + 1]):
-                refs += tri_refs[t]
-            fixed[k] += (prim_tri_off[p + 1] - prim_tri_off[p]) * record_b + refs * entry_b
+            fixed[k] += _fixed_bytes(p, prim_tri_off, tri_refs, record_b, entry_b)
             i0, i1, i2 = indices[p * 3], indices[p * 3 + 1], indices[p * 3 + 2]
             if i0 == i1 or i1 == i2 or i0 == i2:
                 twice[k] += 1
@@ -110,10 +117,7 @@ def _param_walk(prim_off, indices, draw_vbase, prim_tri_off, tri_refs, sizes, ca
             if prim_tri_off[p + 1] == prim_tri_off[p]:
                 chunk[p] = c                         # culled: writes nothing
                 continue
-            refs = 0
-            for t in range(prim_tri_off[p], prim_tri_off[p + 1]):
-                refs += tri_refs[t]
-            fixed = (prim_tri_off[p + 1] - prim_tri_off[p]) * record_b + refs * entry_b
+            fixed = _fixed_bytes(p, prim_tri_off, tri_refs, record_b, entry_b)
             new = 0
             for k in range(3):
                 if stamp[draw_vbase[d] + indices[p * 3 + k]] != c:

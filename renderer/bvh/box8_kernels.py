@@ -22,6 +22,8 @@ infinite distance, never NaN. Rays that are not tame take the float64 test (trav
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
@@ -67,8 +69,7 @@ def box8(typingctx, boxes, node, nx, ny, nz, ox, oy, oz, ix, iy, iz, tmin, lim, 
         i64 = node.type
         base = builder.mul(node, ir.Constant(i64, 48))
 
-        def splat(x):
-            return _splat(builder, x)
+        splat, vmax, vmin = (partial(f, builder) for f in (_splat, _vmax, _vmin))
 
         def plane(p):
             ptr = builder.gep(planes, [builder.add(base, builder.mul(p, ir.Constant(i64, 8)))])
@@ -76,12 +77,6 @@ def box8(typingctx, boxes, node, nx, ny, nz, ox, oy, oz, ix, iy, iz, tmin, lim, 
 
         def dist(p, o, i):
             return builder.fmul(builder.fsub(plane(p), splat(o)), splat(i))
-
-        def vmax(x, y):
-            return _vmax(builder, x, y)
-
-        def vmin(x, y):
-            return _vmin(builder, x, y)
 
         exit_x, exit_y, exit_z = (builder.sub(ir.Constant(i64, k), p) for k, p in ((3, nx), (5, ny), (7, nz)))
         tnear = vmax(vmax(splat(tmin), dist(nx, ox, ix)), vmax(dist(ny, oy, iy), dist(nz, oz, iz)))
@@ -121,15 +116,7 @@ def misses8(typingctx, rays, r, lx, ly, lz, hx, hy, hz):
             return builder.shuffle_vector(block, ir.Constant(ir.VectorType(f32, 64), ir.Undefined),
                                           ir.Constant(_I32x8, [k + 8 * i for i in range(8)]))
 
-        def splat(x):
-            return _splat(builder, x)
-
-        def vmax(x, y):
-            return _vmax(builder, x, y)
-
-        def vmin(x, y):
-            return _vmin(builder, x, y)
-
+        splat, vmax, vmin = (partial(f, builder) for f in (_splat, _vmax, _vmin))
         zero = splat(ir.Constant(f32, 0.0))
         near, far = [], []
         for k, lo, hi in ((0, lx, hx), (1, ly, hy), (2, lz, hz)):
