@@ -118,6 +118,37 @@ def test_pipelined_serve_matches_one_thread(name, upper):
         assert np.array_equal(a, b)
 
 
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_pipelined_serve_moving_levels_down_matches_one_thread(monkeypatch, name):
+    """Upper levels handed down to the second thread between calls (at once, as the policy
+    allows at the earliest, and after a few calls) leave every counter, tile byte and cache
+    line as one thread serving all."""
+    import renderer.memory as memory
+
+    cfg = CONFIGS[name]
+    one = MemoryModel(cfg, 5)
+    rq = _random_requests(one, 5, seed=7)
+    mk.serve(*one.state, one.acc, one.tile_bytes, rq, len(rq))
+    monkeypatch.setattr(memory, "MOVE_RATIO", 0.0)         # move whenever the window is full
+    for after in (0, 1, 3):
+        monkeypatch.setattr(memory, "MOVE_AFTER", after)
+        two = MemoryModel(cfg, 5)
+        owns = []
+
+        def produce(start, own, out, chunk=700):
+            owns.append(own)
+            end = min(start + chunk, len(rq))
+            n = mk.serve_levels(*two.state, two.acc, two.tile_bytes, rq[start:end], end - start,
+                                own, out, 0)
+            return (None if end == len(rq) else end), n
+
+        two.serve_pipelined(produce, (0, 1), movable=(0, 1))
+        assert owns[0] == 3 and owns[-1] == 0 and len(set(owns)) == 3      # both moved
+        assert np.array_equal(one.acc, two.acc) and np.array_equal(one.tile_bytes, two.tile_bytes)
+        for a, b in zip(one.state, two.state):
+            assert np.array_equal(a, b)
+
+
 def test_pipelined_serve_refuses_levels_fed_by_others():
     mm = MemoryModel(CONFIGS["with-llc"], 1)
     with pytest.raises(ValueError, match="fed by other levels"):
@@ -131,14 +162,17 @@ def test_pipelined_serve_refuses_levels_fed_by_others():
 def test_pipelined_replay_matches_one_thread(monkeypatch, scene, preset, samples, rows):
     """The IMR's replay on two threads (ROP caches here, L2 and below there, fetches and texel
     blocks handed on as marks) gives every counter and DRAM tile byte of one thread serving all;
-    also when the hand-on buffers start too small for one item and must grow."""
+    also when the hand-on buffers start too small for one item and must grow, and when the
+    colour cache moves to the second thread part way."""
     import renderer.memory as memory
     from pipelines import render
 
-    if rows:
+    if rows:          # small buffers, and the ROP colour cache handed down after the first
         monkeypatch.setattr(memory, "HAND_ON_ROWS", rows)
+        monkeypatch.setattr(memory, "MOVE_RATIO", 0.0)
+        monkeypatch.setattr(memory, "MOVE_AFTER", 1)
 
-    def one_thread(self, produce, upper, consume=None):
+    def one_thread(self, produce, upper, consume=None, movable=()):
         start = 0
         while start is not None:
             start, n = produce(start, mk.ALL_LEVELS, np.empty((0, mk.R_N), np.int64))

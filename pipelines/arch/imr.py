@@ -34,8 +34,10 @@ from pipelines.result import Result
 CMASK_BITS = 4     # fast-clear metadata per 8x8 colour block (AMD CMASK)
 HTILE_BITS = 32    # per 8x8 depth block (AMD HTILE)
 # The caches the replay's own thread serves while a second serves L2 and below (MemoryModel.
-# serve_pipelined): the ROP caches, which nothing but the ROP feeds.
+# serve_pipelined): the ROP caches, which nothing but the ROP feeds; colour's is handed down
+# to the second thread when the first runs longer (a dense frame's many small blocks that hit).
 UPPER_LEVELS = (ROP_COLOR, ROP_DEPTH)
+MOVABLE_LEVELS = (ROP_COLOR,)
 
 
 def submission_order(prim_tri_off, geo, bins, ref_tile, tris, rp, mat, preset):
@@ -170,7 +172,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
 
         def consume(*served, ip=ip):
             serve_handed(*served, ip)
-        mm.serve_pipelined(produce, UPPER_LEVELS, consume)
+        mm.serve_pipelined(produce, UPPER_LEVELS, consume, MOVABLE_LEVELS)
         counters = counters + read_inputs(rp, mm, attachments, images, fb, width, height, preset,
                                           packed)
         if rp.samples > 1:
