@@ -13,6 +13,7 @@ from numba import njit
 
 from renderer.memory import L2, ROP_COLOR, ROP_DEPTH, STREAM
 from renderer.frontend.fetch_kernels import issue
+from renderer.prefetch import prefetch
 from renderer.memory import serve, serve_levels
 from renderer.memory_requests import (ALL_LEVELS, OP_WRITE_BACK, REQUESTS, block_layout,
                                       copy_request, line_shift, new_requests, op_code,
@@ -26,6 +27,9 @@ ALL = ~np.uint64(0)   # every pixel of a block
 # line = the primitive whose fetches, or the tile reference whose texel blocks, to issue.
 FETCH_MARK, TEXTURE_MARK = -2, -3
 HTILE_BYTES = 4     # hierarchical-Z word per 8x8 depth block (AMD HTILE: 32 bits per 8x8 tile)
+# How far ahead replay asks for a reference's lines: its counts and offsets (REF_AHEAD work
+# items), then, those in the cache, its events and draw (EVENTS_AHEAD items)
+REF_AHEAD, EVENTS_AHEAD = 16, 8
 
 
 class ImrPass(NamedTuple):
@@ -122,8 +126,28 @@ def replay(mem, ip, work, start, own, out):
     # reference's texel blocks) are handed on as one row each, and serve_handed issues them:
     # that thread has the lighter load.
     hand_on = (own >> L2) & 1 == 0
-    for k in range(start, work.shape[0]):
+    n_work = work.shape[0]
+    for k in range(start, n_work):
         item = work[k]
+        # the raster left these tile by tile; they are read in work order (renderer.prefetch)
+        if k + REF_AHEAD < n_work and work[k + REF_AHEAD] >= 0:
+            ahead = work[k + REF_AHEAD]
+            prefetch(n_block, ahead)
+            prefetch(n_tex, ahead)
+            prefetch(block_off, ahead)
+            prefetch(ref_tri, ahead)
+            prefetch(ref_tile, ahead)
+        if k + EVENTS_AHEAD < n_work and work[k + EVENTS_AHEAD] >= 0:
+            ahead = work[k + EVENTS_AHEAD]
+            e = block_off[ahead]
+            prefetch(block, e)
+            prefetch(tested_m, e)
+            prefetch(written_m, e)
+            if dcc:
+                prefetch(ev_size, e)
+            if zcomp:
+                prefetch(ev_zsize, e)
+            prefetch(tri_draw, ref_tri[ahead])
         # Whatever serves it, the item's requests and those pending hand on at most this many.
         most = (n + (prim_need if item < 0 else n_block[item] * block_need + n_tex[item])) * fanout
         if n_out + most > out.shape[0]:       # (none handed on: out must grow, see serve_pipelined)
