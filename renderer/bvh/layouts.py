@@ -52,6 +52,10 @@ BOX8_NODE = np.dtype([("origin", "<f4", 3), ("internal_base", "<u4"), ("leaf_bas
                       ("parent", "<u4"), ("exponents", "u1", 3), ("obb", "u1"),
                       ("n_internal", "u1"), ("n_children", "u1"), ("pad", "u1", 2),
                       ("qbox", "<u2", (8, 6))])
+# The 4-byte words of a BOX8_NODE the fast walk reads (Layout.node_head's columns, in this order):
+# internal_base, leaf_base, the word whose top byte is obb, the one with n_internal and n_children
+NODE_HEAD_WORDS = [BOX8_NODE.fields[f][1] // 4 for f in ("internal_base", "leaf_base", "obb",
+                                                            "n_internal")]
 NODE_BYTES = {"bvh2": BVH2_NODE.itemsize, "bvh4": BOX4_NODE.itemsize, "bvh8": BOX8_NODE.itemsize,
               "bvh8-obb": BOX8_NODE.itemsize}    # 32, 128, 128, 128
 LAYOUTS = tuple(NODE_BYTES)
@@ -82,10 +86,25 @@ class Layout(NamedTuple):
     # whether a triangle node holds an alpha-tested or blended triangle (its any-hit runs): kept
     # from the build, as reading the flags out of the nodes again took 0.6 ms a trace on dragon
     non_opaque: bool = False
+    # bvh8: the words of each node the fast walk reads, apart from the 128-byte nodes so that a
+    # node's children's share a cache line or two (traverse8_kernels.trace_chunk8_fast; AO rays
+    # on dragon waited on a node's own line at every step): uint32 (n_nodes, 4) NODE_HEAD_WORDS,
+    # and uint32 (n_prims, 8) a primitive node's first eight (count, ids, flags). heads() makes
+    # them from nodes and tris; whatever changes those makes them again.
+    node_head: np.ndarray = np.zeros((1, 4), np.uint32)
+    tri_head: np.ndarray = np.zeros((1, 8), np.uint32)
 
     @property
     def bytes(self) -> int:
         return self.nodes.nbytes + self.tris.nbytes
+
+    def heads(self) -> "Layout":
+        """This layout with node_head and tri_head made from its nodes (bvh8 only)."""
+        if self.kind != lk.L_BVH8:
+            return self
+        _, node_u32, _, tri_u32 = self.views()
+        return self._replace(node_head=np.ascontiguousarray(node_u32[:, NODE_HEAD_WORDS]),
+                             tri_head=np.ascontiguousarray(tri_u32[:, :8]))
 
     def views(self):
         """(node words float32, node words uint32, tri words float32, tri words uint32): the
@@ -217,7 +236,7 @@ def bvh8_layout(w: Wide, obb: bool = False) -> Layout:
     lk.lane_corners(np.ascontiguousarray(p_v, np.float32), p_idx, p_n, tri_corners)
     return Layout("bvh8-obb" if obb else "bvh8", lk.L_BVH8, nodes, prims, w.parent.astype(np.int32),
                   tri_parent, BOX8_NODE.itemsize, time.perf_counter() - t0, child_boxes, tri_corners,
-                  _non_opaque(w.tris))
+                  _non_opaque(w.tris)).heads()
 
 
 def quantize(c_lo: np.ndarray, c_hi: np.ndarray, valid: np.ndarray):
@@ -291,5 +310,5 @@ def merge(layouts) -> tuple[Layout, np.ndarray]:
                            seconds=sum(lay.seconds for lay in layouts),
                            child_boxes=cat([lay.child_boxes for lay in layouts]) if wide8 else first.child_boxes,
                            tri_corners=cat([lay.tri_corners for lay in layouts]) if wide8 else first.tri_corners,
-                           non_opaque=any(lay.non_opaque for lay in layouts)),
+                           non_opaque=any(lay.non_opaque for lay in layouts)).heads(),
             node_off[:-1].astype(np.int64))

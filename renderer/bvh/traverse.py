@@ -71,10 +71,12 @@ def check_job(layout: Layout, stack: int, dual: bool, box_rate: int, tri_rate: i
     if layout.kind == L_BVH8 and (layout.child_boxes.shape != (len(layout.nodes), 6, 8)
                                   or layout.child_boxes.dtype != np.float32
                                   or layout.tri_corners.shape != (len(layout.tris), 9, 4)
-                                  or layout.tri_corners.dtype != np.float32):
+                                  or layout.tri_corners.dtype != np.float32
+                                  or layout.node_head.shape != (len(layout.nodes), 4)
+                                  or layout.tri_head.shape != (len(layout.tris), 8)):
         # box8 reads a node's 48 float32 planes unchecked
-        raise ValueError("a bvh8 layout needs its decoded float32 child boxes and triangles (made by "
-                         "bvh8_layout)")
+        raise ValueError("a bvh8 layout needs its decoded float32 child boxes and triangles and its "
+                         "node heads (made by bvh8_layout; Layout.heads after a change)")
     if spill and stack >= tk.SPILL_SLOTS:
         raise ValueError(f"a spilling stack keeps fewer than {tk.SPILL_SLOTS} entries on chip, got {stack}")
 
@@ -217,7 +219,8 @@ def tree_of(layout: Layout) -> tk.Tree:
     """A layout as the traversal kernels read it."""
     node_f32, node_u32, tri_f32, tri_u32 = layout.views()
     return tk.Tree(layout.kind, node_f32, node_u32, tri_f32, tri_u32, layout.node_parent,
-                   layout.tri_parent, OBB_TABLE, layout.child_boxes, layout.tri_corners)
+                   layout.tri_parent, OBB_TABLE, layout.child_boxes, layout.tri_corners,
+                   layout.node_head, layout.tri_head)
 
 
 def warm_up() -> None:

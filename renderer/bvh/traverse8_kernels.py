@@ -17,6 +17,9 @@ from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, FLAG_OPAQUE, R_DX, R_DY, R
                                spill_records)
 
 
+H_INTERNAL, H_LEAF, H_ROT, H_COUNTS = 0, 1, 2, 3    # Layout.node_head's columns (NODE_HEAD_WORDS)
+
+
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def _prims(tri_u32, s, hit, n, flags, best_t, best_p, lane_t, lane_det):
     """Takes the lanes with a hit (mask `hit`, tri4's over bvh8 primitive node s's n triangles:
@@ -356,11 +359,13 @@ def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
     Before the walks, misses8 tests eight rays at a time against the union of the root's boxes
     and the rays that miss it skip even that test (with the caller's one call for many chunks,
     _trace_chunks: 12.7-13.0 -> 7.7 ns per ray that misses the dragon, one thread)."""
-    node_u32, tri_corners, tri_u32, boxes = (tree.node_u32, tree.tri_corners, tree.tri_u32,
-                                             tree.child_boxes)
+    # the node words it reads, 16 bytes a node (Layout.node_head: a node's children's in a line
+    # or two), and the primitive nodes' first 32 bytes (tri_head: their words as tri_u32's)
+    head, tri_corners, tri_u32, boxes = (tree.node_head, tree.tri_corners, tree.tri_head,
+                                         tree.child_boxes)
     rays, flags, stack, box_rate, tri_rate = (job.rays, job.flags, job.stack, job.box_rate,
                                               job.tri_rate)
-    out_prim, out_t, costs, rec = out.prim, out.t, out.costs, out.rec
+    out_prim, out_t, costs = out.prim, out.t, out.costs
     spill_at = job.spill_at
     st_ref = np.empty(stack, np.int64)
     st_t = np.empty(stack, np.float32)
@@ -371,8 +376,8 @@ def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
     for n in range(boxes.shape[2] + 1):
         box_clocks[n] = (n + box_rate - 1) // box_rate
     n_redo = 0
-    root_rotated = np.int64(node_u32[0, 6] >> 24) < N_OBB      # (the caller passes none: a guard)
-    n_root = np.int64((node_u32[0, 7] >> 8) & 0xFF)
+    root_rotated = np.int64(head[0, H_ROT] >> 24) < N_OBB      # (the caller passes none: a guard)
+    n_root = np.int64((head[0, H_COUNTS] >> 8) & 0xFF)
     missed = _root_misses(boxes, n_root, rays, r0, r1)
     for r in range(r0, r1):
         o32x, o32y, o32z, tmin32 = rays[r, R_OX], rays[r, R_OY], rays[r, R_OZ], rays[r, R_TMIN]
@@ -396,7 +401,7 @@ def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
         tmax = np.float64(rays[r, R_TMAX])
         lim = lim32(tmax)
         node = np.int64(0)
-        w7 = node_u32[0, 7]
+        w7 = head[0, H_COUNTS]
         n = np.int64((w7 >> 8) & 0xFF)
         keep = box8(boxes, node, nx, ny, nz, o32x, o32y, o32z, ix, iy, iz, tmin32, lim, at)
         if keep == 0:                       # a miss at the root: one step, n box tests
@@ -416,7 +421,7 @@ def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
         while True:
             # the children of `node` its test kept: the nearest next, the others pushed
             n_int = np.int64(w7 & 0xFF)
-            ib, lb = np.int64(node_u32[node, 3]), np.int64(node_u32[node, 4]) - n_int
+            ib, lb = np.int64(head[node, H_INTERNAL]), np.int64(head[node, H_LEAF]) - n_int
             if keep == 0:
                 cur = np.int64(-1)
             elif keep & (keep - np.uint64(1)) == 0:      # one: no stack traffic
@@ -468,8 +473,8 @@ def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
                 break
             node = cur >> 2
             box_nodes += 1
-            w7 = node_u32[node, 7]
-            if np.int64(node_u32[node, 6] >> 24) < N_OBB:
+            w7 = head[node, H_COUNTS]
+            if np.int64(head[node, H_ROT] >> 24) < N_OBB:
                 bail = True
                 break
             n = np.int64((w7 >> 8) & 0xFF)

@@ -106,6 +106,8 @@ class Tree(NamedTuple):
     obb_table: np.ndarray      # float64 (N_OBB, 3, 3) the OBB rotations (bvh8)
     child_boxes: np.ndarray    # float32 (n_nodes, 6, 8) bvh8's decoded child planes
     tri_corners: np.ndarray    # float32 (n_tris, 9, 4) bvh8 primitive nodes' corners by lane
+    node_head: np.ndarray      # uint32 (n_nodes, 4) bvh8: the node words the fast walk reads
+    tri_head: np.ndarray       # uint32 (n_tris, 8) bvh8: a primitive node's first 8 words
 
 
 class RayJob(NamedTuple):

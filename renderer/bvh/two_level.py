@@ -147,7 +147,7 @@ def _offset_ids(lay: Layout, first: int) -> Layout:
         tris["tri_id"] = np.where(live, tris["tri_id"] + first, 0)
     else:
         tris["triangle_id"] += np.uint32(first)
-    return lay._replace(tris=tris)
+    return lay._replace(tris=tris).heads()
 
 
 def _world_boxes(lo: np.ndarray, hi: np.ndarray, xf: np.ndarray):
