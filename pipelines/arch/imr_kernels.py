@@ -130,23 +130,23 @@ def replay(mem, ip, work, start, own, out):
     for k in range(start, n_work):
         item = work[k]
         # the raster left these tile by tile; they are read in work order (renderer.prefetch)
-        if k + REF_AHEAD < n_work and work[k + REF_AHEAD] >= 0:
-            ahead = work[k + REF_AHEAD]
+        ahead = work[k + REF_AHEAD] if k + REF_AHEAD < n_work else -1
+        if ahead >= 0:
             prefetch(n_block, ahead)
             prefetch(n_tex, ahead)
             prefetch(block_off, ahead)
             prefetch(ref_tri, ahead)
             prefetch(ref_tile, ahead)
-        if k + EVENTS_AHEAD < n_work and work[k + EVENTS_AHEAD] >= 0:
-            ahead = work[k + EVENTS_AHEAD]
-            e = block_off[ahead]
-            prefetch(block, e)
-            prefetch(tested_m, e)
-            prefetch(written_m, e)
+        ahead = work[k + EVENTS_AHEAD] if k + EVENTS_AHEAD < n_work else -1
+        if ahead >= 0:
+            first = block_off[ahead]
+            prefetch(block, first)
+            prefetch(tested_m, first)
+            prefetch(written_m, first)
             if dcc:
-                prefetch(ev_size, e)
+                prefetch(ev_size, first)
             if zcomp:
-                prefetch(ev_zsize, e)
+                prefetch(ev_zsize, first)
             prefetch(tri_draw, ref_tri[ahead])
         # Whatever serves it, the item's requests and those pending hand on at most this many.
         most = (n + (prim_need if item < 0 else n_block[item] * block_need + n_tex[item])) * fanout
