@@ -34,7 +34,8 @@ import numba
 import numpy as np
 
 from . import memory_kernels as mk
-from .memory_kernels import serve, serve_levels  # noqa: F401  (what kernels hand their buffers to)
+from .memory_kernels import fusable, serve, serve_levels  # noqa: F401  (what kernels hand their
+                                                          # buffers to)
 from .memory_requests import MAX_REGIONS      # region ids stay below it: see region()
 from .counters import STREAMS, Counters
 from .formats import FORMATS

@@ -58,7 +58,10 @@ moved and raw.
 Requests (renderer.memory_requests, the buffer producers fill): one row per line: level it
 enters at, line, op, tile (-1: none). A write-back is a dirty line leaving the level above (a
 flush): it counts no on-chip bytes, hits or misses. A fill is a request a level above has passed
-on (serve_levels): it counts hits and misses but not its on-chip bytes again.
+on (serve_levels): it counts hits and misses but not its on-chip bytes again. A read-modify-write
+(OP_RMW: a ROP's depth test and write of a line) is the read and then the write, served in one
+lookup at its entry level, which must be `fusable`: the write is a hit on the line the read
+found or allocated, and only the read's fill goes below.
 
 A lookup scans the whole set, with no early exit, so that it compiles to vector compares. (A
 table of the way each line was last found in, tried first, was measured and dropped: below the
@@ -72,10 +75,11 @@ from numba import njit
 
 # The request buffer and the addressing its producers share (defined there, once).
 from .memory_requests import (ALL_LEVELS, M_LINE_BYTES, M_LINE_SHIFT, M_N, M_PACKED,  # noqa: F401
-                              M_SLOTS, OP_FILL, OP_SIZE_SHIFT, OP_STREAM_SHIFT, OP_WRITE,
-                              OP_WRITE_BACK, R_LEVEL, R_LINE, R_N, R_OP, R_TILE, REGION_SHIFT,
-                              REQUESTS, SIZE_MASK, block_layout, block_tile, op_code, op_sized,
-                              request, request_block, request_block_as, request_fetch)
+                              M_SLOTS, OP_FILL, OP_RMW, OP_SIZE_SHIFT, OP_STREAM_SHIFT,
+                              OP_WRITE, OP_WRITE_BACK, OP_WSIZE_SHIFT, R_LEVEL, R_LINE, R_N,
+                              R_OP, R_TILE, REGION_SHIFT, REQUESTS, RMW_BITS, SIZE_MASK,
+                              block_layout, block_tile, op_code, op_sized, request,
+                              request_block, request_block_as, request_fetch)
 
 F_TAG, F_STAMP, F_INFO, F_N = range(4)   # fields of a way
 # bits of F_INFO: dirty, stream (7 bits), compressed size field (11 bits, as the op's), tile + 1
@@ -91,6 +95,18 @@ SURFACE_SLOTS = 128    # named surfaces one model counts apart (slot 0: none)
 WAY_BITS = 6
 MAX_WAYS = 1 << WAY_BITS   # a way's index fits the low bits of an LRU key (stamp << WAY_BITS | way)
 DRAM_BIT = 62          # serve_levels' `own` bit for DRAM
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def fusable(shape, lv, n_lines):
+    """May a producer send level lv a group of up to n_lines consecutive lines (one surface
+    block) as OP_RMW rows (memory_requests.request_block_rmw): every line read, then every
+    line written, served with the same counts, victims and requests below? Where the level
+    allocates writes and holds raw lines (so the write hits what the read left), and the lines
+    fall in n_lines different sets (so no line of the group is another's victim or shares its
+    LRU order: only the stamps' values differ)."""
+    return (shape[lv, SH_WALLOC] != 0 and shape[lv, SH_PACKED] == 0
+            and shape[lv, SH_SETS] >= n_lines)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -123,13 +139,18 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
         counted = (op & OP_WRITE_BACK) == 0
         if counted and (op & OP_FILL) == 0 and not (size == 1 and lv >= 0 and shape[lv, SH_PACKED]):
             acc[A_ONCHIP_WRITE if write else A_ONCHIP_READ, stream] += lb
+        # a read, then a write of the line at the level it enters (OP_RMW): the read below,
+        # the write on the way at that level, where the read left the line
+        rmw = (op & OP_RMW) != 0
+        if rmw and (op & OP_FILL) == 0:
+            acc[A_ONCHIP_WRITE, stream] += lb
         below = -2           # a read miss goes on to this level once its victim is written back
         while True:
             if lv < -1 or (own >> (lv if lv >= 0 else DRAM_BIT)) & 1 == 0:   # not ours: hand on
                 out[n_out, R_LEVEL], out[n_out, R_LINE], out[n_out, R_TILE] = lv, line, tile
                 out[n_out, R_OP] = ((OP_WRITE if write else 0) | (stream << OP_STREAM_SHIFT)
                                     | (OP_FILL if counted else OP_WRITE_BACK)
-                                    | (size << OP_SIZE_SHIFT))
+                                    | (size << OP_SIZE_SHIFT) | ((op & RMW_BITS) if rmw else 0))
                 n_out += 1
             elif lv < 0:
                 moved = lb if size == 0 else size - 1
@@ -185,6 +206,16 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
                     lines[s, F_STAMP, w] = clock
                     if counted:
                         acc[A_HITS, lv] += 1
+                    if rmw:                                  # and the write: a hit too
+                        clock += 1
+                        shape[lv, SH_CLOCK] = clock
+                        lines[s, F_STAMP, w] = clock
+                        acc[A_HITS, lv] += 1
+                        lines[s, F_INFO, w] = ((lines[s, F_INFO, w]
+                                                & ~np.int64(SIZE_MASK << I_SIZE_SHIFT))
+                                               | I_DIRTY | (((op >> OP_WSIZE_SHIFT) & SIZE_MASK)
+                                                            << I_SIZE_SHIFT))
+                        rmw = False
                     if write:      # the line now holds what this write made of it
                         lines[s, F_INFO, w] = ((lines[s, F_INFO, w]
                                                 & ~np.int64(SIZE_MASK << I_SIZE_SHIFT))
@@ -206,6 +237,15 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
                     shape[lv, SH_HELD] |= np.int64(1) << ((line >> region_shift) & 63)
                     lines[s, F_INFO, w] = (((tile + 1) << I_TILE_SHIFT) | (size << I_SIZE_SHIFT)
                                            | (stream << I_STREAM_SHIFT) | (I_DIRTY if write else 0))
+                    if rmw:      # the write, a hit on the line just allocated (fusable)
+                        clock += 1
+                        shape[lv, SH_CLOCK] = clock
+                        lines[s, F_STAMP, w] = clock
+                        acc[A_HITS, lv] += 1
+                        lines[s, F_INFO, w] = (((tile + 1) << I_TILE_SHIFT) | I_DIRTY
+                                               | (((op >> OP_WSIZE_SHIFT) & SIZE_MASK)
+                                                  << I_SIZE_SHIFT) | (stream << I_STREAM_SHIFT))
+                        rmw = False
                     nxt = shape[lv, SH_NEXT]
                     if not write:
                         below = nxt

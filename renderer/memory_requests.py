@@ -10,7 +10,8 @@ addressing it shares with the caches. Defined here once; the serve engine
 
 A buffer is int64 (capacity, R_N), one row per cache line: the level it enters at, the line
 (byte address >> log2 line bytes), op = write | write-back << 1 | stream << 2 | fill << 9 |
-(compressed bytes + 1) << 10 (0: raw; op_sized), and
+(compressed bytes + 1) << 10 (0: raw; op_sized) | read-modify-write << 21 | (the write's
+compressed bytes + 1) << 22 (request_block_rmw), and
 the screen tile it is charged to (-1: none). A byte address is region << REGION_SHIFT | offset:
 one region per surface or buffer, so lines never alias. `meta` is the model's line geometry and
 what its producers and caches share (MemoryModel.state.meta): line bytes, log2 line bytes,
@@ -38,6 +39,13 @@ OP_FILL = 1 << 9       # above the stream's 7 bits: see memory_kernels.serve_lev
 # holds compressed lines the block is packed: its bytes fill its first lines and the rest are
 # empty (a share of 0 bytes), which that cache does not keep (memory_kernels).
 OP_SIZE_SHIFT, SIZE_MASK = 10, 2047
+# A read and then a write of the same line at its entry level, as one row (a ROP's depth test
+# and depth write of a block, a blend's read and write, an HTILE word's): the read's size in
+# the size field, the write's in the next 11 bits. Only for a level that allocates writes and
+# holds raw lines (fusable), where the write then always hits the line the read left: one
+# lookup for two. See memory_kernels.serve_levels.
+OP_RMW, OP_WSIZE_SHIFT = 1 << 21, 22
+RMW_BITS = OP_RMW | (SIZE_MASK << OP_WSIZE_SHIFT)
 ALL_LEVELS = -1        # every level and DRAM (serve_levels' `own`)
 REQUESTS = 1024      # rows of a producer's request buffer: 32 KiB, stays in the L1 data cache
 
@@ -188,6 +196,39 @@ def request_block_as(rq, n, meta, lv, layout, block, mask, op, tile, nbytes):
             if mask & (m << np.uint64(lo)) == 0:
                 continue
             o = op
+        rq[n, R_LEVEL] = lv
+        rq[n, R_LINE] = (base + j * lb) >> shift
+        rq[n, R_OP] = o
+        rq[n, R_TILE] = tile
+        n += 1
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def request_block_rmw(rq, n, meta, lv, layout, block, rmask, wmask, stream, tile, rbytes, wbytes):
+    """request_block_as reading the block (rmask, rbytes) and then writing it (wmask, wbytes),
+    line by line: a line both read and written is one OP_RMW row, a line only read a read.
+    Every line written must be read (the caller's: written pixels were tested, or the read is
+    compressed, whole), and the level must be fusable (memory_kernels): the rows then meet that
+    level's sets as the reads and then the writes would, one set a line."""
+    first, block_bytes, ppl, n_lines = layout
+    lb, shift, packed = meta[M_LINE_BYTES], meta[M_LINE_SHIFT], meta[M_PACKED]
+    base = first + block * block_bytes
+    read_op = stream << OP_STREAM_SHIFT
+    for j in range(n_lines):
+        lo = j * ppl
+        bits = min(ppl, BLOCK * BLOCK - lo)
+        m = ((~np.uint64(0)) if bits == 64 else ((np.uint64(1) << np.uint64(bits)) - np.uint64(1))
+             ) << np.uint64(lo)
+        if rbytes < 0 and rmask & m == 0:
+            continue
+        o = read_op
+        if rbytes >= 0:
+            o |= (line_share(rbytes, j, n_lines, lb, packed) + 1) << OP_SIZE_SHIFT
+        if wbytes >= 0 or wmask & m:
+            o |= OP_RMW
+            if wbytes >= 0:
+                o |= (line_share(wbytes, j, n_lines, lb, packed) + 1) << OP_WSIZE_SHIFT
         rq[n, R_LEVEL] = lv
         rq[n, R_LINE] = (base + j * lb) >> shift
         rq[n, R_OP] = o
