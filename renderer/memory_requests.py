@@ -160,6 +160,15 @@ def block_layout(meta, region, bpp):
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def line_pixels(j, ppl):
+    """The pixels of an 8x8 block (bit y*8+x) in its line j, of ppl pixels a line."""
+    lo = j * ppl
+    bits = min(ppl, BLOCK * BLOCK - lo)
+    m = (~np.uint64(0)) if bits == 64 else ((np.uint64(1) << np.uint64(bits)) - np.uint64(1))
+    return m << np.uint64(lo)
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def request_block(rq, n, meta, lv, layout, block, mask, op, tile):
     """The lines of one 8x8 block of a surface (layout from block_layout) that hold the pixels
     in mask (bit y*8+x). Returns the new count."""
@@ -167,10 +176,7 @@ def request_block(rq, n, meta, lv, layout, block, mask, op, tile):
     lb, shift = meta[M_LINE_BYTES], meta[M_LINE_SHIFT]
     base = first + block * block_bytes
     for j in range(n_lines):
-        lo = j * ppl
-        bits = min(ppl, BLOCK * BLOCK - lo)
-        m = (~np.uint64(0)) if bits == 64 else ((np.uint64(1) << np.uint64(bits)) - np.uint64(1))
-        if mask & (m << np.uint64(lo)):
+        if mask & line_pixels(j, ppl):
             n = request(rq, n, lv, (base + j * lb) >> shift, op, tile)
     return n
 
@@ -190,10 +196,7 @@ def request_block_as(rq, n, meta, lv, layout, block, mask, op, tile, nbytes):
         if nbytes >= 0:
             o = op | ((line_share(nbytes, j, n_lines, lb, packed) + 1) << OP_SIZE_SHIFT)
         else:
-            lo = j * ppl
-            bits = min(ppl, BLOCK * BLOCK - lo)
-            m = (~np.uint64(0)) if bits == 64 else ((np.uint64(1) << np.uint64(bits)) - np.uint64(1))
-            if mask & (m << np.uint64(lo)) == 0:
+            if mask & line_pixels(j, ppl) == 0:
                 continue
             o = op
         rq[n, R_LEVEL] = lv
@@ -216,10 +219,7 @@ def request_block_rmw(rq, n, meta, lv, layout, block, rmask, wmask, stream, tile
     base = first + block * block_bytes
     read_op = stream << OP_STREAM_SHIFT
     for j in range(n_lines):
-        lo = j * ppl
-        bits = min(ppl, BLOCK * BLOCK - lo)
-        m = ((~np.uint64(0)) if bits == 64 else ((np.uint64(1) << np.uint64(bits)) - np.uint64(1))
-             ) << np.uint64(lo)
+        m = line_pixels(j, ppl)
         if rbytes < 0 and rmask & m == 0:
             continue
         o = read_op
