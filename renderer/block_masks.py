@@ -4,7 +4,9 @@ the depth-bound skip)."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
 
 from .binning_kernels import BLOCK
 
@@ -13,17 +15,29 @@ BLOCK_BITS = 3                 # log2(BLOCK)
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def popcount(m):
-    """Set bits of a uint64 (the SWAR count, which LLVM compiles to one popcnt)."""
+    """Set bits of a uint64 (the SWAR count, which LLVM compiles to one popcnt). (llvm.ctpop
+    itself was measured too: sponza's raster, one thread, 6% slower, the tile kernel's code
+    laid out otherwise.)"""
     m = m - ((m >> np.uint64(1)) & np.uint64(0x5555555555555555))
     m = (m & np.uint64(0x3333333333333333)) + ((m >> np.uint64(2)) & np.uint64(0x3333333333333333))
     m = (m + (m >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
     return np.int64((m * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def lowest_bit(m):
-    """Index of the lowest set bit of a non-zero uint64 (the ones below it, counted)."""
-    return popcount((m & (~m + np.uint64(1))) - np.uint64(1))
+@intrinsic
+def lowest_bit(typingctx, m):
+    """Index of the lowest set bit of a 64-bit word (64 for none): llvm.cttz, one tzcnt. (As
+    popcount of the bits below it, LLVM folded the pixel loop's shift into the count and left a
+    15-instruction SWAR sequence in it: spheres' raster, one thread, 4-6% slower.)"""
+    if not isinstance(m, types.Integer) or m.bitwidth != 64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        i64, i1 = ir.IntType(64), ir.IntType(1)
+        fn = builder.module.globals.get("llvm.cttz.i64") or ir.Function(
+            builder.module, ir.FunctionType(i64, [i64, i1]), "llvm.cttz.i64")
+        return builder.call(fn, [args[0], ir.Constant(i1, 0)])      # (0: defined for 0)
+    return types.int64(m), codegen
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
