@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from renderer.block_masks import lowest_bit, popcount, quads_of
+from renderer.block_masks import block_far, block_far_1x, lowest_bit, popcount, quads_of
 
 
 @njit(cache=False)
@@ -34,3 +34,27 @@ def test_bit_helpers_match_python_on_every_single_bit_and_random_words():
         for w, (low, count, quads) in zip(words, got):
             assert low == ((w & -w).bit_length() - 1 if w else 64), hex(w)
             assert count == bin(w).count("1") and quads == _quads(w), hex(w)
+
+
+@njit(cache=False)
+def _far_both(depth, x0, y0):
+    a = block_far(depth, x0, y0, depth.shape[1], depth.shape[0], 1)
+    b = block_far_1x(depth, x0, y0)
+    return a[0], a[1], b[0], b[1]
+
+
+def test_block_far_1x_is_block_far_on_whole_blocks():
+    """Farthest depth and how many samples hold it: ties, all equal, zeros of both signs, NaN,
+    depths at 1 and in between, and random blocks of a few distinct values."""
+    rng = np.random.default_rng(9)
+    blocks = [np.full((8, 8), 0.5, np.float32), np.zeros((8, 8), np.float32),
+              np.full((8, 8), -0.0, np.float32), np.full((8, 8), np.nan, np.float32)]
+    for _ in range(300):
+        b = rng.choice(np.array([0.0, -0.0, 0.25, 0.5, 0.75, 1.0, np.nan], np.float32), (8, 8),
+                       p=[0.1, 0.05, 0.2, 0.2, 0.2, 0.2, 0.05])
+        blocks.append(b if rng.random() < 0.5 else rng.random((8, 8)).astype(np.float32))
+    for b in blocks:
+        depth = np.full((24, 24, 1), 0.9, np.float32)
+        depth[8:16, 16:24, 0] = b
+        z, n, z1, n1 = _far_both(depth, 16, 8)
+        assert (z, n) == (z1, n1) and np.signbit(z) == np.signbit(z1)
