@@ -52,8 +52,18 @@ def quads_of(m):
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def block_far(depth, x0, y0, width, height, n_samples):
     """Farthest stored depth over the samples of the 8x8 block at (x0, y0) inside the target,
-    and how many samples hold it, in one walk. Inline: a call to a compiled function inside an
-    inlined section of rasterize_tile keeps that section's arrays reference-counted."""
+    and how many samples hold it: block_far_1x for a whole block at one sample, else
+    block_far_walk. Inline: a call to a compiled function inside an inlined section of
+    rasterize_tile keeps that section's arrays reference-counted."""
+    if n_samples == 1 and x0 + BLOCK <= width and y0 + BLOCK <= height:
+        return block_far_1x(depth, x0, y0)
+    return block_far_walk(depth, x0, y0, width, height, n_samples)
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def block_far_walk(depth, x0, y0, width, height, n_samples):
+    """block_far sample by sample, in one walk (any block, any sample count; the twin
+    block_far_1x is held to)."""
     z = np.float32(0.0)
     n = 0
     for y in range(y0, min(y0 + BLOCK, height)):

@@ -34,8 +34,7 @@ import numba
 import numpy as np
 
 from . import memory_kernels as mk
-from .memory_kernels import fusable, serve, serve_levels  # noqa: F401  (what kernels hand their
-                                                          # buffers to)
+from .memory_kernels import fusable, serve, serve_levels  # noqa: F401  (for the replay kernels)
 from .memory_requests import MAX_REGIONS      # region ids stay below it: see region()
 from .counters import STREAMS, Counters
 from .formats import FORMATS

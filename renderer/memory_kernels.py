@@ -100,11 +100,11 @@ DRAM_BIT = 62          # serve_levels' `own` bit for DRAM
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def fusable(shape, lv, n_lines):
     """May a producer send level lv a group of up to n_lines consecutive lines (one surface
-    block) as OP_RMW rows (memory_requests.request_block_rmw): every line read, then every
-    line written, served with the same counts, victims and requests below? Where the level
-    allocates writes and holds raw lines (so the write hits what the read left), and the lines
-    fall in n_lines different sets (so no line of the group is another's victim or shares its
-    LRU order: only the stamps' values differ)."""
+    block) as OP_RMW rows (memory_requests.request_block_as with a write): every line read,
+    then every line written, served with the same counts, victims and requests below? Where
+    the level allocates writes and holds raw lines (so the write hits what the read left), and
+    the lines fall in n_lines different sets (so no line of the group is another's victim or
+    shares its LRU order: only the stamps' values differ)."""
     return (shape[lv, SH_WALLOC] != 0 and shape[lv, SH_PACKED] == 0
             and shape[lv, SH_SETS] >= n_lines)
 
@@ -237,7 +237,9 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
                     shape[lv, SH_HELD] |= np.int64(1) << ((line >> region_shift) & 63)
                     lines[s, F_INFO, w] = (((tile + 1) << I_TILE_SHIFT) | (size << I_SIZE_SHIFT)
                                            | (stream << I_STREAM_SHIFT) | (I_DIRTY if write else 0))
-                    if rmw:      # the write, a hit on the line just allocated (fusable)
+                    if rmw:      # the write, a hit on the line just allocated (fusable). (One
+                        # block after both branches, the victim's hand-down moved below it,
+                        # cost the replay's first thread 3%: written in each branch.)
                         clock += 1
                         shape[lv, SH_CLOCK] = clock
                         lines[s, F_STAMP, w] = clock

@@ -11,7 +11,7 @@ addressing it shares with the caches. Defined here once; the serve engine
 A buffer is int64 (capacity, R_N), one row per cache line: the level it enters at, the line
 (byte address >> log2 line bytes), op = write | write-back << 1 | stream << 2 | fill << 9 |
 (compressed bytes + 1) << 10 (0: raw; op_sized) | read-modify-write << 21 | (the write's
-compressed bytes + 1) << 22 (request_block_rmw), and
+compressed bytes + 1) << 22 (request_block_as with a write), and
 the screen tile it is charged to (-1: none). A byte address is region << REGION_SHIFT | offset:
 one region per surface or buffer, so lines never alias. `meta` is the model's line geometry and
 what its producers and caches share (MemoryModel.state.meta): line bytes, log2 line bytes,
@@ -182,49 +182,27 @@ def request_block(rq, n, meta, lv, layout, block, mask, op, tile):
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def request_block_as(rq, n, meta, lv, layout, block, mask, op, tile, nbytes):
+def request_block_as(rq, n, meta, lv, layout, block, mask, op, tile, nbytes, wmask=0, wbytes=-1):
     """A block as it is stored: compressed to nbytes >= 0, every line, each its line_share
     (packed as meta says); raw (nbytes < 0), the lines that hold the pixels in mask (as
-    request_block). One loop that
-    writes its rows itself: the replays call it four times an event, and two inlined helpers
-    behind a branch, each taking the buffer, cost the IMR's replay a fifth more time (numba
-    reference-counts an array handed on where the branches defeat its pruning)."""
+    request_block). With a write after the read (op a read; wmask, wbytes as mask, nbytes for
+    it): a line both read and written is one OP_RMW row. Every line written must be read (the
+    caller's: written pixels were tested, or the read is compressed, whole), and the level must
+    be fusable (memory_kernels): the rows then meet that level's sets as the reads and then the
+    writes would, one set a line. One loop that writes its rows itself: the replays call it
+    four times an event, and two inlined helpers behind a branch, each taking the buffer, cost
+    the IMR's replay a fifth more time (numba reference-counts an array handed on where the
+    branches defeat its pruning)."""
     first, block_bytes, ppl, n_lines = layout
     lb, shift, packed = meta[M_LINE_BYTES], meta[M_LINE_SHIFT], meta[M_PACKED]
     base = first + block * block_bytes
-    for j in range(n_lines):
-        if nbytes >= 0:
-            o = op | ((line_share(nbytes, j, n_lines, lb, packed) + 1) << OP_SIZE_SHIFT)
-        else:
-            if mask & line_pixels(j, ppl) == 0:
-                continue
-            o = op
-        rq[n, R_LEVEL] = lv
-        rq[n, R_LINE] = (base + j * lb) >> shift
-        rq[n, R_OP] = o
-        rq[n, R_TILE] = tile
-        n += 1
-    return n
-
-
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def request_block_rmw(rq, n, meta, lv, layout, block, rmask, wmask, stream, tile, rbytes, wbytes):
-    """request_block_as reading the block (rmask, rbytes) and then writing it (wmask, wbytes),
-    line by line: a line both read and written is one OP_RMW row, a line only read a read.
-    Every line written must be read (the caller's: written pixels were tested, or the read is
-    compressed, whole), and the level must be fusable (memory_kernels): the rows then meet that
-    level's sets as the reads and then the writes would, one set a line."""
-    first, block_bytes, ppl, n_lines = layout
-    lb, shift, packed = meta[M_LINE_BYTES], meta[M_LINE_SHIFT], meta[M_PACKED]
-    base = first + block * block_bytes
-    read_op = stream << OP_STREAM_SHIFT
     for j in range(n_lines):
         m = line_pixels(j, ppl)
-        if rbytes < 0 and rmask & m == 0:
+        if nbytes < 0 and mask & m == 0:
             continue
-        o = read_op
-        if rbytes >= 0:
-            o |= (line_share(rbytes, j, n_lines, lb, packed) + 1) << OP_SIZE_SHIFT
+        o = op
+        if nbytes >= 0:
+            o |= (line_share(nbytes, j, n_lines, lb, packed) + 1) << OP_SIZE_SHIFT
         if wbytes >= 0 or wmask & m:
             o |= OP_RMW
             if wbytes >= 0:

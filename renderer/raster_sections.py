@@ -14,7 +14,7 @@ from .binning_kernels import BLOCK
 from .compression.codecs import DCC_BLOCK, DCC_SECTOR
 from .compression.codecs_kernels import bit_length, granular_bytes
 from .compression.depth_kernels import planes_bytes
-from .block_masks import BLOCK_BITS, block_far, block_far_1x, lowest_bit, popcount
+from .block_masks import BLOCK_BITS, block_far, lowest_bit, popcount
 from .block_ranges import edge_range, rgba8_range, unpack
 from .geometry_kernels import SUBPIXEL, holds_no_sample
 from .raster_schedule import PH_SHADE, PH_VIS
@@ -558,11 +558,8 @@ def flush_events(ev_block, ev_tested, ev_written, base, rejected, tested, writte
             if tested[b] == 0 and written[b] == 0:
                 continue
             if hiz and zmax_stale[b]:
-                x, y = tx0 + bx * BLOCK, ty0 + by * BLOCK
-                if n_samples == 1 and x + BLOCK <= width and y + BLOCK <= height:
-                    zmax[b], at_zmax[b] = block_far_1x(fb_depth, x, y)
-                else:
-                    zmax[b], at_zmax[b] = block_far(fb_depth, x, y, width, height, n_samples)
+                zmax[b], at_zmax[b] = block_far(fb_depth, tx0 + bx * BLOCK, ty0 + by * BLOCK,
+                                                width, height, n_samples)
                 zmax_stale[b] = False
             ev_block[base + n_blk] = gb
             ev_tested[base + n_blk] = tested[b]

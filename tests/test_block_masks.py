@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from renderer.block_masks import block_far, block_far_1x, lowest_bit, popcount, quads_of
+from renderer.block_masks import block_far_1x, block_far_walk, lowest_bit, popcount, quads_of
 
 
 @njit(cache=False)
@@ -38,12 +38,12 @@ def test_bit_helpers_match_python_on_every_single_bit_and_random_words():
 
 @njit(cache=False)
 def _far_both(depth, x0, y0):
-    a = block_far(depth, x0, y0, depth.shape[1], depth.shape[0], 1)
+    a = block_far_walk(depth, x0, y0, depth.shape[1], depth.shape[0], 1)
     b = block_far_1x(depth, x0, y0)
     return a[0], a[1], b[0], b[1]
 
 
-def test_block_far_1x_is_block_far_on_whole_blocks():
+def test_block_far_1x_is_the_walk_on_whole_blocks():
     """Farthest depth and how many samples hold it: ties, all equal, zeros of both signs, NaN,
     depths at 1 and in between, and random blocks of a few distinct values."""
     rng = np.random.default_rng(9)

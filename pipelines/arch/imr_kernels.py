@@ -17,8 +17,8 @@ from renderer.prefetch import prefetch
 from renderer.memory import fusable, serve, serve_levels
 from renderer.memory_requests import (ALL_LEVELS, OP_RMW, OP_WRITE_BACK, REQUESTS, block_layout,
                                       copy_request, line_shift, new_requests, op_code,
-                                      region_base, request, request_block_as, request_block_rmw,
-                                      request_level, request_line)
+                                      region_base, request, request_block_as, request_level,
+                                      request_line)
 
 S_COLOR, S_DEPTH, S_TEXTURE, S_META = (
     STREAM[s] for s in ("color", "depth", "texture", "meta"))
@@ -209,12 +209,12 @@ def replay(mem, ip, work, start, own, out):
             # every line written is read (the written pixels were tested, or the read is whole).
             if z_read and z_write and fuse_z and (z_was >= 0 or (
                     z_bytes < 0 and written & ~tested == 0)):
-                n = request_block_rmw(rq, n, meta, ROP_DEPTH, depth_blocks, blk, tested, written,
-                                      S_DEPTH, tl, z_was, z_bytes)
+                n = request_block_as(rq, n, meta, ROP_DEPTH, depth_blocks, blk, tested, depth_read,
+                                     tl, z_was, written, z_bytes)
                 z_read = z_write = False
             if c_read and fuse_c and (c_was >= 0 or c_bytes < 0):
-                n = request_block_rmw(rq, n, meta, ROP_COLOR, color_blocks, blk, written, written,
-                                      S_COLOR, tl, c_was, c_bytes)
+                n = request_block_as(rq, n, meta, ROP_COLOR, color_blocks, blk, written, color_read,
+                                     tl, c_was, written, c_bytes)
                 c_read = c_write = False
             if z_read:
                 n = request_block_as(rq, n, meta, ROP_DEPTH, depth_blocks, blk, tested, depth_read,
