@@ -199,7 +199,7 @@ def replay(mem, ip, work, start, own, out):
             c_read = read_color and written != 0 and not c_clear
             c_write = written != 0
             z_bytes = ev_zsize[e] if zcomp and z_write else -1
-            c_bytes = ev_size[e] if dcc and written else -1
+            c_bytes = ev_size[e] if dcc and c_write else -1
             z_was = depth_size[blk] if zcomp else -1
             c_was = color_size[blk] if dcc else -1
             # A compressed block (DCC, HTILE) is read and written whole, at the size it was last
@@ -207,33 +207,33 @@ def replay(mem, ip, work, start, own, out):
             # first write to a cleared block fills all of it: the pixels it does not cover take
             # the clear value from the metadata. Read and write go as one row a line where
             # every line written is read (the written pixels were tested, or the read is whole).
-            if z_read and z_write and fuse_z and (z_was >= 0 or (
-                    z_bytes < 0 and written & ~tested == 0)):
+            z_fused = z_read and z_write and fuse_z and (z_was >= 0 or (
+                z_bytes < 0 and written & ~tested == 0))
+            c_fused = c_read and fuse_c and (c_was >= 0 or c_bytes < 0)
+            if z_fused:
                 n = request_block_as(rq, n, meta, ROP_DEPTH, depth_blocks, blk, tested, depth_read,
                                      tl, z_was, written, z_bytes)
-                z_read = z_write = False
-            if c_read and fuse_c and (c_was >= 0 or c_bytes < 0):
+            if c_fused:
                 n = request_block_as(rq, n, meta, ROP_COLOR, color_blocks, blk, written, color_read,
                                      tl, c_was, written, c_bytes)
-                c_read = c_write = False
-            if z_read:
+            if z_read and not z_fused:
                 n = request_block_as(rq, n, meta, ROP_DEPTH, depth_blocks, blk, tested, depth_read,
                                      tl, z_was)
-            if c_read:
+            if c_read and not c_fused:
                 n = request_block_as(rq, n, meta, ROP_COLOR, color_blocks, blk, written,
                                      color_read, tl, c_was)
-            if z_write:
+            if z_write and not z_fused:
                 n = request_block_as(rq, n, meta, ROP_DEPTH, depth_blocks, blk,
                                      ALL if z_clear else written, depth_written, tl, z_bytes)
-            if c_write:
+            if c_write and not c_fused:
                 n = request_block_as(rq, n, meta, ROP_COLOR, color_blocks, blk,
                                      ALL if c_clear else written, color_written, tl, c_bytes)
-            if write_z and written:
+            if z_write:
                 if zcomp:
                     depth_size[blk] = z_bytes
                 if z_clear:
                     cleared_depth[blk] = False
-            if written:
+            if c_write:
                 if dcc:
                     color_size[blk] = c_bytes
                 if c_clear:
