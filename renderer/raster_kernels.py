@@ -409,9 +409,9 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                             width, bx0, by0, tx0, ty0, t, u_word, count_zmax, zmax[bl])
                     else:
                         n_sh, pass_m, vis_m, lowered = fill_pixels(
-                            cov_m, blk_z, winner, fb_depth, fb_shaded, fb_color, sh_x, sh_y, bx0,
-                            by0, tx0, ty0, t, phase, test_depth, depth_write, count_zmax, zmax[bl],
-                            uniform, u0, u1, u2)
+                            cov_m, blk_z, winner_px, tile, depth_px, shaded_px, fb_words, width,
+                            sh_x, sh_y, bx0, by0, tx0, ty0, t, phase, test_depth, depth_write,
+                            count_zmax, zmax[bl], uniform, u_word)
                     n_pass = popcount(pass_m)
                     if count_zmax:
                         at_zmax[bl] -= lowered

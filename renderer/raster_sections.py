@@ -243,13 +243,16 @@ def fill_block(phase, cov_m, blk_z, winner, tile, depth, shaded, words, width, b
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def fill_pixels(cov_m, blk_z, winner, fb_depth, fb_shaded, fb_color, sh_x, sh_y, bx0, by0, tx0,
-                ty0, t, phase, test_depth, depth_write, count_zmax, zmax_bl, uniform, u0, u1, u2):
+def fill_pixels(cov_m, blk_z, winner, tile, depth, shaded, words, width, sh_x, sh_y, bx0, by0, tx0,
+                ty0, t, phase, test_depth, depth_write, count_zmax, zmax_bl, uniform, word):
     """The plain path's pixels: the covered pixels of the block (cov_m) one by one, in any order
     (a triangle's pixels are independent): the depth test (or, shading after HSR, whether t
-    won the pixel), the depth write, the colour where it is one per triangle; the pixels left to
-    shade into sh_x, sh_y. Returns (pixels to shade, pixels that passed, pixels PH_VIS won,
-    samples at the block's zmax it lowered)."""
+    won the pixel), the depth write, the colour where it is one per triangle (`word`, as
+    fill_block); the pixels left to shade into sh_x, sh_y (shade_pixels writes them whole).
+    The targets flat, as fill_block's. The depth test's outcome is a select, not a branch: on a
+    dense mesh it is a coin toss (spheres' far halves), and a mispredicted branch a pixel cost
+    more than the writes of the pixels that fail. Returns (pixels to shade, pixels that passed,
+    pixels PH_VIS won, samples at the block's zmax it lowered)."""
     n_sh = 0
     pass_m = np.uint64(0)
     left = cov_m
@@ -260,34 +263,30 @@ def fill_pixels(cov_m, blk_z, winner, fb_depth, fb_shaded, fb_color, sh_x, sh_y,
         left &= left - np.uint64(1)
         lx = bx0 + (p & (BLOCK - 1))
         ly = by0 + (p >> BLOCK_BITS)
-        zf = blk_z[p]                # (not read in PH_SHADE: no depth there)
-        bit = np.uint64(1) << np.uint64(p)
+        i = np.uint64(ly * width + lx)
+        w = np.uint64((ly - ty0) * tile + lx - tx0)
         if phase == PH_SHADE:
-            if winner[ly - ty0, lx - tx0, 0] != t:
-                continue
-        elif test_depth and not zf < fb_depth[ly, lx, 0]:
-            continue
-        if count_zmax:
-            lowered += fb_depth[ly, lx, 0] == zmax_bl
-        if phase == PH_VIS:
-            winner[ly - ty0, lx - tx0, 0] = t
-            vis_m |= bit
+            ok = winner[w] == t
+        else:
+            zf, old = blk_z[p], depth[i]      # (no depth read in PH_SHADE)
+            ok = zf < old or not test_depth
+            if count_zmax:
+                lowered += ok & (old == zmax_bl)
             if depth_write:
-                fb_depth[ly, lx, 0] = zf
+                depth[i] = zf if ok else old
+        bit = np.uint64(ok) << np.uint64(p)
+        if phase == PH_VIS:
+            winner[w] = t if ok else winner[w]
+            vis_m |= bit
             continue
         pass_m |= bit
-        fb_shaded[ly, lx] += 1
-        if depth_write:
-            fb_depth[ly, lx, 0] = zf
+        shaded[i] += ok
         if uniform:
-            fb_color[ly, lx, 0, 0] = u0
-            fb_color[ly, lx, 0, 1] = u1
-            fb_color[ly, lx, 0, 2] = u2
+            words[i] = word if ok else words[i]
         else:                # shaded after the loop, the block's pixels at once
             sh_x[n_sh] = lx
             sh_y[n_sh] = ly
-            n_sh += 1
-        fb_color[ly, lx, 0, 3] = 255
+            n_sh += ok
     return n_sh, pass_m, vis_m, lowered
 
 
@@ -328,6 +327,7 @@ def shade_pixels(sh_x, sh_y, sh_r, sh_g, sh_b, n_sh, fb_color, edges, inv_w, nor
         fb_color[sh_y[j], sh_x[j], 0, 0] = sh_r[j]
         fb_color[sh_y[j], sh_x[j], 0, 1] = sh_g[j]
         fb_color[sh_y[j], sh_x[j], 0, 2] = sh_b[j]
+        fb_color[sh_y[j], sh_x[j], 0, 3] = 255
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
