@@ -182,9 +182,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     quad_lines = np.empty(32, np.int64)
     sh_x = np.empty(BLOCK * BLOCK, np.int64)       # pixels a block shades (fill_fast), and
     sh_y = np.empty(BLOCK * BLOCK, np.int64)       # their colours
-    sh_r = np.empty(BLOCK * BLOCK, np.uint8)
-    sh_g = np.empty(BLOCK * BLOCK, np.uint8)
-    sh_b = np.empty(BLOCK * BLOCK, np.uint8)
+    sh_word = np.empty(BLOCK * BLOCK, np.uint32)
     blk_z = np.empty(BLOCK * BLOCK, np.float32)    # fill_fast: each pixel's depth
     A = np.empty(3, np.int64)
     B = np.empty(3, np.int64)
@@ -435,7 +433,7 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                     if phase == PH_SHADE:
                         k_hsr_shaded += n_pass
                     # the pixels left to shade, the block's at once (vectorised)
-                    shade_pixels(sh_x, sh_y, sh_r, sh_g, sh_b, n_sh, fb_color, edges, (w0, w1, w2),
+                    shade_pixels(sh_x, sh_y, sh_word, n_sh, fb_words, width, edges, (w0, w1, w2),
                                  normals, (br, bg, bb), lit, is_back, light_s)
                     if tight:
                         zbound[bl] = min(zbound[bl], np.float32(zhi + 1e-6))

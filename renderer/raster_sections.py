@@ -292,10 +292,11 @@ def fill_pixels(cov_m, blk_z, winner, tile, depth, shaded, words, width, sh_x, s
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def shade_pixels(sh_x, sh_y, sh_r, sh_g, sh_b, n_sh, fb_color, edges, inv_w, normals, base, lit,
+def shade_pixels(sh_x, sh_y, sh_word, n_sh, words, width, edges, inv_w, normals, base, lit,
                  is_back, light_s):
     """The plain path's shading: base colour, Lambert on the interpolated normal where lit, for
-    the n_sh pixels (sh_x, sh_y; their colours into sh_r, sh_g, sh_b), written to fb_color. In a
+    the n_sh pixels (sh_x, sh_y; their RGBA8 words into sh_word), written to the colour target
+    (words: one a pixel, flat at `width`, as fill_pixels'). In a
     loop with no branch in its body, which LLVM runs four pixels per instruction: square roots
     and divisions are most of a fragment's cost. The count is rounded up to whole vectors, the
     last pixel repeated (the copies are never written): a small triangle's 10-20 pixels
@@ -321,14 +322,10 @@ def shade_pixels(sh_x, sh_y, sh_r, sh_g, sh_b, n_sh, fb_color, edges, inv_w, nor
             sr, sg, sb = lambert(sr, sg, sb, p0 * n00 + p1 * n10 + p2 * n20,
                                  p0 * n01 + p1 * n11 + p2 * n21,
                                  p0 * n02 + p1 * n12 + p2 * n22, is_back, light_s)
-        sh_r[j] = quantize(sr)
-        sh_g[j] = quantize(sg)
-        sh_b[j] = quantize(sb)
+        sh_word[j] = (np.uint32(quantize(sr)) | (np.uint32(quantize(sg)) << np.uint32(8))
+                      | (np.uint32(quantize(sb)) << np.uint32(16)) | np.uint32(0xFF000000))
     for j in range(n_sh):
-        fb_color[sh_y[j], sh_x[j], 0, 0] = sh_r[j]
-        fb_color[sh_y[j], sh_x[j], 0, 1] = sh_g[j]
-        fb_color[sh_y[j], sh_x[j], 0, 2] = sh_b[j]
-        fb_color[sh_y[j], sh_x[j], 0, 3] = 255
+        words[np.uint64(sh_y[j] * width + sh_x[j])] = sh_word[j]
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
