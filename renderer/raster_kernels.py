@@ -455,9 +455,9 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                         if phase == PH_IMR:
                             k_quads += 1
                         n_shade, n_frag, n_samp, n_early, n_cand = quad_visibility(
-                            lane_cov, lane_pass, lane_z, winner, fb_depth, touched, tested, written,
-                            zmax_stale, qx, qy, tx0, ty0, nbx, t, phase, late, hsr, test_depth,
-                            depth_write, n_samples)
+                            lane_cov, lane_pass, lane_z, winner, depth_px, width, touched, tested,
+                            written, zmax_stale, qx, qy, tx0, ty0, nbx, t, phase, late, hsr,
+                            test_depth, depth_write, n_samples)
                         k_fragments += n_frag
                         k_samples += n_samp
                         k_early_z_killed += n_early
@@ -502,8 +502,8 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                                        tex_sampler, textured, ti, level, frac, (br, bg, bb, ba),
                                        lit, is_back, light_s)
                         n_sh, n_hsr_sh, n_alpha, n_late, n_wr, n_blend = quad_rop(
-                            lane_pass, lane_z, lane_rgba, rgba, fb_color, fb_depth, fb_shaded,
-                            tested, written, zmax_stale, (qx, qy, tx0, ty0, nbx), n_samples,
+                            lane_pass, lane_z, lane_rgba, rgba, fb_words, depth_px, shaded_px,
+                            tested, written, zmax_stale, (qx, qy, tx0, ty0, nbx, width), n_samples,
                             uniform, phase, (late, hsr, test_depth, alpha_cutoff[d], blend,
                                              depth_write))
                         k_shaded += n_sh

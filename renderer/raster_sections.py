@@ -372,14 +372,15 @@ def quad_coverage(qx, qy, x0, y0, x1, y1, edges, bias, full, sample_e, sample_x,
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def quad_visibility(lane_cov, lane_pass, lane_z, winner, fb_depth, touched, tested, written,
+def quad_visibility(lane_cov, lane_pass, lane_z, winner, depth, width, touched, tested, written,
                     zmax_stale, qx, qy, tx0, ty0, nbx, t, phase, late, hsr, test_depth,
                     depth_write, n_samples):
     """Which covered lanes of the quad go on to shading (lane_pass: their samples): early Z, or
     with HSR the visibility phase (PH_VIS: winners and depth, nothing shaded) and the shading
     phase (PH_SHADE: the samples t won); alpha-tested fragments in immediate mode go on whole
     (alpha test first, then late Z). Returns (lanes to shade, fragments, covered samples,
-    fragments early Z killed, fragments PH_VIS let through)."""
+    fragments early Z killed, fragments PH_VIS let through). depth: the target flat (a depth a
+    sample, rows of `width` pixels), indexed unsigned as the winners are (no index to wrap)."""
     n_shade = n_frag = n_samp = n_early = n_cand = 0
     for lane in range(4):
         cov = lane_cov[lane]
@@ -391,7 +392,8 @@ def quad_visibility(lane_cov, lane_pass, lane_z, winner, fb_depth, touched, test
         if phase == PH_SHADE:        # the samples this triangle won
             passed = 0
             for s in range(n_samples):
-                if (cov >> s) & 1 and winner[ly - ty0, lx - tx0, s] == t:
+                if (cov >> s) & 1 and winner[np.uint64(ly - ty0), np.uint64(lx - tx0),
+                                             np.uint64(s)] == t:
                     passed |= 1 << s
             if passed:
                 lane_pass[lane] = passed
@@ -413,7 +415,8 @@ def quad_visibility(lane_cov, lane_pass, lane_z, winner, fb_depth, touched, test
         passed = cov
         if test_depth:
             tested[b] |= bit
-            passed = depth_test(fb_depth, ly, lx, cov, lane_z, lane, n_samples)
+            passed = depth_test(depth, np.uint64((ly * width + lx) * n_samples), cov, lane_z, lane,
+                                n_samples)
         if passed == 0:
             n_early += 1
         elif phase == PH_VIS:
@@ -421,9 +424,9 @@ def quad_visibility(lane_cov, lane_pass, lane_z, winner, fb_depth, touched, test
             written[b] |= bit
             for s in range(n_samples):
                 if (passed >> s) & 1:
-                    winner[ly - ty0, lx - tx0, s] = t
+                    winner[np.uint64(ly - ty0), np.uint64(lx - tx0), np.uint64(s)] = t
                     if depth_write:
-                        fb_depth[ly, lx, s] = lane_z[lane, s]
+                        depth[np.uint64((ly * width + lx) * n_samples + s)] = lane_z[lane, s]
                         zmax_stale[b] = True
         else:
             lane_pass[lane] = passed
@@ -484,15 +487,16 @@ def quad_shade(lane_pass, lane_attr, lane_rgba, tex_data, tex_levels, tex_sample
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def quad_rop(lane_pass, lane_z, lane_rgba, rgba, fb_color, fb_depth, fb_shaded, tested, written,
-             zmax_stale, where, n_samples, uniform, phase, rop):
+def quad_rop(lane_pass, lane_z, lane_rgba, rgba, words, depth, shaded, tested, written, zmax_stale,
+             where, n_samples, uniform, phase, rop):
     """Send the quad's passing lanes to the ROP, each in its colour (quad_shade's lane_rgba, or
     rgba for a uniform triangle): the alpha test and late Z for alpha-tested fragments, then
     blend or write the samples that passed. Returns (shaded, of which after HSR, alpha killed,
-    late Z killed, written, blended). where: the quad's corner and the tile's (qx, qy, tx0, ty0,
-    blocks per tile row); rop: (alpha-tested, HSR, depth test, alpha cutoff, blend, depth
-    write)."""
-    qx, qy, tx0, ty0, nbx = where
+    late Z killed, written, blended). The targets flat (words: RGBA8 a sample; depth: a depth a
+    sample; shaded: a count a pixel); where: the quad's corner, the tile's and the target's
+    width (qx, qy, tx0, ty0, blocks per tile row, width); rop: (alpha-tested, HSR, depth test,
+    alpha cutoff, blend, depth write)."""
+    qx, qy, tx0, ty0, nbx, width = where
     late, hsr, test_depth, alpha_cutoff, blend, depth_write = rop
     n_shaded = n_hsr_shaded = n_alpha = n_late = n_written = n_blended = 0
     for lane in range(4):
@@ -509,7 +513,9 @@ def quad_rop(lane_pass, lane_z, lane_rgba, rgba, fb_color, fb_depth, fb_shaded, 
         n_shaded += 1
         if phase == PH_SHADE:
             n_hsr_shaded += 1
-        fb_shaded[ly, lx] += 1
+        px = np.uint64(ly * width + lx)
+        at = px * np.uint64(n_samples)            # the pixel's first sample
+        shaded[px] += 1
         b = ((ly - ty0) >> BLOCK_BITS) * nbx + ((lx - tx0) >> BLOCK_BITS)
         bit = np.uint64(1) << np.uint64(((ly & (BLOCK - 1)) << BLOCK_BITS) + (lx & (BLOCK - 1)))
         if late:
@@ -518,7 +524,7 @@ def quad_rop(lane_pass, lane_z, lane_rgba, rgba, fb_color, fb_depth, fb_shaded, 
                 continue
             if test_depth and not hsr:
                 tested[b] |= bit
-                passed = depth_test(fb_depth, ly, lx, passed, lane_z, lane, n_samples)
+                passed = depth_test(depth, at, passed, lane_z, lane, n_samples)
             if passed == 0:
                 n_late += 1
                 continue
@@ -527,7 +533,7 @@ def quad_rop(lane_pass, lane_z, lane_rgba, rgba, fb_color, fb_depth, fb_shaded, 
             written[b] |= bit
         if blend:
             n_blended += 1
-        write_samples(fb_color, fb_depth, ly, lx, passed, lane_z, lane, n_samples, sr, sg, sb, sa,
+        write_samples(words, depth, at, passed, lane_z, lane, n_samples, sr, sg, sb, sa,
                       depth_write, blend)
         zmax_stale[b] |= depth_write
     return n_shaded, n_hsr_shaded, n_alpha, n_late, n_written, n_blended
