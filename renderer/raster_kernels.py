@@ -39,7 +39,7 @@ from .raster_sections import (FILL_BLOCK_MIN, RULE_Z_INIT, block_coverage, block
                               quad_from_mask, quad_rop, quad_shade, quad_visibility, shade_pixels,
                               still_wins)
 from .rop import CLEAR_DEPTH, CLEAR_Z
-from .rop_kernels import quantize
+from .rop_kernels import quantize, rgba8_word
 from .shade_kernels import shade_fragment, texture_lod
 from .texture_l1 import L1_LINE_SHIFT, L1_SETS, L1_WAYS, footprint_lines, l1_access
 
@@ -266,15 +266,12 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
             v_normal[t, 0, 0] == v_normal[t, 1, 0] == v_normal[t, 2, 0]
             and v_normal[t, 0, 1] == v_normal[t, 1, 1] == v_normal[t, 2, 1]
             and v_normal[t, 0, 2] == v_normal[t, 1, 2] == v_normal[t, 2, 2]))
-        u0 = u1 = u2 = np.uint8(0)
         u_word = np.uint32(0)            # fill_block's: as fb_words holds it (little-endian)
         if uniform:
             shade_fragment(base_color, texture, unlit, tex_data, tex_levels, tex_sampler, light, d,
                            v_normal[t, 0, 0], v_normal[t, 0, 1], v_normal[t, 0, 2], back[t], 0.0,
                            0.0, 0, rgba)
-            u0, u1, u2 = quantize(rgba[0]), quantize(rgba[1]), quantize(rgba[2])
-            u_word = (np.uint32(u0) | (np.uint32(u1) << np.uint32(8))
-                      | (np.uint32(u2) << np.uint32(16)) | np.uint32(0xFF000000))
+            u_word = rgba8_word(quantize(rgba[0]), quantize(rgba[1]), quantize(rgba[2]), 255)
         # The plain path: opaque, untextured, one sample; one colour, or Lambert on the
         # interpolated normal computed right there (the same arithmetic as the general path).
         # (Visibility alone, PH_VIS, reads no texture: textured triangles take it there too.)

@@ -19,7 +19,7 @@ from .block_ranges import edge_range, rgba8_range, unpack
 from .geometry_kernels import SUBPIXEL, holds_no_sample
 from .raster_schedule import PH_SHADE, PH_VIS
 from .rop import CLEAR_COLOR, CLEAR_DEPTH, CLEAR_SHADED, CLEAR_WORD, CLEAR_Z
-from .rop_kernels import depth_test, quantize, write_samples
+from .rop_kernels import depth_test, quantize, rgba8_word, write_samples
 from .shade_kernels import filter_texture, lambert
 
 SHADE_VEC = 4          # pixels per vector of the plain path's shading loop (AVX2, float64)
@@ -322,8 +322,7 @@ def shade_pixels(sh_x, sh_y, sh_word, n_sh, words, width, edges, inv_w, normals,
             sr, sg, sb = lambert(sr, sg, sb, p0 * n00 + p1 * n10 + p2 * n20,
                                  p0 * n01 + p1 * n11 + p2 * n21,
                                  p0 * n02 + p1 * n12 + p2 * n22, is_back, light_s)
-        sh_word[j] = (np.uint32(quantize(sr)) | (np.uint32(quantize(sg)) << np.uint32(8))
-                      | (np.uint32(quantize(sb)) << np.uint32(16)) | np.uint32(0xFF000000))
+        sh_word[j] = rgba8_word(quantize(sr), quantize(sg), quantize(sb), 255)
     for j in range(n_sh):
         words[np.uint64(sh_y[j] * width + sh_x[j])] = sh_word[j]
 
