@@ -187,17 +187,22 @@ def _emit_corner(o, k, x, y, z, inv_w, b0, b1, b2, flat, fn0, fn1, fn2, normal, 
     """Corner k of setup triangle o: window position, depth and 1/w as given; the normal (the
     face's when flat) and uv weighed from the input triangle's corners i0, i1, i2 by (b0, b1,
     b2), in one order for clipped and whole triangles alike, so both give the same bits."""
-    out_x[o, k] = x
-    out_y[o, k] = y
-    out_z[o, k] = z
-    out_inv_w[o, k] = inv_w
+    # unsigned subscripts: numba wraps a negative index, a compare and an add at each of the
+    # corner's 9 stores and 15 loads (the write pass of spheres' setup, one thread: 7.2-7.5 ms
+    # -> 6.1-6.3)
+    r, c = np.uint64(o), np.uint64(k)
+    u0, u1, u2 = np.uint64(i0), np.uint64(i1), np.uint64(i2)
+    out_x[r, c] = x
+    out_y[r, c] = y
+    out_z[r, c] = z
+    out_inv_w[r, c] = inv_w
     for j in range(3):
         if flat:
-            out_normal[o, k, j] = fn0 if j == 0 else (fn1 if j == 1 else fn2)
+            out_normal[r, c, j] = fn0 if j == 0 else (fn1 if j == 1 else fn2)
         else:
-            out_normal[o, k, j] = b0 * normal[i0, j] + b1 * normal[i1, j] + b2 * normal[i2, j]
+            out_normal[r, c, j] = b0 * normal[u0, j] + b1 * normal[u1, j] + b2 * normal[u2, j]
     for j in range(2):
-        out_uv[o, k, j] = b0 * uv[i0, j] + b1 * uv[i1, j] + b2 * uv[i2, j]
+        out_uv[r, c, j] = b0 * uv[u0, j] + b1 * uv[u1, j] + b2 * uv[u2, j]
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
