@@ -4,11 +4,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from renderer.atomics import fetch_add
+
 from .layouts_kernels import L_BVH8
 from .traverse4_kernels import trace_chunk
 from .traverse8_kernels import trace_chunk8, trace_chunk8_fast
 
-BANDS = 32            # trace gives each thread a run of chunks in each of this many bands
+RUN = 32              # chunks a thread takes from the shared cursor at a time (4096 rays)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -50,17 +52,17 @@ def trace(tree, job, ah, out, n_threads, fast):
     are opened in _trace_chunks, not here: a parallel loop that writes arrays taken out of a
     struct before it is compiled wrong by numba 0.68, which swaps them.)
 
-    The cost of rays varies across an image (sky, then geometry), and a prange hands each of
-    its n_threads threads one fixed share, so a thread's share is a run of chunks from each of
-    BANDS bands of the rays: every thread gets about the same work, in consecutive chunks."""
+    The cost of rays varies across an image (sky, then geometry), and so does a thread's speed
+    (another process on its core): each thread takes the next run of RUN chunks from a shared
+    cursor (renderer.atomics) until none is left, so none waits for another's fixed share.
+    What a ray gives does not depend on the thread that traced it."""
     chunk = job.chunk
     n_chunks = (job.rays.shape[0] + chunk - 1) // chunk
-    per_band = (n_chunks + BANDS - 1) // BANDS
-    per_run = (per_band + n_threads - 1) // n_threads
+    cursor = np.zeros(1, np.int64)
     for w in prange(n_threads):
-        redo = np.empty(per_run * chunk if fast else 0, np.int64)
-        for band in range(BANDS):
-            c0 = band * per_band + w * per_run
-            c1 = min(c0 + per_run, (band + 1) * per_band, n_chunks)
-            if c0 < c1:
-                _trace_chunks(tree, job, ah, out, c0, c1, fast, redo)
+        redo = np.empty(RUN * chunk if fast else 0, np.int64)
+        while True:
+            c0 = fetch_add(cursor, RUN)
+            if c0 >= n_chunks:
+                break
+            _trace_chunks(tree, job, ah, out, c0, min(c0 + RUN, n_chunks), fast, redo)

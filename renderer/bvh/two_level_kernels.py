@@ -22,13 +22,16 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
+from renderer.atomics import fetch_add
+
 from .box8_kernels import box8, entry_planes, lim32, tame
 from .layouts_kernels import L_BVH8
 from .traverse4_kernels import walk
+from .trace_kernels import RUN
 from .traverse8_kernels import walk8
 from .traverse_kernels import (BOX_EPS, C_CLOCKS, C_FILLS, C_N, C_OVERFLOWS, C_POPS, C_PUSHES,
                                C_RESTARTS, C_SPILLS, C_STEPS, FLAG_ANY_HIT, R_DX, R_DY, R_DZ, R_N,
-                               R_OX, R_OY, R_OZ, R_TMAX, R_TMIN, REC_FILL, REC_PARENT, REC_SHIFT,
+                               R_OX, R_OY, R_OZ, R_TMAX, R_TMIN, REC_FILL, REC_SHIFT,
                                REC_INSTANCE, REC_SPILL, REC_TLAS, REC_TLAS_PARENT, SPILL_SLOTS,
                                RayJob, make_scratch, next_after, TraceOut, _inv, _slab, pop_nearest,
                                spill_push, spill_records)
@@ -40,7 +43,6 @@ EMPTY = -(1 << 62)        # an unused TLAS child slot
 T_STEPS, T_NODES, T_TESTS, T_INSTANCES, T_REFETCH, T_PARENT_READS, T_N = range(7)
 TLAS_COUNTER_NAMES = ("tlas.steps", "tlas.nodes.box", "tlas.tests.box", "instances",
                       "tlas.nodes.refetch", "tlas.parent_reads")
-BANDS = 32
 
 
 class Tlas(NamedTuple):
@@ -275,16 +277,17 @@ def trace_chunk2(tlas, blas, job, ah, out, tl_costs, r0, r1, rec0, rec_cap):
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def trace2(tlas, blas, job, ah, out, tl_costs, n_threads):
     """All rays of `job` through the two levels, parallel over chunks of job.chunk rays, each
-    thread a run of chunks in each of BANDS bands (as trace_kernels.trace); chunk c records into
-    out.rec[c * out.rec_cap:] and its count into out.rec_n[c]."""
+    thread taking the next RUN chunks from a shared cursor (as trace_kernels.trace); chunk c
+    records into out.rec[c * out.rec_cap:] and its count into out.rec_n[c]."""
     chunk = job.chunk
     n_chunks = (job.rays.shape[0] + chunk - 1) // chunk
-    per_band = (n_chunks + BANDS - 1) // BANDS
-    per_run = (per_band + n_threads - 1) // n_threads
+    cursor = np.zeros(1, np.int64)
     for w in prange(n_threads):
-        for band in range(BANDS):
-            c0 = band * per_band + w * per_run
-            for c in range(c0, min(c0 + per_run, (band + 1) * per_band, n_chunks)):
+        while True:
+            c0 = fetch_add(cursor, RUN)
+            if c0 >= n_chunks:
+                break
+            for c in range(c0, min(c0 + RUN, n_chunks)):
                 _chunk2(tlas, blas, job, ah, out, tl_costs, c)
 
 
