@@ -79,6 +79,36 @@ def test_two_level_agrees_with_embree_on_the_flattened_geometry(spheres):
     assert both.mean() > 0.3
 
 
+def test_threads_share_the_rays_and_change_nothing(spheres):
+    """The traversal's threads take runs of chunks from a shared cursor (trace_kernels.RUN):
+    every ray is traced once, and what it gives does not depend on the thread or the run. The
+    whole batch on one thread and on all must equal the rays traced a hundred at a time (one
+    run each), for the flat bvh8 (its fast kernel) and bvh4 and the two-level bvh8."""
+    import numba
+    from renderer.bvh.trace_kernels import RUN
+    from renderer.bvh.traverse import CHUNK
+    tris = Triangles.of_scene(spheres)
+    rays = np.concatenate([camera_rays(spheres.camera, 160, 90), random_rays(tris, 4000, 7)])
+    assert len(rays) > 3 * RUN * CHUNK            # several runs for the cursor to hand out
+    flat8, flat4 = build_layout(tris, "bvh8"), build_layout(tris, "bvh4")
+    two = build_two_level(spheres.draws, "bvh8")
+    tracers = {"bvh8": lambda r: trace_rays(flat8, r)[0], "bvh4": lambda r: trace_rays(flat4, r)[0],
+               "two-level": lambda r: trace_two_level(two, r)[0]}
+    threads = numba.get_num_threads()
+    try:
+        for name, trace_of in tracers.items():
+            parts = [trace_of(rays[i:i + 100]) for i in range(0, len(rays), 100)]
+            want = [np.concatenate([getattr(p, f) for p in parts]) for f in ("prim", "t", "counts")]
+            assert (want[0] >= 0).mean() > 0.3
+            for k in sorted({1, threads}):
+                numba.set_num_threads(k)
+                got = trace_of(rays)
+                for f, w in zip(("prim", "t", "counts"), want):
+                    assert np.array_equal(getattr(got, f), w), (name, k, f)
+    finally:
+        numba.set_num_threads(threads)
+
+
 def two_triangles_scene(dx: float) -> Scene:
     """One triangle mesh drawn twice: at z = 1 and, moved by dx in x and scaled 2x, at z = 2,
     both facing a ray from the origin along +z."""
