@@ -10,7 +10,16 @@ from .layouts_kernels import L_BVH8
 from .traverse4_kernels import trace_chunk
 from .traverse8_kernels import trace_chunk8, trace_chunk8_fast
 
-RUN = 32              # chunks a thread takes from the shared cursor at a time (4096 rays)
+RUN = 32              # chunks a thread takes from the shared cursor at a time (4096 rays),
+RUNS_PER_THREAD = 8   # or fewer, so that a small batch still gives each thread this many runs
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def run_length(n_chunks, n_threads):
+    """Chunks a thread takes from the cursor at a time: RUN, fewer for a batch too small to
+    give each of n_threads RUNS_PER_THREAD runs of RUN (the last run's thread would finish
+    alone: 10,000 rays in runs of RUN are three runs on two threads)."""
+    return max(1, min(RUN, n_chunks // (RUNS_PER_THREAD * n_threads)))
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -58,11 +67,12 @@ def trace(tree, job, ah, out, n_threads, fast):
     What a ray gives does not depend on the thread that traced it."""
     chunk = job.chunk
     n_chunks = (job.rays.shape[0] + chunk - 1) // chunk
+    run = run_length(n_chunks, n_threads)
     cursor = np.zeros(1, np.int64)
     for w in prange(n_threads):
-        redo = np.empty(RUN * chunk if fast else 0, np.int64)
+        redo = np.empty(run * chunk if fast else 0, np.int64)
         while True:
-            c0 = fetch_add(cursor, RUN)
+            c0 = fetch_add(cursor, run)
             if c0 >= n_chunks:
                 break
-            _trace_chunks(tree, job, ah, out, c0, min(c0 + RUN, n_chunks), fast, redo)
+            _trace_chunks(tree, job, ah, out, c0, min(c0 + run, n_chunks), fast, redo)
