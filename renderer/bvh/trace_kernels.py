@@ -10,8 +10,8 @@ from .layouts_kernels import L_BVH8
 from .traverse4_kernels import trace_chunk
 from .traverse8_kernels import trace_chunk8, trace_chunk8_fast
 
-RUN = 32              # chunks a thread takes from the shared cursor at a time (4096 rays),
-RUNS_PER_THREAD = 8   # or fewer, so that a small batch still gives each thread this many runs
+RUN = 32              # chunks a thread takes from the shared cursor at a time (4096 rays), at most
+RUNS_PER_THREAD = 8   # runs a thread gets at least, where the batch is too small for runs of RUN
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -62,8 +62,8 @@ def trace(tree, job, ah, out, n_threads, fast):
     struct before it is compiled wrong by numba 0.68, which swaps them.)
 
     The cost of rays varies across an image (sky, then geometry), and so does a thread's speed
-    (another process on its core): each thread takes the next run of RUN chunks from a shared
-    cursor (renderer.atomics) until none is left, so none waits for another's fixed share.
+    (another process on its core): each thread takes the next run of chunks (run_length) from a
+    shared cursor (renderer.atomics) until none is left, so none waits for another's fixed share.
     What a ray gives does not depend on the thread that traced it."""
     chunk = job.chunk
     n_chunks = (job.rays.shape[0] + chunk - 1) // chunk
