@@ -158,12 +158,20 @@ def test_pipelined_serve_refuses_levels_fed_by_others():
 @pytest.mark.parametrize("scene,preset,samples,rows", [("sponza", "imr-baseline", 1, None),
                                                        ("spot", "amd-rdna2", 4, None),
                                                        ("particles", "amd-gcn", 1, None),
-                                                       ("sponza", "amd-rdna2", 1, 8)])
+                                                       ("sponza", "amd-rdna2", 1, 8),
+                                                       ("particles", "amd-rdna3", 1, 8),
+                                                       ("particles", "amd-rdna2", 4, 8),
+                                                       ("particles", "amd-gcn", 1, 8),
+                                                       ("spot", "amd-gcn", 4, 8),
+                                                       ("sponza", "imr-baseline", 1, 8),
+                                                       ("particles", "amd-gcn", 4, 8)])
 def test_pipelined_replay_matches_one_thread(monkeypatch, scene, preset, samples, rows):
     """The IMR's replay on two threads (ROP caches here, L2 and below there, fetches and texel
     blocks handed on as marks) gives every counter and DRAM tile byte of one thread serving all;
     also when the hand-on buffers start too small for one item and must grow, and when the
-    colour cache moves to the second thread part way."""
+    colour cache moves to the second thread part way (its requests then handed on as colour
+    marks: DCC sizes, blending's fused read and write, a fast-cleared block's first write at
+    4x with no DCC, which spot on amd-gcn is)."""
     import renderer.memory as memory
     from pipelines import render
 
