@@ -25,6 +25,7 @@ import numpy as np
 from numba import njit
 
 from .binning_kernels import BLOCK
+from .block_masks import lowest_bit
 
 REGION_SHIFT = 40    # byte address = region << 40 | offset: one region per surface or buffer
 MAX_REGIONS = 1 << 16     # region ids stay below it (memory.MemoryModel.region)
@@ -144,17 +145,21 @@ def op_sized(write, stream, nbytes):
 def line_share(nbytes, j, k, lb, packed):
     """Line j's share of a block of k lines of lb bytes compressed to nbytes: packed, the lines
     its bytes fill, in order (a cache that holds compressed lines keeps no more); else spread
-    evenly, whole bytes, the remainder to the first lines. Either way they sum to nbytes."""
+    evenly, whole bytes, the remainder to the first lines. Either way they sum to nbytes.
+    k is a power of two (block_layout's, as the line and the pixel are), so the quotient is a
+    shift: the two integer divisions of a fused row's shares were 13% of the IMR replay
+    kernel's samples (spheres, amd-rdna2, 1080p, Linux perf)."""
     if packed:
         return min(lb, max(0, nbytes - j * lb))
-    return nbytes // k + (1 if j < nbytes % k else 0)
+    return (nbytes >> lowest_bit(np.uint64(k))) + (1 if j < nbytes & (k - 1) else 0)
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
 def block_layout(meta, region, bpp):
     """A block-linear surface (region, bpp = bytes per pixel with all its samples; the wrapper
     checks that bpp divides the line) as request_block walks it: (first byte, bytes per 8x8
-    block, pixels per line, lines per block at most)."""
+    block, pixels per line, lines per block at most: a power of two, as bpp divides the line's
+    power of two bytes)."""
     ppl = meta[M_LINE_BYTES] // bpp
     return region << REGION_SHIFT, BLOCK * BLOCK * bpp, ppl, (BLOCK * BLOCK + ppl - 1) // ppl
 
