@@ -80,6 +80,7 @@ from .memory_requests import (ALL_LEVELS, M_LINE_BYTES, M_LINE_SHIFT, M_N, M_PAC
                               R_OP, R_TILE, REGION_SHIFT, REQUESTS, RMW_BITS, SIZE_MASK,
                               block_layout, block_tile, op_code, op_sized, request,
                               request_block, request_block_as, request_fetch)
+from .tag_match import tag_way
 
 F_TAG, F_STAMP, F_INFO, F_N = range(4)   # fields of a way
 # bits of F_INFO: dirty, stream (7 bits), compressed size field (11 bits, as the op's), tile + 1
@@ -188,11 +189,7 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
                     r += sets if r < 0 else (-sets if r >= sets else 0)
                     s = shape[lv, SH_BASE] + r
                 ways = shape[lv, SH_WAYS]
-                # A set's tags are unique: at most one way matches.
-                w = -1
-                for k in range(ways):
-                    if lines[s, F_TAG, k] == line:
-                        w = k
+                w = tag_way(lines, s, ways, line)      # (F_TAG, the set's first field)
                 if size == 1 and shape[lv, SH_PACKED]:      # an empty line of a packed block
                     if w >= 0:
                         lines[s, F_TAG, w] = 0
