@@ -134,13 +134,17 @@ def _second_thread() -> ThreadPoolExecutor:
 
 HAND_ON_ROWS = 1 << 15     # requests per hand-on buffer: 1 MiB
 # A pipelined replay hands a movable level down to the second thread once the producer has run
-# MOVE_RATIO times as long as the consumer over MOVE_AFTER hand-ons (the first one left out: its
-# consumer starts on cold caches and a short buffer). Measured on spheres at 1080p through
-# imr-baseline: the producer took 36.9 ms beside the consumer's 14.3 with the ROP colour cache
-# on the producer, 27.8 beside 17.1 without it; on city (fill-bound: every ROP line misses to
-# L2) 16.0 beside 11.9, and 13.1 beside 14.5: balanced there, so it stays.
-MOVE_AFTER = 2
-MOVE_RATIO = 1.5
+# MOVE_RATIO times as long as the consumer over MOVE_AFTER hand-ons. Measured on spheres at
+# 1080p through imr-baseline: the producer took 36.9 ms beside the consumer's 14.3 with the ROP
+# colour cache on the producer, 27.8 beside 17.1 without it; on city (fill-bound: every ROP line
+# misses to L2) 16.0 beside 11.9, and 13.1 beside 14.5: balanced there, so it stays. Judged from
+# the first hand-off on at twice (the first's consumer starts on cold caches, which a ratio of
+# 1.5 took for an imbalance on city: 1.7 ms beside 1.0), the move comes two hand-offs sooner on
+# a dense frame, whose first ones the producer ran 4-5 times as long as the consumer (spheres
+# through amd-rdna2, 10 frames of each taking turns: the replay 40.3 -> 38.3 ms, median; sponza
+# 44.7 -> 43.6, dragon 20.2 -> 19.4, city, the quad, pul1duel and imr-baseline within noise).
+MOVE_AFTER = 1
+MOVE_RATIO = 2.0
 
 
 class _StatePool:
@@ -387,7 +391,7 @@ class MemoryModel:
             t = time.perf_counter()
             consume(*args)
             return time.perf_counter() - t
-        produced, consumed, since = [], [], 1      # seconds per call; the window's first call
+        produced, consumed, since = [], [], 0      # seconds per call; the window's first call
         start, lower, which = 0, None, 0
         while start is not None:
             t = time.perf_counter()
