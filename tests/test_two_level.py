@@ -80,10 +80,10 @@ def test_two_level_agrees_with_embree_on_the_flattened_geometry(spheres):
 
 
 def test_threads_share_the_rays_and_change_nothing(spheres):
-    """The traversal's threads take runs of chunks from a shared cursor (trace_kernels.RUN):
-    every ray is traced once, and what it gives does not depend on the thread or the run. The
-    whole batch on one thread and on all must equal the rays traced a hundred at a time (one
-    run each), for the flat bvh8 (its fast kernel) and bvh4 and the two-level bvh8."""
+    """The traversal's threads take runs of chunks (trace_kernels.run_length, at most RUN) from a
+    shared cursor: every ray is traced once, and what it gives does not depend on the thread or
+    the run. The whole batch on one thread and on all must equal the rays traced a hundred at a
+    time (one run each), for the flat bvh8 (its fast kernel) and bvh4 and the two-level bvh8."""
     import numba
     from renderer.bvh.trace_kernels import RUN
     from renderer.bvh.traverse import CHUNK
