@@ -12,7 +12,8 @@ kernel, the functions it calls rather than inlines, numba's parfor bodies), and 
 loader gave the kernel fixes the rest. NRT_incref / NRT_decref are numba's reference counts
 (atomic operations): time there is an array reference-counted in a hot path, which
 renderer/raster_sections.py's rules for inlined helpers exist to avoid. `--annotate` prints
-the hottest instructions of one function (objdump of its object, samples per instruction).
+the hottest instructions of one function (objdump of its object, samples per instruction,
+with its relocations: the listing names each call's target, NRT_incref among them).
 
 Kernels compiled in this process bring no object file: run once to fill the cache first (the
 script says so). Needs `perf` (linux-tools), `readelf` and `objdump` (binutils), and a
@@ -132,7 +133,7 @@ def annotate(data: Path, symbol: str, where, top: int, listing: Path | None) -> 
     with tempfile.NamedTemporaryFile(suffix=".o") as f:
         f.write(obj)
         f.flush()
-        dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-j", ".ltext", f.name,
+        dis = subprocess.run(["objdump", "-d", "-r", "--no-show-raw-insn", "-j", ".ltext", f.name,
                               f"--start-address={off}", f"--stop-address={off + size}"],
                              capture_output=True, text=True).stdout
     lines = {}
