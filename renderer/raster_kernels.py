@@ -41,7 +41,8 @@ from .raster_sections import (FILL_BLOCK_MIN, RULE_Z_INIT, block_coverage, block
 from .rop import CLEAR_DEPTH, CLEAR_Z
 from .rop_kernels import quantize, rgba8_word
 from .shade_kernels import shade_fragment, texture_lod
-from .texture_l1 import L1_LINE_SHIFT, L1_SETS, L1_WAYS, footprint_lines, l1_access
+from .texture_l1 import (L1_LINE_SHIFT, L1_SETS, L1_WAYS, few_lines, footprint_params,
+                         l1_access, quad_footprint, quad_uv)
 
 
 class RC(IntEnum):
@@ -479,9 +480,13 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                             n_lv = 2 if frac > 0.0 else 1
                             n_lines = 0            # (the image alone: no L1)
                             if costs:
-                                n_lines = footprint_lines(lane_attr, tex_levels, tex_sampler,
-                                                          tex_base, tex_block, ti, level, n_lv,
-                                                          l1_shift, quad_lines)
+                                fmt, at, above = footprint_params(tex_levels, tex_sampler,
+                                                                  tex_base, tex_block, ti, level,
+                                                                  n_lv)
+                                u, v = quad_uv(lane_attr)
+                                few = few_lines(u, v, fmt, at, above, n_lv, l1_shift)
+                                n_lines = quad_footprint(lane_attr, fmt, at, above, n_lv,
+                                                         l1_shift, quad_lines, few)
                             k_texels += 16 * n_lv
                             k_tex_lookups += n_lines
                             for k in range(n_lines):

@@ -35,7 +35,7 @@ FILL_BLOCK_MIN = 16
 # event_sizes, event_depth_sizes, pixels_touched) are functions of their own that the kernel
 # calls: numba compiles each once, for the 1x and 4x kernels (and shade_fragment) alike, instead
 # of copying and typing their IR into every caller (the quad path's shading, quad_shade, and
-# texture footprint, texture_l1.footprint_lines, once called too, are inlined now: the copies
+# texture footprint, texture_l1.quad_footprint, once called too, are inlined now: the copies
 # of their arguments cost a textured frame a fifth of its time). Inlined at
 # numba's IR level, those eight made up a third of rasterize_tiles_1x's compile time (150 s
 # against 102 s alone, on a 2-core machine, bench/bench_cold_start.py), and as calls they take
@@ -467,7 +467,7 @@ def quad_shade(lane_pass, lane_attr, lane_rgba, tex_data, tex_levels, tex_sample
     reference counts gives up, so a section that spans one keeps an atomic pair per array it
     takes at every run (shading and the ROP in one inlined section, around sample_texture's
     call: 14 pairs a quad, 4-5% of a textured frame in bench/perf_kernels.py). Called, it took
-    its six arrays as some fifty words copied to the stack a quad (texture_l1.footprint_lines
+    its six arrays as some fifty words copied to the stack a quad (texture_l1.quad_footprint
     gives what inlining both gained), for no longer cold compile (a cold `tilesim report`
     71.8 -> 71.3 s)."""
     br, bg, bb, ba = base

@@ -149,54 +149,76 @@ def _few_lines(u0, u1, u2, u3, v0, v1, v2, v3, w, h, ws, wt, sx, sy, blocks_x, b
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def footprint_lines(lane_attr, levels, sampler, base, block, ti, level, n_levels, line_shift,
-                    lines):
+def footprint_params(levels, sampler, base, block, ti, level, n_levels):
+    """What quad_footprint needs of texture ti as scalars: its format (wrap s, wrap t, block
+    width, height, bytes, log2 width, log2 height) and the geometry (first byte, width, height,
+    blocks a row) of `level` and of the level above it where n_levels is 2 (else `level`
+    again). An inlined helper that takes an array and calls a function compiled apart keeps
+    the array's reference count in and out around it (the call's error path keeps LLVM from
+    pruning the pair): the footprint took four of the texture table's arrays and lane_attr and
+    lines around _few_lines, six atomic pairs a textured quad, 7% of pul1duel's samples
+    through imr-baseline (bench/perf_kernels.py). So the raster reads the table here (no
+    call), _few_lines is called with scalars alone (few_lines), and quad_footprint, which
+    takes lane_attr and lines, calls nothing."""
+    fmt = (sampler[ti, S_WRAP_S], sampler[ti, S_WRAP_T], block[ti, B_WIDTH], block[ti, B_HEIGHT],
+           block[ti, B_BYTES], block[ti, B_SHIFT_X], block[ti, B_SHIFT_Y])
+    up = level + 1 if n_levels > 1 else level     # (every array read on every path)
+    at = (base[ti] + levels[ti, level, L_TILED], levels[ti, level, L_WIDTH],
+          levels[ti, level, L_HEIGHT], levels[ti, level, L_BLOCKS_X])
+    above = (base[ti] + levels[ti, up, L_TILED], levels[ti, up, L_WIDTH],
+             levels[ti, up, L_HEIGHT], levels[ti, up, L_BLOCKS_X])
+    return fmt, at, above
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def quad_uv(lane_attr):
+    """A quad's four lanes' uv (lane_attr[lane, 3], lane_attr[lane, 4]) as two tuples."""
+    return ((lane_attr[0, 3], lane_attr[1, 3], lane_attr[2, 3], lane_attr[3, 3]),
+            (lane_attr[0, 4], lane_attr[1, 4], lane_attr[2, 4], lane_attr[3, 4]))
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def few_lines(u, v, fmt, at, above, n_levels, line_shift):
+    """_few_lines in the level `at` and, where n_levels is 2, the one `above`: (la, lb) of
+    each (-1, -1 where the footprint may be more, or for a level not asked). Scalars only:
+    the call is kept apart from quad_footprint, which takes arrays (footprint_params)."""
+    ws, wt, bw, bh, bb, sx, sy = fmt
+    first, w, h, blocks_x = at
+    la, lb = _few_lines(u[0], u[1], u[2], u[3], v[0], v[1], v[2], v[3], w, h, ws, wt, sx, sy,
+                        blocks_x, bb, first, line_shift)
+    la2 = lb2 = -1
+    if n_levels > 1:
+        first, w, h, blocks_x = above
+        la2, lb2 = _few_lines(u[0], u[1], u[2], u[3], v[0], v[1], v[2], v[3], w, h, ws, wt, sx,
+                              sy, blocks_x, bb, first, line_shift)
+    return la, lb, la2, lb2
+
+
+@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def quad_footprint(lane_attr, fmt, at, above, n_levels, line_shift, lines, few):
     """The L1 lines (byte address >> line_shift) holding the 2x2 texels of each lane's bilinear
-    filter at (lane_attr[lane, 3], lane_attr[lane, 4]) in `level` and the n_levels - 1 above it
-    (trilinear: 2), into lines[0:], each line once, level by level in lane order; returns their
-    count. lines must hold 16 a level. Inlined into the raster: called, it took its six arrays
-    as some fifty words copied to the stack for every textured quad, the copies stalled on store
-    forwarding (a fifth of rasterize_tile's samples on pul1duel, bench/perf_kernels.py). With
-    quad_shade inlined too, pul1duel at 1920x1080 takes 0.91x (imr-baseline) and 0.88x
-    (apple-m3) the time it took (two processes taking turns, 10 rounds, median ratio; one
-    6-round comparison of this change alone gave 0.86-0.87x, on a noisier day), and a cold
-    `tilesim report` compiles 4 s longer (67.8 -> 71.8 s, bench/bench_cold_start.py, one run
-    each). A level whose footprint lies in one line or two
-    (_few_lines) takes them at once; footprint_lines_twin, the lane-by-lane walk alone, is what
-    the tests hold this to."""
-    return _footprint(lane_attr, levels, sampler, base, block, ti, level, n_levels, line_shift,
-                      lines, True)
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def footprint_lines_twin(lane_attr, levels, sampler, base, block, ti, level, n_levels,
-                         line_shift, lines):
-    """footprint_lines tap by tap at every level: the obvious twin."""
-    return _footprint(lane_attr, levels, sampler, base, block, ti, level, n_levels, line_shift,
-                      lines, False)
-
-
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def _footprint(lane_attr, levels, sampler, base, block, ti, level, n_levels, line_shift, lines,
-               whole):
+    filter at (lane_attr[lane, 3], lane_attr[lane, 4]) in the level `at` and, where n_levels is
+    2 (trilinear), the one `above` (footprint_params), into lines[0:], each line once, level by
+    level in lane order; returns their count. lines must hold 16 a level. A level whose
+    footprint lies in one line or two takes them from `few` (few_lines: la, lb a level) at
+    once; footprint_lines_twin, the lane-by-lane walk alone, is what the tests hold this to.
+    Inlined into the raster: called, it took its arrays as some fifty words copied to the
+    stack for every textured quad, the copies stalled on store forwarding (a fifth of
+    rasterize_tile's samples on pul1duel, bench/perf_kernels.py). With quad_shade inlined too,
+    pul1duel at 1920x1080 takes 0.91x (imr-baseline) and 0.88x (apple-m3) the time it took
+    (two processes taking turns, 10 rounds, median ratio; one 6-round comparison of this
+    change alone gave 0.86-0.87x, on a noisier day), and a cold `tilesim report` compiles 4 s
+    longer (67.8 -> 71.8 s, bench/bench_cold_start.py, one run each)."""
     n = 0
-    ws, wt = sampler[ti, S_WRAP_S], sampler[ti, S_WRAP_T]
-    bw, bh, bb = block[ti, B_WIDTH], block[ti, B_HEIGHT], block[ti, B_BYTES]
-    sx, sy = block[ti, B_SHIFT_X], block[ti, B_SHIFT_Y]
-    u0, u1, u2, u3 = lane_attr[0, 3], lane_attr[1, 3], lane_attr[2, 3], lane_attr[3, 3]
-    v0, v1, v2, v3 = lane_attr[0, 4], lane_attr[1, 4], lane_attr[2, 4], lane_attr[3, 4]
-    for lv in range(level, level + n_levels):
-        first = base[ti] + levels[ti, lv, L_TILED]
-        w, h = levels[ti, lv, L_WIDTH], levels[ti, lv, L_HEIGHT]
-        blocks_x = levels[ti, lv, L_BLOCKS_X]
-        if whole:
-            la, lb = _few_lines(u0, u1, u2, u3, v0, v1, v2, v3, w, h, ws, wt, sx, sy, blocks_x,
-                                bb, first, line_shift)
-            if la >= 0:
-                n = _add_line(lines, n, la)
-                if lb >= 0:
-                    n = _add_line(lines, n, lb)
-                continue
+    ws, wt, bw, bh, bb, sx, sy = fmt
+    for k in range(n_levels):
+        first, w, h, blocks_x = at if k == 0 else above
+        la, lb = (few[0], few[1]) if k == 0 else (few[2], few[3])
+        if la >= 0:
+            n = _add_line(lines, n, la)
+            if lb >= 0:
+                n = _add_line(lines, n, lb)
+            continue
         for lane in range(4):
             b00, b10, b01, b11 = _lane_blocks(lane_attr[lane, 3], lane_attr[lane, 4], w, h, ws,
                                               wt, bw, bh, sx, sy, blocks_x, bb)
@@ -208,6 +230,26 @@ def _footprint(lane_attr, levels, sampler, base, block, ti, level, n_levels, lin
                 if b11 >= 0:
                     n = _add_line(lines, n, (first + b11) >> line_shift)
     return n
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def footprint_lines(lane_attr, levels, sampler, base, block, ti, level, n_levels, line_shift,
+                    lines):
+    """quad_footprint of texture ti's `level` (and the one above where n_levels is 2), from
+    the texture table's arrays: the raster's footprint as the tests call it."""
+    fmt, at, above = footprint_params(levels, sampler, base, block, ti, level, n_levels)
+    u, v = quad_uv(lane_attr)
+    few = few_lines(u, v, fmt, at, above, n_levels, line_shift)
+    return quad_footprint(lane_attr, fmt, at, above, n_levels, line_shift, lines, few)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def footprint_lines_twin(lane_attr, levels, sampler, base, block, ti, level, n_levels,
+                         line_shift, lines):
+    """footprint_lines tap by tap at every level: the obvious twin."""
+    fmt, at, above = footprint_params(levels, sampler, base, block, ti, level, n_levels)
+    return quad_footprint(lane_attr, fmt, at, above, n_levels, line_shift, lines,
+                          (-1, -1, -1, -1))
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
