@@ -6,6 +6,7 @@ import numpy as np
 from numba import njit
 
 from renderer.block_masks import lowest_bit
+from renderer.stream_store import stream_fence, stream_row
 
 from .box8_kernels import box8, entry_planes, lim32, misses8, tame
 from .layouts_kernels import N_OBB
@@ -341,6 +342,17 @@ def _root_misses(boxes, n, rays, r0, r1):
     return missed
 
 
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _stream_costs(cnt, r, steps, box_nodes, leaf_nodes, box_tests, tri_tests, overflows,
+                  restarts, refetch, parent_reads, duals, obbs, clocks, anyhits, ignored,
+                  texel_bytes, culled, pushes, pops, spills, fills):
+    """_write_costs with stores past the host's caches (renderer.stream_store): the row in
+    C_* order, which is the arguments' order; the kernel fences them before it returns."""
+    stream_row(cnt, r, (steps, box_nodes, leaf_nodes, box_tests, tri_tests, overflows, restarts,
+                        refetch, parent_reads, duals, obbs, clocks, anyhits, ignored, texel_bytes,
+                        culled, pushes, pops, spills, fills))
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
     """trace_chunk8 for the common case alone: no fetch records, no rotated node, a tame ray
@@ -358,7 +370,11 @@ def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
     each, now 16-17 (dragon 1080p, 9-14% of all its rays' time, A/B on one and two threads).
     Before the walks, misses8 tests eight rays at a time against the union of the root's boxes
     and the rays that miss it skip even that test (with the caller's one call for many chunks,
-    _trace_chunks: 12.7-13.0 -> 7.7 ns per ray that misses the dragon, one thread)."""
+    _trace_chunks: 12.7-13.0 -> 7.7 ns per ray that misses the dragon, one thread). Each ray's
+    counters go out past the host's caches (_stream_costs): 80 bytes a ray, 166 MB a 1080p
+    frame of rays, which plain stores first read from DRAM (dragon's primary rays, 85% of which
+    end at the root: 47.0 -> 44.9 ms and 47.1 -> 46.2 in two A/B runs, bench_bvh's rays, two
+    threads; sponza's within noise)."""
     # the node words it reads, 16 bytes a node (Layout.node_head: a node's children's in a line
     # or two), and the primitive nodes' first 32 bytes (tri_head: their words as tri_u32's)
     head, tri_corners, tri_u32, boxes = (tree.node_head, tree.tri_corners, tree.tri_head,
@@ -391,7 +407,7 @@ def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
             # a miss at the root (all its boxes at once): one step, n box tests
             out_prim[r] = -1
             out_t[r] = np.inf
-            _write_costs(costs, r, 1, 1, 0, n_root, 0, 0, 0, 0, 0, 0, 0, box_clocks[n_root], 0, 0,
+            _stream_costs(costs, r, 1, 1, 0, n_root, 0, 0, 0, 0, 0, 0, 0, box_clocks[n_root], 0, 0,
                          0, 0, 0, 0, 0, 0)
             continue
         ix = np.float32(1.0) / rays[r, R_DX]
@@ -407,7 +423,7 @@ def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
         if keep == 0:                       # a miss at the root: one step, n box tests
             out_prim[r] = -1
             out_t[r] = np.inf
-            _write_costs(costs, r, 1, 1, 0, n, 0, 0, 0, 0, 0, 0, 0, box_clocks[n], 0, 0, 0, 0, 0, 0,
+            _stream_costs(costs, r, 1, 1, 0, n, 0, 0, 0, 0, 0, 0, 0, box_clocks[n], 0, 0, 0, 0, 0, 0,
                          0, 0)
             continue
         ox, oy, oz = np.float64(rays[r, R_OX]), np.float64(rays[r, R_OY]), np.float64(rays[r, R_OZ])
@@ -487,6 +503,7 @@ def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
             continue
         out_prim[r] = best_p
         out_t[r] = best_t if best_p >= 0 else np.inf
-        _write_costs(costs, r, box_nodes + leaf_nodes, box_nodes, leaf_nodes, box_tests, tri_tests,
+        _stream_costs(costs, r, box_nodes + leaf_nodes, box_nodes, leaf_nodes, box_tests, tri_tests,
                      overflows, 0, 0, 0, 0, 0, clocks, 0, 0, 0, culled, pushes, pops, 0, 0)
+    stream_fence()
     return n_redo
