@@ -42,7 +42,7 @@ from .rop import CLEAR_DEPTH, CLEAR_Z
 from .rop_kernels import quantize, rgba8_word
 from .shade_kernels import shade_fragment, texture_lod
 from .texture_l1 import (L1_LINE_SHIFT, L1_SETS, L1_WAYS, few_lines, footprint_params,
-                         l1_access, quad_footprint, quad_uv)
+                         l1_access, quad_footprint)
 
 
 class RC(IntEnum):
@@ -480,10 +480,9 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
                             n_lv = 2 if frac > 0.0 else 1
                             n_lines = 0            # (the image alone: no L1)
                             if costs:
-                                fmt, at, above = footprint_params(tex_levels, tex_sampler,
-                                                                  tex_base, tex_block, ti, level,
-                                                                  n_lv)
-                                u, v = quad_uv(lane_attr)
+                                fmt, at, above, u, v = footprint_params(
+                                    tex_levels, tex_sampler, tex_base, tex_block, ti, level, n_lv,
+                                    lane_attr)
                                 few = few_lines(u, v, fmt, at, above, n_lv, l1_shift)
                                 n_lines = quad_footprint(lane_attr, fmt, at, above, n_lv,
                                                          l1_shift, quad_lines, few)

@@ -149,11 +149,11 @@ def _few_lines(u0, u1, u2, u3, v0, v1, v2, v3, w, h, ws, wt, sx, sy, blocks_x, b
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def footprint_params(levels, sampler, base, block, ti, level, n_levels):
+def footprint_params(levels, sampler, base, block, ti, level, n_levels, lane_attr):
     """What quad_footprint needs of texture ti as scalars: its format (wrap s, wrap t, block
-    width, height, bytes, log2 width, log2 height) and the geometry (first byte, width, height,
+    width, height, bytes, log2 width, log2 height), the geometry (first byte, width, height,
     blocks a row) of `level` and of the level above it where n_levels is 2 (else `level`
-    again). An inlined helper that takes an array and calls a function compiled apart keeps
+    again), and the quad's four lanes' u and v (lane_attr[lane, 3], lane_attr[lane, 4]). An inlined helper that takes an array and calls a function compiled apart keeps
     the array's reference count in and out around it (the call's error path keeps LLVM from
     pruning the pair): the footprint took four of the texture table's arrays and lane_attr and
     lines around _few_lines, six atomic pairs a textured quad, 7% of pul1duel's samples
@@ -167,14 +167,9 @@ def footprint_params(levels, sampler, base, block, ti, level, n_levels):
           levels[ti, level, L_HEIGHT], levels[ti, level, L_BLOCKS_X])
     above = (base[ti] + levels[ti, up, L_TILED], levels[ti, up, L_WIDTH],
              levels[ti, up, L_HEIGHT], levels[ti, up, L_BLOCKS_X])
-    return fmt, at, above
-
-
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def quad_uv(lane_attr):
-    """A quad's four lanes' uv (lane_attr[lane, 3], lane_attr[lane, 4]) as two tuples."""
-    return ((lane_attr[0, 3], lane_attr[1, 3], lane_attr[2, 3], lane_attr[3, 3]),
-            (lane_attr[0, 4], lane_attr[1, 4], lane_attr[2, 4], lane_attr[3, 4]))
+    u = (lane_attr[0, 3], lane_attr[1, 3], lane_attr[2, 3], lane_attr[3, 3])
+    v = (lane_attr[0, 4], lane_attr[1, 4], lane_attr[2, 4], lane_attr[3, 4])
+    return fmt, at, above, u, v
 
 
 @njit(cache=True, nogil=True, error_model="numpy", inline="always")
@@ -183,14 +178,15 @@ def few_lines(u, v, fmt, at, above, n_levels, line_shift):
     each (-1, -1 where the footprint may be more, or for a level not asked). Scalars only:
     the call is kept apart from quad_footprint, which takes arrays (footprint_params)."""
     ws, wt, bw, bh, bb, sx, sy = fmt
-    first, w, h, blocks_x = at
-    la, lb = _few_lines(u[0], u[1], u[2], u[3], v[0], v[1], v[2], v[3], w, h, ws, wt, sx, sy,
-                        blocks_x, bb, first, line_shift)
-    la2 = lb2 = -1
-    if n_levels > 1:
-        first, w, h, blocks_x = above
-        la2, lb2 = _few_lines(u[0], u[1], u[2], u[3], v[0], v[1], v[2], v[3], w, h, ws, wt, sx,
-                              sy, blocks_x, bb, first, line_shift)
+    la = lb = la2 = lb2 = -1
+    for k in range(n_levels):               # (one call site: a cold compile's time)
+        first, w, h, blocks_x = at if k == 0 else above
+        a, b = _few_lines(u[0], u[1], u[2], u[3], v[0], v[1], v[2], v[3], w, h, ws, wt, sx, sy,
+                          blocks_x, bb, first, line_shift)
+        if k == 0:
+            la, lb = a, b
+        else:
+            la2, lb2 = a, b
     return la, lb, la2, lb2
 
 
@@ -237,8 +233,8 @@ def footprint_lines(lane_attr, levels, sampler, base, block, ti, level, n_levels
                     lines):
     """quad_footprint of texture ti's `level` (and the one above where n_levels is 2), from
     the texture table's arrays: the raster's footprint as the tests call it."""
-    fmt, at, above = footprint_params(levels, sampler, base, block, ti, level, n_levels)
-    u, v = quad_uv(lane_attr)
+    fmt, at, above, u, v = footprint_params(levels, sampler, base, block, ti, level, n_levels,
+                                            lane_attr)
     few = few_lines(u, v, fmt, at, above, n_levels, line_shift)
     return quad_footprint(lane_attr, fmt, at, above, n_levels, line_shift, lines, few)
 
@@ -247,7 +243,8 @@ def footprint_lines(lane_attr, levels, sampler, base, block, ti, level, n_levels
 def footprint_lines_twin(lane_attr, levels, sampler, base, block, ti, level, n_levels,
                          line_shift, lines):
     """footprint_lines tap by tap at every level: the obvious twin."""
-    fmt, at, above = footprint_params(levels, sampler, base, block, ti, level, n_levels)
+    fmt, at, above, _, _ = footprint_params(levels, sampler, base, block, ti, level, n_levels,
+                                            lane_attr)
     return quad_footprint(lane_attr, fmt, at, above, n_levels, line_shift, lines,
                           (-1, -1, -1, -1))
 
