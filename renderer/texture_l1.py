@@ -153,8 +153,10 @@ def footprint_params(levels, sampler, base, block, ti, level, n_levels, lane_att
     """What quad_footprint needs of texture ti as scalars: its format (wrap s, wrap t, block
     width, height, bytes, log2 width, log2 height), the geometry (first byte, width, height,
     blocks a row) of `level` and of the level above it where n_levels is 2 (else `level`
-    again), and the quad's four lanes' u and v (lane_attr[lane, 3], lane_attr[lane, 4]). An inlined helper that takes an array and calls a function compiled apart keeps
-    the array's reference count in and out around it (the call's error path keeps LLVM from
+    again), and the quad's four lanes' u and v (lane_attr[lane, 3], lane_attr[lane, 4]).
+
+    An inlined helper that takes an array and calls a function compiled apart keeps the
+    array's reference count in and out around it (the call's error path keeps LLVM from
     pruning the pair): the footprint took four of the texture table's arrays and lane_attr and
     lines around _few_lines, six atomic pairs a textured quad, 7% of pul1duel's samples
     through imr-baseline (bench/perf_kernels.py). So the raster reads the table here (no

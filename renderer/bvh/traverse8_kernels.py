@@ -407,8 +407,8 @@ def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
             # a miss at the root (all its boxes at once): one step, n box tests
             out_prim[r] = -1
             out_t[r] = np.inf
-            _stream_costs(costs, r, 1, 1, 0, n_root, 0, 0, 0, 0, 0, 0, 0, box_clocks[n_root], 0, 0,
-                         0, 0, 0, 0, 0, 0)
+            _stream_costs(costs, r, 1, 1, 0, n_root, 0, 0, 0, 0, 0, 0, 0, box_clocks[n_root], 0,
+                          0, 0, 0, 0, 0, 0, 0)
             continue
         ix = np.float32(1.0) / rays[r, R_DX]
         iy = np.float32(1.0) / rays[r, R_DY]
@@ -423,8 +423,8 @@ def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
         if keep == 0:                       # a miss at the root: one step, n box tests
             out_prim[r] = -1
             out_t[r] = np.inf
-            _stream_costs(costs, r, 1, 1, 0, n, 0, 0, 0, 0, 0, 0, 0, box_clocks[n], 0, 0, 0, 0, 0, 0,
-                         0, 0)
+            _stream_costs(costs, r, 1, 1, 0, n, 0, 0, 0, 0, 0, 0, 0, box_clocks[n], 0, 0, 0, 0, 0,
+                          0, 0, 0)
             continue
         ox, oy, oz = np.float64(rays[r, R_OX]), np.float64(rays[r, R_OY]), np.float64(rays[r, R_OZ])
         dx, dy, dz = np.float64(rays[r, R_DX]), np.float64(rays[r, R_DY]), np.float64(rays[r, R_DZ])
@@ -503,7 +503,8 @@ def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
             continue
         out_prim[r] = best_p
         out_t[r] = best_t if best_p >= 0 else np.inf
-        _stream_costs(costs, r, box_nodes + leaf_nodes, box_nodes, leaf_nodes, box_tests, tri_tests,
-                     overflows, 0, 0, 0, 0, 0, clocks, 0, 0, 0, culled, pushes, pops, 0, 0)
+        _stream_costs(costs, r, box_nodes + leaf_nodes, box_nodes, leaf_nodes, box_tests,
+                      tri_tests, overflows, 0, 0, 0, 0, 0, clocks, 0, 0, 0, culled, pushes, pops,
+                      0, 0)
     stream_fence()
     return n_redo
