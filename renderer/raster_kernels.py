@@ -104,11 +104,13 @@ class RasterJob(NamedTuple):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr, hiz, zskip,
-                   chunk, costs, counters):
-    """Tile i of a pass (RasterJob's parts; the entry points below take the job): its
-    references in the schedule's order (raster_schedule), each set up once and walked 8x8
-    block by block; its counts added to counters[i].
+def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view, n_samples,
+                   hsr, hiz, zskip, chunk, costs, counters):
+    """The tiles of a pass (RasterJob's parts; the entry points below take the job) in
+    tile_order, each taken in turn from cursor[0] (shared with the other threads doing the same
+    order) until none is left. Tile i: its references in the schedule's order
+    (raster_schedule), each set up once and walked 8x8 block by block; its counts added to
+    counters[i].
 
     Per reference: the HSR shading phase's early out (still_wins), the setup (no_sample_inside,
     edge_setup, the uniform colour), then per block the edge test (block_edges), HiZ and the
@@ -121,7 +123,8 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     measured within noise of each other, with the same instruction count to 0.5% and the same
     38 reference increments); those per tile and per reference are called.
     It takes the job's parts, not the job: opening a struct of structs per tile measured 5%
-    (74-79 ms against 78-84)."""
+    (74-79 ms against 78-84). And it takes its tiles in a loop of its own, so that it opens
+    those parts and makes its scratch once a thread rather than once a tile."""
     # Unpack the structs once: an array taken out of a tuple inside the loop is ref-counted
     # every time, which costs more than the edge tests.
     vx, vy, _, v_inv_w, v_normal, v_uv, back, zplane, draw, _ = tris
@@ -132,54 +135,35 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     (block_off, n_block, ev_block, ev_tested, ev_written, tex_off, n_tex_out, tex_addr, ev_size,
      ev_zsize, rules) = ev
     width, height, _, sample_x, sample_y = view
-    tx0 = (i % tiles_x) * tile
-    ty0 = (i // tiles_x) * tile
     reach = 0                            # farthest sample from its pixel centre, subpixels
     for s in range(n_samples):
         reach = max(reach, abs(sample_x[s]), abs(sample_y[s]))
     nbx = tile // BLOCK
     blocks_x = (width + BLOCK - 1) // BLOCK
-    touched = np.zeros(nbx * nbx, np.uint64)     # pixels a fragment reached, per 8x8 block
-    # Hierarchical Z (HTILE-like): the farthest depth in each 8x8 block of the tile. A block a
-    # triangle cannot come nearer than is rejected before any per-pixel work.
-    zmax = np.ones(nbx * nbx, np.float32)
-    # zmax changes only when a write lowers the last sample that held it (LESS only lowers
-    # depths): the samples at zmax are counted, the plain path counts down those it lowers,
-    # and a block is measured again only when none is left (or after any other kind of
-    # write). A block that still shows background has many samples at its farthest depth, so
-    # most depth-writing triangles leave zmax as it is.
-    at_zmax = np.zeros(nbx * nbx, np.int64)
-    zmax_stale = np.zeros(nbx * nbx, np.bool_)
-    rejected = np.zeros(nbx * nbx, np.bool_)
-    zplanes = np.full(nbx * nbx, rules[RULE_Z_INIT], np.int64)   # depth planes each block holds
+    # The per-tile state and scratch, made once for all the tiles this thread takes and set
+    # afresh at each (below): made per tile, with the structs above opened per tile, they were
+    # some thirty allocations and fifty reference-count pairs a tile, atomics on counts the
+    # other raster thread was changing too (NRT_incref/decref 3.5% of sponza's samples)
+    touched = np.empty(nbx * nbx, np.uint64)     # pixels a fragment reached, per 8x8 block
+    zmax = np.empty(nbx * nbx, np.float32)
+    at_zmax = np.empty(nbx * nbx, np.int64)
+    zmax_stale = np.empty(nbx * nbx, np.bool_)
+    rejected = np.empty(nbx * nbx, np.bool_)
+    zplanes = np.empty(nbx * nbx, np.int64)
+    zbound = np.empty(nbx * nbx, np.float32)
+    tested = np.empty(nbx * nbx, np.uint64)
+    written = np.empty(nbx * nbx, np.uint64)
     # The targets flat (clear_tile's, fill_block's): an RGBA8 word a sample (DCC's too), a depth
     # a sample, a shaded count a pixel
     fb_words = fb_color.reshape(fb_color.size).view(np.uint32)
     depth_px, shaded_px = fb_depth.reshape(fb_depth.size), fb_shaded.reshape(fb_shaded.size)
-    clear_tile(fb_words, depth_px, shaded_px, fb_clear, tx0, ty0, tile, width, height, n_samples)
-    if hiz:
-        if fb_clear[CLEAR_DEPTH]:
-            hiz_clear(zmax, at_zmax, np.float32(fb_clear[CLEAR_Z]), tx0, ty0, nbx, width, height,
-                      n_samples)
-        else:
-            hiz_init(zmax, at_zmax, fb_depth, tx0, ty0, nbx, width, height, n_samples)
-    # The simulator's own depth bound per 8x8 block (not a modelled unit: it changes no counter,
-    # event or pixel; raster.Z_SKIP): no sample of the block holds a depth above it. A block
-    # a triangle covers whole and cannot come nearer than the bound fails the depth test at
-    # every sample, so its outcome is known without visiting the pixels. LESS only lowers
-    # depths, so the bound stays true; a covering, depth-writing triangle tightens it.
-    zbound = np.full(nbx * nbx, -1.0, np.float32)   # -1: not read from the target yet
     # A block no fragment has reached since clear_tile holds the clear depth at every sample:
     # its bound is what block_far would find there (its walk keeps the max from 0), -1 if the
     # pass loads its depth.
     z_cleared = np.float32(max(fb_clear[CLEAR_Z], 0.0) if fb_clear[CLEAR_DEPTH] else -1.0)
-    tested = np.zeros(nbx * nbx, np.uint64)
-    written = np.zeros(nbx * nbx, np.uint64)
-    # The texture L1, cold at the tile's start (texture_l1), and a quad's footprint lines
     l1_sets, l1_ways, l1_shift = tex_l1[L1_SETS], tex_l1[L1_WAYS], tex_l1[L1_LINE_SHIFT]
-    l1_tags = np.full(l1_sets * l1_ways, -1, np.int64)
-    l1_stamps = np.zeros(l1_sets * l1_ways, np.int64)
-    l1_clock = 0
+    l1_tags = np.empty(l1_sets * l1_ways, np.int64)
+    l1_stamps = np.empty(l1_sets * l1_ways, np.int64)
     quad_lines = np.empty(32, np.int64)
     sh_x = np.empty(BLOCK * BLOCK, np.int64)       # pixels a block shades (fill_fast), and
     sh_y = np.empty(BLOCK * BLOCK, np.int64)       # their colours
@@ -198,365 +182,415 @@ def rasterize_tile(i, tris, bins, mat, tex, light, fb, ev, view, n_samples, hsr,
     lane_rgba = np.empty((4, 4))         # each lane's shaded colour (quad_shade)
     light_s = (light[0], light[1], light[2], light[3], light[4], light[5], light[6], light[7],
                light[8])
-    # Counters live in registers in the hot loop and are flushed once (pbrt's habit).
-    k_fragments = 0
-    k_samples = 0
-    k_quads = 0
-    k_helper_lanes = 0
-    k_early_z_killed = 0
-    k_late_z_killed = 0
-    k_alpha_killed = 0
-    k_shaded = 0
-    k_blended = 0
-    k_written = 0
-    k_tex_misses = 0
-    k_texels = 0
-    k_tex_lookups = 0
-    k_tex_hits = 0
-    k_tex_overflow = 0
-    k_hsr_candidates = 0      # fragments immediate mode would have shaded in deferred runs
-    k_hsr_shaded = 0
-    k_hiz_rejected = 0
-    # The order the tile's references run in, and why deferred runs ended (raster_schedule).
-    flushes = np.zeros(3, np.int64)
-    sched = schedule(tile_offsets[i], tile_offsets[i + 1], ref_tri, draw, alpha_mode, blend_d,
-                     chunk, hsr, flushes)
-    winner = np.full((tile, tile, n_samples) if hsr else (0, 0, 0), -1, np.int64)
-    winner_px = winner.reshape(winner.size)          # fill_block's (it runs at one sample only)
-    for j in range(sched.shape[0]):
-        r, phase = sched[j, 0], sched[j, 1]
-        ev_cur, ev_end = block_off[r], block_off[r] + n_block[r]   # PH_VIS's events (PH_SHADE)
-        # Shading after HSR at one sample visits just the blocks where PH_VIS left the triangle
-        # pixels (its events, in block order), and nothing at all for a triangle that won none.
-        # (With HiZ the shading pass still walks the bounding box: its HiZ test counts there.)
-        ev_walk = phase == PH_SHADE and n_samples == 1 and not hiz
-        t = ref_tri[r]
-        if ev_walk:
-            # Half the triangles PH_VIS let through on a dense mesh lose all their pixels to
-            # later ones: look for one pixel it still holds before any setup (nothing is
-            # counted or fetched for a triangle that shades nothing).
-            if not still_wins(ev_block, ev_written, winner, ev_cur, ev_end, blocks_x, tx0, ty0, t):
-                n_tex_out[r] = 0
-                event_sizes(ev_block, ev_written, ev_size, ev_cur, ev_end, fb_words,
-                            rules, blocks_x, width, height, n_samples)
-                continue
-        if not hiz:
-            # No sample inside the triangle's bounding box: it covers nothing, and without HiZ
-            # (whose block test comes before coverage) nothing about it is counted. Most
-            # triangles of a dense mesh at a viewer's reduced resolution are such.
-            if no_sample_inside(vx, vy, t, reach):
-                continue
-        d = draw[t]
-        late = alpha_mode[d] == MASK_MODE
-        test_depth = depth_test_d[d]
-        depth_write = depth_write_d[d] and phase != PH_SHADE     # PH_VIS wrote it already
-        count_zmax = hiz and depth_write      # the plain path keeps HiZ's at_zmax counts
-        blend = blend_d[d]
-        textured = texture[d] >= 0
-        ti = texture[d]
-        br, bg, bb, ba = (float(base_color[d, 0]), float(base_color[d, 1]), float(base_color[d, 2]),
-                          float(base_color[d, 3]))
-        lit = not unlit[d]
-        is_back = back[t]
-        if depth_write and not test_depth:      # depths may rise: no bound holds any more
-            zbound[:] = 1.0
-        # A fragment shader whose inputs are the same at every fragment (no texture, and unlit
-        # or one normal at all three vertices: faceted meshes, the analytic layers) has one
-        # output per triangle; evaluate it once, as a compiler hoists uniform work.
-        uniform = not textured and (unlit[d] or (
-            v_normal[t, 0, 0] == v_normal[t, 1, 0] == v_normal[t, 2, 0]
-            and v_normal[t, 0, 1] == v_normal[t, 1, 1] == v_normal[t, 2, 1]
-            and v_normal[t, 0, 2] == v_normal[t, 1, 2] == v_normal[t, 2, 2]))
-        u_word = np.uint32(0)            # fill_block's: as fb_words holds it (little-endian)
-        if uniform:
-            shade_fragment(base_color, texture, unlit, tex_data, tex_levels, tex_sampler, light, d,
-                           v_normal[t, 0, 0], v_normal[t, 0, 1], v_normal[t, 0, 2], back[t], 0.0,
-                           0.0, 0, rgba)
-            u_word = rgba8_word(quantize(rgba[0]), quantize(rgba[1]), quantize(rgba[2]), 255)
-        # The plain path: opaque, untextured, one sample; one colour, or Lambert on the
-        # interpolated normal computed right there (the same arithmetic as the general path).
-        # (Visibility alone, PH_VIS, reads no texture: textured triangles take it there too.)
-        fill_fast = (not textured or phase == PH_VIS) and not late and not blend and n_samples == 1
-        # ... and its commonest cases, a whole block at once (raster_sections.fill_block): one
-        # colour depth tested and written in immediate mode, the visibility pass depth tested and
-        # written, one colour shaded after it
-        block_fill = fill_fast and (
-            (phase == PH_SHADE and uniform)
-            or (test_depth and depth_write and (phase == PH_VIS or uniform)))
-        n00, n01, n02 = v_normal[t, 0, 0], v_normal[t, 0, 1], v_normal[t, 0, 2]
-        n10, n11, n12 = v_normal[t, 1, 0], v_normal[t, 1, 1], v_normal[t, 1, 2]
-        n20, n21, n22 = v_normal[t, 2, 0], v_normal[t, 2, 1], v_normal[t, 2, 2]
-        edge_setup(vx, vy, t, sample_x, sample_y, n_samples, A, B, C, bias, sample_e)
-        # Scalars for the hot loop: LLVM keeps them in registers (array elements it must reload,
-        # since it cannot prove the stores to the lane arrays do not alias them).
-        A0, A1, A2, B0, B1, B2 = A[0], A[1], A[2], B[0], B[1], B[2]
-        C0, C1, C2, T0, T1, T2 = C[0], C[1], C[2], bias[0], bias[1], bias[2]
-        edges = (A0, A1, A2, B0, B1, B2, C0, C1, C2)
-        normals = (n00, n01, n02, n10, n11, n12, n20, n21, n22)
-        # the same, as float64 with the fill rule's bias in C: every product and sum is a whole
-        # number below 2^53 (|A|, |B| < 2^23 subpixels, |X|, |Y| < 2^23), so float64 is exact
-        fA0, fA1, fA2 = float(A0), float(A1), float(A2)
-        fB0, fB1, fB2 = float(B0), float(B1), float(B2)
-        fC0, fC1, fC2 = float(C0 + T0), float(C1 + T1), float(C2 + T2)
-        dzdx, dzdy, zc = zplane[t, 0], zplane[t, 1], zplane[t, 2]
-        w0, w1, w2 = v_inv_w[t, 0], v_inv_w[t, 1], v_inv_w[t, 2]
-        x0 = max(tx0, min(vx[t, 0], vx[t, 1], vx[t, 2]) >> SUBPIXEL_BITS)
-        y0 = max(ty0, min(vy[t, 0], vy[t, 1], vy[t, 2]) >> SUBPIXEL_BITS)
-        x1 = min(tx0 + tile, width, (max(vx[t, 0], vx[t, 1], vx[t, 2]) >> SUBPIXEL_BITS) + 1)
-        y1 = min(ty0 + tile, height, (max(vy[t, 0], vy[t, 1], vy[t, 2]) >> SUBPIXEL_BITS) + 1)
-        n_tex = 0
-        tex_first = tex_off[r]
-        tex_cap = tex_off[r + 1] - tex_first
-        # Hierarchical: each 8x8 block of the bbox is first tested against the three edges over a
-        # rectangle that holds all its samples; blocks outside an edge are skipped, blocks inside
-        # all three skip the per-sample edge tests (llvmpipe's do_block_16 / do_block_4 idea).
-        bby0, bbx0 = y0 & ~(BLOCK - 1), x0 & ~(BLOCK - 1)
-        n_rows = 1 if ev_walk else max(0, (y1 - bby0 + BLOCK - 1) >> BLOCK_BITS)
-        n_cols = ev_end - ev_cur if ev_walk else max(0, (x1 - bbx0 + BLOCK - 1) >> BLOCK_BITS)
-        for row in range(n_rows):
-            for col in range(n_cols):
-                ev_m = np.uint64(0)
-                if ev_walk:
-                    gb = ev_block[ev_cur + col]
-                    ev_m = ev_written[ev_cur + col]
-                    if gb < 0 or ev_m == 0:
-                        continue
-                    by0 = (gb // blocks_x) << BLOCK_BITS
-                    bx0 = (gb % blocks_x) << BLOCK_BITS
-                else:
-                    by0 = bby0 + (row << BLOCK_BITS)
-                    bx0 = bbx0 + (col << BLOCK_BITS)
-                rx0 = bx0 * SUBPIXEL + SUBPIXEL // 2 - reach
-                rx1 = (bx0 + BLOCK - 1) * SUBPIXEL + SUBPIXEL // 2 + reach
-                ry0 = by0 * SUBPIXEL + SUBPIXEL // 2 - reach
-                ry1 = (by0 + BLOCK - 1) * SUBPIXEL + SUBPIXEL // 2 + reach
-                outside, full = False, True
-                if not ev_walk:                   # (an event's block is inside)
-                    outside, full = block_edges(A, B, C, bias, rx0, rx1, ry0, ry1)
-                if outside:
+    flushes = np.empty(3, np.int64)
+    taken = fetch_add(cursor, 1)
+    while taken < tile_order.shape[0]:
+        i = tile_order[taken]
+        taken = fetch_add(cursor, 1)
+        tx0 = (i % tiles_x) * tile
+        ty0 = (i // tiles_x) * tile
+        touched[:] = 0
+        # Hierarchical Z (HTILE-like): the farthest depth in each 8x8 block of the tile. A
+        # block a triangle cannot come nearer than is rejected before any per-pixel work.
+        zmax[:] = 1.0
+        # zmax changes only when a write lowers the last sample that held it (LESS only lowers
+        # depths): the samples at zmax are counted, the plain path counts down those it
+        # lowers, and a block is measured again only when none is left (or after any other
+        # kind of write). A block that still shows background has many samples at its
+        # farthest depth, so most depth-writing triangles leave zmax as it is.
+        at_zmax[:] = 0
+        zmax_stale[:] = False
+        rejected[:] = False
+        zplanes[:] = rules[RULE_Z_INIT]                  # depth planes each block holds
+        clear_tile(fb_words, depth_px, shaded_px, fb_clear, tx0, ty0, tile, width, height,
+                   n_samples)
+        if hiz:
+            if fb_clear[CLEAR_DEPTH]:
+                hiz_clear(zmax, at_zmax, np.float32(fb_clear[CLEAR_Z]), tx0, ty0, nbx, width,
+                          height, n_samples)
+            else:
+                hiz_init(zmax, at_zmax, fb_depth, tx0, ty0, nbx, width, height, n_samples)
+        # The simulator's own depth bound per 8x8 block (not a modelled unit: it changes no
+        # counter, event or pixel; raster.Z_SKIP): no sample of the block holds a depth above
+        # it. A block a triangle covers whole and cannot come nearer than the bound fails the
+        # depth test at every sample, so its outcome is known without visiting the pixels.
+        # LESS only lowers depths, so the bound stays true; a covering, depth-writing triangle
+        # tightens it.
+        zbound[:] = -1.0                                  # -1: not read from the target yet
+        tested[:] = 0
+        written[:] = 0
+        # The texture L1, cold at the tile's start (texture_l1)
+        l1_tags[:] = -1
+        l1_stamps[:] = 0
+        l1_clock = 0
+        # Counters live in registers in the hot loop and are flushed once (pbrt's habit).
+        k_fragments = 0
+        k_samples = 0
+        k_quads = 0
+        k_helper_lanes = 0
+        k_early_z_killed = 0
+        k_late_z_killed = 0
+        k_alpha_killed = 0
+        k_shaded = 0
+        k_blended = 0
+        k_written = 0
+        k_tex_misses = 0
+        k_texels = 0
+        k_tex_lookups = 0
+        k_tex_hits = 0
+        k_tex_overflow = 0
+        k_hsr_candidates = 0     # fragments immediate mode would have shaded in deferred runs
+        k_hsr_shaded = 0
+        k_hiz_rejected = 0
+        # The order the tile's references run in, and why deferred runs ended (raster_schedule)
+        flushes[:] = 0
+        sched = schedule(tile_offsets[i], tile_offsets[i + 1], ref_tri, draw, alpha_mode, blend_d,
+                         chunk, hsr, flushes)
+        winner = np.full((tile, tile, n_samples) if hsr else (0, 0, 0), -1, np.int64)
+        winner_px = winner.reshape(winner.size)          # fill_block's (it runs at one sample only)
+        for j in range(sched.shape[0]):
+            r, phase = sched[j, 0], sched[j, 1]
+            ev_cur, ev_end = block_off[r], block_off[r] + n_block[r]   # PH_VIS's events (PH_SHADE)
+            # Shading after HSR at one sample visits just the blocks where PH_VIS left the triangle
+            # pixels (its events, in block order), and nothing at all for a triangle that won none.
+            # (With HiZ the shading pass still walks the bounding box: its HiZ test counts there.)
+            ev_walk = phase == PH_SHADE and n_samples == 1 and not hiz
+            t = ref_tri[r]
+            if ev_walk:
+                # Half the triangles PH_VIS let through on a dense mesh lose all their pixels to
+                # later ones: look for one pixel it still holds before any setup (nothing is
+                # counted or fetched for a triangle that shades nothing).
+                if not still_wins(ev_block, ev_written, winner, ev_cur, ev_end, blocks_x, tx0, ty0,
+                                  t):
+                    n_tex_out[r] = 0
+                    event_sizes(ev_block, ev_written, ev_size, ev_cur, ev_end, fb_words,
+                                rules, blocks_x, width, height, n_samples)
                     continue
-                bl = ((by0 - ty0) >> BLOCK_BITS) * nbx + ((bx0 - tx0) >> BLOCK_BITS)
-                # nearest the triangle's plane comes within the block
-                zlo = dzdx * (rx0 if dzdx > 0 else rx1) + dzdy * (ry0 if dzdy > 0 else ry1) + zc
-                if hiz and test_depth:
-                    # LESS fails when zlo is not nearer than the block's farthest stored depth
-                    # (float32 rounding is monotone, so the per-sample test would fail too)
-                    if zlo >= zmax[bl]:
-                        k_hiz_rejected += 1
-                        rejected[bl] = True
-                        continue
-                # The triangle covers every sample of the block, none clipped by near or far,
-                # and the depth test runs before shading: the block's outcome depends only on
-                # depth (zskip's bound above). 1e-12 covers float64 rounding between the plane
-                # at the corners and at the samples; float32 rounding is monotone.
-                tight = False
-                if zskip and full and test_depth and not late and phase != PH_SHADE \
-                        and bx0 >= x0 and bx0 + BLOCK <= x1 and by0 >= y0 and by0 + BLOCK <= y1:
-                    zhi = dzdx * (rx1 if dzdx > 0 else rx0) + dzdy * (ry1 if dzdy > 0 else ry0) + zc
-                    if zlo > 1e-12 and zhi < 1.0 - 1e-12:
-                        if zbound[bl] < 0.0:     # (the clear's, not read back, where it holds)
-                            zbound[bl] = (z_cleared if z_cleared >= 0.0 and touched[bl] == 0 else
-                                          block_far(fb_depth, bx0, by0, width, height,
-                                                    n_samples)[0])
-                        if zlo - 1e-12 >= zbound[bl]:    # every sample fails: count as visited
-                            tested[bl] = ~np.uint64(0)
-                            touched[bl] = ~np.uint64(0)
-                            k_fragments += BLOCK * BLOCK
-                            k_samples += BLOCK * BLOCK * n_samples
-                            k_early_z_killed += BLOCK * BLOCK
-                            if phase == PH_IMR:
-                                k_quads += BLOCK * BLOCK // 4
+            if not hiz:
+                # No sample inside the triangle's bounding box: it covers nothing, and without HiZ
+                # (whose block test comes before coverage) nothing about it is counted. Most
+                # triangles of a dense mesh at a viewer's reduced resolution are such.
+                if no_sample_inside(vx, vy, t, reach):
+                    continue
+            d = draw[t]
+            late = alpha_mode[d] == MASK_MODE
+            test_depth = depth_test_d[d]
+            depth_write = depth_write_d[d] and phase != PH_SHADE     # PH_VIS wrote it already
+            count_zmax = hiz and depth_write      # the plain path keeps HiZ's at_zmax counts
+            blend = blend_d[d]
+            textured = texture[d] >= 0
+            ti = texture[d]
+            br, bg, bb, ba = (float(base_color[d, 0]), float(base_color[d, 1]),
+                              float(base_color[d, 2]), float(base_color[d, 3]))
+            lit = not unlit[d]
+            is_back = back[t]
+            if depth_write and not test_depth:      # depths may rise: no bound holds any more
+                zbound[:] = 1.0
+            # A fragment shader whose inputs are the same at every fragment (no texture, and unlit
+            # or one normal at all three vertices: faceted meshes, the analytic layers) has one
+            # output per triangle; evaluate it once, as a compiler hoists uniform work.
+            uniform = not textured and (unlit[d] or (
+                v_normal[t, 0, 0] == v_normal[t, 1, 0] == v_normal[t, 2, 0]
+                and v_normal[t, 0, 1] == v_normal[t, 1, 1] == v_normal[t, 2, 1]
+                and v_normal[t, 0, 2] == v_normal[t, 1, 2] == v_normal[t, 2, 2]))
+            u_word = np.uint32(0)            # fill_block's: as fb_words holds it (little-endian)
+            if uniform:
+                shade_fragment(base_color, texture, unlit, tex_data, tex_levels, tex_sampler, light,
+                               d, v_normal[t, 0, 0], v_normal[t, 0, 1], v_normal[t, 0, 2], back[t],
+                               0.0, 0.0, 0, rgba)
+                u_word = rgba8_word(quantize(rgba[0]), quantize(rgba[1]), quantize(rgba[2]), 255)
+            # The plain path: opaque, untextured, one sample; one colour, or Lambert on the
+            # interpolated normal computed right there (the same arithmetic as the general path).
+            # (Visibility alone, PH_VIS, reads no texture: textured triangles take it there too.)
+            fill_fast = ((not textured or phase == PH_VIS) and not late and not blend
+                         and n_samples == 1)
+            # ... and its commonest cases, a whole block at once (raster_sections.fill_block): one
+            # colour depth tested and written in immediate mode, the visibility pass depth tested
+            # and written, one colour shaded after it
+            block_fill = fill_fast and (
+                (phase == PH_SHADE and uniform)
+                or (test_depth and depth_write and (phase == PH_VIS or uniform)))
+            n00, n01, n02 = v_normal[t, 0, 0], v_normal[t, 0, 1], v_normal[t, 0, 2]
+            n10, n11, n12 = v_normal[t, 1, 0], v_normal[t, 1, 1], v_normal[t, 1, 2]
+            n20, n21, n22 = v_normal[t, 2, 0], v_normal[t, 2, 1], v_normal[t, 2, 2]
+            edge_setup(vx, vy, t, sample_x, sample_y, n_samples, A, B, C, bias, sample_e)
+            # Scalars for the hot loop: LLVM keeps them in registers (array elements it must reload,
+            # since it cannot prove the stores to the lane arrays do not alias them).
+            A0, A1, A2, B0, B1, B2 = A[0], A[1], A[2], B[0], B[1], B[2]
+            C0, C1, C2, T0, T1, T2 = C[0], C[1], C[2], bias[0], bias[1], bias[2]
+            edges = (A0, A1, A2, B0, B1, B2, C0, C1, C2)
+            normals = (n00, n01, n02, n10, n11, n12, n20, n21, n22)
+            # the same, as float64 with the fill rule's bias in C: every product and sum is a whole
+            # number below 2^53 (|A|, |B| < 2^23 subpixels, |X|, |Y| < 2^23), so float64 is exact
+            fA0, fA1, fA2 = float(A0), float(A1), float(A2)
+            fB0, fB1, fB2 = float(B0), float(B1), float(B2)
+            fC0, fC1, fC2 = float(C0 + T0), float(C1 + T1), float(C2 + T2)
+            dzdx, dzdy, zc = zplane[t, 0], zplane[t, 1], zplane[t, 2]
+            w0, w1, w2 = v_inv_w[t, 0], v_inv_w[t, 1], v_inv_w[t, 2]
+            x0 = max(tx0, min(vx[t, 0], vx[t, 1], vx[t, 2]) >> SUBPIXEL_BITS)
+            y0 = max(ty0, min(vy[t, 0], vy[t, 1], vy[t, 2]) >> SUBPIXEL_BITS)
+            x1 = min(tx0 + tile, width, (max(vx[t, 0], vx[t, 1], vx[t, 2]) >> SUBPIXEL_BITS) + 1)
+            y1 = min(ty0 + tile, height, (max(vy[t, 0], vy[t, 1], vy[t, 2]) >> SUBPIXEL_BITS) + 1)
+            n_tex = 0
+            tex_first = tex_off[r]
+            tex_cap = tex_off[r + 1] - tex_first
+            # Hierarchical: each 8x8 block of the bbox is first tested against the three edges over
+            # a rectangle that holds all its samples; blocks outside an edge are skipped, blocks
+            # inside all three skip the per-sample edge tests (llvmpipe's do_block_16 / do_block_4
+            # idea).
+            bby0, bbx0 = y0 & ~(BLOCK - 1), x0 & ~(BLOCK - 1)
+            n_rows = 1 if ev_walk else max(0, (y1 - bby0 + BLOCK - 1) >> BLOCK_BITS)
+            n_cols = ev_end - ev_cur if ev_walk else max(0, (x1 - bbx0 + BLOCK - 1) >> BLOCK_BITS)
+            for row in range(n_rows):
+                for col in range(n_cols):
+                    ev_m = np.uint64(0)
+                    if ev_walk:
+                        gb = ev_block[ev_cur + col]
+                        ev_m = ev_written[ev_cur + col]
+                        if gb < 0 or ev_m == 0:
                             continue
-                        # every sample ends at or below the plane's farthest point in the block
-                        tight = depth_write
-                # One sample: the block's coverage as a 64-bit mask (bit y*8+x) before any pixel.
-                cov_m = np.uint64(0)
-                if ev_walk:
-                    cov_m = ev_m
-                elif phase == PH_SHADE and n_samples == 1:
-                    # Shading after HSR: the pixels it can have won are those it passed in
-                    # PH_VIS, which that phase left in its events, block by block in this
-                    # same order; no coverage to compute again.
-                    while ev_cur < ev_end and ev_block[ev_cur] < 0:   # HiZ rejected: none
-                        ev_cur += 1
-                    if ev_cur < ev_end and ev_block[ev_cur] == (by0 >> BLOCK_BITS) * blocks_x \
-                            + (bx0 >> BLOCK_BITS):
-                        cov_m = ev_written[ev_cur]
-                        ev_cur += 1
-                    if cov_m == 0:
-                        continue
-                elif n_samples == 1:
-                    cov_m = block_coverage(blk_z, bx0, by0, x0, y0, x1, y1, fA0, fA1, fA2, fB0, fB1,
-                                           fB2, fC0, fC1, fC2, dzdx, dzdy, zc)
-                    if cov_m == 0:
-                        continue
-                if fill_fast:
-                    # The common case of opaque triangles with one colour (flat or unlit) or
-                    # Lambert on the interpolated normal, at one sample: the covered pixels one by
-                    # one, in any order (a triangle's pixels are independent); quads, helper lanes
-                    # and fragments counted from the block's masks, as the general path counts.
-                    n_c = popcount(cov_m)
-                    if block_fill and (cov_m == ~np.uint64(0) or (
-                            n_c >= FILL_BLOCK_MIN and bx0 + BLOCK <= width
-                            and by0 + BLOCK <= height)):
-                        n_sh = 0
-                        pass_m, vis_m, lowered = fill_block(
-                            phase, cov_m, blk_z, winner_px, tile, depth_px, shaded_px, fb_words,
-                            width, bx0, by0, tx0, ty0, t, u_word, count_zmax, zmax[bl])
+                        by0 = (gb // blocks_x) << BLOCK_BITS
+                        bx0 = (gb % blocks_x) << BLOCK_BITS
                     else:
-                        n_sh, pass_m, vis_m, lowered = fill_pixels(
-                            cov_m, blk_z, winner_px, tile, depth_px, shaded_px, fb_words, width,
-                            sh_x, sh_y, bx0, by0, tx0, ty0, t, phase, test_depth, depth_write,
-                            count_zmax, zmax[bl], uniform, u_word)
-                    n_pass = popcount(pass_m)
-                    if count_zmax:
-                        at_zmax[bl] -= lowered
-                        zmax_stale[bl] |= at_zmax[bl] <= 0 or not test_depth
-                    if phase != PH_SHADE:          # the masks the loop gathered, applied once
-                        touched[bl] |= cov_m
-                        k_fragments += n_c
-                        k_samples += n_c
-                        if test_depth:
-                            tested[bl] |= cov_m
-                            k_early_z_killed += n_c - popcount(pass_m | vis_m)
-                        written[bl] |= pass_m | vis_m
-                        k_hsr_candidates += popcount(vis_m)
-                    if phase == PH_IMR:
-                        k_quads += quads_of(cov_m)
-                    elif phase == PH_SHADE:
-                        k_quads += quads_of(pass_m)
-                    k_helper_lanes += 4 * quads_of(pass_m) - n_pass
-                    k_shaded += n_pass
-                    k_written += n_pass
-                    if phase == PH_SHADE:
-                        k_hsr_shaded += n_pass
-                    # the pixels left to shade, the block's at once (vectorised)
-                    shade_pixels(sh_x, sh_y, sh_word, n_sh, fb_words, width, edges, (w0, w1, w2),
-                                 normals, (br, bg, bb), lit, is_back, light_s)
+                        by0 = bby0 + (row << BLOCK_BITS)
+                        bx0 = bbx0 + (col << BLOCK_BITS)
+                    rx0 = bx0 * SUBPIXEL + SUBPIXEL // 2 - reach
+                    rx1 = (bx0 + BLOCK - 1) * SUBPIXEL + SUBPIXEL // 2 + reach
+                    ry0 = by0 * SUBPIXEL + SUBPIXEL // 2 - reach
+                    ry1 = (by0 + BLOCK - 1) * SUBPIXEL + SUBPIXEL // 2 + reach
+                    outside, full = False, True
+                    if not ev_walk:                   # (an event's block is inside)
+                        outside, full = block_edges(A, B, C, bias, rx0, rx1, ry0, ry1)
+                    if outside:
+                        continue
+                    bl = ((by0 - ty0) >> BLOCK_BITS) * nbx + ((bx0 - tx0) >> BLOCK_BITS)
+                    # nearest the triangle's plane comes within the block
+                    zlo = dzdx * (rx0 if dzdx > 0 else rx1) + dzdy * (ry0 if dzdy > 0 else ry1) + zc
+                    if hiz and test_depth:
+                        # LESS fails when zlo is not nearer than the block's farthest stored depth
+                        # (float32 rounding is monotone, so the per-sample test would fail too)
+                        if zlo >= zmax[bl]:
+                            k_hiz_rejected += 1
+                            rejected[bl] = True
+                            continue
+                    # The triangle covers every sample of the block, none clipped by near or far,
+                    # and the depth test runs before shading: the block's outcome depends only on
+                    # depth (zskip's bound above). 1e-12 covers float64 rounding between the plane
+                    # at the corners and at the samples; float32 rounding is monotone.
+                    tight = False
+                    if zskip and full and test_depth and not late and phase != PH_SHADE \
+                            and bx0 >= x0 and bx0 + BLOCK <= x1 and by0 >= y0 and by0 + BLOCK <= y1:
+                        zhi = (dzdx * (rx1 if dzdx > 0 else rx0) + dzdy * (ry1 if dzdy > 0 else ry0)
+                               + zc)
+                        if zlo > 1e-12 and zhi < 1.0 - 1e-12:
+                            if zbound[bl] < 0.0:     # (the clear's, not read back, where it holds)
+                                zbound[bl] = (
+                                    z_cleared if z_cleared >= 0.0 and touched[bl] == 0 else
+                                    block_far(fb_depth, bx0, by0, width, height, n_samples)[0])
+                            if zlo - 1e-12 >= zbound[bl]:    # every sample fails: count as visited
+                                tested[bl] = ~np.uint64(0)
+                                touched[bl] = ~np.uint64(0)
+                                k_fragments += BLOCK * BLOCK
+                                k_samples += BLOCK * BLOCK * n_samples
+                                k_early_z_killed += BLOCK * BLOCK
+                                if phase == PH_IMR:
+                                    k_quads += BLOCK * BLOCK // 4
+                                continue
+                            # every sample ends at or below the plane's farthest point in the block
+                            tight = depth_write
+                    # One sample: the block's coverage as a 64-bit mask (bit y*8+x) before any
+                    # pixel.
+                    cov_m = np.uint64(0)
+                    if ev_walk:
+                        cov_m = ev_m
+                    elif phase == PH_SHADE and n_samples == 1:
+                        # Shading after HSR: the pixels it can have won are those it passed in
+                        # PH_VIS, which that phase left in its events, block by block in this
+                        # same order; no coverage to compute again.
+                        while ev_cur < ev_end and ev_block[ev_cur] < 0:   # HiZ rejected: none
+                            ev_cur += 1
+                        if ev_cur < ev_end and ev_block[ev_cur] == (by0 >> BLOCK_BITS) * blocks_x \
+                                + (bx0 >> BLOCK_BITS):
+                            cov_m = ev_written[ev_cur]
+                            ev_cur += 1
+                        if cov_m == 0:
+                            continue
+                    elif n_samples == 1:
+                        cov_m = block_coverage(blk_z, bx0, by0, x0, y0, x1, y1, fA0, fA1, fA2, fB0,
+                                               fB1, fB2, fC0, fC1, fC2, dzdx, dzdy, zc)
+                        if cov_m == 0:
+                            continue
+                    if fill_fast:
+                        # The common case of opaque triangles with one colour (flat or unlit) or
+                        # Lambert on the interpolated normal, at one sample: the covered pixels one
+                        # by one, in any order (a triangle's pixels are independent); quads, helper
+                        # lanes and fragments counted from the block's masks, as the general path
+                        # counts.
+                        n_c = popcount(cov_m)
+                        if block_fill and (cov_m == ~np.uint64(0) or (
+                                n_c >= FILL_BLOCK_MIN and bx0 + BLOCK <= width
+                                and by0 + BLOCK <= height)):
+                            n_sh = 0
+                            pass_m, vis_m, lowered = fill_block(
+                                phase, cov_m, blk_z, winner_px, tile, depth_px, shaded_px, fb_words,
+                                width, bx0, by0, tx0, ty0, t, u_word, count_zmax, zmax[bl])
+                        else:
+                            n_sh, pass_m, vis_m, lowered = fill_pixels(
+                                cov_m, blk_z, winner_px, tile, depth_px, shaded_px, fb_words, width,
+                                sh_x, sh_y, bx0, by0, tx0, ty0, t, phase, test_depth, depth_write,
+                                count_zmax, zmax[bl], uniform, u_word)
+                        n_pass = popcount(pass_m)
+                        if count_zmax:
+                            at_zmax[bl] -= lowered
+                            zmax_stale[bl] |= at_zmax[bl] <= 0 or not test_depth
+                        if phase != PH_SHADE:          # the masks the loop gathered, applied once
+                            touched[bl] |= cov_m
+                            k_fragments += n_c
+                            k_samples += n_c
+                            if test_depth:
+                                tested[bl] |= cov_m
+                                k_early_z_killed += n_c - popcount(pass_m | vis_m)
+                            written[bl] |= pass_m | vis_m
+                            k_hsr_candidates += popcount(vis_m)
+                        if phase == PH_IMR:
+                            k_quads += quads_of(cov_m)
+                        elif phase == PH_SHADE:
+                            k_quads += quads_of(pass_m)
+                        k_helper_lanes += 4 * quads_of(pass_m) - n_pass
+                        k_shaded += n_pass
+                        k_written += n_pass
+                        if phase == PH_SHADE:
+                            k_hsr_shaded += n_pass
+                        # the pixels left to shade, the block's at once (vectorised)
+                        shade_pixels(sh_x, sh_y, sh_word, n_sh, fb_words, width, edges,
+                                     (w0, w1, w2), normals, (br, bg, bb), lit, is_back, light_s)
+                        if tight:
+                            zbound[bl] = min(zbound[bl], np.float32(zhi + 1e-6))
+                        continue
+                    for qy in range(max(by0, y0 & ~1), min(by0 + BLOCK, y1), 2):
+                        for qx in range(max(bx0, x0 & ~1), min(bx0 + BLOCK, x1), 2):
+                            if n_samples == 1:           # from the block's mask
+                                q = (qy - by0) * BLOCK + qx - bx0
+                                if (cov_m >> np.uint64(q)) & np.uint64(0x303) == 0:
+                                    continue
+                                quad_from_mask(cov_m, blk_z, q, lane_cov, lane_z)
+                                any_cov = True
+                            else:
+                                any_cov = quad_coverage(qx, qy, x0, y0, x1, y1, edges,
+                                                        (T0, T1, T2), full, sample_e, sample_x,
+                                                        sample_y, dzdx, dzdy, zc, n_samples,
+                                                        lane_cov, lane_z)
+                            if not any_cov:
+                                continue
+                            if phase == PH_IMR:
+                                k_quads += 1
+                            n_shade, n_frag, n_samp, n_early, n_cand = quad_visibility(
+                                lane_cov, lane_pass, lane_z, winner, depth_px, width, touched,
+                                tested, written, zmax_stale, qx, qy, tx0, ty0, nbx, t, phase, late,
+                                hsr, test_depth, depth_write, n_samples)
+                            k_fragments += n_frag
+                            k_samples += n_samp
+                            k_early_z_killed += n_early
+                            k_hsr_candidates += n_cand
+                            if n_shade == 0:
+                                continue
+                            if phase == PH_SHADE:
+                                k_quads += 1
+                            k_helper_lanes += 4 - n_shade
+                            if not uniform:
+                                quad_attributes(lane_attr, lane_pass, v_normal, v_uv, t, qx, qy,
+                                                edges, (w0, w1, w2), textured)
+                            # The quad's mip level(s) (from its uv derivatives) and its footprint's
+                            # lines through the L1; a miss is a texture event (texture_l1).
+                            level, frac = 0, 0.0
+                            if textured:
+                                level, frac = texture_lod(tex_levels, tex_n_levels, tex_sampler, ti,
+                                                          lane_attr[1, 3] - lane_attr[0, 3],
+                                                          lane_attr[1, 4] - lane_attr[0, 4],
+                                                          lane_attr[2, 3] - lane_attr[0, 3],
+                                                          lane_attr[2, 4] - lane_attr[0, 4])
+                                n_lv = 2 if frac > 0.0 else 1
+                                n_lines = 0            # (the image alone: no L1)
+                                if costs:
+                                    fmt, at, above, u, v = footprint_params(
+                                        tex_levels, tex_sampler, tex_base, tex_block, ti, level,
+                                        n_lv, lane_attr)
+                                    few = few_lines(u, v, fmt, at, above, n_lv, l1_shift)
+                                    n_lines = quad_footprint(lane_attr, fmt, at, above, n_lv,
+                                                             l1_shift, quad_lines, few)
+                                k_texels += 16 * n_lv
+                                k_tex_lookups += n_lines
+                                for k in range(n_lines):
+                                    l1_clock += 1
+                                    if l1_access(l1_tags, l1_stamps, l1_sets, l1_ways,
+                                                 quad_lines[k], l1_clock):
+                                        k_tex_hits += 1
+                                    elif n_tex < tex_cap:
+                                        tex_addr[tex_first + n_tex] = quad_lines[k] << l1_shift
+                                        n_tex += 1
+                                    else:
+                                        k_tex_overflow += 1
+                            if not uniform:
+                                quad_shade(lane_pass, lane_attr, lane_rgba, tex_data, tex_levels,
+                                           tex_sampler, textured, ti, level, frac, (br, bg, bb, ba),
+                                           lit, is_back, light_s)
+                            n_sh, n_hsr_sh, n_alpha, n_late, n_wr, n_blend = quad_rop(
+                                lane_pass, lane_z, lane_rgba, rgba, fb_words, depth_px, shaded_px,
+                                tested, written, zmax_stale, (qx, qy, tx0, ty0, nbx, width),
+                                n_samples, uniform, phase, (late, hsr, test_depth, alpha_cutoff[d],
+                                                            blend, depth_write))
+                            k_shaded += n_sh
+                            k_hsr_shaded += n_hsr_sh
+                            k_alpha_killed += n_alpha
+                            k_late_z_killed += n_late
+                            k_written += n_wr
+                            k_blended += n_blend
                     if tight:
                         zbound[bl] = min(zbound[bl], np.float32(zhi + 1e-6))
-                    continue
-                for qy in range(max(by0, y0 & ~1), min(by0 + BLOCK, y1), 2):
-                    for qx in range(max(bx0, x0 & ~1), min(bx0 + BLOCK, x1), 2):
-                        if n_samples == 1:           # from the block's mask
-                            q = (qy - by0) * BLOCK + qx - bx0
-                            if (cov_m >> np.uint64(q)) & np.uint64(0x303) == 0:
-                                continue
-                            quad_from_mask(cov_m, blk_z, q, lane_cov, lane_z)
-                            any_cov = True
-                        else:
-                            any_cov = quad_coverage(qx, qy, x0, y0, x1, y1, edges, (T0, T1, T2),
-                                                    full, sample_e, sample_x, sample_y, dzdx, dzdy,
-                                                    zc, n_samples, lane_cov, lane_z)
-                        if not any_cov:
-                            continue
-                        if phase == PH_IMR:
-                            k_quads += 1
-                        n_shade, n_frag, n_samp, n_early, n_cand = quad_visibility(
-                            lane_cov, lane_pass, lane_z, winner, depth_px, width, touched, tested,
-                            written, zmax_stale, qx, qy, tx0, ty0, nbx, t, phase, late, hsr,
-                            test_depth, depth_write, n_samples)
-                        k_fragments += n_frag
-                        k_samples += n_samp
-                        k_early_z_killed += n_early
-                        k_hsr_candidates += n_cand
-                        if n_shade == 0:
-                            continue
-                        if phase == PH_SHADE:
-                            k_quads += 1
-                        k_helper_lanes += 4 - n_shade
-                        if not uniform:
-                            quad_attributes(lane_attr, lane_pass, v_normal, v_uv, t, qx, qy, edges,
-                                            (w0, w1, w2), textured)
-                        # The quad's mip level(s) (from its uv derivatives) and its footprint's
-                        # lines through the L1; a miss is a texture event (texture_l1).
-                        level, frac = 0, 0.0
-                        if textured:
-                            level, frac = texture_lod(tex_levels, tex_n_levels, tex_sampler, ti,
-                                                      lane_attr[1, 3] - lane_attr[0, 3],
-                                                      lane_attr[1, 4] - lane_attr[0, 4],
-                                                      lane_attr[2, 3] - lane_attr[0, 3],
-                                                      lane_attr[2, 4] - lane_attr[0, 4])
-                            n_lv = 2 if frac > 0.0 else 1
-                            n_lines = 0            # (the image alone: no L1)
-                            if costs:
-                                fmt, at, above, u, v = footprint_params(
-                                    tex_levels, tex_sampler, tex_base, tex_block, ti, level, n_lv,
-                                    lane_attr)
-                                few = few_lines(u, v, fmt, at, above, n_lv, l1_shift)
-                                n_lines = quad_footprint(lane_attr, fmt, at, above, n_lv,
-                                                         l1_shift, quad_lines, few)
-                            k_texels += 16 * n_lv
-                            k_tex_lookups += n_lines
-                            for k in range(n_lines):
-                                l1_clock += 1
-                                if l1_access(l1_tags, l1_stamps, l1_sets, l1_ways, quad_lines[k],
-                                             l1_clock):
-                                    k_tex_hits += 1
-                                elif n_tex < tex_cap:
-                                    tex_addr[tex_first + n_tex] = quad_lines[k] << l1_shift
-                                    n_tex += 1
-                                else:
-                                    k_tex_overflow += 1
-                        if not uniform:
-                            quad_shade(lane_pass, lane_attr, lane_rgba, tex_data, tex_levels,
-                                       tex_sampler, textured, ti, level, frac, (br, bg, bb, ba),
-                                       lit, is_back, light_s)
-                        n_sh, n_hsr_sh, n_alpha, n_late, n_wr, n_blend = quad_rop(
-                            lane_pass, lane_z, lane_rgba, rgba, fb_words, depth_px, shaded_px,
-                            tested, written, zmax_stale, (qx, qy, tx0, ty0, nbx, width), n_samples,
-                            uniform, phase, (late, hsr, test_depth, alpha_cutoff[d], blend,
-                                             depth_write))
-                        k_shaded += n_sh
-                        k_hsr_shaded += n_hsr_sh
-                        k_alpha_killed += n_alpha
-                        k_late_z_killed += n_late
-                        k_written += n_wr
-                        k_blended += n_blend
-                if tight:
-                    zbound[bl] = min(zbound[bl], np.float32(zhi + 1e-6))
-        if not costs and not hsr:     # the image alone: no events (nothing reads the masks;
-            continue                  # HSR's shading phase reads its visibility's events)
-        if phase == PH_SHADE:
-            n_tex_out[r] = n_tex
-            k_tex_misses += n_tex
-            # its events (PH_VIS's) get the blocks' DCC sizes now that its pixels are shaded
-            event_sizes(ev_block, ev_written, ev_size, block_off[r], ev_end, fb_words,
-                        rules, blocks_x, width, height, n_samples)
-            continue
-        # Flush this triangle's ROP requests, one event per touched block, in block order.
-        n_block[r] = flush_events(ev_block, ev_tested, ev_written, block_off[r], rejected, tested,
-                                  written, zmax, at_zmax, zmax_stale, fb_depth, x0, y0, x1, y1,
-                                  tx0, ty0, nbx, blocks_x, width, height, n_samples, hiz)
-        event_depth_sizes(ev_block, ev_written, ev_zsize, block_off[r], block_off[r] + n_block[r],
-                          zplanes, rules, depth_write, tx0, ty0, nbx, blocks_x, n_samples)
-        if phase == PH_IMR:
-            n_tex_out[r] = n_tex
-            k_tex_misses += n_tex
-            event_sizes(ev_block, ev_written, ev_size, block_off[r], block_off[r] + n_block[r],
-                        fb_words, rules, blocks_x, width, height, n_samples)
-    cnt = counters[i]
-    cnt[RC.FRAGMENTS] += k_fragments
-    cnt[RC.SAMPLES] += k_samples
-    cnt[RC.QUADS] += k_quads
-    cnt[RC.HELPER_LANES] += k_helper_lanes
-    cnt[RC.EARLY_Z_KILLED] += k_early_z_killed
-    cnt[RC.LATE_Z_KILLED] += k_late_z_killed
-    cnt[RC.ALPHA_KILLED] += k_alpha_killed
-    cnt[RC.SHADED] += k_shaded
-    cnt[RC.BLENDED] += k_blended
-    cnt[RC.WRITTEN] += k_written
-    cnt[RC.TEX_MISSES] += k_tex_misses
-    cnt[RC.PIXELS_COVERED] += pixels_touched(touched)
-    cnt[RC.HSR_KILLED] += k_hsr_candidates - k_hsr_shaded
-    cnt[RC.HSR_FLUSH_MASK] += flushes[FLUSH_MASK]
-    cnt[RC.HSR_FLUSH_BLEND] += flushes[FLUSH_BLEND]
-    cnt[RC.HSR_FLUSH_PARTIAL] += flushes[FLUSH_PARTIAL]
-    cnt[RC.HIZ_REJECTED] += k_hiz_rejected
-    cnt[RC.TEXELS] += k_texels
-    cnt[RC.TEX_LOOKUPS] += k_tex_lookups
-    cnt[RC.TEX_HITS] += k_tex_hits
-    cnt[RC.TEX_OVERFLOW] += k_tex_overflow
+            if not costs and not hsr:     # the image alone: no events (nothing reads the masks;
+                continue                  # HSR's shading phase reads its visibility's events)
+            if phase == PH_SHADE:
+                n_tex_out[r] = n_tex
+                k_tex_misses += n_tex
+                # its events (PH_VIS's) get the blocks' DCC sizes now that its pixels are shaded
+                event_sizes(ev_block, ev_written, ev_size, block_off[r], ev_end, fb_words,
+                            rules, blocks_x, width, height, n_samples)
+                continue
+            # Flush this triangle's ROP requests, one event per touched block, in block order.
+            n_block[r] = flush_events(ev_block, ev_tested, ev_written, block_off[r], rejected,
+                                      tested, written, zmax, at_zmax, zmax_stale, fb_depth, x0, y0,
+                                      x1, y1, tx0, ty0, nbx, blocks_x, width, height, n_samples,
+                                      hiz)
+            event_depth_sizes(ev_block, ev_written, ev_zsize, block_off[r],
+                              block_off[r] + n_block[r], zplanes, rules, depth_write, tx0, ty0, nbx,
+                              blocks_x, n_samples)
+            if phase == PH_IMR:
+                n_tex_out[r] = n_tex
+                k_tex_misses += n_tex
+                event_sizes(ev_block, ev_written, ev_size, block_off[r], block_off[r] + n_block[r],
+                            fb_words, rules, blocks_x, width, height, n_samples)
+        cnt = counters[i]
+        cnt[RC.FRAGMENTS] += k_fragments
+        cnt[RC.SAMPLES] += k_samples
+        cnt[RC.QUADS] += k_quads
+        cnt[RC.HELPER_LANES] += k_helper_lanes
+        cnt[RC.EARLY_Z_KILLED] += k_early_z_killed
+        cnt[RC.LATE_Z_KILLED] += k_late_z_killed
+        cnt[RC.ALPHA_KILLED] += k_alpha_killed
+        cnt[RC.SHADED] += k_shaded
+        cnt[RC.BLENDED] += k_blended
+        cnt[RC.WRITTEN] += k_written
+        cnt[RC.TEX_MISSES] += k_tex_misses
+        cnt[RC.PIXELS_COVERED] += pixels_touched(touched)
+        cnt[RC.HSR_KILLED] += k_hsr_candidates - k_hsr_shaded
+        cnt[RC.HSR_FLUSH_MASK] += flushes[FLUSH_MASK]
+        cnt[RC.HSR_FLUSH_BLEND] += flushes[FLUSH_BLEND]
+        cnt[RC.HSR_FLUSH_PARTIAL] += flushes[FLUSH_PARTIAL]
+        cnt[RC.HIZ_REJECTED] += k_hiz_rejected
+        cnt[RC.TEXELS] += k_texels
+        cnt[RC.TEX_LOOKUPS] += k_tex_lookups
+        cnt[RC.TEX_HITS] += k_tex_hits
+        cnt[RC.TEX_OVERFLOW] += k_tex_overflow
 
 
 # The entry points, the sample count fixed (a constant: rasterize_tile is compiled for it, and its
@@ -572,22 +606,16 @@ def rasterize_tiles_1x(job, tile_order, cursor, counters):
     """The tiles of tile_order of `job` (RasterJob) at one sample per pixel, taken one at a time
     from cursor[0] (shared with the other threads doing the same order)."""
     tris, bins, mat, tex, light, fb, events, target, hsr, hiz, zskip, chunk, costs = job
-    k = fetch_add(cursor, 1)
-    while k < tile_order.shape[0]:
-        rasterize_tile(tile_order[k], tris, bins, mat, tex, light, fb, events, target, 1, hsr, hiz,
-                       zskip, chunk, costs, counters)
-        k = fetch_add(cursor, 1)
+    rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, events, target, 1, hsr,
+                   hiz, zskip, chunk, costs, counters)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def rasterize_tiles_4x(job, tile_order, cursor, counters):
     """... at four."""
     tris, bins, mat, tex, light, fb, events, target, hsr, hiz, zskip, chunk, costs = job
-    k = fetch_add(cursor, 1)
-    while k < tile_order.shape[0]:
-        rasterize_tile(tile_order[k], tris, bins, mat, tex, light, fb, events, target, 4, hsr, hiz,
-                       zskip, chunk, costs, counters)
-        k = fetch_add(cursor, 1)
+    rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, events, target, 4, hsr,
+                   hiz, zskip, chunk, costs, counters)
 
 
 @lru_cache(maxsize=None)
