@@ -24,6 +24,15 @@ def popcount(m):
     return np.int64((m * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
+def cttz64(builder, x):
+    """LLVM IR: the trailing zeros of the i64 x (64 for 0), llvm.cttz: one tzcnt. For the
+    intrinsics that need it (lowest_bit, tag_match.tag_way)."""
+    i64, i1 = ir.IntType(64), ir.IntType(1)
+    fn = builder.module.globals.get("llvm.cttz.i64") or ir.Function(
+        builder.module, ir.FunctionType(i64, [i64, i1]), "llvm.cttz.i64")
+    return builder.call(fn, [x, ir.Constant(i1, 0)])      # (0: defined for 0)
+
+
 @intrinsic
 def lowest_bit(typingctx, m):
     """Index of the lowest set bit of a 64-bit word (64 for none): llvm.cttz, one tzcnt. (As
@@ -33,10 +42,7 @@ def lowest_bit(typingctx, m):
         return None
 
     def codegen(context, builder, signature, args):
-        i64, i1 = ir.IntType(64), ir.IntType(1)
-        fn = builder.module.globals.get("llvm.cttz.i64") or ir.Function(
-            builder.module, ir.FunctionType(i64, [i64, i1]), "llvm.cttz.i64")
-        return builder.call(fn, [args[0], ir.Constant(i1, 0)])      # (0: defined for 0)
+        return cttz64(builder, args[0])
     return types.int64(m), codegen
 
 

@@ -20,6 +20,8 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from .block_masks import cttz64
+
 LANES = 4                  # ways a compare takes (an AVX2 register of int64)
 
 _I64 = ir.IntType(64)
@@ -61,9 +63,7 @@ def tag_way(typingctx, lines, s, n, line):
         keep = builder.select(builder.icmp_signed(">=", n, ir.Constant(_I64, 64)),
                               ir.Constant(_I64, -1), keep)
         found = builder.and_(builder.load(mask), keep)
-        cttz = builder.module.globals.get("llvm.cttz.i64") or ir.Function(
-            builder.module, ir.FunctionType(_I64, [_I64, ir.IntType(1)]), "llvm.cttz.i64")
-        way = builder.call(cttz, [found, ir.Constant(ir.IntType(1), 0)])
+        way = cttz64(builder, found)
         return builder.select(builder.icmp_signed("==", found, ir.Constant(_I64, 0)),
                               ir.Constant(_I64, -1), way)
     return sig, codegen
