@@ -10,7 +10,7 @@ from .texture_l1 import LINES_PER_QUAD
 BLOCK = 8     # ROP block edge, px: the unit the ROP asks the memory system for (see raster_kernels)
 
 
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def pixel_bbox(x, y, t, width, height):
     """Conservative pixel bbox [x0, x1) x [y0, y1) of triangle t, clipped to the viewport: every
     pixel that may hold a covered sample."""
@@ -21,7 +21,7 @@ def pixel_bbox(x, y, t, width, height):
     return x0, y0, x1, y1
 
 
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def _overlaps(x, y, t, rx0, ry0, rx1, ry1):
     """Exact triangle–rectangle overlap for a positive-area triangle: the rectangle (subpixels,
     inclusive) is out if all four corners are outside one edge (the triangle's bbox was already
@@ -38,7 +38,7 @@ def _overlaps(x, y, t, rx0, ry0, rx1, ry1):
     return True
 
 
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def _tile_range(x, y, t, width, height, tile):
     x0, y0, x1, y1 = pixel_bbox(x, y, t, width, height)
     if x1 <= x0 or y1 <= y0:

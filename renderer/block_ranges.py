@@ -80,7 +80,7 @@ def rgba8_range(typingctx, words, start, row_words, rows, vecs, sample):
     return sig, codegen
 
 
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def unpack(rng):
     """rgba8_range's uint64 as (lo_r, lo_g, lo_b, lo_a, hi_r, hi_g, hi_b, hi_a), int64 each."""
     r = np.int64(rng)
@@ -88,7 +88,7 @@ def unpack(rng):
             (r >> 32) & 255, (r >> 40) & 255, (r >> 48) & 255, (r >> 56) & 255)
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
 def edge_range(fb_words, x0, y0, nx, y1, width, n_samples, s):
     """rgba8_range of a block cut by the target's right edge (its first nx columns, from
     pixel x0, y0 to row y1), a pixel at a time, packed the same way."""

@@ -98,7 +98,7 @@ MAX_WAYS = 1 << WAY_BITS   # a way's index fits the low bits of an LRU key (stam
 DRAM_BIT = 62          # serve_levels' `own` bit for DRAM
 
 
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def fusable(shape, lv, n_lines):
     """May a producer send level lv a group of up to n_lines consecutive lines (one surface
     block) as OP_RMW rows (memory_requests.request_block_as with a write): every line read,

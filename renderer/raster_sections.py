@@ -41,17 +41,24 @@ FILL_BLOCK_MIN = 16
 # against 102 s alone, on a 2-core machine, bench/bench_cold_start.py), and as calls they take
 # no reference counts (their arrays are borrowed) and cost nothing measurable: sponza at 1080p,
 # one thread, best raster of 6 frames: 159-165 ms inlined, 149-164 ms called.
-# The rest are inlined into it at numba's IR level (inline="always"), and are written so that the
-# compiled tile kernel stays what the one-body kernel was (bench/kernel_ir.py prints its
-# instruction and reference-count figures): a helper takes its arrays one by one (a struct
-# opened inside it costs its arrays' reference counts per call), calls nothing that is not
-# inlined itself (block_far is inline for this: a call to a function compiled apart returns an
-# error status, and on that exit path the pruning gives up; quad_shade_rop, inlined around
-# sample_texture's call, kept 14 atomic pairs a quad), and uses every array it takes on every path
-# through it (an array whose last use is conditional, or an early return before it, leaves its
-# increment and decrement on different paths, where LLVM's pruning of them fails: 2-13 atomic
-# pairs per block or triangle, measured 5-17% on spheres). The HiZ / depth bound test and the
-# texture request stay in the body for that reason: each writes an array on one path only.
+# The rest are inlined into it by LLVM (forceinline=True): numba compiles each helper once, as a
+# function of its own marked alwaysinline, and the inliner of the kernel's module copies the
+# helper's optimised code in before numba prunes the reference counts. Until 2026-12-06 they were
+# inlined at numba's IR level (inline="always"), which copies, types and analyses the helper's IR
+# again at every call site and then the whole grown kernel pass after pass: the raster module
+# compiled in 54.8 s that way and in 33.6 s this way (rasterize_tiles_1x and its callees, in one of
+# precompile's two workers, empty cache), with the same 53 increments and 159 decrements in
+# rasterize_tile (bench/kernel_ir.py) and frames the same or faster (README, Speed). Whichever
+# inliner, a helper is written so that the compiled tile kernel stays what the one-body kernel was
+# (bench/kernel_ir.py prints its instruction and reference-count figures): a helper takes its
+# arrays one by one (a struct opened inside it costs its arrays' reference counts per call), calls
+# nothing that is not inlined itself (block_far is inlined for this: a call to a function compiled
+# apart returns an error status, and on that exit path the pruning gives up; quad_shade_rop,
+# inlined around sample_texture's call, kept 14 atomic pairs a quad), and uses every array it takes
+# on every path through it (an array whose last use is conditional, or an early return before it,
+# leaves its increment and decrement on different paths, where LLVM's pruning of them fails: 2-13
+# atomic pairs per block or triangle, measured 5-17% on spheres). The HiZ / depth bound test and
+# the texture request stay in the body for that reason: each writes an array on one path only.
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -112,7 +119,7 @@ def still_wins(ev_block, ev_written, winner, ev_cur, ev_end, blocks_x, tx0, ty0,
     return False
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
 def no_sample_inside(vx, vy, t, reach):
     """No sample position (pixel centres moved by up to `reach` subpixels) lies inside triangle
     t's bounding box: it covers nothing. Most triangles of a dense mesh at a viewer's reduced
@@ -120,7 +127,7 @@ def no_sample_inside(vx, vy, t, reach):
     return holds_no_sample(vx[t, 0], vx[t, 1], vx[t, 2], vy[t, 0], vy[t, 1], vy[t, 2], reach)
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
 def edge_setup(vx, vy, t, sample_x, sample_y, n_samples, A, B, C, bias, sample_e):
     """Triangle t's integer edge functions E = A x + B y + C (subpixels), the top-left rule's
     bias per edge and each edge's offset at each sample position."""
@@ -136,7 +143,7 @@ def edge_setup(vx, vy, t, sample_x, sample_y, n_samples, A, B, C, bias, sample_e
             sample_e[k, s] = A[k] * sample_x[s] + B[k] * sample_y[s]
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
 def block_edges(A, B, C, bias, rx0, rx1, ry0, ry1):
     """The three edges over the rectangle [rx0, rx1] x [ry0, ry1] (subpixels) that holds all
     samples of an 8x8 block: (outside one edge: skip the block, inside all three: skip the
@@ -153,7 +160,7 @@ def block_edges(A, B, C, bias, rx0, rx1, ry0, ry1):
     return outside, full
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
 def block_coverage(blk_z, bx0, by0, x0, y0, x1, y1, fA0, fA1, fA2, fB0, fB1, fB2, fC0, fC1, fC2,
                    dzdx, dzdy, zc):
     """Coverage at one sample of the 8x8 block at (bx0, by0): a 64-bit mask (bit y*8+x) of the
@@ -242,7 +249,7 @@ def fill_block(phase, cov_m, blk_z, winner, tile, depth, shaded, words, width, b
     return m, np.uint64(0), lowered
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
 def fill_pixels(cov_m, blk_z, winner, tile, depth, shaded, words, width, sh_x, sh_y, bx0, by0, tx0,
                 ty0, t, phase, test_depth, depth_write, count_zmax, zmax_bl, uniform, word):
     """The plain path's pixels: the covered pixels of the block (cov_m) one by one, in any order
@@ -291,7 +298,7 @@ def fill_pixels(cov_m, blk_z, winner, tile, depth, shaded, words, width, sh_x, s
     return n_sh, pass_m, vis_m, lowered
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
 def shade_pixels(sh_x, sh_y, sh_word, n_sh, words, width, edges, inv_w, normals, base, lit,
                  is_back, light_s):
     """The plain path's shading: base colour, Lambert on the interpolated normal where lit, for
@@ -328,7 +335,7 @@ def shade_pixels(sh_x, sh_y, sh_word, n_sh, words, width, edges, inv_w, normals,
         words[np.uint64(sh_y[j] * width + sh_x[j])] = sh_word[j]
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
 def quad_from_mask(cov_m, blk_z, q, lane_cov, lane_z):
     """One sample: the lanes of the 2x2 quad whose top-left pixel is bit q of the block, from
     its coverage mask and depths (block_coverage's)."""
@@ -338,7 +345,7 @@ def quad_from_mask(cov_m, blk_z, q, lane_cov, lane_z):
         lane_z[lane, 0] = blk_z[k]
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
 def quad_coverage(qx, qy, x0, y0, x1, y1, edges, bias, full, sample_e, sample_x, sample_y, dzdx,
                   dzdy, zc, n_samples, lane_cov, lane_z):
     """Several samples: each lane's covered samples (bit s) of the 2x2 quad at (qx, qy) inside
@@ -371,7 +378,7 @@ def quad_coverage(qx, qy, x0, y0, x1, y1, edges, bias, full, sample_e, sample_x,
     return any_cov
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
 def quad_visibility(lane_cov, lane_pass, lane_z, winner, depth, width, touched, tested, written,
                     zmax_stale, qx, qy, tx0, ty0, nbx, t, phase, late, hsr, test_depth,
                     depth_write, n_samples):
@@ -434,7 +441,7 @@ def quad_visibility(lane_cov, lane_pass, lane_z, winner, depth, width, touched, 
     return n_shade, n_frag, n_samp, n_early, n_cand
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
 def quad_attributes(lane_attr, lane_pass, v_normal, v_uv, t, qx, qy, edges, inv_w, textured):
     """Normal and uv at the shaded lanes' pixel centres (at all four when textured: helper lanes
     give the derivatives that pick the mip level), perspective-correct."""
@@ -458,7 +465,7 @@ def quad_attributes(lane_attr, lane_pass, v_normal, v_uv, t, qx, qy, edges, inv_
             lane_attr[lane, 3 + c] = p0 * v_uv[t, 0, c] + p1 * v_uv[t, 1, c] + p2 * v_uv[t, 2, c]
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
 def quad_shade(lane_pass, lane_attr, lane_rgba, tex_data, tex_levels, tex_sampler, textured, ti,
                level, frac, base, lit, is_back, light_s):
     """Shade the quad's passing lanes into lane_rgba[lane, 0:4]: base colour x texture (the
@@ -486,7 +493,7 @@ def quad_shade(lane_pass, lane_attr, lane_rgba, tex_data, tex_levels, tex_sample
             sr, sg, sb, sa)
 
 
-@njit(cache=True, nogil=True, error_model="numpy", inline="always")
+@njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
 def quad_rop(lane_pass, lane_z, lane_rgba, rgba, words, depth, shaded, tested, written, zmax_stale,
              where, n_samples, uniform, phase, rop):
     """Send the quad's passing lanes to the ROP, each in its colour (quad_shade's lane_rgba, or

@@ -10,7 +10,7 @@ from numba import njit
 GOLDEN = np.int64(-7046029254386353131)   # 2^64 / golden ratio, as the int64 it wraps to
 
 
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def add_new(keys, gens, g, gen, key):
     """Adds `key` to set g (row g of keys and gens, int64, a power-of-two width; slots of other
     generations are free) for generation `gen`. Returns whether it was not there yet. The home

@@ -269,7 +269,7 @@ def replay(mem, ip, work, start, own, out):
     return work.shape[0], serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out)
 
 
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def color_mark(e, state):
     """A colour mark's line: event e and the colour state its requests need (the block's last
     size + 1 for a fused read and write, whether it is still fast-cleared for a write)."""

@@ -13,9 +13,11 @@ rasterize_tiles_1x and rasterize_tiles_4x both call the tile kernel), the longes
 Each worker writes numba's on-disk cache, and the command then runs as on a warm cache (render
 triangle on two cores, bench/bench_cold_start.py, 2026-12-04: 25.8-26.8 s; 38.0-40.5 s while it
 also compiled the post chain, which its frame never calls, the raster's tiles ran in a prange and
-the clipper's rows were array expressions). The raster module alone takes 22 s at one sample, so
-past two or three cores it bounds the wall time. A kernel the list misses (a preset changed with
---set, ray passes, a stale list) compiles at its first call, as before.
+the clipper's rows were array expressions). The raster module alone takes 33.6 s at one sample
+in one of two workers (2026-12-06; 54.8 s that morning, before the kernels' helpers were inlined
+by LLVM rather than at numba's IR level: renderer/raster_sections.py), so past two or three cores
+it bounds the wall time. A kernel the list misses (a preset changed with --set, ray passes, a
+stale list) compiles at its first call, as before.
 
     TILESIM_PRECOMPILE=0 tilesim render triangle      # compile lazily, in this process
 """
@@ -46,7 +48,7 @@ OWN = ("renderer", "pipelines", "scenes", "viewer")
 RECORD_SIZES = ((1280, 720), (64, 36))
 RECORD_SAMPLES = (1, 4)
 # Workers at most: the raster module is the longest to compile (kernels.json's module_compile_s,
-# both sample counts; 22 s at one on 2026-12-04), so past three or four it bounds the wall time and
+# both sample counts; 33.6 s at one on 2026-12-06), so past three or four it bounds the wall time and
 # more workers only add memory (each holds numba and LLVM, about 0.3-0.5 GB).
 MAX_WORKERS = 4
 # Modules whose kernels only a frame with compute passes calls (the post chain: a scene's
@@ -64,22 +66,33 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def _dispatchers():
-    """(module, name, dispatcher) for every numba dispatcher a loaded project module defines."""
+def entry_points(run) -> list[tuple[str, str, object]]:
+    """(module, name, signature) of every project kernel that Python calls during run(): the
+    signatures numba compiles, or loads from the cache, for a call from Python
+    (Dispatcher._compile_for_args). The kernels they call compile inside them, whether the cache
+    is cold or warm, and are no entry points: their signatures (a forceinline helper's
+    included) are left out."""
     from numba.core.dispatcher import Dispatcher
-    for module_name, module in list(sys.modules.items()):
-        if module_name.split(".")[0] not in OWN or module is None:
-            continue
-        for name, obj in list(vars(module).items()):
-            if isinstance(obj, Dispatcher) and obj.__module__ == module_name:
-                yield module_name, name, obj
+    found: dict[tuple[str, str, object], None] = {}
+    compile_for_args = Dispatcher._compile_for_args
 
+    def recording(self, *args, **kws):
+        before = set(self.signatures)
+        try:
+            return compile_for_args(self, *args, **kws)
+        finally:
+            module = self.py_func.__module__
+            if module.split(".")[0] in OWN:
+                for sig in self.signatures:
+                    if sig not in before:
+                        found[(module, self.py_func.__name__, sig)] = None
 
-def entry_points() -> list[tuple[str, str, tuple]]:
-    """(module, name, argument types) of every kernel this process has called from Python. A
-    kernel loaded from the cache lists only the signatures called on it; its callees come
-    inside its machine code and list none."""
-    return [(m, n, sig) for m, n, d in _dispatchers() for sig in d.signatures]
+    Dispatcher._compile_for_args = recording
+    try:
+        run()
+    finally:
+        Dispatcher._compile_for_args = compile_for_args
+    return list(found)
 
 
 def _record_one(preset: str, samples: int) -> list[list]:
@@ -87,12 +100,14 @@ def _record_one(preset: str, samples: int) -> list[list]:
     points called."""
     from pipelines.frame import Settings, run
     from scenes.library import get_scene, scene_names
-    for name in scene_names():
-        scene = get_scene(name)
-        for w, h in RECORD_SIZES:
-            run(scene, preset, Settings(w, h, samples))
+
+    def frames():
+        for name in scene_names():
+            scene = get_scene(name)
+            for w, h in RECORD_SIZES:
+                run(scene, preset, Settings(w, h, samples))
     return [[m, n, base64.b64encode(pickle.dumps(sig)).decode(), str(sig)]
-            for m, n, sig in entry_points()]
+            for m, n, sig in entry_points(frames)]
 
 
 def _compile_seconds(entries: list[dict]) -> dict[str, float]:
@@ -117,8 +132,10 @@ def write_manifest(presets: list[str]) -> None:
         for samples in RECORD_SAMPLES:
             out = subprocess.run([sys.executable, "-m", MODULE, "--record-one", preset,
                                   str(samples)], capture_output=True, text=True, check=True).stdout
+            # One entry per signature, told by its text: the pickle of one signature differs
+            # from process to process (numba numbers its types as it makes them)
             for m, n, sig, text in json.loads(out.splitlines()[-1]):
-                e = found.setdefault((m, n, sig), {"module": m, "kernel": n, "types": text,
+                e = found.setdefault((m, n, text), {"module": m, "kernel": n, "types": text,
                                                    "sig": sig, "runs": []})
                 e["runs"].append([preset, samples])
         print(f"{preset}: {len(found)} entry points so far", file=sys.stderr)

@@ -16,17 +16,17 @@ NO_OBB = 127                         # 7-bit index sentinel: axis-aligned node
 F32_PAD = 2.5e-7                     # > 2 float32 ulps: rounding a bound outward to float32
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _down(x):
     return np.float32(x - abs(x) * F32_PAD - 1e-30)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _up(x):
     return np.float32(x + abs(x) * F32_PAD + 1e-30)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, forceinline=True)
 def _sa(dx, dy, dz):
     return 2.0 * (dx * dy + dy * dz + dz * dx)
 

@@ -21,7 +21,7 @@ def trace_chunk(tree, job, ah, out, r0, r1, rec0, rec_cap):
     return walk(tree, job, ah, out, r0, r1, rec0, rec_cap, 0, make_scratch(job.stack))
 
 
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def walk(tree, job, ah, out, r0, r1, rec0, rec_cap, root_node, sc):
     """trace_chunk from box node `root_node` (a BLAS's root in a two-level walk's merged
     layout), with the working arrays `sc` (Scratch).

@@ -167,7 +167,7 @@ def build(demand, meshlets, buffers, write, out):
                 lines[p] = span
 
 
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def prim_off_meshlet_tris(head, p, p_end):
     """Triangles of the meshlet that starts at primitive p: up to the next head or the draw's end."""
     q = p + 1
@@ -176,7 +176,7 @@ def prim_off_meshlet_tris(head, p, p_end):
     return q - p
 
 
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
 def issue(rq, n, lv, shift, off, addr, nbytes, op, p):
     """Request primitive p's planned ranges at level lv, one request per line not among the
     last RECENT lines it requested (a meshlet's tables may share lines). Returns the new count."""
