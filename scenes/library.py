@@ -17,6 +17,7 @@ import dataclasses
 import functools
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -24,6 +25,7 @@ from PIL import Image
 
 from renderer.transforms import look_at
 
+from .asset_cache import cached_scene
 from .framing import frame_bounds, world_bounds
 from .loaders import load_mesh_file
 from renderer.formats import FORMATS
@@ -122,8 +124,9 @@ def _hue(h: float, s: float = 0.65, v: float = 0.95) -> tuple[float, float, floa
 
 
 def _asset_scene(file: str) -> Scene:
+    """A model file of assets/, loaded once and then read from the disk cache (asset_cache)."""
     with resources.as_file(resources.files("assets") / file) as path:
-        return load_mesh_file(path)
+        return cached_scene(Path(path), load_mesh_file)
 
 
 def _asset_texture(file: str) -> Texture:

@@ -5,18 +5,14 @@ row, every counter and every derived figure, and the cell's timings. A cell that
 a row with `status` "failed" and its `error`; it never raises.
 
 A worker process keeps the scenes it has loaded (SCENES), so each scene loads once per worker;
-built-in scenes are also kept on disk between processes (scene_cache_dir), keyed by the code and
-asset files they are made from. A worker sets its numba threads once (`numba_threads`) so that the workers of one machine share its
+the model files of built-in scenes are also kept on disk between processes (scenes.asset_cache).
+A worker sets its numba threads once (`numba_threads`) so that the workers of one machine share its
 cores instead of each taking all of them.
 """
 from __future__ import annotations
 
-import hashlib
 import os
-import pickle
-import tempfile
 import time
-from pathlib import Path
 
 SCENES: dict[str, object] = {}          # scene spec -> Scene, this process's
 _THREADS: list[int] = []                # the numba thread count this process has set
@@ -36,67 +32,16 @@ def numba_threads(n: int | None) -> None:
 
 
 def load_scene(spec: str):
-    """The scene `spec` names, once per process; a built-in scene also from the disk cache."""
+    """The scene `spec` names, once per process (a built-in's model file from the disk cache:
+    scenes.asset_cache)."""
     if spec not in SCENES:
-        SCENES[spec] = _cached_builtin(spec) or _load(spec)
+        SCENES[spec] = _load(spec)
     return SCENES[spec]
 
 
 def _load(spec: str):
     from pipelines.commands.cli import _load_scene
     return _load_scene(spec, None)
-
-
-def scene_cache_dir() -> Path | None:
-    """Where built scenes are kept between processes ($TILESIM_CACHE_DIR/scenes, default
-    ~/.cache/tilesim/scenes); TILESIM_CACHE_DIR=off keeps none."""
-    root = os.environ.get("TILESIM_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "tilesim")
-    return None if root == "off" else Path(root) / "scenes"
-
-
-_DIGEST: list[str] = []
-
-
-def _inputs_digest() -> str:
-    """What a built-in scene is made from: the code (scenes, renderer, pipelines) and the asset
-    files (names, sizes, modification times)."""
-    if not _DIGEST:
-        from pipelines.sweep.runner import code_version
-        h = hashlib.sha256(code_version().encode())
-        assets = Path(__file__).resolve().parents[2] / "assets"
-        for p in sorted(assets.rglob("*")):
-            st = p.stat()
-            h.update(f"{p.relative_to(assets)}:{st.st_size}:{st.st_mtime_ns}".encode())
-        _DIGEST.append(h.hexdigest()[:16])
-    return _DIGEST[0]
-
-
-def _cached_builtin(spec: str):
-    """A built-in scene from the disk cache, built and stored there on a miss: sponza's glTF
-    and textures take 2.6 s to decode, its pickle 3.8 MB and a millisecond. Model files are
-    always loaded (their textures and buffers are not in any digest here). None: not a
-    built-in, or no cache."""
-    from pipelines.sweep.spec import _is_model
-    root = scene_cache_dir()
-    if root is None or _is_model(spec):
-        return None
-    path = root / f"{spec.replace(os.sep, '_')}.{_inputs_digest()}.pickle"
-    try:
-        with open(path, "rb") as f:
-            return pickle.load(f)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-        pass
-    scene = _load(spec)
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=root, prefix=".scene.")
-        with os.fdopen(fd, "wb") as f:
-            pickle.dump(scene, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)            # atomic: another worker may be writing it too
-    except OSError:
-        pass                             # no cache: the scene is still this process's
-    return scene
 
 
 def flat_row(row: dict) -> dict:
