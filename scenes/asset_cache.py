@@ -23,7 +23,7 @@ from typing import Callable
 
 
 def cache_dir() -> Path | None:
-    """$TILESIM_CACHE_DIR/scenes (default ~/.cache/tilesim/scenes); None for TILESIM_CACHE_DIR=off."""
+    """$TILESIM_CACHE_DIR/scenes (default ~/.cache/tilesim/scenes); None where it is `off`."""
     root = os.environ.get("TILESIM_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "tilesim")
     return None if root == "off" else Path(root) / "scenes"

@@ -48,8 +48,8 @@ OWN = ("renderer", "pipelines", "scenes", "viewer")
 RECORD_SIZES = ((1280, 720), (64, 36))
 RECORD_SAMPLES = (1, 4)
 # Workers at most: the raster module is the longest to compile (kernels.json's module_compile_s,
-# both sample counts; 33.6 s at one on 2026-12-06), so past three or four it bounds the wall time and
-# more workers only add memory (each holds numba and LLVM, about 0.3-0.5 GB).
+# both sample counts; 33.6 s at one on 2026-12-06), so past three or four it bounds the wall time
+# and more workers only add memory (each holds numba and LLVM, about 0.3-0.5 GB).
 MAX_WORKERS = 4
 # Modules whose kernels only a frame with compute passes calls (the post chain: a scene's
 # `compute`, scenes.model.ComputePass): compiled ahead only when one of the command's scenes has
