@@ -1,5 +1,5 @@
 """The per-channel range (lowest and highest value of R, G, B and A) of an 8x8 block of RGBA8
-pixels, as DCC sizes every block the ROP writes (raster_sections.event_sizes).
+pixels, as DCC sizes every block the ROP writes (rop_sizes.event_sizes).
 
 Numba types integer arithmetic at 64 bits, so the plain loop compares bytes as 64-bit lanes, four
 to an AVX2 register (measured 100-150 ns a block on an AVX2 EPYC). `rgba8_range` writes the loop in

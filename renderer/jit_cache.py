@@ -86,10 +86,15 @@ def source_key(root: Path = ROOT) -> str:
     return h.hexdigest()[:16]
 
 
+def cache_home() -> Path:
+    """tilesim's folder of the user's caches: $XDG_CACHE_HOME/tilesim, else ~/.cache/tilesim (the
+    kernels', the encoded textures' and the model files' unless their own variables say)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tilesim"
+
+
 def use_source_keyed_cache() -> Path:
     """Point numba's cache at <base>/numba-<source key>; drop all but the KEEP newest."""
-    home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tilesim"
-    base = Path(os.environ.get("NUMBA_CACHE_DIR") or home)
+    base = Path(os.environ.get("NUMBA_CACHE_DIR") or cache_home())
     here = base / f"numba-{source_key()}"
     numba.config.CACHE_DIR = str(here)
     try:

@@ -10,7 +10,7 @@ from . import raster_kernels as rk
 from .binning import TileBins
 from .binning_kernels import event_capacity
 from .counters import Counters, from_array
-from .raster_sections import RULE_DCC_MAX_BLOCK, RULE_Z_MAX_PLANES, resize_events
+from .rop_sizes import RULE_DCC_MAX_BLOCK, RULE_Z_MAX_PLANES, resize_events
 from .geometry import SetupTriangles
 from .rop import Framebuffer  # noqa: F401  (re-exported: raster renders into it)
 
@@ -55,7 +55,7 @@ class RopEvents(NamedTuple):
                            # after the event (-1: nothing written); (0,) without
     zsize: np.ndarray      # int64 (cap,) with depth compression: the block's depth payload after
                            # the event (-1: no depth written); (0,) without
-    rules: np.ndarray      # int64 (RULES_N,) the rules both follow (raster_sections.codec_rules)
+    rules: np.ndarray      # int64 (RULES_N,) the rules both follow (rop_sizes.codec_rules)
 
     @staticmethod
     def none() -> "RopEvents":
@@ -75,7 +75,7 @@ class Raster:
     partial renders: a deferred run ends where the chunk changes, as a tiler must shade what it
     has when its parameter buffer fills. `hiz` keeps the farthest depth per 8x8 block and
     rejects blocks a triangle cannot come nearer than (an IMR's hierarchical Z); rejected blocks
-    leave an event with block -(b + 1). With DCC in `rules` (raster_sections.codec_rules) each
+    leave an event with block -(b + 1). With DCC in `rules` (rop_sizes.codec_rules) each
     event also records the DCC payload of its block's colour as the ROP leaves it (DCC
     compresses a block when the ROP cache writes it back: the block as it is then, not the final
     image), with HTILE its depth payload under plane tracking. Without `costs` it draws the
@@ -134,7 +134,7 @@ class Raster:
 def size_events_as(ev: RopEvents, image: np.ndarray) -> None:
     """Take the events' DCC sizes (ev.size, in place; nothing without DCC) against `image`
     ((h, w, 4) or (h, w, samples, 4) RGBA8) instead of the pixels the raster left: a pass whose
-    colour is an earlier attachment's image (raster_sections.resize_events)."""
+    colour is an earlier attachment's image (rop_sizes.resize_events)."""
     if ev.size.shape[0] == 0:
         return
     h, w = image.shape[:2]

@@ -32,14 +32,14 @@ from .block_masks import BLOCK_BITS, block_far, popcount, quads_of
 from .geometry_kernels import SUBPIXEL, SUBPIXEL_BITS
 from .raster_schedule import (FLUSH_BLEND, FLUSH_MASK, FLUSH_PARTIAL, MASK_MODE, PH_IMR, PH_SHADE,
                               PH_VIS, schedule)
-from .raster_sections import (FILL_BLOCK_MIN, RULE_Z_INIT, block_coverage, block_edges,
-                              clear_tile, codec_rules, edge_setup, event_depth_sizes, event_sizes,
-                              fill_block, fill_pixels, flush_events, hiz_clear, hiz_init,
-                              no_sample_inside, pixels_touched, quad_attributes, quad_coverage,
-                              quad_from_mask, quad_rop, quad_shade, quad_visibility, shade_pixels,
-                              still_wins)
+from .raster_sections import (FILL_BLOCK_MIN, block_coverage, block_edges, clear_tile,
+                              edge_setup, fill_block, fill_pixels, flush_events, hiz_clear,
+                              hiz_init, no_sample_inside, pixels_touched, quad_attributes,
+                              quad_coverage, quad_from_mask, quad_rop, quad_shade,
+                              quad_visibility, shade_pixels, still_wins)
 from .rop import CLEAR_DEPTH, CLEAR_Z
 from .rop_kernels import quantize, rgba8_word
+from .rop_sizes import RULE_Z_INIT, codec_rules, event_depth_sizes, event_sizes
 from .shade_kernels import shade_fragment, texture_lod
 from .texture_l1 import (L1_LINE_SHIFT, L1_SETS, L1_WAYS, few_lines, footprint_params,
                          l1_access, quad_footprint)

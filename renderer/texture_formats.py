@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .jit_cache import cache_home
+
 ETCPAK = "etcpak (PyPI; Wolfire's etcpak encoders)"
 ASTCENC = "astc-encoder-py (PyPI; Arm's astcenc 'fast' preset)"
 
@@ -62,8 +64,7 @@ def texture_cache_dir() -> Path:
     """Where encoded levels are kept: $TILESIM_TEXTURE_CACHE, else beside the kernels' cache."""
     if os.environ.get("TILESIM_TEXTURE_CACHE"):
         return Path(os.environ["TILESIM_TEXTURE_CACHE"])
-    home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tilesim"
-    return Path(os.environ.get("NUMBA_CACHE_DIR") or home) / "textures"
+    return Path(os.environ.get("NUMBA_CACHE_DIR") or cache_home()) / "textures"
 
 
 @lru_cache(maxsize=1)

@@ -21,11 +21,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
+from renderer.jit_cache import cache_home
+
 
 def cache_dir() -> Path | None:
     """$TILESIM_CACHE_DIR/scenes (default ~/.cache/tilesim/scenes); None where it is `off`."""
-    root = os.environ.get("TILESIM_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "tilesim")
+    root = os.environ.get("TILESIM_CACHE_DIR") or cache_home()
     return None if root == "off" else Path(root) / "scenes"
 
 
@@ -48,8 +49,7 @@ def cached_scene(path: Path, load: Callable):
     st = path.stat()
     h = hashlib.sha256(_sources_digest())
     h.update(f"{st.st_size}:{st.st_mtime_ns}".encode())
-    stem = path.name.replace(os.sep, "_")
-    entry = root / f"{stem}.{h.hexdigest()[:16]}.pickle"
+    entry = root / f"{path.name}.{h.hexdigest()[:16]}.pickle"
     try:
         with open(entry, "rb") as f:
             return pickle.load(f)
@@ -62,7 +62,7 @@ def cached_scene(path: Path, load: Callable):
         with os.fdopen(fd, "wb") as f:
             pickle.dump(scene, f, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, entry)           # atomic: another process may be writing it too
-        for old in root.glob(f"{stem}.*.pickle"):
+        for old in root.glob(f"{path.name}.*.pickle"):
             if old != entry:
                 old.unlink(missing_ok=True)
     except OSError:

@@ -19,7 +19,7 @@ from renderer.raster_kernels import RC
 from renderer.compression.depth import GRANULE as DEPTH_GRANULE
 from renderer.compression.depth import MAX_PLANES as DEPTH_MAX_PLANES
 from renderer.compression.depth import PLANE as DEPTH_PLANE
-from renderer.raster_sections import codec_rules
+from renderer.rop_sizes import codec_rules
 from renderer.rop import rgba8
 from renderer.shade import build_tables, light_vector
 from scenes.model import LoadAction, StoreAction
