@@ -4,13 +4,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .inlined import inlined
 from .geometry_kernels import SUBPIXEL_BITS, running_sum
 from .texture_l1 import LINES_PER_QUAD
 
 BLOCK = 8     # ROP block edge, px: the unit the ROP asks the memory system for (see raster_kernels)
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def pixel_bbox(x, y, t, width, height):
     """Conservative pixel bbox [x0, x1) x [y0, y1) of triangle t, clipped to the viewport: every
     pixel that may hold a covered sample."""
@@ -21,7 +22,7 @@ def pixel_bbox(x, y, t, width, height):
     return x0, y0, x1, y1
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _overlaps(x, y, t, rx0, ry0, rx1, ry1):
     """Exact triangle–rectangle overlap for a positive-area triangle: the rectangle (subpixels,
     inclusive) is out if all four corners are outside one edge (the triangle's bbox was already
@@ -38,7 +39,7 @@ def _overlaps(x, y, t, rx0, ry0, rx1, ry1):
     return True
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _tile_range(x, y, t, width, height, tile):
     x0, y0, x1, y1 = pixel_bbox(x, y, t, width, height)
     if x1 <= x0 or y1 <= y0:

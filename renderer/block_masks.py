@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.extending import intrinsic
 
+from .inlined import inlined
 from .binning_kernels import BLOCK
 
 BLOCK_BITS = 3                 # log2(BLOCK)
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def popcount(m):
     """Set bits of a uint64 (the SWAR count, which LLVM compiles to one popcnt). (llvm.ctpop
     itself was measured too: sponza's raster, one thread, 6% slower, the tile kernel's code
@@ -46,7 +47,7 @@ def lowest_bit(typingctx, m):
     return types.int64(m), codegen
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def quads_of(m):
     """2x2 quads with a pixel in an 8x8 block's mask (bit y*8+x): fold each quad onto its
     top-left pixel, keep those."""
@@ -55,7 +56,7 @@ def quads_of(m):
     return popcount(f & np.uint64(0x0055005500550055))
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def block_far(depth, x0, y0, width, height, n_samples):
     """Farthest stored depth over the samples of the 8x8 block at (x0, y0) inside the target,
     and how many samples hold it: block_far_1x for a whole block at one sample, else
@@ -66,7 +67,7 @@ def block_far(depth, x0, y0, width, height, n_samples):
     return block_far_walk(depth, x0, y0, width, height, n_samples)
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def block_far_walk(depth, x0, y0, width, height, n_samples):
     """block_far sample by sample, in one walk (any block, any sample count; the twin
     block_far_1x is held to)."""
@@ -83,7 +84,7 @@ def block_far_walk(depth, x0, y0, width, height, n_samples):
     return z, n
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def block_far_1x(depth, x0, y0):
     """block_far of a whole 8x8 block (inside the target) at one sample: each column's farthest
     over the rows (eight independent selects, one vector instruction), then across them, then

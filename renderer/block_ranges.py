@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
+from renderer.inlined import inlined
 
 _I8, _I32, _I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
 _V32 = ir.VectorType(_I8, 32)          # a row of 8 RGBA8 pixels (one sample)
@@ -80,7 +81,7 @@ def rgba8_range(typingctx, words, start, row_words, rows, vecs, sample):
     return sig, codegen
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def unpack(rng):
     """rgba8_range's uint64 as (lo_r, lo_g, lo_b, lo_a, hi_r, hi_g, hi_b, hi_a), int64 each."""
     r = np.int64(rng)
@@ -88,7 +89,7 @@ def unpack(rng):
             (r >> 32) & 255, (r >> 40) & 255, (r >> 48) & 255, (r >> 56) & 255)
 
 
-@njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
+@inlined
 def edge_range(fb_words, x0, y0, nx, y1, width, n_samples, s):
     """rgba8_range of a block cut by the target's right edge (its first nx columns, from
     pixel x0, y0 to row y1), a pixel at a time, packed the same way."""

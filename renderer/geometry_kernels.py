@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
+from renderer.inlined import inlined
 
 SUBPIXEL_BITS = 8                 # D3D / llvmpipe: positions snap to 1/256 px (DESIGN.md §2)
 SUBPIXEL = 1 << SUBPIXEL_BITS
@@ -42,7 +43,7 @@ class SetupInput(NamedTuple):
                            # (pixel centres moved by up to reach subpixels: EMPTY); -1: keep all
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def holds_no_sample(x0, x1, x2, y0, y1, y2, reach):
     """No sample position (pixel centres moved by up to `reach` subpixels) lies inside the
     bounding box of the triangle with these snapped corners (subpixels): it covers nothing."""
@@ -94,7 +95,7 @@ class SetupRows(NamedTuple):
                          np.empty((m, 3, 2), np.float32), np.empty(m, np.bool_), np.empty((m, 3)))
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _plane_dist(p, k, gx, gy):
     """Signed distance of clip-space point p to plane k; >= 0 inside.
     0: near (z >= -w, OpenGL), 1..4: guard band x, y; 5: far (z <= w), 6..9: viewport x, y."""
@@ -161,7 +162,7 @@ def _clip_polygon(c0, c1, c2, gx, gy, bary, tmp, p, q, n_planes_mask):
     return n
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _depth_plane(fxa, fya, fxb, fyb, fxc, fyc, sxa, sya, sxb, syb, sxc, syc, sza, szb, szc, out):
     """Window depth as a plane z = out[0] X + out[1] Y + out[2] over subpixel coordinates, fitted
     to the corners' unsnapped positions (f) as OpenGL implementations do (llvmpipe sets up its z
@@ -181,7 +182,7 @@ def _depth_plane(fxa, fya, fxb, fyb, fxc, fyc, sxa, sya, sxb, syb, sxc, syc, sza
     out[2] = sza - out[0] * x0 - out[1] * y0
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _emit_corner(o, k, x, y, z, inv_w, b0, b1, b2, flat, fn0, fn1, fn2, normal, uv, i0, i1, i2,
                  out_x, out_y, out_z, out_inv_w, out_normal, out_uv):
     """Corner k of setup triangle o: window position, depth and 1/w as given; the normal (the
@@ -205,7 +206,7 @@ def _emit_corner(o, k, x, y, z, inv_w, b0, b1, b2, flat, fn0, fn1, fn2, normal, 
         out_uv[r, c, j] = b0 * uv[u0, j] + b1 * uv[u1, j] + b2 * uv[u2, j]
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _snap(v):
     return np.int64(np.floor(v * SUBPIXEL + 0.5))
 
@@ -275,13 +276,13 @@ def project_vertices(clip, width, height, sx, sy, fx, fy, z, inv_w, outcode):
         inv_w[v] = iw
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _culled(back, cull):
     """Whether the draw's cull mode drops a triangle that faces back (back) or front."""
     return (back and cull == CULL_BACK) or (not back and cull == CULL_FRONT)
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _face_normal(world, i0, i1, i2):
     """Faceted meshes: the unit face normal of the input triangle, CCW outward."""
     ax, ay, az = world[i1, 0] - world[i0, 0], world[i1, 1] - world[i0, 1], world[i1, 2] - world[i0, 2]

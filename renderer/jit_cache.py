@@ -32,7 +32,8 @@ KEEP = 3        # cache directories kept (the newest), so that switching branche
 
 
 def _is_kernel_module(text: str) -> bool:
-    return "from numba" in text or "import numba" in text
+    """Whether a module defines kernels: numba's decorators, or renderer.inlined's."""
+    return "from numba" in text or "import numba" in text or "import inlined" in text
 
 
 _FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)

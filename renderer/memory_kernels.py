@@ -74,6 +74,7 @@ import numpy as np
 from numba import njit
 
 # The request buffer and the addressing its producers share (defined there, once).
+from .inlined import inlined
 from .memory_requests import (ALL_LEVELS, M_LINE_BYTES, M_LINE_SHIFT, M_N, M_PACKED,  # noqa: F401
                               M_SLOTS, OP_FILL, OP_RMW, OP_SIZE_SHIFT, OP_STREAM_SHIFT,
                               OP_WRITE, OP_WRITE_BACK, OP_WSIZE_SHIFT, R_LEVEL, R_LINE, R_N,
@@ -98,7 +99,7 @@ MAX_WAYS = 1 << WAY_BITS   # a way's index fits the low bits of an LRU key (stam
 DRAM_BIT = 62          # serve_levels' `own` bit for DRAM
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def fusable(shape, lv, n_lines):
     """May a producer send level lv a group of up to n_lines consecutive lines (one surface
     block) as OP_RMW rows (memory_requests.request_block_as with a write): every line read,

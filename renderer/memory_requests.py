@@ -22,8 +22,8 @@ its DRAM bytes are counted under as a named surface (0: none; MemoryModel.region
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from .inlined import inlined
 from .binning_kernels import BLOCK
 from .block_masks import lowest_bit
 
@@ -51,46 +51,46 @@ ALL_LEVELS = -1        # every level and DRAM (serve_levels' `own`)
 REQUESTS = 1024      # rows of a producer's request buffer: 32 KiB, stays in the L1 data cache
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def new_requests(capacity):
     return np.empty((capacity, R_N), np.int64)
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def line_bytes(meta):
     return meta[M_LINE_BYTES]
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def line_shift(meta):
     """log2 of the line size: a byte address >> line_shift is its line."""
     return meta[M_LINE_SHIFT]
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def region_base(region):
     """The byte address of a region's first byte."""
     return region << REGION_SHIFT
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def line_of(meta, region, offset):
     """The line holding byte `offset` of `region`."""
     return ((region << REGION_SHIFT) + offset) >> meta[M_LINE_SHIFT]
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def request_level(rq, i):
     """Row i's level (a producer may mark rows with negative levels below -1 of its own)."""
     return rq[i, R_LEVEL]
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def request_line(rq, i):
     return rq[i, R_LINE]
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def copy_request(rq, n, src, i):
     """Appends row i of buffer src; returns the new count."""
     rq[n, R_LEVEL], rq[n, R_LINE] = src[i, R_LEVEL], src[i, R_LINE]
@@ -98,7 +98,7 @@ def copy_request(rq, n, src, i):
     return n + 1
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def request(rq, n, lv, line, op, tile):
     """Appends one request; returns the new count."""
     rq[n, R_LEVEL] = lv
@@ -108,7 +108,7 @@ def request(rq, n, lv, line, op, tile):
     return n + 1
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def request_fetch(rq, n, meta, lv, index_base, vertex_base, local, v0, v1, v2, index_bytes,
                   vertex_bytes, index_op, vertex_op):
     """A front end fetching primitive `local` of a draw: its three indices and its three
@@ -130,18 +130,18 @@ def request_fetch(rq, n, meta, lv, index_base, vertex_base, local, v0, v1, v2, i
     return n
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def op_code(write, stream):
     return (OP_WRITE if write else 0) | (stream << OP_STREAM_SHIFT)
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def op_sized(write, stream, nbytes):
     """op_code for a line that moves `nbytes` compressed bytes when it crosses to DRAM."""
     return op_code(write, stream) | ((nbytes + 1) << OP_SIZE_SHIFT)
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def line_share(nbytes, j, k, lb, packed):
     """Line j's share of a block of k lines of lb bytes compressed to nbytes: packed, the lines
     its bytes fill, in order (a cache that holds compressed lines keeps no more); else spread
@@ -154,7 +154,7 @@ def line_share(nbytes, j, k, lb, packed):
     return (nbytes >> lowest_bit(np.uint64(k))) + (1 if j < nbytes & (k - 1) else 0)
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def block_layout(meta, region, bpp):
     """A block-linear surface (region, bpp = bytes per pixel with all its samples; the wrapper
     checks that bpp divides the line) as request_block walks it: (first byte, bytes per 8x8
@@ -164,7 +164,7 @@ def block_layout(meta, region, bpp):
     return region << REGION_SHIFT, BLOCK * BLOCK * bpp, ppl, (BLOCK * BLOCK + ppl - 1) // ppl
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def line_pixels(j, ppl):
     """The pixels of an 8x8 block (bit y*8+x) in its line j, of ppl pixels a line."""
     lo = j * ppl
@@ -173,7 +173,7 @@ def line_pixels(j, ppl):
     return m << np.uint64(lo)
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def request_block(rq, n, meta, lv, layout, block, mask, op, tile):
     """The lines of one 8x8 block of a surface (layout from block_layout) that hold the pixels
     in mask (bit y*8+x). Returns the new count."""
@@ -186,7 +186,7 @@ def request_block(rq, n, meta, lv, layout, block, mask, op, tile):
     return n
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def request_block_as(rq, n, meta, lv, layout, block, mask, op, tile, nbytes, wmask=0, wbytes=-1):
     """A block as it is stored: compressed to nbytes >= 0, every line, each its line_share
     (packed as meta says); raw (nbytes < 0), the lines that hold the pixels in mask (as
@@ -220,7 +220,7 @@ def request_block_as(rq, n, meta, lv, layout, block, mask, op, tile, nbytes, wma
     return n
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def request_range(rq, n, lv, first, last, shift, op, tile, prev):
     """The lines of bytes first..last (inclusive), skipping the line `prev` (the last one a
     run of ranges asked for). Returns (the new count, the last line)."""
@@ -231,6 +231,6 @@ def request_range(rq, n, lv, first, last, shift, op, tile, prev):
     return n, prev
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def block_tile(block, blocks_x, tile, tiles_x):
     return ((block // blocks_x) * BLOCK // tile) * tiles_x + ((block % blocks_x) * BLOCK) // tile

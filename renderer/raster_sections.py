@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .inlined import inlined
 from .binning_kernels import BLOCK
 from .block_masks import BLOCK_BITS, block_far, lowest_bit, popcount
 from .geometry_kernels import SUBPIXEL, holds_no_sample
@@ -116,7 +117,7 @@ def still_wins(ev_block, ev_written, winner, ev_cur, ev_end, blocks_x, tx0, ty0,
     return False
 
 
-@njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
+@inlined
 def no_sample_inside(vx, vy, t, reach):
     """No sample position (pixel centres moved by up to `reach` subpixels) lies inside triangle
     t's bounding box: it covers nothing. Most triangles of a dense mesh at a viewer's reduced
@@ -124,7 +125,7 @@ def no_sample_inside(vx, vy, t, reach):
     return holds_no_sample(vx[t, 0], vx[t, 1], vx[t, 2], vy[t, 0], vy[t, 1], vy[t, 2], reach)
 
 
-@njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
+@inlined
 def edge_setup(vx, vy, t, sample_x, sample_y, n_samples, A, B, C, bias, sample_e):
     """Triangle t's integer edge functions E = A x + B y + C (subpixels), the top-left rule's
     bias per edge and each edge's offset at each sample position."""
@@ -140,7 +141,7 @@ def edge_setup(vx, vy, t, sample_x, sample_y, n_samples, A, B, C, bias, sample_e
             sample_e[k, s] = A[k] * sample_x[s] + B[k] * sample_y[s]
 
 
-@njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
+@inlined
 def block_edges(A, B, C, bias, rx0, rx1, ry0, ry1):
     """The three edges over the rectangle [rx0, rx1] x [ry0, ry1] (subpixels) that holds all
     samples of an 8x8 block: (outside one edge: skip the block, inside all three: skip the
@@ -157,7 +158,7 @@ def block_edges(A, B, C, bias, rx0, rx1, ry0, ry1):
     return outside, full
 
 
-@njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
+@inlined
 def block_coverage(blk_z, bx0, by0, x0, y0, x1, y1, fA0, fA1, fA2, fB0, fB1, fB2, fC0, fC1, fC2,
                    dzdx, dzdy, zc):
     """Coverage at one sample of the 8x8 block at (bx0, by0): a 64-bit mask (bit y*8+x) of the
@@ -246,7 +247,7 @@ def fill_block(phase, cov_m, blk_z, winner, tile, depth, shaded, words, width, b
     return m, np.uint64(0), lowered
 
 
-@njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
+@inlined
 def fill_pixels(cov_m, blk_z, winner, tile, depth, shaded, words, width, sh_x, sh_y, bx0, by0, tx0,
                 ty0, t, phase, test_depth, depth_write, count_zmax, zmax_bl, uniform, word):
     """The plain path's pixels: the covered pixels of the block (cov_m) one by one, in any order
@@ -295,7 +296,7 @@ def fill_pixels(cov_m, blk_z, winner, tile, depth, shaded, words, width, sh_x, s
     return n_sh, pass_m, vis_m, lowered
 
 
-@njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
+@inlined
 def shade_pixels(sh_x, sh_y, sh_word, n_sh, words, width, edges, inv_w, normals, base, lit,
                  is_back, light_s):
     """The plain path's shading: base colour, Lambert on the interpolated normal where lit, for
@@ -332,7 +333,7 @@ def shade_pixels(sh_x, sh_y, sh_word, n_sh, words, width, edges, inv_w, normals,
         words[np.uint64(sh_y[j] * width + sh_x[j])] = sh_word[j]
 
 
-@njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
+@inlined
 def quad_from_mask(cov_m, blk_z, q, lane_cov, lane_z):
     """One sample: the lanes of the 2x2 quad whose top-left pixel is bit q of the block, from
     its coverage mask and depths (block_coverage's)."""
@@ -342,7 +343,7 @@ def quad_from_mask(cov_m, blk_z, q, lane_cov, lane_z):
         lane_z[lane, 0] = blk_z[k]
 
 
-@njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
+@inlined
 def quad_coverage(qx, qy, x0, y0, x1, y1, edges, bias, full, sample_e, sample_x, sample_y, dzdx,
                   dzdy, zc, n_samples, lane_cov, lane_z):
     """Several samples: each lane's covered samples (bit s) of the 2x2 quad at (qx, qy) inside
@@ -375,7 +376,7 @@ def quad_coverage(qx, qy, x0, y0, x1, y1, edges, bias, full, sample_e, sample_x,
     return any_cov
 
 
-@njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
+@inlined
 def quad_visibility(lane_cov, lane_pass, lane_z, winner, depth, width, touched, tested, written,
                     zmax_stale, qx, qy, tx0, ty0, nbx, t, phase, late, hsr, test_depth,
                     depth_write, n_samples):
@@ -438,7 +439,7 @@ def quad_visibility(lane_cov, lane_pass, lane_z, winner, depth, width, touched, 
     return n_shade, n_frag, n_samp, n_early, n_cand
 
 
-@njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
+@inlined
 def quad_attributes(lane_attr, lane_pass, v_normal, v_uv, t, qx, qy, edges, inv_w, textured):
     """Normal and uv at the shaded lanes' pixel centres (at all four when textured: helper lanes
     give the derivatives that pick the mip level), perspective-correct."""
@@ -462,7 +463,7 @@ def quad_attributes(lane_attr, lane_pass, v_normal, v_uv, t, qx, qy, edges, inv_
             lane_attr[lane, 3 + c] = p0 * v_uv[t, 0, c] + p1 * v_uv[t, 1, c] + p2 * v_uv[t, 2, c]
 
 
-@njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
+@inlined
 def quad_shade(lane_pass, lane_attr, lane_rgba, tex_data, tex_levels, tex_sampler, textured, ti,
                level, frac, base, lit, is_back, light_s):
     """Shade the quad's passing lanes into lane_rgba[lane, 0:4]: base colour x texture (the
@@ -490,7 +491,7 @@ def quad_shade(lane_pass, lane_attr, lane_rgba, tex_data, tex_levels, tex_sample
             sr, sg, sb, sa)
 
 
-@njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
+@inlined
 def quad_rop(lane_pass, lane_z, lane_rgba, rgba, words, depth, shaded, tested, written, zmax_stale,
              where, n_samples, uniform, phase, rop):
     """Send the quad's passing lanes to the ROP, each in its colour (quad_shade's lane_rgba, or

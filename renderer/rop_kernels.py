@@ -3,16 +3,16 @@ blend, per sample. Inlined into the raster kernels, which call them per fragment
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from renderer.inlined import inlined
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def quantize(v):
     """[0, 1] float to RGBA8 unorm, round to nearest."""
     return np.uint8(min(max(v, 0.0), 1.0) * 255.0 + 0.5)
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def depth_test(depth, at, mask, frag_z, lane, n_samples):
     """The samples of mask whose depth is LESS than the stored one (DESIGN.md §2). depth: the
     target flat (a depth a sample), `at` the pixel's first sample (unsigned: no index to wrap)."""
@@ -23,14 +23,14 @@ def depth_test(depth, at, mask, frag_z, lane, n_samples):
     return passed
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def rgba8_word(r, g, b, a):
     """RGBA8 unorm bytes as the colour target's uint32 words hold them (little-endian)."""
     return (np.uint32(r) | (np.uint32(g) << np.uint32(8)) | (np.uint32(b) << np.uint32(16))
             | (np.uint32(a) << np.uint32(24)))
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def write_samples(words, depth, at, mask, frag_z, lane, n_samples, r, g, b, a, depth_write,
                   blend):
     """Write one shaded fragment (r, g, b, a) to the samples of mask: depth if enabled, colour

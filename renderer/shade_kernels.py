@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .inlined import inlined
 from .bilerp_kernels import bilerp_rgba8
 
 # Columns of TextureTable.levels
@@ -20,7 +21,7 @@ WRAP_REPEAT, WRAP_CLAMP, WRAP_MIRROR = 0, 1, 2
 MIP_NONE, MIP_NEAREST, MIP_LINEAR = 0, 1, 2
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def texture_lod(levels, n_levels, sampler, ti, dudx, dvdx, dudy, dvdy):
     """(level, fraction) for the UV footprint of one pixel (quad finite differences, as
     hardware): the nearest level with fraction 0, or for trilinear the level below the LOD and
@@ -43,7 +44,7 @@ def texture_lod(levels, n_levels, sampler, ti, dudx, dvdx, dudy, dvdy):
     return level, lod - level
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def wrap(i, size):
     """i mod size (repeat) for a whole number i held as a float, exactly and without an integer
     division (64-bit division is the slowest instruction of the sampler): whole numbers below
@@ -56,7 +57,7 @@ def wrap(i, size):
     return int(k)
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def repeat(i, size):
     """wrap(i, size), by a mask where size is a power of two (every texture of the built-in
     scenes and most of any game's) and i fits an int32: the same integer, a third of the time."""
@@ -78,7 +79,7 @@ def wrap_texel(i, size, mode):
     return k if k < size else 2 * size - 1 - k
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def texel_pair(f, size, mode):
     """The texels f and f + 1 along one axis of a bilinear filter (f a whole number held as a
     float) under a wrap mode: repeat inline, f + 1's wrap from f's without a second division;
@@ -89,7 +90,7 @@ def texel_pair(f, size, mode):
     return wrap_texel(f, size, mode), wrap_texel(f + 1.0, size, mode)
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def tap_words(off, w, h, wrap_s, wrap_t, u, v):
     """Where the bilinear filter at (u, v) reads in a level of width w and height h whose first
     texel is word `off`: its four texels' word indices and weights, (i00, i10, i01, i11, ax, ay);
@@ -107,7 +108,7 @@ def tap_words(off, w, h, wrap_s, wrap_t, u, v):
             fx - x0f, fy - y0f)
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def bilinear_taps(data, levels, sampler, ti, level, u, v):
     """The bilinear filter at (u, v) in `level`: its four texels (RGBA8 words, R in the low
     byte: four loads, not sixteen) and weights, (p00, p10, p01, p11, ax, ay)."""
@@ -117,7 +118,7 @@ def bilinear_taps(data, levels, sampler, ti, level, u, v):
     return data[i00], data[i10], data[i01], data[i11], ax, ay
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def bilinear_channel(p00, p10, p01, p11, ax, ay, c):
     """Channel c (0 R .. 3 A) of the filter bilinear_taps gave, in [0, 1]."""
     shift = np.uint32(8 * c)
@@ -130,7 +131,7 @@ def bilinear_channel(p00, p10, p01, p11, ax, ay, c):
     return (top + (bot - top) * ay) * (1.0 / 255.0)
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def filter_texture(data, levels, sampler, ti, level, frac, u, v):
     """The sampler's filter, (r, g, b, a) in [0, 1]: bilinear in `level`, blended with the next
     level by `frac` when it is not 0 (trilinear; texture_lod gives both). Its arrays are read
@@ -159,7 +160,7 @@ def sample_texture(data, levels, sampler, ti, level, frac, u, v, out):
     out[0], out[1], out[2], out[3] = filter_texture(data, levels, sampler, ti, level, frac, u, v)
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def lambert(r, g, b, nx, ny, nz, back, light):
     """Directional light + ambient on colour (r, g, b) for normal n (not yet unit; flipped for
     back faces). light = the 9 scalars of shade.light_vector, as a tuple: no array goes into an

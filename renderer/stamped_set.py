@@ -5,12 +5,12 @@ group": the lines a fetch wave has asked for, the vertices a DSBR batch holds.""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from renderer.inlined import inlined
 
 GOLDEN = np.int64(-7046029254386353131)   # 2^64 / golden ratio, as the int64 it wraps to
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def add_new(keys, gens, g, gen, key):
     """Adds `key` to set g (row g of keys and gens, int64, a power-of-two width; slots of other
     generations are free) for generation `gen`. Returns whether it was not there yet. The home

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .inlined import inlined
 from .shade_kernels import (L_BLOCKS_X, L_HEIGHT, L_TILED, L_WIDTH, S_WRAP_S, S_WRAP_T, TWO_31,
                             WRAP_CLAMP, WRAP_REPEAT, texel_pair)
 
@@ -37,7 +38,7 @@ L1_SETS, L1_WAYS, L1_LINE_SHIFT = 0, 1, 2
 LINES_PER_QUAD = 8
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _add_line(lines, n, line):
     for k in range(n):
         if lines[k] == line:
@@ -46,13 +47,13 @@ def _add_line(lines, n, line):
     return n + 1
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _over(x, b, shift):
     """x // b, by a shift where b is a power of two."""
     return x >> shift if shift >= 0 else x // b
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def texel_blocks(levels, sampler, block, ti, level, u, v):
     """The blocks holding the 2x2 texels of the bilinear filter at (u, v) in `level`, as byte
     offsets from the level's first block: (b00, b10, b01, b11), b10 = -1 where the second
@@ -63,7 +64,7 @@ def texel_blocks(levels, sampler, block, ti, level, u, v):
                         levels[ti, level, L_BLOCKS_X], block[ti, B_BYTES])
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _lane_blocks(u, v, w, h, ws, wt, bw, bh, sx, sy, blocks_x, bb):
     """texel_blocks on the level's parameters as scalars (a level w x h texels, wrap modes ws,
     wt, blocks bw x bh texels (1 << sx, 1 << sy where powers of two, else -1) of bb bytes,
@@ -79,7 +80,7 @@ def _lane_blocks(u, v, w, h, ws, wt, bw, bh, sx, sy, blocks_x, bb):
     return (by0 * blocks_x + bx0) * bb, b10, b01, b11
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _texel_span(f0, f1, size, mode):
     """The texels a quad's filters read along one axis, whose unwrapped indices run from f0 to
     f1 (whole numbers held as floats, f0 <= f1), as one unbroken run (i0, i1) of the level's
@@ -148,7 +149,7 @@ def _few_lines(u0, u1, u2, u3, v0, v1, v2, v3, w, h, ws, wt, sx, sy, blocks_x, b
     return (l00, l11) if lead == l00 else (l11, l00)
 
 
-@njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
+@inlined
 def footprint_params(levels, sampler, base, block, ti, level, n_levels, lane_attr):
     """What quad_footprint needs of texture ti as scalars: its format (wrap s, wrap t, block
     width, height, bytes, log2 width, log2 height), the geometry (first byte, width, height,
@@ -174,7 +175,7 @@ def footprint_params(levels, sampler, base, block, ti, level, n_levels, lane_att
     return fmt, at, above, u, v
 
 
-@njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
+@inlined
 def few_lines(u, v, fmt, at, above, n_levels, line_shift):
     """_few_lines in the level `at` and, where n_levels is 2, the one `above`: (la, lb) of
     each (-1, -1 where the footprint may be more, or for a level not asked). Scalars only:
@@ -192,7 +193,7 @@ def few_lines(u, v, fmt, at, above, n_levels, line_shift):
     return la, lb, la2, lb2
 
 
-@njit(cache=True, nogil=True, error_model="numpy", forceinline=True)
+@inlined
 def quad_footprint(lane_attr, fmt, at, above, n_levels, line_shift, lines, few):
     """The L1 lines (byte address >> line_shift) holding the 2x2 texels of each lane's bilinear
     filter at (lane_attr[lane, 3], lane_attr[lane, 4]) in the level `at` and, where n_levels is
@@ -251,7 +252,7 @@ def footprint_lines_twin(lane_attr, levels, sampler, base, block, ti, level, n_l
                           (-1, -1, -1, -1))
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def l1_access(tags, stamps, sets, ways, line, clock):
     """Look `line` up in the set-associative LRU cache (tags, stamps: sets x ways, a set's ways
     contiguous; tag -1 and stamp 0 for an empty way); on a miss it replaces the least recently

@@ -11,6 +11,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from renderer.inlined import inlined
 from renderer.memory import L2, ROP_COLOR, ROP_DEPTH, STREAM
 from renderer.frontend.fetch_kernels import issue
 from renderer.prefetch import prefetch
@@ -269,7 +270,7 @@ def replay(mem, ip, work, start, own, out):
     return work.shape[0], serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out)
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def color_mark(e, state):
     """A colour mark's line: event e and the colour state its requests need (the block's last
     size + 1 for a fused read and write, whether it is still fast-cleared for a write)."""

@@ -25,6 +25,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
+from renderer.inlined import inlined
 from renderer.binning_kernels import BLOCK
 from renderer.memory import STREAM
 from renderer.frontend.fetch_kernels import issue
@@ -54,7 +55,7 @@ def param_chunks(prim_off, indices, draw_vbase, prim_tri_off, tri_refs, sizes, c
     return _param_walk(prim_off, indices, draw_vbase, prim_tri_off, tri_refs, sizes, capacity)
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _fixed_bytes(p, prim_tri_off, tri_refs, record_b, entry_b):
     """What primitive p writes whatever the buffer holds: its setup triangles' records and their
     tile-list entries."""
@@ -134,7 +135,7 @@ def _param_walk(prim_off, indices, draw_vbase, prim_tri_off, tri_refs, sizes, ca
     return chunk, total
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _tile_blocks(rq, n, meta, lv, layout, op, i, tx0, ty0, bx1, by1, blocks_x):
     """Request every block of tile i (blocks [tx0, bx1) x [ty0, by1)) of one surface."""
     for by in range(ty0, by1):
@@ -143,7 +144,7 @@ def _tile_blocks(rq, n, meta, lv, layout, op, i, tx0, ty0, bx1, by1, blocks_x):
     return n
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _tile_transfer(rq, n, meta, write, spilled, transfers, i, tx0, ty0, bx1, by1, blocks_x):
     """Load (write False) or store one tile's colour and depth: from or to the spill around a
     partial render, else as the load and store actions say, the colour compressed where
@@ -230,7 +231,7 @@ class TilerState(NamedTuple):
     prim: np.ndarray         # (1,) next primitive of phase 1
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _most_rows(fetch_need, param, line_bytes):
     """The most requests one primitive adds in phase 1 (its fetches, fetch_need lines, and its
     parameter-buffer writes) or one reference in phase 2 (fetch_need 0), with room to spare."""

@@ -26,8 +26,9 @@ from functools import partial
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.extending import intrinsic
+from renderer.inlined import inlined
 
 FAR_EPS = 2.0 ** -21        # far-distance widening, relative (derived above)
 LIM_EPS = 2.0 ** -20        # closest-hit widening before rounding to float32 (lim32)
@@ -140,14 +141,14 @@ def misses8(typingctx, rays, r, lx, ly, lz, hx, hy, hz):
     return sig, codegen
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def entry_planes(ix, iy, iz):
     """The plane rows (of lo xyz, hi xyz) where a ray with these reciprocal directions enters a
     box on each axis: lo for a positive component, hi otherwise; box8's nx, ny, nz."""
     return 0 if ix > 0.0 else 3, 1 if iy > 0.0 else 4, 2 if iz > 0.0 else 5
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def lim32(best_t):
     """The float32 limit box8 keeps children up to: the closest hit widened by LIM_EPS (so that
     float32's rounding, to nearest, still lands above best_t (1 + gamma(3))), never above the
@@ -155,7 +156,7 @@ def lim32(best_t):
     return np.float32(min(best_t * (1.0 + LIM_EPS), F32_MAX))
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def tame(ox, oy, oz, dx, dy, dz):
     """Whether box8's ranges hold for this ray (see the module's note); float32 or float64 values."""
     return (min(abs(dx), abs(dy), abs(dz)) >= 1.0 / RANGE

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from renderer.inlined import inlined
 from renderer.block_masks import lowest_bit
 
 N_BINS = 64          # centroid bins per axis, at most 64 (_grow marks the used ones in a uint64);
@@ -31,7 +32,7 @@ C_PRIM = 0.5
 C_TRI = 0.25
 
 
-@njit(cache=True, forceinline=True)
+@inlined(error_model="python")
 def _area(lo0, lo1, lo2, hi0, hi1, hi2):
     dx, dy, dz = hi0 - lo0, hi1 - lo1, hi2 - lo2
     if dx < 0.0:        # empty box (lo = +inf): no area
@@ -39,14 +40,14 @@ def _area(lo0, lo1, lo2, hi0, hi1, hi2):
     return 2.0 * (dx * dy + dy * dz + dz * dx)
 
 
-@njit(cache=True, forceinline=True)
+@inlined(error_model="python")
 def _float32_down(x):
     """The greatest float32 value at most x (a box's lower plane, rounded outward)."""
     f = np.float32(x)
     return np.float64(np.nextafter(f, np.float32(-np.inf)) if f > x else f)
 
 
-@njit(cache=True, forceinline=True)
+@inlined(error_model="python")
 def _float32_up(x):
     f = np.float32(x)
     return np.float64(np.nextafter(f, np.float32(np.inf)) if f < x else f)
@@ -521,7 +522,7 @@ def _collapse_costs(lo, hi, left, first, count, perm, v, width, max_tri, max_ver
     return how, split, sub
 
 
-@njit(cache=True, forceinline=True)
+@inlined(error_model="python")
 def _clear_row(child, c_lo, c_hi, k, empty):
     """Wide node k's row as collapse returns an unused slot: child `empty`, a zero box."""
     for j in range(child.shape[1]):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
+from renderer.inlined import inlined
 
 L_BVH2, L_BVH4, L_BVH8 = 0, 1, 2     # traversal's layout codes
 N_OBB = 104                          # AMD NUM_OBB_TRANSFORMS (seed-notes 000_partB L117)
@@ -16,17 +17,17 @@ NO_OBB = 127                         # 7-bit index sentinel: axis-aligned node
 F32_PAD = 2.5e-7                     # > 2 float32 ulps: rounding a bound outward to float32
 
 
-@njit(cache=True, forceinline=True)
+@inlined(error_model="python")
 def _down(x):
     return np.float32(x - abs(x) * F32_PAD - 1e-30)
 
 
-@njit(cache=True, forceinline=True)
+@inlined(error_model="python")
 def _up(x):
     return np.float32(x + abs(x) * F32_PAD + 1e-30)
 
 
-@njit(cache=True, forceinline=True)
+@inlined(error_model="python")
 def _sa(dx, dy, dz):
     return 2.0 * (dx * dy + dy * dz + dz * dx)
 

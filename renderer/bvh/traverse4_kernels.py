@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..inlined import inlined
 from .layouts_kernels import L_BVH2
 from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, FLAG_OPAQUE, R_DX, R_DY, R_DZ, R_OX, R_OY, R_OZ,
                                R_TMAX, R_TMIN, REC_NODE, REC_PARENT, REC_SHIFT, REC_TRI, REF_BOX,
@@ -21,7 +22,7 @@ def trace_chunk(tree, job, ah, out, r0, r1, rec0, rec_cap):
     return walk(tree, job, ah, out, r0, r1, rec0, rec_cap, 0, make_scratch(job.stack))
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def walk(tree, job, ah, out, r0, r1, rec0, rec_cap, root_node, sc):
     """trace_chunk from box node `root_node` (a BLAS's root in a two-level walk's merged
     layout), with the working arrays `sc` (Scratch).

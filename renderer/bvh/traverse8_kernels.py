@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..inlined import inlined
 from renderer.block_masks import lowest_bit
 from renderer.stream_store import stream_fence, stream_row
 
@@ -21,7 +22,7 @@ from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, FLAG_OPAQUE, R_DX, R_DY, R
 H_INTERNAL, H_LEAF, H_ROT, H_COUNTS = 0, 1, 2, 3    # Layout.node_head's columns (NODE_HEAD_WORDS)
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _prims(tri_u32, s, hit, n, flags, best_t, best_p, lane_t, lane_det):
     """Takes the lanes with a hit (mask `hit`, tri4's over bvh8 primitive node s's n triangles:
     word 0 count, 1-4 ids, 5 flags a byte each) against the closest hit so far, in order, as
@@ -50,14 +51,14 @@ def _prims(tri_u32, s, hit, n, flags, best_t, best_p, lane_t, lane_det):
     return best_t, best_p, hit, n, False, culled, -1
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _ref8(j, n_int, ib, lb):
     """The ref of a bvh8 node's slot j: its n_int box children are nodes ib.., the rest primitive
     nodes lb + n_int.. (lb is the node's leaf base less n_int)."""
     return ((ib + j) << 2) | REF_BOX if j < n_int else ((lb + j) << 2) | REF_TRI
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _u(i):
     """An index known to be >= 0, as uint64: numba wraps a negative signed index (a compare and
     an add at every access), which LLVM could not prove away in the sort and the stack's ring
@@ -65,7 +66,7 @@ def _u(i):
     return np.uint64(i)
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _sort_kept(at, sl, m):
     """Sorts a node's m kept children (distances at, slots sl) nearest first, ties by slot:
     an insertion sort, stable (m is at most 8)."""
@@ -78,7 +79,7 @@ def _sort_kept(at, sl, m):
         at[_u(z)], sl[_u(z)] = t, k
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _push_kept(keep, at, sl, st_ref, st_t, top, size, stack, n_int, ib, lb, spill_at, on_chip):
     """The children a box test kept, two or more (mask keep, entry distances at by slot): packed
     to the front by slot, sorted nearest first (ties by slot), all but the nearest pushed far
@@ -119,7 +120,7 @@ def trace_chunk8(tree, job, ah, out, r0, r1, rec0, rec_cap):
     return walk8(tree, job, ah, out, r0, r1, rec0, rec_cap, 0, make_scratch(job.stack))
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def walk8(tree, job, ah, out, r0, r1, rec0, rec_cap, root_node, sc):
     """trace_chunk8 from box node `root_node` (a BLAS's root in a two-level walk's merged
     layout), with the working arrays `sc` (Scratch)."""
@@ -325,7 +326,7 @@ def walk8(tree, job, ah, out, r0, r1, rec0, rec_cap, root_node, sc):
     return nrec
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _root_misses(boxes, n, rays, r0, r1):
     """Bit r - r0 of the returned uint8 array set where ray r (of r0..r1-1, in whole eights)
     misses the union of the root's n boxes, which box8 would then keep none of (misses8).
@@ -342,7 +343,7 @@ def _root_misses(boxes, n, rays, r0, r1):
     return missed
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _stream_costs(cnt, r, steps, box_nodes, leaf_nodes, box_tests, tri_tests, overflows,
                   restarts, refetch, parent_reads, duals, obbs, clocks, anyhits, ignored,
                   texel_bytes, culled, pushes, pops, spills, fills):

@@ -32,6 +32,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from renderer.inlined import inlined
 from renderer import memory_kernels as mk
 from renderer.shade_kernels import L_TILED, bilinear_channel, bilinear_taps
 from renderer.texture_l1 import texel_blocks
@@ -165,7 +166,7 @@ class Scratch(NamedTuple):
     box_clocks: np.ndarray     # int64 (9,) clocks of a node's n box tests (walk8)
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def make_scratch(stack):
     return Scratch(np.empty(stack, np.int64), np.empty(stack), np.empty(16), np.empty(16, np.int64),
                    np.zeros(2, np.int64), np.empty(8, np.float32), np.empty(4), np.empty(4),
@@ -182,13 +183,13 @@ class TraceOut(NamedTuple):
     rec_n: np.ndarray          # int64 (n_chunks,) records each chunk needed
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _inv(d):
     """1/d, or 0 for d == 0: the flag _axis reads as "parallel to this slab"."""
     return 1.0 / d if d != 0.0 else 0.0
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _axis(l, h, o, i, tn, tf):
     """Clip [tn, tf] by one slab. i = 0 means the ray is parallel to it: inside or out."""
     if i == 0.0:
@@ -199,7 +200,7 @@ def _axis(l, h, o, i, tn, tf):
     return max(tn, min(a, b)), min(tf, max(a, b))
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _slab(lx, ly, lz, hx, hy, hz, ox, oy, oz, ix, iy, iz, tmin, tmax):
     """Entry distance of the ray into the box, or inf if it misses within [tmin, tmax]."""
     tn, tf = _axis(lx, hx, ox, ix, tmin, np.inf)
@@ -210,7 +211,7 @@ def _slab(lx, ly, lz, hx, hy, hz, ox, oy, oz, ix, iy, iz, tmin, tmax):
     return np.inf
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _culled(det, tflags, flags):
     """Whether a triangle of determinant det (> 0: counter-clockwise) is culled: as a back or
     front face where the ray asks for it and the triangle's draw does not disable culling, or
@@ -223,7 +224,7 @@ def _culled(det, tflags, flags):
     return bool(flags & FLAG_CULL_BACK) if back else bool(flags & FLAG_CULL_FRONT)
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, ax, ay, az, bx, by, bz, cx, cy, cz, tflags, flags):
     """Moeller-Trumbore in float64 on one triangle (scalars only: no array reaches a helper in
     the hot loop). Returns (t in [tmin, tmax] or inf, whether a hit there was culled by the ray's
@@ -300,7 +301,7 @@ def any_hit(ah, p, ox, oy, oz, dx, dy, dz, flags, rec, rec0, nrec, rec_cap):
     return alpha >= cutoff, n_bytes, nrec
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def pop_nearest(st_ref, st_t, top, size, stack, lim, last, spill_at, on_chip):
     """The short stack's pop (trace_chunk's and trace_chunk8's): entries off the top of the ring
     (`size` of its `stack` slots used, `top` one past the newest) until one no farther than `lim`
@@ -328,7 +329,7 @@ def pop_nearest(st_ref, st_t, top, size, stack, lim, last, spill_at, on_chip):
     return top, size, cur, last, pops, on_chip, fills
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def next_after(at, ar, n, last, lim):
     """A restart's step at the node it climbed to (traverse4's walk, the TLAS walk): of the
     node's n children (entry distances at, refs ar, in slot order), the first after `last` in
@@ -347,7 +348,7 @@ def next_after(at, ar, n, last, lim):
     return nxt
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def spill_push(on_chip, spill_at):
     """One entry pushed under the spill policy (spill_at > 0; the ring's, 0, leaves on_chip
     alone): (on_chip after it, whether the on-chip part was full, so that its oldest entry
@@ -359,7 +360,7 @@ def spill_push(on_chip, spill_at):
     return on_chip + 1, False
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def spill_records(rec, rec0, nrec, rec_cap, kind, r, first, n, step):
     """n spill or fill records of ray r (REC_SPILL / REC_FILL), slots first, first + step, ...;
     returns nrec."""
@@ -370,7 +371,7 @@ def spill_records(rec, rec0, nrec, rec_cap, kind, r, first, n, step):
     return nrec
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _write_costs(cnt, r, steps, box_nodes, leaf_nodes, box_tests, tri_tests, overflows, restarts,
                  refetch, parent_reads, duals, obbs, clocks, anyhits, ignored, texel_bytes, culled,
                  pushes, pops, spills, fills):

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
+from renderer.inlined import inlined
 
 CODEC_DCC, CODEC_AFBC, CODEC_APPLE, CODEC_UBWC = 0, 1, 2, 3
 MODE_RAW, MODE_COMP, MODE_SOLID, MODE_CLEAR = 0, 1, 2, 3
@@ -44,12 +45,12 @@ MODE_RAW, MODE_COMP, MODE_SOLID, MODE_CLEAR = 0, 1, 2, 3
 AFBC_RAW_CODE = 1        # 6-bit sub-block size field: 1 = stored raw, 2..63 = compressed bytes
 
 
-@njit(cache=True, forceinline=True)
+@inlined(error_model="python")
 def _width_bits(bits):
     return 4 if bits == 8 else 5        # a field that holds 0..bits
 
 
-@njit(cache=True, forceinline=True)
+@inlined(error_model="python")
 def bit_length(r):
     """Bits that hold 0..r (r >= 0): the width of a delta."""
     w = 0
@@ -59,7 +60,7 @@ def bit_length(r):
     return w
 
 
-@njit(cache=True, forceinline=True)
+@inlined(error_model="python")
 def granular_bytes(nbits, granule, max_block, raw_block):
     """Payload bytes of a block coded in nbits: rounded up to the granule, or raw_block when that
     is no smaller than raw or passes the largest compressed block."""
@@ -91,7 +92,7 @@ def _group_range(img, x0, y0, gw, gh, mins, widths):
     widths[2], widths[3] = bit_length(hi2 - lo2), bit_length(hi3 - lo3)
 
 
-@njit(cache=True, forceinline=True)
+@inlined(error_model="python")
 def _group_bits(bits, npx, widths):
     return 4 * (_width_bits(bits) + bits) + npx * (widths[0] + widths[1] + widths[2] + widths[3])
 

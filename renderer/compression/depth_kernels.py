@@ -42,6 +42,7 @@ import math
 
 import numpy as np
 from numba import njit, prange
+from renderer.inlined import inlined
 
 MODE_RAW, MODE_PLANES, MODE_CLEAR = 0, 1, 2
 PART, WHOLE, GIVE_UP = 0, 1, -1          # a plane's outcome (_one_plane)
@@ -53,13 +54,13 @@ SEED_TOL = 2.0                   # ulp, a seed window's planarity (step 2)
 COLLINEAR = 2.0 ** -20           # relative, step 0's test of three samples in a row
 
 
-@njit(cache=True, forceinline=True)
+@inlined(error_model="python")
 def same_bits(a, b):
     """float32 equality that tells -0.0 from 0.0 (NaN never reaches the kernels)."""
     return a == b and (a != 0.0 or math.copysign(1.0, a) == math.copysign(1.0, b))
 
 
-@njit(cache=True, forceinline=True)
+@inlined(error_model="python")
 def plane_at(coef, u, v):
     return np.float32(coef[1] * u + coef[2] * v + coef[0])
 
@@ -81,7 +82,7 @@ def sample_uv(n_samples, sample_x, sample_y):
     return u, v, ki, kj
 
 
-@njit(cache=True, forceinline=True)
+@inlined(error_model="python")
 def solve_plane(m, ref, su, sv, suu, suv, svv, st, sut, svt, coef):
     """Least squares plane from the sums over m samples of u, v, u^2, uv, v^2, t, ut, vt (t
     taken relative to ref): centred moments, 2x2 solve for the slopes; a collinear set gets
@@ -462,7 +463,7 @@ def fit_tile(z, geo, scratch, max_planes, iters, planes, coef):
     return c
 
 
-@njit(cache=True, forceinline=True)
+@inlined(error_model="python")
 def select_bits(n_planes):
     b = 0
     while (1 << b) < n_planes:
@@ -470,7 +471,7 @@ def select_bits(n_planes):
     return b
 
 
-@njit(cache=True, forceinline=True)
+@inlined(error_model="python")
 def planes_bytes(n_planes, n, plane_bytes, granule):
     nbytes = n_planes * plane_bytes + (n * select_bits(n_planes) + 7) // 8
     return (nbytes + granule - 1) // granule * granule

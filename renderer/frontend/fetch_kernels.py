@@ -19,6 +19,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from renderer.inlined import inlined
 from renderer.memory_requests import request
 from renderer.stamped_set import add_new
 
@@ -167,7 +168,7 @@ def build(demand, meshlets, buffers, write, out):
                 lines[p] = span
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def prim_off_meshlet_tris(head, p, p_end):
     """Triangles of the meshlet that starts at primitive p: up to the next head or the draw's end."""
     q = p + 1
@@ -176,7 +177,7 @@ def prim_off_meshlet_tris(head, p, p_end):
     return q - p
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def issue(rq, n, lv, shift, off, addr, nbytes, op, p):
     """Request primitive p's planned ranges at level lv, one request per line not among the
     last RECENT lines it requested (a meshlet's tables may share lines). Returns the new count."""

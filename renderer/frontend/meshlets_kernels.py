@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from renderer.inlined import inlined
 
 
-@njit(cache=True, nogil=True, forceinline=True)
+@inlined(error_model="python")
 def _new_vertices(indices, t, stamp, m) -> int:
     """Distinct vertices of triangle t that meshlet m has not taken yet (stamp: the meshlet that
     last took each vertex)."""
@@ -108,7 +109,7 @@ def bounds(pos, indices, prim_off, vert_off, verts, center, radius, axis, cutoff
         cutoff[m] = c if c > 0.0 else -1.0
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _face_normal(pos, indices, t):
     i0, i1, i2 = indices[t, 0], indices[t, 1], indices[t, 2]
     ux, uy, uz = pos[i1, 0] - pos[i0, 0], pos[i1, 1] - pos[i0, 1], pos[i1, 2] - pos[i0, 2]

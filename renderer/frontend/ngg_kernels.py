@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from renderer.inlined import inlined
 from renderer.geometry_kernels import SUBPIXEL
 
 
@@ -73,7 +74,7 @@ def subgroups(gidx, prim_off, draw_on, keep, max_verts, max_prims, pos_first, at
         n_sub[d] = sg
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _covers_any(x, y, zplane, t, width, height, sample_x, sample_y):
     """Whether setup triangle t (x, y int64 (n, 3) subpixels, positive area; zplane its depth
     plane; read in place, as a row view per triangle costs more than the test)
@@ -151,7 +152,7 @@ def _covers_any(x, y, zplane, t, width, height, sample_x, sample_y):
     return False
 
 
-@njit(cache=True, nogil=True, forceinline=True, error_model="numpy")
+@inlined
 def _bbox_misses(x, y, t, sample_x, sample_y):
     """The bounding box of setup triangle t (subpixels) holds no sample position of any pattern:
     per axis, a sample at k * SUBPIXEL + SUBPIXEL / 2 + offset lies in [lo, hi] when the least
