@@ -40,11 +40,15 @@ def figures(ir: str, kernel: str) -> list[Counter]:
     return out
 
 
+def report_ir(label: str, ir: str, kernel: str) -> None:
+    for f in figures(ir, kernel):
+        print(f"{label:24s} {f['instructions']:5d} instructions, {f['incref']:3d} NRT_incref, "
+              f"{f['decref']:3d} NRT_decref")
+
+
 def report(label: str, dispatcher, kernel: str) -> None:
     for ir in dispatcher.inspect_llvm().values():
-        for f in figures(ir, kernel):
-            print(f"{label:24s} {f['instructions']:5d} instructions, {f['incref']:3d} NRT_incref, "
-                  f"{f['decref']:3d} NRT_decref")
+        report_ir(label, ir, kernel)
 
 
 def main() -> None:
@@ -52,9 +56,10 @@ def main() -> None:
     from renderer import raster_kernels as rk
     from renderer.bvh import traverse4_kernels as t4, traverse8_kernels as t8
     from renderer.bvh.traverse import warm_up
-    for samples, entry in ((1, rk.rasterize_tiles_1x), (4, rk.rasterize_tiles_4x)):
+    for samples in (1, 4):
         run("quad", "imr-baseline", Settings(64, 64, samples=samples))
-        report(f"rasterize_tile {samples}x", entry, "rasterize_tile")
+    for sig, ir in rk.rasterize_tile.inspect_llvm().items():      # one per sample count
+        report_ir(f"rasterize_tile {sig[rk.N_SAMPLES_ARG].literal_value}x", ir, "rasterize_tile")
     # the memory replays: their producers' helpers take the request buffer (see
     # memory_requests.request_block_as) and serve_levels runs every request
     from pipelines.arch import imr_kernels, tbdr_kernels

@@ -106,9 +106,9 @@ class Raster:
         if chunk is None:
             chunk = np.zeros(tris.n, np.int64)
         self.bins = bins
-        self._entry = rk.rasterize_tiles_1x if view.samples == 1 else rk.rasterize_tiles_4x
         self._job = rk.RasterJob(tris, bins, mat, tex, light, fb, self.ev, view, hsr, hiz, Z_SKIP,
                                  chunk, costs)
+        self._run = rk.tile_kernel(self._job, view.samples, self.per_tile)
 
     def bands(self, rows: int):
         """Render `rows` tile rows at a time, top to bottom; after each band, yield how many tiles
@@ -116,8 +116,7 @@ class Raster:
         tiles_x, tiles_y = self.bins.tiles_x, self.bins.tiles_y
         for y0 in range(0, tiles_y, rows):
             y1 = min(tiles_y, y0 + rows)
-            rk.run_tiles(self._entry, self._job, np.arange(y0 * tiles_x, y1 * tiles_x),
-                         self.per_tile)
+            rk.run_tiles(self._run, np.arange(y0 * tiles_x, y1 * tiles_x))
             yield y1 * tiles_x
 
     def result(self) -> tuple[Counters, np.ndarray, RopEvents]:

@@ -24,7 +24,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
-from numba import get_num_threads, njit
+from numba import get_num_threads, njit, typeof, types
 
 from .atomics import fetch_add
 from .binning_kernels import BLOCK
@@ -593,29 +593,37 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
         cnt[RC.TEX_OVERFLOW] += k_tex_overflow
 
 
-# The entry points, the sample count fixed (a constant: rasterize_tile is compiled for it, and its
-# per-sample loops unroll, worth a fifth of the raster time at 1x). Every thread of run_tiles
-# (below) calls one, and each takes the next tile of tile_order not yet taken until none is left
-# (the kernels release the GIL). Not a prange: numba compiles a parallel loop as a function of its
-# own into which it links the tile kernel and optimises it once more, 6.6 s of the raster module's
-# 28.6 s on a cold cache (imr-baseline at 1x, one process); and a prange hands each thread a fixed
-# share. They take the job and unpack it once: opening a struct of structs per tile measured 5%
-# (74-79 ms against 78-84).
-@njit(cache=True, nogil=True, error_model="numpy")
-def rasterize_tiles_1x(job, tile_order, cursor, counters):
-    """The tiles of tile_order of `job` (RasterJob) at one sample per pixel, taken one at a time
-    from cursor[0] (shared with the other threads doing the same order)."""
-    tris, bins, mat, tex, light, fb, events, target, hsr, hiz, zskip, chunk, costs = job
-    rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, events, target, 1, hsr,
-                   hiz, zskip, chunk, costs, counters)
+# The entry point: rasterize_tile itself, compiled for a job's argument types with its sample count
+# typed as a literal, so that it is a constant in the machine code (its per-sample loops unroll,
+# worth a fifth of the raster time at 1x) and called from Python through that compiled code.
+# Until 2026-12-06 two kernels held the constant, rasterize_tiles_1x and _4x, each calling
+# rasterize_tile with 1 or 4: numba compiled the tile kernel for any count (12 s), then linked it
+# into each and LLVM inlined it and optimised it once more for the constant (3.2 s each). A call
+# from Python of a literal-typed argument goes through numba.literally, which types the whole call
+# again at every call (about 1 s a frame), hence the signature resolved once per job here. Not a
+# prange: numba compiles a parallel loop as a function of its own into which it links the tile
+# kernel and optimises it once more (6.6 s of the raster module's 28.6 s, one process, empty cache),
+# and a prange hands each thread a fixed share.
+N_SAMPLES_ARG = 10          # rasterize_tile's argument typed as a literal
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def rasterize_tiles_4x(job, tile_order, cursor, counters):
-    """... at four."""
+def tile_kernel(job: RasterJob, n_samples: int, counters: np.ndarray):
+    """rasterize_tile compiled (or loaded from the cache) for `job`'s parts, `n_samples` and the
+    counter rows `counters`, as run(tile_order, cursor) for run_tiles' threads: the tiles of
+    tile_order (int64), each taken in turn from cursor[0]. The compiled code takes its arguments
+    as the types it was compiled for without checking them, so the arrays it is given are made
+    here (the job's, counters) or are int64 vectors (tile_order, cursor)."""
     tris, bins, mat, tex, light, fb, events, target, hsr, hiz, zskip, chunk, costs = job
-    rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, events, target, 4, hsr,
-                   hiz, zskip, chunk, costs, counters)
+    ints = np.zeros(1, np.int64)
+    args = (ints, ints, tris, bins, mat, tex, light, fb, events, target, n_samples, hsr, hiz,
+            zskip, chunk, costs, counters)
+    sig = tuple(types.literal(a) if i == N_SAMPLES_ARG else typeof(a) for i, a in enumerate(args))
+    entry = rasterize_tile.compile(sig)
+
+    def run(tile_order: np.ndarray, cursor: np.ndarray) -> None:
+        entry(np.ascontiguousarray(tile_order, np.int64), cursor, tris, bins, mat, tex, light, fb,
+              events, target, n_samples, hsr, hiz, zskip, chunk, costs, counters)
+    return run
 
 
 @lru_cache(maxsize=None)
@@ -624,22 +632,22 @@ def _helpers(n: int) -> ThreadPoolExecutor:
     return ThreadPoolExecutor(n, thread_name_prefix="tilesim-raster")
 
 
-def run_tiles(entry, job, order: np.ndarray, per_tile: np.ndarray) -> None:
-    """entry (rasterize_tiles_1x or _4x) over the tiles of `order` on numba's thread count
-    (NUMBA_NUM_THREADS, set_num_threads) at once: this thread and helper threads, each taking the
-    next tile not yet taken. A fixed share each (a prange's static schedule) left a thread idle
-    at the end of every band of the tiler's raster while the other finished a share slowed by the
-    memory replay on its core: three threads on two cores (the raster 74% busy on apple-m3,
-    spheres, 1080p). A tile's pixels, events and counter row are its own, so the result is the
-    same whichever thread draws it, on any number of threads."""
+def run_tiles(run, order: np.ndarray) -> None:
+    """run (tile_kernel's) over the tiles of `order` on numba's thread count (NUMBA_NUM_THREADS,
+    set_num_threads) at once: this thread and helper threads, each taking the next tile not yet
+    taken. A fixed share each (a prange's static schedule) left a thread idle at the end of every
+    band of the tiler's raster while the other finished a share slowed by the memory replay on its
+    core: three threads on two cores (the raster 74% busy on apple-m3, spheres, 1080p). A tile's
+    pixels, events and counter row are its own, so the result is the same whichever thread draws
+    it, on any number of threads."""
     n = min(get_num_threads(), len(order))
     cursor = np.zeros(1, np.int64)
     if n <= 1:
-        entry(job, order, cursor, per_tile)
+        run(order, cursor)
         return
-    others = [_helpers(n - 1).submit(entry, job, order, cursor, per_tile) for _ in range(n - 1)]
+    others = [_helpers(n - 1).submit(run, order, cursor) for _ in range(n - 1)]
     try:
-        entry(job, order, cursor, per_tile)
+        run(order, cursor)
     finally:
         for f in others:
             f.result()

@@ -9,7 +9,7 @@ are called with are listed in kernels.json beside this file, recorded from frame
 scene through each preset at 1 and 4 samples (`python -m pipelines.commands.precompile --write`).
 On a cold cache, render, report, view and a local sweep first compile the entry points their
 presets call in worker processes: a module's entry points in one worker (they share callees:
-rasterize_tiles_1x and rasterize_tiles_4x both call the tile kernel), the longest module first.
+the tile kernel at 1 and at 4 samples calls the same raster sections), the longest module first.
 Each worker writes numba's on-disk cache, and the command then runs as on a warm cache (render
 triangle on two cores, bench/bench_cold_start.py, 2026-12-04: 25.8-26.8 s; 38.0-40.5 s while it
 also compiled the post chain, which its frame never calls, the raster's tiles ran in a prange and
@@ -32,6 +32,7 @@ import pickle
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -43,8 +44,9 @@ MODULE = "pipelines.commands.precompile"          # this module, run as a script
 OWN = ("renderer", "pipelines", "scenes", "viewer")
 # The resolutions the list is recorded at: the report's and the render's default, and a small one
 # in case a path depends on the frame's size (on imr-baseline none does: the same 30 entry points
-# either way). The sample counts: the raster's entry point follows them (rasterize_tiles_1x, _4x),
-# so an entry point is listed with the (preset, samples) runs that call it.
+# either way). The sample counts: the raster's entry point follows them (the tile kernel, its count
+# a literal: raster_kernels.tile_kernel), so an entry point is listed with the (preset, samples)
+# runs that call it.
 RECORD_SIZES = ((1280, 720), (64, 36))
 RECORD_SAMPLES = (1, 4)
 # Workers at most: the raster module is the longest to compile (kernels.json's module_compile_s,
@@ -69,29 +71,38 @@ def usable_cpus() -> int:
 def entry_points(run) -> list[tuple[str, str, object]]:
     """(module, name, signature) of every project kernel that Python calls during run(): the
     signatures numba compiles, or loads from the cache, for a call from Python
-    (Dispatcher._compile_for_args). The kernels they call compile inside them, whether the cache
-    is cold or warm, and are no entry points: their signatures (a forceinline helper's
-    included) are left out."""
+    (Dispatcher._compile_for_args) or that Python asks of it by name (Dispatcher.compile, as
+    raster_kernels.tile_kernel does for its literal sample count). The kernels they call compile
+    inside them, whether the cache is cold or warm, and are no entry points: their signatures (an
+    inlined helper's included) are left out."""
     from numba.core.dispatcher import Dispatcher
     found: dict[tuple[str, str, object], None] = {}
-    compile_for_args = Dispatcher._compile_for_args
+    originals = {name: getattr(Dispatcher, name) for name in ("_compile_for_args", "compile")}
+    depth = threading.local()
 
-    def recording(self, *args, **kws):
-        before = set(self.signatures)
-        try:
-            return compile_for_args(self, *args, **kws)
-        finally:
-            module = self.py_func.__module__
-            if module.split(".")[0] in OWN:
-                for sig in self.signatures:
-                    if sig not in before:
-                        found[(module, self.py_func.__name__, sig)] = None
+    def recording(name):
+        def call(self, *args, **kws):
+            outer = getattr(depth, "n", 0) == 0          # not a callee's compile
+            before = set(self.signatures)
+            depth.n = getattr(depth, "n", 0) + 1
+            try:
+                return originals[name](self, *args, **kws)
+            finally:
+                depth.n -= 1
+                module = self.py_func.__module__
+                if outer and module.split(".")[0] in OWN:
+                    for sig in self.signatures:
+                        if sig not in before:
+                            found[(module, self.py_func.__name__, sig)] = None
+        return call
 
-    Dispatcher._compile_for_args = recording
+    for name in originals:
+        setattr(Dispatcher, name, recording(name))
     try:
         run()
     finally:
-        Dispatcher._compile_for_args = compile_for_args
+        for name, fn in originals.items():
+            setattr(Dispatcher, name, fn)
     return list(found)
 
 
