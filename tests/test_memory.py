@@ -276,6 +276,36 @@ def test_kernel_cache_is_keyed_by_every_source(tmp_path):
     assert "renderer/texture_formats.py" not in sources and "pipelines/arch/imr.py" not in sources
 
 
+def test_the_source_key_is_remembered_until_a_source_changes(tmp_path):
+    """jit_cache.remembered_source_key reads the sources only when one has changed: its size,
+    time or inode (a file replaced whole), or the modules under PACKAGES (one added)."""
+    import os
+
+    from renderer import jit_cache
+    root, base = tmp_path / "src", tmp_path / "cache"
+    base.mkdir()
+    for package in jit_cache.PACKAGES:
+        (root / package).mkdir(parents=True)
+        (root / package / "a_kernels.py").write_text("from numba import njit\nfrom .b import F\n")
+    (root / "renderer" / "b.py").write_text("F = 3\n")
+    key = jit_cache.remembered_source_key(base, root)
+    assert key == jit_cache.source_key(root)
+    note = next(base.glob("source-key-*.json"))
+    text = note.read_text()
+    note.write_text(text.replace(key, "remembered"))       # what a second call returns unread
+    assert jit_cache.remembered_source_key(base, root) == "remembered"
+    b = root / "renderer" / "b.py"
+    st = b.stat()
+    new = b.with_name("b.new")
+    new.write_text("F = 4\n")                               # same size, same time, new inode
+    os.utime(new, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(new, b)
+    assert jit_cache.remembered_source_key(base, root) == jit_cache.source_key(root) != key
+    key = jit_cache.remembered_source_key(base, root)
+    (root / "renderer" / "c_kernels.py").write_text("import numba\n")
+    assert jit_cache.remembered_source_key(base, root) == jit_cache.source_key(root) != key
+
+
 def test_cache_state_is_recycled_zeroed_and_only_when_unheld():
     """A model's cache lines go back to the pool when the model is gone (memory._StatePool), the
     next model of the same caches gets them all zero, and lines someone still holds stay theirs."""
