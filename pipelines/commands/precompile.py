@@ -13,10 +13,11 @@ the tile kernel at 1 and at 4 samples calls the same raster sections), the longe
 Each worker writes numba's on-disk cache, and the command then runs as on a warm cache (render
 triangle on two cores, bench/bench_cold_start.py, 2026-12-04: 25.8-26.8 s; 38.0-40.5 s while it
 also compiled the post chain, which its frame never calls, the raster's tiles ran in a prange and
-the clipper's rows were array expressions). The raster module alone takes 33.6 s at one sample
+the clipper's rows were array expressions). The raster module alone takes 24.5 s at one sample
 in one of two workers (2026-12-06; 54.8 s that morning, before the kernels' helpers were inlined
-by LLVM rather than at numba's IR level: renderer/raster_sections.py), so past two or three cores
-it bounds the wall time. A kernel the list misses (a preset changed with --set, ray passes, a
+by LLVM rather than at numba's IR level, renderer/raster_sections.py, then compiled without the
+wrappers of a Python call, renderer/inlined.py, and the tile kernel compiled for its sample count
+alone, raster_kernels.tile_kernel), so past two or three cores it bounds the wall time. A kernel the list misses (a preset changed with --set, ray passes, a
 stale list) compiles at its first call, as before.
 
     TILESIM_PRECOMPILE=0 tilesim render triangle      # compile lazily, in this process
@@ -50,7 +51,7 @@ OWN = ("renderer", "pipelines", "scenes", "viewer")
 RECORD_SIZES = ((1280, 720), (64, 36))
 RECORD_SAMPLES = (1, 4)
 # Workers at most: the raster module is the longest to compile (kernels.json's module_compile_s,
-# both sample counts; 33.6 s at one on 2026-12-06), so past three or four it bounds the wall time
+# both sample counts; 24.5 s at one on 2026-12-06), so past three or four it bounds the wall time
 # and more workers only add memory (each holds numba and LLVM, about 0.3-0.5 GB).
 MAX_WORKERS = 4
 # Modules whose kernels only a frame with compute passes calls (the post chain: a scene's
