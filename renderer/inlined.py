@@ -16,6 +16,7 @@ under the same name) and every call from Python goes through it."""
 from __future__ import annotations
 
 from numba import njit
+from numba.core.compiler_lock import global_compiler_lock
 from numba.core.registry import CPUDispatcher
 
 WRAPPERS_OFF = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
@@ -24,6 +25,16 @@ WRAPPERS_OFF = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
 class InlinedDispatcher(CPUDispatcher):
     """A CPUDispatcher whose compiled overloads serve only kernels (the typing and linking of
     their calls read `overloads`); a call from Python goes to the twin (python_twin)."""
+
+    def compile(self, sig):
+        # Its cache made at the first compile, not at import (numba's makes and tests the cache
+        # folder, 0.17 ms a function: 21 ms of a warm start's imports for the 122 helpers, which
+        # a warm start never compiles: its kernels load from the cache with their helpers in)
+        with global_compiler_lock:
+            if not self._caching:
+                self._caching = True
+                self.enable_caching()
+            return super().compile(sig)
 
     def add_overload(self, cres):
         # Not in the C-level table of the dispatcher's Python calls: its entry point is null
@@ -51,6 +62,6 @@ def inlined(fn=None, *, error_model: str = "numpy"):
         options = dict(nopython=True, boundscheck=None, forceinline=True, error_model=error_model,
                        **WRAPPERS_OFF)
         disp = InlinedDispatcher(py_func=f, locals={}, targetoptions=options)
-        disp.enable_caching()
+        disp._caching = False                     # enabled at its first compile
         return disp
     return make if fn is None else make(fn)
