@@ -106,7 +106,7 @@ class RasterJob(NamedTuple):
 @njit(cache=True, nogil=True, error_model="numpy")
 def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view, n_samples,
                    hsr, hiz, zskip, chunk, costs, counters):
-    """The tiles of a pass (RasterJob's parts; the entry points below take the job) in
+    """The tiles of a pass (RasterJob's parts, which tile_kernel below passes it) in
     tile_order, each taken in turn from cursor[0] (shared with the other threads doing the same
     order) until none is left. Tile i: its references in the schedule's order
     (raster_schedule), each set up once and walked 8x8 block by block; its counts added to
