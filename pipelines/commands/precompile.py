@@ -17,8 +17,9 @@ the clipper's rows were array expressions). The raster module alone takes 24.5 s
 in one of two workers (2026-12-06; 54.8 s that morning, before the kernels' helpers were inlined
 by LLVM rather than at numba's IR level, renderer/raster_sections.py, then compiled without the
 wrappers of a Python call, renderer/inlined.py, and the tile kernel compiled for its sample count
-alone, raster_kernels.tile_kernel), so past two or three cores it bounds the wall time. A kernel the list misses (a preset changed with --set, ray passes, a
-stale list) compiles at its first call, as before.
+alone, raster_kernels.tile_kernel), so past two or three cores it bounds the wall time. A kernel
+the list misses (a preset changed with --set, ray passes, a stale list) compiles at its first
+call, as before.
 
     TILESIM_PRECOMPILE=0 tilesim render triangle      # compile lazily, in this process
 """
