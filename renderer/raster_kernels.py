@@ -40,7 +40,7 @@ from .raster_sections import (FILL_BLOCK_MIN, block_coverage, block_edges, clear
 from .rop import CLEAR_DEPTH, CLEAR_Z
 from .rop_kernels import quantize, rgba8_word
 from .rop_sizes import RULE_Z_INIT, codec_rules, event_depth_sizes, event_sizes
-from .shade_kernels import shade_fragment, texture_lod
+from .shade_kernels import shade_uniform, texture_lod
 from .texture_l1 import (L1_LINE_SHIFT, L1_SETS, L1_WAYS, few_lines, footprint_params,
                          l1_access, quad_footprint)
 
@@ -295,9 +295,8 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
                 and v_normal[t, 0, 2] == v_normal[t, 1, 2] == v_normal[t, 2, 2]))
             u_word = np.uint32(0)            # fill_block's: as fb_words holds it (little-endian)
             if uniform:
-                shade_fragment(base_color, texture, unlit, tex_data, tex_levels, tex_sampler, light,
-                               d, v_normal[t, 0, 0], v_normal[t, 0, 1], v_normal[t, 0, 2], back[t],
-                               0.0, 0.0, 0, rgba)
+                shade_uniform(base_color, unlit, light, d, v_normal[t, 0, 0], v_normal[t, 0, 1],
+                              v_normal[t, 0, 2], back[t], rgba)
                 u_word = rgba8_word(quantize(rgba[0]), quantize(rgba[1]), quantize(rgba[2]), 255)
             # The plain path: opaque, untextured, one sample; one colour, or Lambert on the
             # interpolated normal computed right there (the same arithmetic as the general path).

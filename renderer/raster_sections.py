@@ -31,7 +31,7 @@ FILL_BLOCK_MIN = 16
 # --- rasterize_tile's sections, in the order it runs them -------------------------------------
 # Those that run once per tile or per reference (hiz_init, still_wins, flush_events, rop_sizes'
 # event_sizes and event_depth_sizes, pixels_touched) are functions of their own that the kernel
-# calls: numba compiles each once, for the 1x and 4x kernels (and shade_fragment) alike, instead
+# calls: numba compiles each once, for the 1x and 4x kernels (and shade_uniform) alike, instead
 # of copying and typing their IR into every caller (the quad path's shading, quad_shade, and
 # texture footprint, texture_l1.quad_footprint, once called too, are inlined now: the copies
 # of their arguments cost a textured frame a fifth of its time). Inlined at

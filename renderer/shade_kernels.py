@@ -136,8 +136,8 @@ def filter_texture(data, levels, sampler, ti, level, frac, u, v):
     """The sampler's filter, (r, g, b, a) in [0, 1]: bilinear in `level`, blended with the next
     level by `frac` when it is not 0 (trilinear; texture_lod gives both). Its arrays are read
     here and nowhere else (tap_words), and it returns scalars: no scratch array to pass.
-    Inlined where a texture is sampled per fragment (raster_sections.quad_shade), called as
-    sample_texture elsewhere."""
+    Inlined where a texture is sampled per fragment (raster_sections.quad_shade; a called form,
+    sample_texture, was removed with its one caller, shade_uniform's textured predecessor)."""
     wrap_s, wrap_t = sampler[ti, S_WRAP_S], sampler[ti, S_WRAP_T]
     r = g = b = a = 0.0
     for k in range(2 if frac > 0.0 else 1):
@@ -151,13 +151,6 @@ def filter_texture(data, levels, sampler, ti, level, frac, u, v):
             r, g, b, a = (r + (tr - r) * frac, g + (tg - g) * frac, b + (tb - b) * frac,
                           a + (ta - a) * frac)
     return r, g, b, a
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def sample_texture(data, levels, sampler, ti, level, frac, u, v, out):
-    """filter_texture into out[0:4], called: one compiled copy for its callers (shade_fragment,
-    once a triangle)."""
-    out[0], out[1], out[2], out[3] = filter_texture(data, levels, sampler, ti, level, frac, u, v)
 
 
 @inlined
@@ -177,22 +170,16 @@ def lambert(r, g, b, nx, ny, nz, back, light):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def shade_fragment(base_color, texture, unlit, tex_data, tex_levels, tex_sampler, light, d, nx, ny,
-                   nz, back, u, v, level, out):
-    """Colour of one fragment of draw d into out[0:4] (linear, alpha in [0, 1]): base colour x
-    texture, then Lambert unless unlit. The raster's hot loop inlines the same steps on scalars
-    it hoisted per triangle; this whole form serves once-per-triangle (uniform) shading."""
-    r = base_color[d, 0]
-    g = base_color[d, 1]
-    b = base_color[d, 2]
-    a = base_color[d, 3]
-    ti = texture[d]
-    if ti >= 0:
-        sample_texture(tex_data, tex_levels, tex_sampler, ti, level, 0.0, u, v, out)
-        r *= out[0]
-        g *= out[1]
-        b *= out[2]
-        a *= out[3]
+def shade_uniform(base_color, unlit, light, d, nx, ny, nz, back, out):
+    """The colour of every fragment of an untextured triangle of draw d whose shading inputs are
+    the same at every fragment (unlit, or one normal nx, ny, nz at all three vertices: the raster
+    evaluates it once a triangle, as a compiler hoists uniform work) into out[0:4] (linear, alpha
+    in [0, 1]): the base colour, then Lambert unless unlit. It calls nothing compiled apart, so
+    numba's pruning leaves its arrays without reference counts; the textured form it replaced
+    called the filter, which kept six atomic increments and decrements at every call (sponza's
+    picture at 640x360, bench/perf_kernels.py: NRT_incref and decref 7.7% of its samples then,
+    2.5% since)."""
+    r, g, b, a = base_color[d, 0], base_color[d, 1], base_color[d, 2], base_color[d, 3]
     if not unlit[d]:
         r, g, b = lambert(r, g, b, nx, ny, nz, back, (light[0], light[1], light[2], light[3],
                                                       light[4], light[5], light[6], light[7],
