@@ -207,3 +207,25 @@ def test_tiles_start_from_the_clear_the_framebuffer_asks_for(samples):
         assert np.array_equal(got.color, want.color) and np.array_equal(got.shaded, want.shaded)
         assert np.array_equal(got.depth, want.depth) and not got.clear.any()
         assert 0 < np.count_nonzero(got.shaded) < width * height    # drawn, not everywhere
+
+
+def test_type_key_tells_apart_what_numba_types_apart():
+    """raster_kernels.type_key caches the tile kernel's signature: values with one key must have
+    one numba type (and here, each type its own key): arrays of every layout, writeability,
+    dtype and rank, scalars, and named tuples of them."""
+    from collections import namedtuple
+
+    from renderer.raster_kernels import type_key
+    Pair = namedtuple("Pair", "a b")
+    Other = namedtuple("Other", "a b")
+    base = np.zeros((4, 6), np.float64)
+    frozen = base.copy()
+    frozen.setflags(write=False)
+    values = [base, base.T, base[:, ::2], base[0], base[:, 0], frozen, base.astype(np.float32),
+              np.zeros(4, np.int64), np.zeros((2, 2, 2), np.uint8), np.zeros(1, np.int64)[0],
+              np.zeros((1, 1)), np.zeros((1, 5)), 3, 2 ** 63 - 1, 2 ** 63, True, 1.5, np.float32(1),
+              Pair(base, 3), Pair(base.T, 3), Pair(base, True), Other(base, 3), (base, 3)]
+    for x in values:
+        for y in values:
+            same_key = type_key(x) == type_key(y)
+            assert same_key == (numba.typeof(x) == numba.typeof(y)), (x, y)
