@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .inlined import inlined
 from .geometry_kernels import SUBPIXEL_BITS, running_sum
+from .inlined import inlined
 from .texture_l1 import LINES_PER_QUAD
 
 BLOCK = 8     # ROP block edge, px: the unit the ROP asks the memory system for (see raster_kernels)

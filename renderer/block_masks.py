@@ -8,8 +8,8 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from .inlined import inlined
 from .binning_kernels import BLOCK
+from .inlined import inlined
 
 BLOCK_BITS = 3                 # log2(BLOCK)
 

@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
+
 from renderer.inlined import inlined
 
 SUBPIXEL_BITS = 8                 # D3D / llvmpipe: positions snap to 1/256 px (DESIGN.md §2)

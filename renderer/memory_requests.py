@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .inlined import inlined
 from .binning_kernels import BLOCK
 from .block_masks import lowest_bit
+from .inlined import inlined
 
 REGION_SHIFT = 40    # byte address = region << 40 | offset: one region per surface or buffer
 MAX_REGIONS = 1 << 16     # region ids stay below it (memory.MemoryModel.region)

@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .inlined import inlined
 from .binning_kernels import BLOCK
 from .block_masks import BLOCK_BITS, block_far, lowest_bit, popcount
 from .geometry_kernels import SUBPIXEL, holds_no_sample
+from .inlined import inlined
 from .raster_schedule import PH_SHADE, PH_VIS
 from .rop import CLEAR_COLOR, CLEAR_DEPTH, CLEAR_SHADED, CLEAR_WORD, CLEAR_Z
 from .rop_kernels import depth_test, quantize, rgba8_word, write_samples

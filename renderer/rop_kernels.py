@@ -3,6 +3,7 @@ blend, per sample. Inlined into the raster kernels, which call them per fragment
 from __future__ import annotations
 
 import numpy as np
+
 from renderer.inlined import inlined
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .inlined import inlined
 from .bilerp_kernels import bilerp_rgba8
+from .inlined import inlined
 
 # Columns of TextureTable.levels
 L_OFFSET, L_WIDTH, L_HEIGHT, L_TILED, L_BLOCKS_X = 0, 1, 2, 3, 4

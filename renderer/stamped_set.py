@@ -5,6 +5,7 @@ group": the lines a fetch wave has asked for, the vertices a DSBR batch holds.""
 from __future__ import annotations
 
 import numpy as np
+
 from renderer.inlined import inlined
 
 GOLDEN = np.int64(-7046029254386353131)   # 2^64 / golden ratio, as the int64 it wraps to

@@ -25,8 +25,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from renderer.inlined import inlined
 from renderer.binning_kernels import BLOCK
+from renderer.inlined import inlined
 from renderer.memory import STREAM
 from renderer.frontend.fetch_kernels import issue
 from renderer.memory import serve

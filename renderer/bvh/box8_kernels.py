@@ -28,6 +28,7 @@ import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
+
 from renderer.inlined import inlined
 
 FAR_EPS = 2.0 ** -21        # far-distance widening, relative (derived above)

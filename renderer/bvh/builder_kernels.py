@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from renderer.inlined import inlined
 from renderer.block_masks import lowest_bit
+from renderer.inlined import inlined
 
 N_BINS = 64          # centroid bins per axis, at most 64 (_grow marks the used ones in a uint64);
 #                      Embree's binned SAH uses 32 (kernels/builders/bvh_builder_sah.h

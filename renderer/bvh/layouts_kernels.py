@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
+
 from renderer.inlined import inlined
 
 L_BVH2, L_BVH4, L_BVH8 = 0, 1, 2     # traversal's layout codes

@@ -32,8 +32,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from renderer.inlined import inlined
 from renderer import memory_kernels as mk
+from renderer.inlined import inlined
 from renderer.shade_kernels import L_TILED, bilinear_channel, bilinear_taps
 from renderer.texture_l1 import texel_blocks
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
+
 from renderer.inlined import inlined
 
 CODEC_DCC, CODEC_AFBC, CODEC_APPLE, CODEC_UBWC = 0, 1, 2, 3

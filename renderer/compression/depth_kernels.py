@@ -42,6 +42,7 @@ import math
 
 import numpy as np
 from numba import njit, prange
+
 from renderer.inlined import inlined
 
 MODE_RAW, MODE_PLANES, MODE_CLEAR = 0, 1, 2

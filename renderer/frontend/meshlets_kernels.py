@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+
 from renderer.inlined import inlined
 
 

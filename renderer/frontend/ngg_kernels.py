@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from renderer.inlined import inlined
 from renderer.geometry_kernels import SUBPIXEL
+from renderer.inlined import inlined
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
