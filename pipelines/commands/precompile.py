@@ -80,19 +80,20 @@ def entry_points(run) -> list[tuple[str, str, object]]:
     from numba.core.dispatcher import Dispatcher
     found: dict[tuple[str, str, object], None] = {}
     originals = {name: getattr(Dispatcher, name) for name in ("_compile_for_args", "compile")}
-    depth = threading.local()
+    inside = threading.local()             # a call under another: a callee's compile
 
     def recording(name):
         def call(self, *args, **kws):
-            outer = getattr(depth, "n", 0) == 0          # not a callee's compile
+            if getattr(inside, "yes", False):
+                return originals[name](self, *args, **kws)
             before = set(self.signatures)
-            depth.n = getattr(depth, "n", 0) + 1
+            inside.yes = True
             try:
                 return originals[name](self, *args, **kws)
             finally:
-                depth.n -= 1
+                inside.yes = False
                 module = self.py_func.__module__
-                if outer and module.split(".")[0] in OWN:
+                if module.split(".")[0] in OWN:
                     for sig in self.signatures:
                         if sig not in before:
                             found[(module, self.py_func.__name__, sig)] = None

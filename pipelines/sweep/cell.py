@@ -35,13 +35,9 @@ def load_scene(spec: str):
     """The scene `spec` names, once per process (a built-in's model file from the disk cache:
     scenes.asset_cache)."""
     if spec not in SCENES:
-        SCENES[spec] = _load(spec)
+        from pipelines.commands.cli import _load_scene
+        SCENES[spec] = _load_scene(spec, None)
     return SCENES[spec]
-
-
-def _load(spec: str):
-    from pipelines.commands.cli import _load_scene
-    return _load_scene(spec, None)
 
 
 def flat_row(row: dict) -> dict:
