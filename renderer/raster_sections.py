@@ -26,6 +26,7 @@ SHADE_VEC = 4          # pixels per vector of the plain path's shading loop (AVX
 # imr-baseline at 1280x720, one thread, two runs each (ms): whole blocks only 20.9, 21.2; from
 # 32 pixels 20.3, 19.1; from 16 18.6, 19.4; from 8 20.2, 18.8.
 FILL_BLOCK_MIN = 16
+NARROW = 4
 
 
 # --- rasterize_tile's sections, in the order it runs them -------------------------------------
@@ -165,8 +166,25 @@ def block_coverage(blk_z, bx0, by0, x0, y0, x1, y1, fA0, fA1, fA2, fB0, fB1, fB2
     """Coverage at one sample of the 8x8 block at (bx0, by0): a 64-bit mask (bit y*8+x) of the
     pixels inside the three edges (float64 edge functions, the fill rule's bias in C: whole
     numbers below 2^53, so exact), the bounding box [x0, x1) x [y0, y1) and the depth range;
-    each pixel's depth into blk_z. One loop with no branch in its body: LLVM vectorises it."""
+    each pixel's depth into blk_z. One loop with no branch in its body: LLVM vectorises it.
+    A block the bounding box crosses in at most NARROW columns (most blocks of a dense mesh's
+    small triangles) visits just those pixels, one by one: the vector loop's setup and its
+    eight columns a row cost more there. The depths outside the box are left as they were."""
     cov_m = np.uint64(0)
+    c0, c1 = max(bx0, x0) - bx0, min(bx0 + BLOCK, x1) - bx0
+    r0, r1 = max(by0, y0) - by0, min(by0 + BLOCK, y1) - by0
+    if c1 - c0 <= NARROW:
+        for r in range(r0, r1):
+            Y = (by0 + r) * SUBPIXEL + SUBPIXEL // 2
+            for c in range(c0, c1):
+                X = (bx0 + c) * SUBPIXEL + SUBPIXEL // 2
+                z = dzdx * X + dzdy * Y + zc
+                p = r * BLOCK + c
+                blk_z[np.uint64(p)] = np.float32(z)
+                inside = ((fA0 * X + fB0 * Y + fC0 >= 0.0) & (fA1 * X + fB1 * Y + fC1 >= 0.0)
+                          & (fA2 * X + fB2 * Y + fC2 >= 0.0) & (0.0 <= z) & (z <= 1.0))
+                cov_m |= np.uint64(inside) << np.uint64(p)
+        return cov_m
     p0_, p1_ = (max(by0, y0) - by0) * BLOCK, (min(by0 + BLOCK, y1) - by0) * BLOCK
     for p in range(p0_, p1_):
         lx = bx0 + (p & (BLOCK - 1))
