@@ -39,6 +39,9 @@ IN_FLIGHT = 2
 # OpenMP workers and the memory models' threads included.
 RENDER_NICE = 5
 COSTS_NICE = 19         # the costs thread's: behind the pictures, which it must not slow
+# ... and on Linux its scheduling policy, SCHED_IDLE: the CPU time nothing else wants. At nice 19
+# alone the scheduler still gave it 0.27 of a core beside the pictures while each picture lane
+# waited runnable 0.24 of its time (bench_viewer, /proc/self/task/*/schedstat, 2026-12-06)
 SETTLE_S = 0.15         # the camera counts as stopped this long after its last change
 
 
@@ -122,12 +125,17 @@ class Worker:
         for t in self._lanes:
             t.start()
 
-    def _render_thread(self, nice: int = RENDER_NICE, threads: int | None = None) -> None:
+    def _render_thread(self, nice: int = RENDER_NICE, threads: int | None = None,
+                       idle: bool = False) -> None:
         """Set up the calling thread to render: its niceness (Linux keeps it per thread, and
-        threads it starts inherit it; elsewhere nothing), and numba's thread count, which is
-        per calling thread too (default: the worker's)."""
+        threads it starts inherit it; elsewhere nothing), with `idle` the SCHED_IDLE policy
+        where there is one, and numba's thread count, which is per calling thread too
+        (default: the worker's)."""
+        tid = threading.get_native_id()
         try:
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
+            os.setpriority(os.PRIO_PROCESS, tid, nice)
+            if idle:
+                os.sched_setscheduler(tid, os.SCHED_IDLE, os.sched_param(0))
         except (AttributeError, OSError):
             pass
         threads = threads or self._threads
@@ -284,9 +292,9 @@ class Worker:
 
     def _run_costs(self) -> None:
         """The costs thread: the newest picture request rendered whole, panel after panel, on one
-        thread at COSTS_NICE; dropped between panels once the camera stops (the refinement
+        thread at COSTS_NICE and SCHED_IDLE; dropped between panels once the camera stops (the refinement
         renders that camera whole) or the scene changes."""
-        self._render_thread(COSTS_NICE, 1)
+        self._render_thread(COSTS_NICE, 1, idle=True)
         while True:
             with self._cv:
                 while not self._closed and self._costs_wanted is None:
