@@ -165,8 +165,8 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
     l1_tags = np.empty(l1_sets * l1_ways, np.int64)
     l1_stamps = np.empty(l1_sets * l1_ways, np.int64)
     quad_lines = np.empty(32, np.int64)
-    sh_x = np.empty(BLOCK * BLOCK, np.int64)       # pixels a block shades (fill_fast), and
-    sh_y = np.empty(BLOCK * BLOCK, np.int64)       # their colours
+    sh_x = np.empty(BLOCK * BLOCK, np.int32)       # pixels a block shades (fill_fast), and
+    sh_y = np.empty(BLOCK * BLOCK, np.int32)       # their colours
     sh_word = np.empty(BLOCK * BLOCK, np.uint32)
     blk_z = np.empty(BLOCK * BLOCK, np.float32)    # fill_fast: each pixel's depth
     A = np.empty(3, np.int64)
@@ -324,6 +324,7 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
             fA0, fA1, fA2 = float(A0), float(A1), float(A2)
             fB0, fB1, fB2 = float(B0), float(B1), float(B2)
             fC0, fC1, fC2 = float(C0 + T0), float(C1 + T1), float(C2 + T2)
+            fedges = (fA0, fA1, fA2, fB0, fB1, fB2, float(C0), float(C1), float(C2))  # no bias
             dzdx, dzdy, zc = zplane[t, 0], zplane[t, 1], zplane[t, 2]
             w0, w1, w2 = v_inv_w[t, 0], v_inv_w[t, 1], v_inv_w[t, 2]
             x0 = max(tx0, min(vx[t, 0], vx[t, 1], vx[t, 2]) >> SUBPIXEL_BITS)
@@ -461,7 +462,7 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
                         if phase == PH_SHADE:
                             k_hsr_shaded += n_pass
                         # the pixels left to shade, the block's at once (vectorised)
-                        shade_pixels(sh_x, sh_y, sh_word, n_sh, fb_words, width, edges,
+                        shade_pixels(sh_x, sh_y, sh_word, n_sh, fb_words, width, fedges,
                                      (w0, w1, w2), normals, (br, bg, bb), lit, is_back, light_s)
                         if tight:
                             zbound[bl] = min(zbound[bl], np.float32(zhi + 1e-6))
@@ -498,7 +499,7 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
                             k_helper_lanes += 4 - n_shade
                             if not uniform:
                                 quad_attributes(lane_attr, lane_pass, v_normal, v_uv, t, qx, qy,
-                                                edges, (w0, w1, w2), textured)
+                                                fedges, (w0, w1, w2), textured)
                             # The quad's mip level(s) (from its uv derivatives) and its footprint's
                             # lines through the L1; a miss is a texture event (texture_l1).
                             level, frac = 0, 0.0

@@ -316,7 +316,7 @@ def fill_pixels(cov_m, blk_z, winner, tile, depth, shaded, words, width, sh_x, s
 
 
 @inlined
-def shade_pixels(sh_x, sh_y, sh_word, n_sh, words, width, edges, inv_w, normals, base, lit,
+def shade_pixels(sh_x, sh_y, sh_word, n_sh, words, width, fedges, inv_w, normals, base, lit,
                  is_back, light_s):
     """The plain path's shading: base colour, Lambert on the interpolated normal where lit, for
     the n_sh pixels (sh_x, sh_y; their RGBA8 words into sh_word), stored into the colour target
@@ -325,8 +325,12 @@ def shade_pixels(sh_x, sh_y, sh_word, n_sh, words, width, edges, inv_w, normals,
     which LLVM runs four pixels per instruction: square roots and divisions are most of a
     fragment's cost. The count is rounded up to whole vectors, the last pixel repeated (the
     copies are never written): a small triangle's 10-20 pixels otherwise leave up to three to
-    the loop's scalar tail, a pixel per instruction."""
-    A0, A1, A2, B0, B1, B2, C0, C1, C2 = edges
+    the loop's scalar tail, a pixel per instruction. The edge functions are float64 (fedges:
+    A, B and C without the fill rule's bias, as floats; whole numbers below 2^53, so exact, as
+    block_coverage's) on int32 pixel coordinates: AVX2 has no vector int64 multiply nor int64
+    to float64 conversion, which made each vector of four pixels nine emulated multiplies and
+    twelve scalar conversions."""
+    A0, A1, A2, B0, B1, B2, C0, C1, C2 = fedges
     w0, w1, w2 = inv_w
     n00, n01, n02, n10, n11, n12, n20, n21, n22 = normals
     br, bg, bb = base
@@ -334,11 +338,11 @@ def shade_pixels(sh_x, sh_y, sh_word, n_sh, words, width, edges, inv_w, normals,
     for j in range(n_sh, n_vec):
         sh_x[j], sh_y[j] = sh_x[n_sh - 1], sh_y[n_sh - 1]
     for j in range(n_vec):
-        X = sh_x[j] * SUBPIXEL + SUBPIXEL // 2
-        Y = sh_y[j] * SUBPIXEL + SUBPIXEL // 2
-        l2 = float(A0 * X + B0 * Y + C0)
-        l0 = float(A1 * X + B1 * Y + C1)
-        l1 = float(A2 * X + B2 * Y + C2)
+        X = float(sh_x[j]) * SUBPIXEL + SUBPIXEL // 2
+        Y = float(sh_y[j]) * SUBPIXEL + SUBPIXEL // 2
+        l2 = A0 * X + B0 * Y + C0
+        l0 = A1 * X + B1 * Y + C1
+        l1 = A2 * X + B2 * Y + C2
         # perspective-correct weights, not normalised: Lambert normalises the normal, which
         # takes their common factor out (one division less)
         p0, p1, p2 = l0 * w0, l1 * w1, l2 * w2
@@ -459,19 +463,20 @@ def quad_visibility(lane_cov, lane_pass, lane_z, winner, depth, width, touched, 
 
 
 @inlined
-def quad_attributes(lane_attr, lane_pass, v_normal, v_uv, t, qx, qy, edges, inv_w, textured):
+def quad_attributes(lane_attr, lane_pass, v_normal, v_uv, t, qx, qy, fedges, inv_w, textured):
     """Normal and uv at the shaded lanes' pixel centres (at all four when textured: helper lanes
-    give the derivatives that pick the mip level), perspective-correct."""
-    A0, A1, A2, B0, B1, B2, C0, C1, C2 = edges
+    give the derivatives that pick the mip level), perspective-correct. The edge functions in
+    float64 (fedges, as shade_pixels')."""
+    A0, A1, A2, B0, B1, B2, C0, C1, C2 = fedges
     w0, w1, w2 = inv_w
     for lane in range(4):
         if not textured and lane_pass[lane] == 0:
             continue
-        X = (qx + (lane & 1)) * SUBPIXEL + SUBPIXEL // 2
-        Y = (qy + (lane >> 1)) * SUBPIXEL + SUBPIXEL // 2
-        l2 = float(A0 * X + B0 * Y + C0)
-        l0 = float(A1 * X + B1 * Y + C1)
-        l1 = float(A2 * X + B2 * Y + C2)
+        X = float((qx + (lane & 1)) * SUBPIXEL + SUBPIXEL // 2)
+        Y = float((qy + (lane >> 1)) * SUBPIXEL + SUBPIXEL // 2)
+        l2 = A0 * X + B0 * Y + C0
+        l0 = A1 * X + B1 * Y + C1
+        l1 = A2 * X + B2 * Y + C2
         p0, p1, p2 = l0 * w0, l1 * w1, l2 * w2      # perspective-correct weights
         for c in range(3):    # (the normal as the plain path makes it)
             lane_attr[lane, c] = p0 * v_normal[t, 0, c] + p1 * v_normal[t, 1, c] \
