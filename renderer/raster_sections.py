@@ -185,8 +185,7 @@ def block_coverage(blk_z, bx0, by0, x0, y0, x1, y1, fA0, fA1, fA2, fB0, fB1, fB2
                           & (fA2 * X + fB2 * Y + fC2 >= 0.0) & (0.0 <= z) & (z <= 1.0))
                 cov_m |= np.uint64(inside) << np.uint64(p)
         return cov_m
-    p0_, p1_ = (max(by0, y0) - by0) * BLOCK, (min(by0 + BLOCK, y1) - by0) * BLOCK
-    for p in range(p0_, p1_):
+    for p in range(r0 * BLOCK, r1 * BLOCK):
         lx = bx0 + (p & (BLOCK - 1))
         X = lx * SUBPIXEL + SUBPIXEL // 2
         Y = (by0 + (p >> BLOCK_BITS)) * SUBPIXEL + SUBPIXEL // 2
