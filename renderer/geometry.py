@@ -86,21 +86,27 @@ def _static_geometry(draws) -> StaticGeometry:
 
 
 def transform_vertices(draws, clip_from_world_m: np.ndarray):
-    """Vertex shading for the whole pass, once per vertex of every draw: clip positions, world
-    positions, world normals (inverse transpose; zeros for faceted meshes, whose face normal
-    the setup kernel takes) and UVs, concatenated in draw order. World positions and normals
-    do not depend on the camera: they are remembered while the draws and their transforms
-    stay (shared, never written to); only clip positions are computed per camera."""
+    """Vertex shading for the whole pass, once per vertex of every draw: clip positions, the
+    faceted draws' face normals (gk.face_normals, per triangle), world normals (inverse
+    transpose; zeros for faceted meshes) and UVs, concatenated in draw order. World positions,
+    normals and face normals do not depend on the camera: they are remembered while the draws
+    and their transforms stay (shared, never written to); only clip positions are computed per
+    camera."""
     geo = static_geometry(draws)
     world_m = np.stack([d.world_from_object[:3] for d in draws])                 # (n, 3, 4)
 
     def world_space():
         normal_m = inverse_transpose(world_m[:, :, :3])
         v_draw = np.repeat(np.arange(len(draws), dtype=np.int64), geo.n_verts)
-        return gk.world_vertices(geo.pos, geo.nrm, v_draw, world_m, normal_m)
-    world, nrm_out = _WORLD.get((mesh_ids(draws), world_m.tobytes()), (d.mesh for d in draws),
-                                world_space)
-    return gk.clip_vertices(world, clip_from_world_m), world, nrm_out, geo.uv, geo.n_verts
+        world, nrm = gk.world_vertices(geo.pos, geo.nrm, v_draw, world_m, normal_m)
+        face_n = np.zeros((0, 3))
+        if geo.flat.any():
+            tri_draw = np.repeat(np.arange(len(draws), dtype=np.int32), geo.n_prims)
+            face_n = gk.face_normals(world, geo.idx, tri_draw, geo.flat)
+        return world, nrm, face_n
+    world, nrm_out, face_n = _WORLD.get((mesh_ids(draws), world_m.tobytes()),
+                                        (d.mesh for d in draws), world_space)
+    return gk.clip_vertices(world, clip_from_world_m), face_n, nrm_out, geo.uv, geo.n_verts
 
 
 _WORLD = MeshMemo(4)
@@ -143,11 +149,11 @@ def forget_setups() -> None:
 def _setup_all(draws, camera, width: int, height: int, reach: int) -> SetupPass:
     cfw = clip_from_world(camera, width, height)
     if draws:
-        clip, world, nrm, uv, n_verts = transform_vertices(draws, cfw)
+        clip, face_n, nrm, uv, n_verts = transform_vertices(draws, cfw)
         geo = static_geometry(draws)
         idx, n_prims, draw_flat = geo.idx, geo.n_prims, geo.flat
     else:
-        clip, world, nrm, uv = np.zeros((0, 4)), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 2))
+        clip, face_n, nrm, uv = np.zeros((0, 4)), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 2))
         n_verts, idx, n_prims = np.zeros(0, np.int64), np.zeros((0, 3), np.int64), np.zeros(0, np.int64)
         draw_flat = np.zeros(0, np.bool_)
     tri_draw = np.repeat(np.arange(len(draws), dtype=np.int32), n_prims)
@@ -155,7 +161,7 @@ def _setup_all(draws, camera, width: int, height: int, reach: int) -> SetupPass:
     # Left unwritten for vertices outside a clip plane: only the clipper uses those, from clip.
     vert = gk.Projected.empty(len(clip))
     gk.project_vertices(clip, width, height, *vert)
-    inp = gk.SetupInput(clip, world, nrm, uv, idx, tri_draw, draw_flat, draw_cull, width, height,
+    inp = gk.SetupInput(clip, face_n, nrm, uv, idx, tri_draw, draw_flat, draw_cull, width, height,
                         reach)
     n_emit, outcome, clipped = gk.setup_triangles(inp, vert, False, np.zeros(1, np.int64),
                                                   gk.SetupRows.empty(0))
