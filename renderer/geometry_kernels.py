@@ -300,9 +300,9 @@ def _face_normal(world, i0, i1, i2):
 def face_normals(world, idx, tri_draw, draw_flat):
     """float64 (n, 3): the unit face normal (_face_normal) of each triangle of a faceted draw,
     zeros elsewhere. They do not depend on the camera: made once while the draws and their
-    transforms stay (renderer.geometry.transform_vertices), not at every setup (sponza's
-    picture at 640x360: 1.4 ms of the setup's 9 on one thread, the square root and three
-    divisions a triangle)."""
+    transforms stay (renderer.geometry.transform_vertices), not at every setup, where the
+    square root and three divisions a triangle took sponza's setup at 640x360 on one thread
+    11.8 ms against 11.2 without (d6477ab)."""
     out = np.zeros((idx.shape[0], 3))
     for t in prange(idx.shape[0]):
         if draw_flat[tri_draw[t]]:
