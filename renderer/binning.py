@@ -13,6 +13,7 @@ import numpy as np
 from . import binning_kernels as bk
 from .geometry import SetupTriangles
 from .geometry_kernels import running_sum
+from .pow2 import exponent
 from .workers import SMALL_TRIANGLES, on_this_thread
 
 RASTER_TILE = 64   # px; llvmpipe's TILE_SIZE (peers.md §1.1): the unit of parallel work
@@ -45,11 +46,13 @@ def bin_triangles(tris: SetupTriangles, width: int, height: int, tile: int = RAS
     """Each triangle to the tiles it overlaps (exact triangle–tile test when `exact`, else its
     bounding box)."""
     tiles_x, tiles_y = -(-width // tile), -(-height // tile)
+    shift = exponent(tile)
     with on_this_thread(tris.n < SMALL_TRIANGLES):
-        counts = bk.count_tiles(tris.x, tris.y, width, height, tile, exact)
+        counts = bk.count_tiles(tris.x, tris.y, width, height, tile, shift, exact)
         tri_offsets = running_sum(counts)
         ref_tile = np.empty(int(tri_offsets[-1]), np.int64)
-        bk.fill_refs(tris.x, tris.y, width, height, tile, exact, tiles_x, tri_offsets, ref_tile)
+        bk.fill_refs(tris.x, tris.y, width, height, tile, shift, exact, tiles_x, tri_offsets,
+                     ref_tile)
         tile_offsets, ref_tri, ref_slot = bk.sort_refs_by_tile(ref_tile, tri_offsets,
                                                                tiles_x * tiles_y)
     return TileBins(tile, tiles_x, tiles_y, tile_offsets, ref_tri, tri_offsets, ref_slot)

@@ -60,6 +60,7 @@ class StaticGeometry(NamedTuple):
     idx: np.ndarray       # int64 (n_prims, 3) pass-global vertex indices
     n_prims: np.ndarray   # int64 (n_draws,)
     flat: np.ndarray      # bool (n_draws,) mesh has no normals
+    tri_draw: np.ndarray  # int32 (n_prims total,) each triangle's draw
 
 
 _STATIC = MeshMemo(4)     # passes whose buffers stay resident (a viewer alternates a few)
@@ -73,6 +74,7 @@ def _static_geometry(draws) -> StaticGeometry:
     meshes = tuple(d.mesh for d in draws)
     n_verts = np.array([len(m.positions) for m in meshes], np.int64)
     v_base = np.concatenate([[0], np.cumsum(n_verts)[:-1]]).astype(np.int64)
+    n_prims = np.array([m.n_triangles for m in meshes], np.int64)
     return StaticGeometry(
         np.concatenate([m.positions for m in meshes]).astype(np.float64),
         np.concatenate([m.normals if m.normals is not None else np.zeros((len(m.positions), 3), np.float32)
@@ -81,8 +83,9 @@ def _static_geometry(draws) -> StaticGeometry:
                         for m in meshes]).astype(np.float64),
         n_verts,
         np.concatenate([m.indices.astype(np.int64) + b for m, b in zip(meshes, v_base)]),
-        np.array([m.n_triangles for m in meshes], np.int64),
-        np.array([m.normals is None for m in meshes], np.bool_))
+        n_prims,
+        np.array([m.normals is None for m in meshes], np.bool_),
+        np.repeat(np.arange(len(meshes), dtype=np.int32), n_prims))
 
 
 def transform_vertices(draws, clip_from_world_m: np.ndarray):
@@ -101,8 +104,7 @@ def transform_vertices(draws, clip_from_world_m: np.ndarray):
         world, nrm = gk.world_vertices(geo.pos, geo.nrm, v_draw, world_m, normal_m)
         face_n = np.zeros((0, 3))
         if geo.flat.any():
-            tri_draw = np.repeat(np.arange(len(draws), dtype=np.int32), geo.n_prims)
-            face_n = gk.face_normals(world, geo.idx, tri_draw, geo.flat)
+            face_n = gk.face_normals(world, geo.idx, geo.tri_draw, geo.flat)
         return world, nrm, face_n
     world, nrm_out, face_n = _WORLD.get((mesh_ids(draws), world_m.tobytes()),
                                         (d.mesh for d in draws), world_space)
@@ -151,12 +153,11 @@ def _setup_all(draws, camera, width: int, height: int, reach: int) -> SetupPass:
     if draws:
         clip, face_n, nrm, uv, n_verts = transform_vertices(draws, cfw)
         geo = static_geometry(draws)
-        idx, n_prims, draw_flat = geo.idx, geo.n_prims, geo.flat
+        idx, n_prims, draw_flat, tri_draw = geo.idx, geo.n_prims, geo.flat, geo.tri_draw
     else:
         clip, face_n, nrm, uv = np.zeros((0, 4)), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 2))
         n_verts, idx, n_prims = np.zeros(0, np.int64), np.zeros((0, 3), np.int64), np.zeros(0, np.int64)
-        draw_flat = np.zeros(0, np.bool_)
-    tri_draw = np.repeat(np.arange(len(draws), dtype=np.int32), n_prims)
+        draw_flat, tri_draw = np.zeros(0, np.bool_), np.zeros(0, np.int32)
     draw_cull = np.array([int(d.state.cull) for d in draws], np.int64)
     # Left unwritten for vertices outside a clip plane: only the clipper uses those, from clip.
     vert = gk.Projected.empty(len(clip))

@@ -11,6 +11,7 @@ import numpy as np
 from PIL import Image
 
 from .memo import MeshMemo
+from .pow2 import exponent
 from .texture_formats import FORMATS, encoded_level, level_bytes
 
 MAX_LEVELS = 16      # mip levels for textures up to 32768², far beyond any asset here
@@ -86,11 +87,6 @@ def stored_levels(t, name: str) -> list[np.ndarray]:
     return by_format[name]
 
 
-def _log2(n: int) -> int:
-    """log2 of a power of two, -1 for any other n."""
-    return n.bit_length() - 1 if n & (n - 1) == 0 else -1
-
-
 def texture_format(t, unit: TextureUnit) -> str:
     """The format `unit` stores texture t in: its alpha format if any texel is not opaque."""
     return unit.alpha_format if int(t.rgba[..., 3].min()) < 255 else unit.format
@@ -145,7 +141,7 @@ def _texture_table(textures: list, unit: TextureUnit) -> TextureTable:
         chain = stored_levels(t, name)
         n_levels[ti] = len(chain)
         base[ti] = address
-        block[ti] = (fmt.block_w, fmt.block_h, fmt.block_bytes, _log2(fmt.block_w), _log2(fmt.block_h))
+        block[ti] = (fmt.block_w, fmt.block_h, fmt.block_bytes, exponent(fmt.block_w), exponent(fmt.block_h))
         sampler[ti] = (int(t.wrap_s), int(t.wrap_t), int(t.mip))
         stored = 0
         for li, lvl in enumerate(chain):

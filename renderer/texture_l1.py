@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit
 
 from .inlined import inlined
+from .pow2 import over
 from .shade_kernels import (L_BLOCKS_X, L_HEIGHT, L_TILED, L_WIDTH, S_WRAP_S, S_WRAP_T, TWO_31,
                             WRAP_CLAMP, WRAP_REPEAT, texel_pair)
 
@@ -48,12 +49,6 @@ def _add_line(lines, n, line):
 
 
 @inlined
-def _over(x, b, shift):
-    """x // b, by a shift where b is a power of two."""
-    return x >> shift if shift >= 0 else x // b
-
-
-@inlined
 def texel_blocks(levels, sampler, block, ti, level, u, v):
     """The blocks holding the 2x2 texels of the bilinear filter at (u, v) in `level`, as byte
     offsets from the level's first block: (b00, b10, b01, b11), b10 = -1 where the second
@@ -72,8 +67,8 @@ def _lane_blocks(u, v, w, h, ws, wt, bw, bh, sx, sy, blocks_x, bb):
     would otherwise make LLVM load them again at every lane (both are int64 arrays)."""
     x0, x1 = texel_pair(np.floor(u * w - 0.5), w, ws)
     y0, y1 = texel_pair(np.floor(v * h - 0.5), h, wt)
-    bx0, bx1 = _over(x0, bw, sx), _over(x1, bw, sx)
-    by0, by1 = _over(y0, bh, sy), _over(y1, bh, sy)
+    bx0, bx1 = over(x0, bw, sx), over(x1, bw, sx)
+    by0, by1 = over(y0, bh, sy), over(y1, bh, sy)
     b10 = (by0 * blocks_x + bx1) * bb if bx1 != bx0 else -1
     b01 = (by1 * blocks_x + bx0) * bb if by1 != by0 else -1
     b11 = (by1 * blocks_x + bx1) * bb if bx1 != bx0 and by1 != by0 else -1

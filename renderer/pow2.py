@@ -1,0 +1,21 @@
+"""Division by a size that is a power of two in practice, as a shift: 64-bit integer division is
+among the slowest instructions a kernel runs (binning's tile ranges, the texture footprint's
+blocks). The exponent is found once, outside the kernels, and -1 says the size is not one.
+
+    shift = exponent(tile)                  # 6 for 64, -1 for 48
+    q = over(x, tile, shift)                # in a kernel: x // tile
+"""
+from __future__ import annotations
+
+from .inlined import inlined
+
+
+def exponent(n: int) -> int:
+    """log2 of a power of two, -1 for any other n."""
+    return n.bit_length() - 1 if n > 0 and n & (n - 1) == 0 else -1
+
+
+@inlined
+def over(x, b, shift):
+    """x // b, by a shift where b == 1 << shift (an arithmetic shift floors as // does)."""
+    return x >> shift if shift >= 0 else x // b
