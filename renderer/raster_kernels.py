@@ -41,8 +41,7 @@ from .rop import CLEAR_DEPTH, CLEAR_Z
 from .rop_kernels import quantize, rgba8_word
 from .rop_sizes import RULE_Z_INIT, codec_rules, event_depth_sizes, event_sizes
 from .shade_kernels import shade_uniform, texture_lod
-from .texture_l1 import (L1_LINE_SHIFT, L1_SETS, L1_WAYS, few_lines, footprint_params,
-                         l1_access, quad_footprint)
+from .texture_l1 import L1_SETS, L1_WAYS, texture_walk
 
 
 class RC(IntEnum):
@@ -116,8 +115,9 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
     edge_setup, the uniform colour), then per block the edge test (block_edges), HiZ and the
     depth bound, coverage (block_coverage), and either the plain fill path (fill_pixels,
     shade_pixels) or the quad path (quad_from_mask / quad_coverage, quad_visibility: early Z
-    and the HSR phases, quad_attributes, the texture footprint through the L1 (texture_l1),
-    quad_shade, quad_rop); then the events (flush_events). The per-block and per-quad sections
+    and the HSR phases, quad_attributes, the textured quad's uvs recorded, quad_shade,
+    quad_rop); then the recorded quads' footprints through the texture L1
+    (texture_l1.texture_walk) and the events (flush_events). The per-block and per-quad sections
     are inlined helpers (raster_sections says how they keep the one-body kernel's code: on spheres,
     dragon, sponza, spot, foliage and spheres 4x at 1080p the split and the one-body kernel
     measured within noise of each other, with the same instruction count to 0.5% and the same
@@ -161,10 +161,13 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
     # its bound is what block_far would find there (its walk keeps the max from 0), -1 if the
     # pass loads its depth.
     z_cleared = np.float32(max(fb_clear[CLEAR_Z], 0.0) if fb_clear[CLEAR_DEPTH] else -1.0)
-    l1_sets, l1_ways, l1_shift = tex_l1[L1_SETS], tex_l1[L1_WAYS], tex_l1[L1_LINE_SHIFT]
-    l1_tags = np.empty(l1_sets * l1_ways, np.int64)
-    l1_stamps = np.empty(l1_sets * l1_ways, np.int64)
+    l1_tags = np.empty(tex_l1[L1_SETS] * tex_l1[L1_WAYS], np.int64)
+    l1_stamps = np.empty(tex_l1[L1_SETS] * tex_l1[L1_WAYS], np.int64)
     quad_lines = np.empty(32, np.int64)
+    # A reference's textured quads as the raster shades them, for texture_walk after it: each
+    # one's lanes' u and v, and its level | levels << 8 (a reference's quads lie in the tile)
+    quad_uv = np.empty((tile * tile // 4, 8))
+    quad_level = np.empty(tile * tile // 4, np.int64)
     sh_x = np.empty(BLOCK * BLOCK, np.int32)       # pixels a block shades (fill_fast), and
     sh_y = np.empty(BLOCK * BLOCK, np.int32)       # their colours
     sh_word = np.empty(BLOCK * BLOCK, np.uint32)
@@ -332,8 +335,7 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
             x1 = min(tx0 + tile, width, (max(vx[t, 0], vx[t, 1], vx[t, 2]) >> SUBPIXEL_BITS) + 1)
             y1 = min(ty0 + tile, height, (max(vy[t, 0], vy[t, 1], vy[t, 2]) >> SUBPIXEL_BITS) + 1)
             n_tex = 0
-            tex_first = tex_off[r]
-            tex_cap = tex_off[r + 1] - tex_first
+            n_quads_tex = 0                   # textured quads recorded for texture_walk
             # Hierarchical: each 8x8 block of the bbox is first tested against the three edges over
             # a rectangle that holds all its samples; blocks outside an edge are skipped, blocks
             # inside all three skip the per-sample edge tests (llvmpipe's do_block_16 / do_block_4
@@ -510,26 +512,13 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
                                                           lane_attr[2, 3] - lane_attr[0, 3],
                                                           lane_attr[2, 4] - lane_attr[0, 4])
                                 n_lv = 2 if frac > 0.0 else 1
-                                n_lines = 0            # (the image alone: no L1)
                                 if costs:
-                                    fmt, at, above, u, v = footprint_params(
-                                        tex_levels, tex_sampler, tex_base, tex_block, ti, level,
-                                        n_lv, lane_attr)
-                                    few = few_lines(u, v, fmt, at, above, n_lv, l1_shift)
-                                    n_lines = quad_footprint(lane_attr, fmt, at, above, n_lv,
-                                                             l1_shift, quad_lines, few)
+                                    for lane in range(4):
+                                        quad_uv[n_quads_tex, lane] = lane_attr[lane, 3]
+                                        quad_uv[n_quads_tex, 4 + lane] = lane_attr[lane, 4]
+                                    quad_level[n_quads_tex] = level | (n_lv << 8)
+                                    n_quads_tex += 1
                                 k_texels += 16 * n_lv
-                                k_tex_lookups += n_lines
-                                for k in range(n_lines):
-                                    l1_clock += 1
-                                    if l1_access(l1_tags, l1_stamps, l1_sets, l1_ways,
-                                                 quad_lines[k], l1_clock):
-                                        k_tex_hits += 1
-                                    elif n_tex < tex_cap:
-                                        tex_addr[tex_first + n_tex] = quad_lines[k] << l1_shift
-                                        n_tex += 1
-                                    else:
-                                        k_tex_overflow += 1
                             if not uniform:
                                 quad_shade(lane_pass, lane_attr, lane_rgba, tex_data, tex_levels,
                                            tex_sampler, textured, ti, level, frac, (br, bg, bb, ba),
@@ -547,6 +536,14 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
                             k_blended += n_blend
                     if tight:
                         zbound[bl] = min(zbound[bl], np.float32(zhi + 1e-6))
+            if n_quads_tex > 0:
+                n_tex, n_look, n_hit, n_over, l1_clock = texture_walk(
+                    quad_uv, quad_level, n_quads_tex, tex_levels, tex_sampler, tex_base,
+                    tex_block, ti, tex_l1, l1_tags, l1_stamps, l1_clock, quad_lines, lane_attr,
+                    tex_addr, tex_off[r], tex_off[r + 1] - tex_off[r])
+                k_tex_lookups += n_look
+                k_tex_hits += n_hit
+                k_tex_overflow += n_over
             if not costs and not hsr:     # the image alone: no events (nothing reads the masks;
                 continue                  # HSR's shading phase reads its visibility's events)
             if phase == PH_SHADE:
