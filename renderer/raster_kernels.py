@@ -130,7 +130,7 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
     vx, vy, _, v_inv_w, v_normal, v_uv, back, zplane, draw, _ = tris
     tile, tiles_x, tile_offsets, ref_tri = bins.tile, bins.tiles_x, bins.tile_offsets, bins.ref_tri
     base_color, texture, alpha_mode, alpha_cutoff, unlit, depth_test_d, depth_write_d, blend_d = mat
-    tex_data, tex_levels, tex_n_levels, tex_base, tex_block, tex_sampler, tex_l1 = tex
+    tex_data, tex_levels, tex_n_levels, _, _, tex_sampler, tex_l1 = tex
     fb_color, fb_depth, fb_shaded, fb_clear = fb
     (block_off, n_block, ev_block, ev_tested, ev_written, tex_off, n_tex_out, tex_addr, ev_size,
      ev_zsize, rules) = ev
@@ -163,11 +163,13 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
     z_cleared = np.float32(max(fb_clear[CLEAR_Z], 0.0) if fb_clear[CLEAR_DEPTH] else -1.0)
     l1_tags = np.empty(tex_l1[L1_SETS] * tex_l1[L1_WAYS], np.int64)
     l1_stamps = np.empty(tex_l1[L1_SETS] * tex_l1[L1_WAYS], np.int64)
-    quad_lines = np.empty(32, np.int64)
     # A reference's textured quads as the raster shades them, for texture_walk after it: each
-    # one's lanes' u and v, and its level | levels << 8 (a reference's quads lie in the tile)
+    # one's lanes' u and v, and its level and levels (1, or 2 for trilinear); a reference's
+    # quads lie in the tile. Then texture_walk's scratch: a quad's lines, the quad before's.
     quad_uv = np.empty((tile * tile // 4, 8))
-    quad_level = np.empty(tile * tile // 4, np.int64)
+    quad_level = np.empty((tile * tile // 4, 2), np.int64)
+    quad_lines = np.empty(32, np.int64)
+    last_lines = np.empty(32, np.int64)
     sh_x = np.empty(BLOCK * BLOCK, np.int32)       # pixels a block shades (fill_fast), and
     sh_y = np.empty(BLOCK * BLOCK, np.int32)       # their colours
     sh_word = np.empty(BLOCK * BLOCK, np.uint32)
@@ -502,8 +504,8 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
                             if not uniform:
                                 quad_attributes(lane_attr, lane_pass, v_normal, v_uv, t, qx, qy,
                                                 fedges, (w0, w1, w2), textured)
-                            # The quad's mip level(s) (from its uv derivatives) and its footprint's
-                            # lines through the L1; a miss is a texture event (texture_l1).
+                            # The quad's mip level(s) (from its uv derivatives), recorded with its
+                            # lanes' uv for the texture L1 (texture_walk, after the reference).
                             level, frac = 0, 0.0
                             if textured:
                                 level, frac = texture_lod(tex_levels, tex_n_levels, tex_sampler, ti,
@@ -516,7 +518,8 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
                                     for lane in range(4):
                                         quad_uv[n_quads_tex, lane] = lane_attr[lane, 3]
                                         quad_uv[n_quads_tex, 4 + lane] = lane_attr[lane, 4]
-                                    quad_level[n_quads_tex] = level | (n_lv << 8)
+                                    quad_level[n_quads_tex, 0] = level
+                                    quad_level[n_quads_tex, 1] = n_lv
                                     n_quads_tex += 1
                                 k_texels += 16 * n_lv
                             if not uniform:
@@ -538,9 +541,9 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
                         zbound[bl] = min(zbound[bl], np.float32(zhi + 1e-6))
             if n_quads_tex > 0:
                 n_tex, n_look, n_hit, n_over, l1_clock = texture_walk(
-                    quad_uv, quad_level, n_quads_tex, tex_levels, tex_sampler, tex_base,
-                    tex_block, ti, tex_l1, l1_tags, l1_stamps, l1_clock, quad_lines, lane_attr,
-                    tex_addr, tex_off[r], tex_off[r + 1] - tex_off[r])
+                    tex, ti, quad_uv, quad_level, n_quads_tex, l1_tags, l1_stamps, l1_clock,
+                    quad_lines, last_lines, lane_attr, tex_addr, tex_off[r],
+                    tex_off[r + 1] - tex_off[r])
                 k_tex_lookups += n_look
                 k_tex_hits += n_hit
                 k_tex_overflow += n_over

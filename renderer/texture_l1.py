@@ -283,28 +283,29 @@ def same_lines(lines, n, last, n_last):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def texture_walk(quad_uv, quad_level, n_quads, levels, sampler, base, block, ti, l1, tags,
-                 stamps, clock, lines, lane_attr, tex_addr, tex_first, tex_cap):
+def texture_walk(tex, ti, quad_uv, quad_level, n_quads, tags, stamps, clock, lines, last,
+                 lane_attr, tex_addr, tex_first, tex_cap):
     """The texture L1 behind one reference's textured quads, in the order the raster shaded
-    them: quad q's lanes at u = quad_uv[q, 0:4], v = quad_uv[q, 4:8] in level quad_level[q] &
-    0xFF, and the level above where quad_level[q] >> 8 is 2 (trilinear), texture ti. Each
-    quad's footprint (quad_footprint) is looked up in the cache (tags, stamps; l1: sets, ways,
-    line shift; clock: the last access's stamp); a miss's byte address goes to
-    tex_addr[tex_first:], at most tex_cap of them. lines, lane_attr: scratch (16 a level; 4 x 5).
-    Returns (misses recorded, lookups, hits, misses past tex_cap, the clock).
+    them: quad q's lanes at u = quad_uv[q, 0:4], v = quad_uv[q, 4:8] in level quad_level[q, 0]
+    and, where quad_level[q, 1] is 2 (trilinear), the level above, of texture ti of `tex`
+    (shade.TextureTable). Each quad's footprint (quad_footprint) is looked up in the cache
+    (tags, stamps; clock: the last access's stamp); a miss's byte address goes to
+    tex_addr[tex_first:], at most tex_cap of them. lines, last: scratch of 32 lines each;
+    lane_attr: scratch (4, 5). Returns (misses recorded, lookups, hits, misses past tex_cap,
+    the clock).
 
     After the raster's reference rather than inside its quad loop, where the footprint's
     arithmetic, inlined among the shading's live values, took the registers those needed:
     the cache sees the same lines in the same order (nothing else reaches it in between)."""
+    levels, base, block, sampler, l1 = tex.levels, tex.base, tex.block, tex.sampler, tex.l1
     sets, ways, shift = l1[L1_SETS], l1[L1_WAYS], l1[L1_LINE_SHIFT]
     n_tex = lookups = hits = overflow = 0
-    last = np.empty(lines.shape[0], np.int64)     # the quad before's lines, as looked up
-    n_last = -1
+    n_last = -1                      # last[0:n_last]: the quad before's lines, as looked up
     for q in range(n_quads):
         for lane in range(4):
             lane_attr[lane, 3] = quad_uv[q, lane]
             lane_attr[lane, 4] = quad_uv[q, 4 + lane]
-        level, n_lv = quad_level[q] & 0xFF, quad_level[q] >> 8
+        level, n_lv = quad_level[q, 0], quad_level[q, 1]
         fmt, at, above, u, v = footprint_params(levels, sampler, base, block, ti, level, n_lv,
                                                 lane_attr)
         few = few_lines(u, v, fmt, at, above, n_lv, shift)
