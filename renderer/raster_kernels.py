@@ -182,7 +182,8 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
     lane_cov = np.empty(4, np.int64)
     lane_pass = np.empty(4, np.int64)
     lane_z = np.empty((4, n_samples), np.float32)
-    lane_attr = np.empty((4, 5))         # nx, ny, nz, u, v at each lane's pixel centre
+    lane_attr = np.empty((5, 4))         # nx, ny, nz, u, v at each lane's pixel centre
+    walk_attr = np.empty((4, 5))         # texture_walk's scratch
     rgba = np.empty(4)
     lane_rgba = np.empty((4, 4))         # each lane's shaded colour (quad_shade)
     light_s = (light[0], light[1], light[2], light[3], light[4], light[5], light[6], light[7],
@@ -324,6 +325,8 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
             C0, C1, C2, T0, T1, T2 = C[0], C[1], C[2], bias[0], bias[1], bias[2]
             edges = (A0, A1, A2, B0, B1, B2, C0, C1, C2)
             normals = (n00, n01, n02, n10, n11, n12, n20, n21, n22)
+            uvs = (v_uv[t, 0, 0], v_uv[t, 0, 1], v_uv[t, 1, 0], v_uv[t, 1, 1], v_uv[t, 2, 0],
+                   v_uv[t, 2, 1])
             # the same, as float64 with the fill rule's bias in C: every product and sum is a whole
             # number below 2^53 (|A|, |B| < 2^23 subpixels, |X|, |Y| < 2^23), so float64 is exact
             fA0, fA1, fA2 = float(A0), float(A1), float(A2)
@@ -502,22 +505,22 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
                                 k_quads += 1
                             k_helper_lanes += 4 - n_shade
                             if not uniform:
-                                quad_attributes(lane_attr, lane_pass, v_normal, v_uv, t, qx, qy,
-                                                fedges, (w0, w1, w2), textured)
+                                quad_attributes(lane_attr, qx, qy, fedges, (w0, w1, w2), normals,
+                                                uvs)
                             # The quad's mip level(s) (from its uv derivatives), recorded with its
                             # lanes' uv for the texture L1 (texture_walk, after the reference).
                             level, frac = 0, 0.0
                             if textured:
                                 level, frac = texture_lod(tex_levels, tex_n_levels, tex_sampler, ti,
-                                                          lane_attr[1, 3] - lane_attr[0, 3],
-                                                          lane_attr[1, 4] - lane_attr[0, 4],
-                                                          lane_attr[2, 3] - lane_attr[0, 3],
-                                                          lane_attr[2, 4] - lane_attr[0, 4])
+                                                          lane_attr[3, 1] - lane_attr[3, 0],
+                                                          lane_attr[4, 1] - lane_attr[4, 0],
+                                                          lane_attr[3, 2] - lane_attr[3, 0],
+                                                          lane_attr[4, 2] - lane_attr[4, 0])
                                 n_lv = 2 if frac > 0.0 else 1
                                 if costs:
                                     for lane in range(4):
-                                        quad_uv[n_quads_tex, lane] = lane_attr[lane, 3]
-                                        quad_uv[n_quads_tex, 4 + lane] = lane_attr[lane, 4]
+                                        quad_uv[n_quads_tex, lane] = lane_attr[3, lane]
+                                        quad_uv[n_quads_tex, 4 + lane] = lane_attr[4, lane]
                                     quad_level[n_quads_tex, 0] = level
                                     quad_level[n_quads_tex, 1] = n_lv
                                     n_quads_tex += 1
@@ -542,7 +545,7 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
             if n_quads_tex > 0:
                 n_tex, n_look, n_hit, n_over, l1_clock = texture_walk(
                     tex, ti, quad_uv, quad_level, n_quads_tex, l1_tags, l1_stamps, l1_clock,
-                    quad_lines, last_lines, lane_attr, tex_addr, tex_off[r],
+                    quad_lines, last_lines, walk_attr, tex_addr, tex_off[r],
                     tex_off[r + 1] - tex_off[r])
                 k_tex_lookups += n_look
                 k_tex_hits += n_hit

@@ -15,6 +15,7 @@ from .binning_kernels import BLOCK
 from .block_masks import BLOCK_BITS, block_far, lowest_bit, popcount
 from .geometry_kernels import SUBPIXEL, holds_no_sample
 from .inlined import inlined
+from .interpolate_kernels import quad_attributes4
 from .raster_schedule import PH_SHADE, PH_VIS
 from .rop import CLEAR_COLOR, CLEAR_DEPTH, CLEAR_SHADED, CLEAR_WORD, CLEAR_Z
 from .rop_kernels import depth_test, quantize, rgba8_word, write_samples
@@ -465,28 +466,16 @@ def quad_visibility(lane_cov, lane_pass, lane_z, winner, depth, width, touched, 
 
 
 @inlined
-def quad_attributes(lane_attr, lane_pass, v_normal, v_uv, t, qx, qy, fedges, inv_w, textured):
-    """Normal and uv at the shaded lanes' pixel centres (at all four when textured: helper lanes
-    give the derivatives that pick the mip level), perspective-correct. The edge functions in
-    float64 (fedges, as shade_pixels')."""
-    A0, A1, A2, B0, B1, B2, C0, C1, C2 = fedges
-    w0, w1, w2 = inv_w
-    for lane in range(4):
-        if not textured and lane_pass[lane] == 0:
-            continue
-        X = float((qx + (lane & 1)) * SUBPIXEL + SUBPIXEL // 2)
-        Y = float((qy + (lane >> 1)) * SUBPIXEL + SUBPIXEL // 2)
-        l2 = A0 * X + B0 * Y + C0
-        l0 = A1 * X + B1 * Y + C1
-        l1 = A2 * X + B2 * Y + C2
-        p0, p1, p2 = l0 * w0, l1 * w1, l2 * w2      # perspective-correct weights
-        for c in range(3):    # (the normal as the plain path makes it)
-            lane_attr[lane, c] = p0 * v_normal[t, 0, c] + p1 * v_normal[t, 1, c] \
-                + p2 * v_normal[t, 2, c]
-        ps = 1.0 / (p0 + p1 + p2)
-        p0, p1, p2 = p0 * ps, p1 * ps, p2 * ps
-        for c in range(2):
-            lane_attr[lane, 3 + c] = p0 * v_uv[t, 0, c] + p1 * v_uv[t, 1, c] + p2 * v_uv[t, 2, c]
+def quad_attributes(lane_attr, qx, qy, fedges, inv_w, normals, uvs):
+    """Normal and uv at the four pixel centres of the quad at (qx, qy), perspective-correct,
+    into lane_attr[k, lane] (k: nx, ny, nz, u, v), all four lanes at once
+    (interpolate_kernels.quad_attributes4; helper lanes give the derivatives that pick the mip
+    level). The edge functions in float64 (fedges, as shade_pixels'); normals and uvs the
+    triangle's corners' (float32, nine and six)."""
+    quad_attributes4(lane_attr, float(qx * SUBPIXEL + SUBPIXEL // 2),
+                     float((qx + 1) * SUBPIXEL + SUBPIXEL // 2),
+                     float(qy * SUBPIXEL + SUBPIXEL // 2),
+                     float((qy + 1) * SUBPIXEL + SUBPIXEL // 2), fedges, inv_w, normals, uvs)
 
 
 @inlined
@@ -508,11 +497,11 @@ def quad_shade(lane_pass, lane_attr, lane_rgba, tex_data, tex_levels, tex_sample
         sr, sg, sb, sa = br, bg, bb, ba
         if textured:
             tr, tg, tb, ta = filter_texture(tex_data, tex_levels, tex_sampler, ti, level, frac,
-                                            lane_attr[lane, 3], lane_attr[lane, 4])
+                                            lane_attr[3, lane], lane_attr[4, lane])
             sr, sg, sb, sa = sr * tr, sg * tg, sb * tb, sa * ta
         if lit:
-            sr, sg, sb = lambert(sr, sg, sb, lane_attr[lane, 0], lane_attr[lane, 1],
-                                 lane_attr[lane, 2], is_back, light_s)
+            sr, sg, sb = lambert(sr, sg, sb, lane_attr[0, lane], lane_attr[1, lane],
+                                 lane_attr[2, lane], is_back, light_s)
         lane_rgba[lane, 0], lane_rgba[lane, 1], lane_rgba[lane, 2], lane_rgba[lane, 3] = (
             sr, sg, sb, sa)
 
