@@ -185,7 +185,7 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
     lane_attr = np.empty((5, 4))         # nx, ny, nz, u, v at each lane's pixel centre
     walk_attr = np.empty((4, 5))         # texture_walk's scratch
     rgba = np.empty(4)
-    lane_rgba = np.empty((4, 4))         # each lane's shaded colour (quad_shade)
+    lane_rgba = np.empty((4, 4))         # r, g, b, a of each lane (quad_shade)
     light_s = (light[0], light[1], light[2], light[3], light[4], light[5], light[6], light[7],
                light[8])
     flushes = np.empty(3, np.int64)

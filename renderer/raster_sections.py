@@ -16,6 +16,7 @@ from .block_masks import BLOCK_BITS, block_far, lowest_bit, popcount
 from .geometry_kernels import SUBPIXEL, holds_no_sample
 from .inlined import inlined
 from .interpolate_kernels import quad_attributes4
+from .lambert_kernels import lambert4
 from .raster_schedule import PH_SHADE, PH_VIS
 from .rop import CLEAR_COLOR, CLEAR_DEPTH, CLEAR_SHADED, CLEAR_WORD, CLEAR_Z
 from .rop_kernels import depth_test, quantize, rgba8_word, write_samples
@@ -481,29 +482,27 @@ def quad_attributes(lane_attr, qx, qy, fedges, inv_w, normals, uvs):
 @inlined
 def quad_shade(lane_pass, lane_attr, lane_rgba, tex_data, tex_levels, tex_sampler, textured, ti,
                level, frac, base, lit, is_back, light_s):
-    """Shade the quad's passing lanes into lane_rgba[lane, 0:4]: base colour x texture (the
-    filter inlined), then Lambert. Inlined, and calling nothing: a call into a function numba
-    compiled apart leaves a path that returns its error status, on which the pruning of
-    reference counts gives up, so a section that spans one keeps an atomic pair per array it
-    takes at every run (shading and the ROP in one inlined section, around sample_texture's
-    call: 14 pairs a quad, 4-5% of a textured frame in bench/perf_kernels.py). Called, it took
-    its six arrays as some fifty words copied to the stack a quad (texture_l1.quad_footprint
-    gives what inlining both gained), for no longer cold compile (a cold `tilesim report`
-    71.8 -> 71.3 s)."""
+    """Shade the quad's passing lanes into lane_rgba[0:4, lane] (r, g, b, a; the other lanes
+    get the base colour): base colour x texture (the filter inlined), then Lambert on all four
+    lanes at once (lambert_kernels.lambert4). Inlined, and calling nothing: a call into a
+    function numba compiled apart leaves a path that returns its error status, on which the
+    pruning of reference counts gives up, so a section that spans one keeps an atomic pair per
+    array it takes at every run (shading and the ROP in one inlined section, around
+    sample_texture's call: 14 pairs a quad, 4-5% of a textured frame in bench/perf_kernels.py).
+    Called, it took its six arrays as some fifty words copied to the stack a quad
+    (texture_l1.quad_footprint gives what inlining both gained), for no longer cold compile (a
+    cold `tilesim report` 71.8 -> 71.3 s)."""
     br, bg, bb, ba = base
     for lane in range(4):
-        if lane_pass[lane] == 0:
-            continue
         sr, sg, sb, sa = br, bg, bb, ba
-        if textured:
+        if textured and lane_pass[lane] != 0:
             tr, tg, tb, ta = filter_texture(tex_data, tex_levels, tex_sampler, ti, level, frac,
                                             lane_attr[3, lane], lane_attr[4, lane])
             sr, sg, sb, sa = sr * tr, sg * tg, sb * tb, sa * ta
-        if lit:
-            sr, sg, sb = lambert(sr, sg, sb, lane_attr[0, lane], lane_attr[1, lane],
-                                 lane_attr[2, lane], is_back, light_s)
-        lane_rgba[lane, 0], lane_rgba[lane, 1], lane_rgba[lane, 2], lane_rgba[lane, 3] = (
+        lane_rgba[0, lane], lane_rgba[1, lane], lane_rgba[2, lane], lane_rgba[3, lane] = (
             sr, sg, sb, sa)
+    if lit:
+        lambert4(lane_rgba, lane_attr, is_back, light_s)
 
 
 @inlined
@@ -526,8 +525,8 @@ def quad_rop(lane_pass, lane_z, lane_rgba, rgba, words, depth, shaded, tested, w
         if uniform:
             sr, sg, sb, sa = rgba[0], rgba[1], rgba[2], rgba[3]
         else:
-            sr, sg, sb, sa = lane_rgba[lane, 0], lane_rgba[lane, 1], lane_rgba[lane, 2], \
-                lane_rgba[lane, 3]
+            sr, sg, sb, sa = lane_rgba[0, lane], lane_rgba[1, lane], lane_rgba[2, lane], \
+                lane_rgba[3, lane]
         lx = qx + (lane & 1)
         ly = qy + (lane >> 1)
         n_shaded += 1
