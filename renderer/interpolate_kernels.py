@@ -22,9 +22,7 @@ from numba import types
 from numba.extending import intrinsic
 
 LANES = 4                     # a quad's pixels: (0, 0), (1, 0), (0, 1), (1, 1)
-ATTRIBUTES = 5                # nx, ny, nz, u, v
 _D4 = ir.VectorType(ir.DoubleType(), LANES)
-_I32x4 = ir.VectorType(ir.IntType(32), LANES)
 
 
 @intrinsic
@@ -64,7 +62,7 @@ def quad_attributes4(typingctx, attr, x0, x1, y0, y1, fedges, inv_w, normals, uv
         a = [splat(fedges, te, i) for i in range(3)]
         b = [splat(fedges, te, 3 + i) for i in range(3)]
         c = [splat(fedges, te, 6 + i) for i in range(3)]
-        # edge k's function is the barycentric weight of corner k + 1 (mod 3)
+        # edge k's function is the weight of the corner opposite it, (k + 2) mod 3
         l2 = add(add(mul(a[0], X), mul(b[0], Y)), c[0])
         l0 = add(add(mul(a[1], X), mul(b[1], Y)), c[1])
         l1 = add(add(mul(a[2], X), mul(b[2], Y)), c[2])
