@@ -6,7 +6,7 @@ lane, so every lane's colour is the scalar function's bit for bit: IEEE operatio
 root included), no fused multiply-add, no reassociation, and max(0, n.l) as numba's max takes
 it (0 where n.l is NaN or not above 0). tests/test_lambert.py holds the two equal. Lane by lane,
 each textured or lit fragment took a square root and a division of its own, and the scalar
-code between them: 8-10% of pul1duel's rasterize_tile samples through imr-baseline
+code between them: about 8% of pul1duel's rasterize_tile samples through imr-baseline
 (bench/perf_kernels.py --annotate rasterize_tile). Here a quad takes one of each, four float64
 lanes a row (one AVX2 register).
 
