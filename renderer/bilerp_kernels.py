@@ -18,10 +18,11 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from .vector_ir import splat as vector_splat
+
 CHANNELS = 4                   # R, G, B, A: R in a word's low byte
 _D4 = ir.VectorType(ir.DoubleType(), CHANNELS)
 _B4 = ir.VectorType(ir.IntType(8), CHANNELS)
-_I32x4 = ir.VectorType(ir.IntType(32), CHANNELS)
 
 
 @intrinsic
@@ -43,10 +44,7 @@ def bilerp_rgba8(typingctx, data, i00, i10, i01, i11, ax, ay):
             return builder.uitofp(builder.bitcast(word, _B4), _D4)
 
         def splat(x, ty):
-            x = context.cast(builder, x, ty, types.float64)
-            v = builder.insert_element(ir.Constant(_D4, ir.Undefined), x, ir.Constant(ir.IntType(32), 0))
-            return builder.shuffle_vector(v, ir.Constant(_D4, ir.Undefined),
-                                          ir.Constant(_I32x4, [0] * CHANNELS))
+            return vector_splat(builder, context.cast(builder, x, ty, types.float64), _D4)
 
         t00, t10, t01, t11 = (texel(i, ty) for i, ty in zip((i00, i10, i01, i11), signature.args[1:5]))
         wx, wy = splat(ax, signature.args[5]), splat(ay, signature.args[6])

@@ -21,6 +21,8 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from .vector_ir import lanes, splat as vector_splat
+
 LANES = 4                     # a quad's pixels: (0, 0), (1, 0), (0, 1), (1, 1)
 _D4 = ir.VectorType(ir.DoubleType(), LANES)
 
@@ -41,23 +43,19 @@ def quad_attributes4(typingctx, attr, x0, x1, y0, y1, fedges, inv_w, normals, uv
     def codegen(context, builder, signature, args):
         attr, x0, x1, y0, y1, fedges, inv_w, normals, uvs = args
         out = context.make_array(signature.args[0])(context, builder, attr).data
-        f64 = ir.DoubleType()
 
-        def lanes(values, types_):            # float64 values (cast from their types) as lanes
-            v = ir.Constant(_D4, ir.Undefined)
-            for i, (x, ty) in enumerate(zip(values, types_)):
-                v = builder.insert_element(v, context.cast(builder, x, ty, types.float64),
-                                           ir.Constant(ir.IntType(32), i))
-            return v
+        def as_lanes(values, types_):         # float64 values (cast from their types) as lanes
+            return lanes(builder, [context.cast(builder, x, ty, types.float64)
+                                   for x, ty in zip(values, types_)], _D4)
 
         def splat(tup, ty, i):                # element i of a tuple argument, in every lane
             x = context.cast(builder, builder.extract_value(tup, i), ty.dtype, types.float64)
-            return lanes([x] * LANES, [types.float64] * LANES)
+            return vector_splat(builder, x, _D4)
 
         mul, add = builder.fmul, builder.fadd
         xt, yt = signature.args[1], signature.args[3]
-        X = lanes([x0, x1, x0, x1], [xt, signature.args[2], xt, signature.args[2]])
-        Y = lanes([y0, y0, y1, y1], [yt, yt, signature.args[4], signature.args[4]])
+        X = as_lanes([x0, x1, x0, x1], [xt, signature.args[2], xt, signature.args[2]])
+        Y = as_lanes([y0, y0, y1, y1], [yt, yt, signature.args[4], signature.args[4]])
         te, tw, tn, tu = signature.args[5:9]
         a = [splat(fedges, te, i) for i in range(3)]
         b = [splat(fedges, te, 3 + i) for i in range(3)]
@@ -73,8 +71,7 @@ def quad_attributes4(typingctx, attr, x0, x1, y0, y1, fedges, inv_w, normals, uv
                        mul(w2, splat(tup, ty, 2 * stride + ch)))
 
         rows = [interpolate(p0, p1, p2, normals, tn, 3, ch) for ch in range(3)]
-        ps = builder.fdiv(lanes([ir.Constant(f64, 1.0)] * LANES, [types.float64] * LANES),
-                          add(add(p0, p1), p2))
+        ps = builder.fdiv(ir.Constant(_D4, [1.0] * LANES), add(add(p0, p1), p2))
         q0, q1, q2 = mul(p0, ps), mul(p1, ps), mul(p2, ps)
         rows += [interpolate(q0, q1, q2, uvs, tu, 2, ch) for ch in range(2)]
         for k, row in enumerate(rows):

@@ -20,6 +20,8 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from .vector_ir import splat as vector_splat
+
 LANES = 4
 _D4 = ir.VectorType(ir.DoubleType(), LANES)
 
@@ -38,29 +40,23 @@ def lambert4(typingctx, rgba, attr, back, light):
         rgba, attr, back, light = args
         colour = context.make_array(signature.args[0])(context, builder, rgba).data
         normal = context.make_array(signature.args[1])(context, builder, attr).data
-        f64, i64 = ir.DoubleType(), ir.IntType(64)
+        i64 = ir.IntType(64)
 
         def row(base, k):
             ptr = builder.gep(base, [ir.Constant(i64, k * LANES)])
             return builder.bitcast(ptr, _D4.as_pointer())
 
-        def splat(x):
-            v = ir.Constant(_D4, ir.Undefined)
-            for i in range(LANES):
-                v = builder.insert_element(v, x, ir.Constant(ir.IntType(32), i))
-            return v
-
         def light_(k):
-            return splat(context.cast(builder, builder.extract_value(light, k),
-                                      signature.args[3].dtype, types.float64))
+            return vector_splat(builder, context.cast(builder, builder.extract_value(light, k),
+                                                      signature.args[3].dtype, types.float64), _D4)
 
         mul, add = builder.fmul, builder.fadd
         nx, ny, nz = (builder.load(row(normal, k), align=8) for k in range(3))
         sqrt = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_D4, [_D4]),
                                               "llvm.sqrt.v4f64")
         ln = builder.call(sqrt, [add(add(mul(nx, nx), mul(ny, ny)), mul(nz, nz))])
-        zero = splat(ir.Constant(f64, 0.0))
-        inv = builder.fdiv(splat(ir.Constant(f64, 1.0)), ln)
+        zero = ir.Constant(_D4, [0.0] * LANES)
+        inv = builder.fdiv(ir.Constant(_D4, [1.0] * LANES), ln)
         unit = builder.fcmp_ordered(">", ln, zero)          # normalised where ln > 0
         nx, ny, nz = (builder.select(unit, mul(n, inv), n) for n in (nx, ny, nz))
         flip = context.cast(builder, back, signature.args[2], types.boolean)

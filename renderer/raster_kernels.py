@@ -183,7 +183,6 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
     lane_pass = np.empty(4, np.int64)
     lane_z = np.empty((4, n_samples), np.float32)
     lane_attr = np.empty((5, 4))         # nx, ny, nz, u, v at each lane's pixel centre
-    walk_attr = np.empty((4, 5))         # texture_walk's scratch
     rgba = np.empty(4)
     lane_rgba = np.empty((4, 4))         # r, g, b, a of each lane (quad_shade)
     light_s = (light[0], light[1], light[2], light[3], light[4], light[5], light[6], light[7],
@@ -545,7 +544,7 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
             if n_quads_tex > 0:
                 n_tex, n_look, n_hit, n_over, l1_clock = texture_walk(
                     tex, ti, quad_uv, quad_level, n_quads_tex, l1_tags, l1_stamps, l1_clock,
-                    quad_lines, last_lines, walk_attr, tex_addr, tex_off[r],
+                    quad_lines, last_lines, tex_addr, tex_off[r],
                     tex_off[r + 1] - tex_off[r])
                 k_tex_lookups += n_look
                 k_tex_hits += n_hit

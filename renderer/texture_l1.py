@@ -148,19 +148,20 @@ def _few_lines(u0, u1, u2, u3, v0, v1, v2, v3, w, h, ws, wt, sx, sy, blocks_x, b
 
 
 @inlined
-def footprint_params(levels, sampler, base, block, ti, level, n_levels, lane_attr):
+def footprint_params(levels, sampler, base, block, ti, level, n_levels, uv, q):
     """What quad_footprint needs of texture ti as scalars: its format (wrap s, wrap t, block
     width, height, bytes, log2 width, log2 height), the geometry (first byte, width, height,
     blocks a row) of `level` and of the level above it where n_levels is 2 (else `level`
-    again), and the quad's four lanes' u and v (lane_attr[lane, 3], lane_attr[lane, 4]).
+    again), and recorded quad q's four lanes' u and v (uv[q, 0:4], uv[q, 4:8]: the raster's
+    quad_uv).
 
     An inlined helper that takes an array and calls a function compiled apart keeps the
     array's reference count in and out around it (the call's error path keeps LLVM from
-    pruning the pair): the footprint took four of the texture table's arrays and lane_attr and
-    lines around _few_lines, six atomic pairs a textured quad, 7% of pul1duel's samples
-    through imr-baseline (bench/perf_kernels.py). So the raster reads the table here (no
+    pruning the pair): the footprint took four of the texture table's arrays and the lanes'
+    and the lines' arrays around _few_lines, six atomic pairs a textured quad, 7% of pul1duel's
+    samples through imr-baseline (bench/perf_kernels.py). So the table is read here (no
     call), _few_lines is called with scalars alone (few_lines), and quad_footprint, which
-    takes lane_attr and lines, calls nothing."""
+    takes uv and lines, calls nothing."""
     fmt = (sampler[ti, S_WRAP_S], sampler[ti, S_WRAP_T], block[ti, B_WIDTH], block[ti, B_HEIGHT],
            block[ti, B_BYTES], block[ti, B_SHIFT_X], block[ti, B_SHIFT_Y])
     up = level + 1 if n_levels > 1 else level     # (every array read on every path)
@@ -168,8 +169,8 @@ def footprint_params(levels, sampler, base, block, ti, level, n_levels, lane_att
           levels[ti, level, L_HEIGHT], levels[ti, level, L_BLOCKS_X])
     above = (base[ti] + levels[ti, up, L_TILED], levels[ti, up, L_WIDTH],
              levels[ti, up, L_HEIGHT], levels[ti, up, L_BLOCKS_X])
-    u = (lane_attr[0, 3], lane_attr[1, 3], lane_attr[2, 3], lane_attr[3, 3])
-    v = (lane_attr[0, 4], lane_attr[1, 4], lane_attr[2, 4], lane_attr[3, 4])
+    u = (uv[q, 0], uv[q, 1], uv[q, 2], uv[q, 3])
+    v = (uv[q, 4], uv[q, 5], uv[q, 6], uv[q, 7])
     return fmt, at, above, u, v
 
 
@@ -192,20 +193,16 @@ def few_lines(u, v, fmt, at, above, n_levels, line_shift):
 
 
 @inlined
-def quad_footprint(lane_attr, fmt, at, above, n_levels, line_shift, lines, few):
+def quad_footprint(uv, q, fmt, at, above, n_levels, line_shift, lines, few):
     """The L1 lines (byte address >> line_shift) holding the 2x2 texels of each lane's bilinear
-    filter at (lane_attr[lane, 3], lane_attr[lane, 4]) in the level `at` and, where n_levels is
-    2 (trilinear), the one `above` (footprint_params), into lines[0:], each line once, level by
+    filter at (uv[q, lane], uv[q, 4 + lane]) in the level `at` and, where n_levels is 2
+    (trilinear), the one `above` (footprint_params), into lines[0:], each line once, level by
     level in lane order; returns their count. lines must hold 16 a level. A level whose
     footprint lies in one line or two takes them from `few` (few_lines: la, lb a level) at
     once; footprint_lines_twin, the lane-by-lane walk alone, is what the tests hold this to.
-    Inlined into the raster: called, it took its arrays as some fifty words copied to the
-    stack for every textured quad, the copies stalled on store forwarding (a fifth of
-    rasterize_tile's samples on pul1duel, bench/perf_kernels.py). With quad_shade inlined too,
-    pul1duel at 1920x1080 takes 0.91x (imr-baseline) and 0.88x (apple-m3) the time it took
-    (two processes taking turns, 10 rounds, median ratio; one 6-round comparison of this
-    change alone gave 0.86-0.87x, on a noisier day), and a cold `tilesim report` compiles 4 s
-    longer (67.8 -> 71.8 s, bench/bench_cold_start.py, one run each)."""
+    Inlined into texture_walk (once inlined into the raster's quad loop: called, it took its
+    arrays as some fifty words copied to the stack for every textured quad, the copies
+    stalled on store forwarding, a fifth of rasterize_tile's samples on pul1duel)."""
     n = 0
     ws, wt, bw, bh, bb, sx, sy = fmt
     for k in range(n_levels):
@@ -217,8 +214,8 @@ def quad_footprint(lane_attr, fmt, at, above, n_levels, line_shift, lines, few):
                 n = _add_line(lines, n, lb)
             continue
         for lane in range(4):
-            b00, b10, b01, b11 = _lane_blocks(lane_attr[lane, 3], lane_attr[lane, 4], w, h, ws,
-                                              wt, bw, bh, sx, sy, blocks_x, bb)
+            b00, b10, b01, b11 = _lane_blocks(uv[q, lane], uv[q, 4 + lane], w, h, ws, wt, bw,
+                                              bh, sx, sy, blocks_x, bb)
             n = _add_line(lines, n, (first + b00) >> line_shift)
             if b10 >= 0:
                 n = _add_line(lines, n, (first + b10) >> line_shift)
@@ -229,25 +226,37 @@ def quad_footprint(lane_attr, fmt, at, above, n_levels, line_shift, lines, few):
     return n
 
 
+@inlined
+def _recorded(lane_attr):
+    """A quad's lanes' u, v (lane_attr[lane, 3], lane_attr[lane, 4]) as the raster records
+    them for texture_walk: one row of quad_uv."""
+    uv = np.empty((1, 8))
+    for lane in range(4):
+        uv[0, lane], uv[0, 4 + lane] = lane_attr[lane, 3], lane_attr[lane, 4]
+    return uv
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def footprint_lines(lane_attr, levels, sampler, base, block, ti, level, n_levels, line_shift,
                     lines):
-    """quad_footprint of texture ti's `level` (and the one above where n_levels is 2), from
-    the texture table's arrays: the raster's footprint as the tests call it."""
+    """quad_footprint of texture ti's `level` (and the one above where n_levels is 2) for the
+    quad whose lanes' u, v are lane_attr[lane, 3], lane_attr[lane, 4], from the texture
+    table's arrays: texture_walk's footprint as the tests call it."""
+    uv = _recorded(lane_attr)
     fmt, at, above, u, v = footprint_params(levels, sampler, base, block, ti, level, n_levels,
-                                            lane_attr)
+                                            uv, 0)
     few = few_lines(u, v, fmt, at, above, n_levels, line_shift)
-    return quad_footprint(lane_attr, fmt, at, above, n_levels, line_shift, lines, few)
+    return quad_footprint(uv, 0, fmt, at, above, n_levels, line_shift, lines, few)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def footprint_lines_twin(lane_attr, levels, sampler, base, block, ti, level, n_levels,
                          line_shift, lines):
     """footprint_lines tap by tap at every level: the obvious twin."""
+    uv = _recorded(lane_attr)
     fmt, at, above, _, _ = footprint_params(levels, sampler, base, block, ti, level, n_levels,
-                                            lane_attr)
-    return quad_footprint(lane_attr, fmt, at, above, n_levels, line_shift, lines,
-                          (-1, -1, -1, -1))
+                                            uv, 0)
+    return quad_footprint(uv, 0, fmt, at, above, n_levels, line_shift, lines, (-1, -1, -1, -1))
 
 
 @inlined
@@ -284,14 +293,14 @@ def same_lines(lines, n, last, n_last):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def texture_walk(tex, ti, quad_uv, quad_level, n_quads, tags, stamps, clock, lines, last,
-                 lane_attr, tex_addr, tex_first, tex_cap):
+                 tex_addr, tex_first, tex_cap):
     """The texture L1 behind one reference's textured quads, in the order the raster shaded
     them: quad q's lanes at u = quad_uv[q, 0:4], v = quad_uv[q, 4:8] in level quad_level[q, 0]
     and, where quad_level[q, 1] is 2 (trilinear), the level above, of texture ti of `tex`
     (shade.TextureTable). Each quad's footprint (quad_footprint) is looked up in the cache
     (tags, stamps; clock: the last access's stamp); a miss's byte address goes to
-    tex_addr[tex_first:], at most tex_cap of them. lines, last: scratch of 32 lines each;
-    lane_attr: scratch (4, 5). Returns (misses recorded, lookups, hits, misses past tex_cap,
+    tex_addr[tex_first:], at most tex_cap of them. lines, last: scratch of 32 lines each.
+    Returns (misses recorded, lookups, hits, misses past tex_cap,
     the clock).
 
     After the raster's reference rather than inside its quad loop, where the footprint's
@@ -302,14 +311,11 @@ def texture_walk(tex, ti, quad_uv, quad_level, n_quads, tags, stamps, clock, lin
     n_tex = lookups = hits = overflow = 0
     n_last = -1                      # last[0:n_last]: the quad before's lines, as looked up
     for q in range(n_quads):
-        for lane in range(4):
-            lane_attr[lane, 3] = quad_uv[q, lane]
-            lane_attr[lane, 4] = quad_uv[q, 4 + lane]
         level, n_lv = quad_level[q, 0], quad_level[q, 1]
         fmt, at, above, u, v = footprint_params(levels, sampler, base, block, ti, level, n_lv,
-                                                lane_attr)
+                                                quad_uv, q)
         few = few_lines(u, v, fmt, at, above, n_lv, shift)
-        n_lines = quad_footprint(lane_attr, fmt, at, above, n_lv, shift, lines, few)
+        n_lines = quad_footprint(quad_uv, q, fmt, at, above, n_lv, shift, lines, few)
         lookups += n_lines
         # The quad before's lines again, in the same order (a magnified texture's quads, and
         # most others'): that quad left them all in the cache (no set holds more of them than

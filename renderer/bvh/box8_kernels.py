@@ -30,6 +30,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from renderer.inlined import inlined
+from renderer.vector_ir import splat as vector_splat
 
 FAR_EPS = 2.0 ** -21        # far-distance widening, relative (derived above)
 LIM_EPS = 2.0 ** -20        # closest-hit widening before rounding to float32 (lim32)
@@ -38,13 +39,6 @@ F32_MAX = float(np.finfo(np.float32).max)
 
 _F8 = ir.VectorType(ir.FloatType(), 8)
 _I32x8 = ir.VectorType(ir.IntType(32), 8)
-
-
-def _splat(builder, x, vector=_F8):
-    """x in every lane of a vector (LLVM IR)."""
-    v = builder.insert_element(ir.Constant(vector, ir.Undefined), x, ir.Constant(ir.IntType(32), 0))
-    return builder.shuffle_vector(v, ir.Constant(vector, ir.Undefined),
-                                  ir.Constant(_I32x8, [0] * vector.count))
 
 
 def _vmax(builder, x, y):
@@ -71,7 +65,8 @@ def box8(typingctx, boxes, node, nx, ny, nz, ox, oy, oz, ix, iy, iz, tmin, lim, 
         i64 = node.type
         base = builder.mul(node, ir.Constant(i64, 48))
 
-        splat, vmax, vmin = (partial(f, builder) for f in (_splat, _vmax, _vmin))
+        vmax, vmin = (partial(f, builder) for f in (_vmax, _vmin))
+        splat = partial(vector_splat, builder, vector=_F8)
 
         def plane(p):
             ptr = builder.gep(planes, [builder.add(base, builder.mul(p, ir.Constant(i64, 8)))])
@@ -118,7 +113,8 @@ def misses8(typingctx, rays, r, lx, ly, lz, hx, hy, hz):
             return builder.shuffle_vector(block, ir.Constant(ir.VectorType(f32, 64), ir.Undefined),
                                           ir.Constant(_I32x8, [k + 8 * i for i in range(8)]))
 
-        splat, vmax, vmin = (partial(f, builder) for f in (_splat, _vmax, _vmin))
+        vmax, vmin = (partial(f, builder) for f in (_vmax, _vmin))
+        splat = partial(vector_splat, builder, vector=_F8)
         zero = splat(ir.Constant(f32, 0.0))
         near, far = [], []
         for k, lo, hi in ((0, lx, hx), (1, ly, hy), (2, lz, hz)):
@@ -133,7 +129,7 @@ def misses8(typingctx, rays, r, lx, ly, lz, hx, hy, hz):
         tfar = builder.fmul(tfar, splat(ir.Constant(f32, 1.0 + FAR_EPS)))
         d8 = ir.VectorType(ir.DoubleType(), 8)             # lim32, 8 at once
         wide = builder.fmul(builder.fpext(column(7), d8),
-                            _splat(builder, ir.Constant(ir.DoubleType(), 1.0 + LIM_EPS), d8))
+                            vector_splat(builder, ir.Constant(ir.DoubleType(), 1.0 + LIM_EPS), d8))
         top = ir.Constant(d8, [F32_MAX] * 8)
         lim = builder.fptrunc(builder.select(builder.fcmp_ordered("<", top, wide), top, wide), _F8)
         miss = builder.fcmp_ordered(">", tnear, vmin(tfar, lim))

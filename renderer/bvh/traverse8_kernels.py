@@ -80,6 +80,15 @@ def _sort_kept(at, sl, m):
 
 
 @inlined
+def _push_one(ref, t, st_ref, st_t, top, size, stack):
+    """One entry onto the ring stack: (top, size, entries overwritten)."""
+    st_ref[_u(top)], st_t[_u(top)] = ref, t
+    top = top + 1 if top + 1 < stack else 0
+    lost = 1 if size == stack else 0
+    return top, size + 1 - lost, lost
+
+
+@inlined
 def _push_kept(keep, at, sl, st_ref, st_t, top, size, stack, n_int, ib, lb, spill_at, on_chip):
     """The children a box test kept, two or more (mask keep, entry distances at by slot): packed
     to the front by slot, sorted nearest first (ties by slot), all but the nearest pushed far
@@ -96,27 +105,15 @@ def _push_kept(keep, at, sl, st_ref, st_t, top, size, stack, n_int, ib, lb, spil
     lost = spilled = 0
     first_slot = -1
     for x in range(m - 1, 0, -1):
-        st_ref[_u(top)], st_t[_u(top)] = _ref8(sl[_u(x)], n_int, ib, lb), at[_u(x)]
-        top = top + 1 if top + 1 < stack else 0
         on_chip, out = spill_push(on_chip, spill_at)
         if out:
             if spilled == 0:
                 first_slot = size - on_chip
             spilled += 1
-        if size == stack:
-            lost += 1
-        else:
-            size += 1
+        top, size, more = _push_one(_ref8(sl[_u(x)], n_int, ib, lb), at[_u(x)], st_ref, st_t,
+                                    top, size, stack)
+        lost += more
     return _ref8(sl[0], n_int, ib, lb), top, size, lost, m - 1, on_chip, first_slot, spilled
-
-
-@inlined
-def _push_one(ref, t, st_ref, st_t, top, size, stack):
-    """One entry onto the ring stack: (top, size, entries overwritten)."""
-    st_ref[_u(top)], st_t[_u(top)] = ref, t
-    top = top + 1 if top + 1 < stack else 0
-    lost = 1 if size == stack else 0
-    return top, size + 1 - lost, lost
 
 
 @inlined

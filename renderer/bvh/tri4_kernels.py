@@ -21,12 +21,13 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from renderer.vector_ir import splat as vector_splat
+
 LANES = 4                 # triangles a primitive node holds (layouts.PRIM_TRIS)
 ROWS = 9                  # corners a, b, c by axis
 
 _D4 = ir.VectorType(ir.DoubleType(), LANES)
 _F4 = ir.VectorType(ir.FloatType(), LANES)
-_I32x4 = ir.VectorType(ir.IntType(32), LANES)
 
 
 @intrinsic
@@ -45,8 +46,7 @@ def tri4(typingctx, tc, s, ox, oy, oz, dx, dy, dz, tmin, tmax, out_t, out_det):
         base = builder.mul(s, ir.Constant(i64, ROWS * LANES))
 
         def splat(x):
-            v = builder.insert_element(ir.Constant(_D4, ir.Undefined), x, ir.Constant(ir.IntType(32), 0))
-            return builder.shuffle_vector(v, ir.Constant(_D4, ir.Undefined), ir.Constant(_I32x4, [0] * LANES))
+            return vector_splat(builder, x, _D4)
 
         def row(k):               # float32 corners, widened (exact)
             ptr = builder.gep(rows, [builder.add(base, ir.Constant(i64, k * LANES))])
