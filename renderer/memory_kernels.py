@@ -74,7 +74,7 @@ import numpy as np
 from numba import njit
 
 # The request buffer and the addressing its producers share (defined there, once).
-from .inlined import inlined
+from .inlined import callee, inlined
 from .memory_requests import (ALL_LEVELS, M_LINE_BYTES, M_LINE_SHIFT, M_N, M_PACKED,  # noqa: F401
                               M_SLOTS, OP_FILL, OP_RMW, OP_SIZE_SHIFT, OP_STREAM_SHIFT,
                               OP_WRITE, OP_WRITE_BACK, OP_WSIZE_SHIFT, R_LEVEL, R_LINE, R_N,
@@ -111,7 +111,7 @@ def fusable(shape, lv, n_lines):
             and shape[lv, SH_SETS] >= n_lines)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@callee
 def serve(lines, shape, meta, acc, tile_bytes, rq, n):
     """Runs requests rq[:n] through the caches, in order. (Its counts as int64: a literal
     argument would make numba compile serve_levels again for it.)"""

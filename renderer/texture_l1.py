@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .inlined import inlined
+from .inlined import callee, inlined
 from .pow2 import over
 from .shade_kernels import (L_BLOCKS_X, L_HEIGHT, L_TILED, L_WIDTH, S_WRAP_S, S_WRAP_T, TWO_31,
                             WRAP_CLAMP, WRAP_REPEAT, texel_pair)
@@ -291,7 +291,7 @@ def same_lines(lines, n, last, n_last):
     return True
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@callee
 def texture_walk(tex, ti, quad_uv, quad_level, n_quads, tags, stamps, clock, lines, last,
                  tex_addr, tex_first, tex_cap):
     """The texture L1 behind one reference's textured quads, in the order the raster shaded
