@@ -14,7 +14,7 @@ from . import binning_kernels as bk
 from .geometry import SetupTriangles
 from .geometry_kernels import running_sum
 from .pow2 import exponent
-from .workers import SMALL_TRIANGLES, on_this_thread
+from .workers import SMALL_TRIANGLES, on_this_thread, spread
 
 RASTER_TILE = 64   # px; llvmpipe's TILE_SIZE (peers.md §1.1): the unit of parallel work
 
@@ -48,11 +48,24 @@ def bin_triangles(tris: SetupTriangles, width: int, height: int, tile: int = RAS
     tiles_x, tiles_y = -(-width // tile), -(-height // tile)
     shift = exponent(tile)
     with on_this_thread(tris.n < SMALL_TRIANGLES):
-        counts = bk.count_tiles(tris.x, tris.y, width, height, tile, shift, exact)
+        counts = np.zeros(tris.n, np.int64)
+        spread(bk.count_tiles, tris.n, tris.x, tris.y, width, height, tile, shift, exact, counts)
         tri_offsets = running_sum(counts)
         ref_tile = np.empty(int(tri_offsets[-1]), np.int64)
-        bk.fill_refs(tris.x, tris.y, width, height, tile, shift, exact, tiles_x, tri_offsets,
-                     ref_tile)
+        spread(bk.fill_refs, tris.n, tris.x, tris.y, width, height, tile, shift, exact, tiles_x,
+               tri_offsets, ref_tile)
         tile_offsets, ref_tri, ref_slot = bk.sort_refs_by_tile(ref_tile, tri_offsets,
                                                                tiles_x * tiles_y)
     return TileBins(tile, tiles_x, tiles_y, tile_offsets, ref_tri, tri_offsets, ref_slot)
+
+
+def event_capacity(tris: SetupTriangles, width: int, height: int, bins: TileBins,
+                   textured: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Upper bounds on the memory events each reference of `bins` can emit, as CSR offsets
+    (n_refs + 1): ROP blocks of its bounding box in its tile, and texture L1 misses of a
+    reference to a `textured` triangle (bk.event_bounds)."""
+    blocks = np.zeros(bins.n_refs, np.int64)
+    quads = np.zeros(bins.n_refs, np.int64)
+    spread(bk.event_bounds, bins.n_tiles, tris.x, tris.y, width, height, bins.tile, bins.tiles_x,
+           bins.tile_offsets, bins.ref_tri, textured, blocks, quads)
+    return running_sum(blocks), running_sum(quads)

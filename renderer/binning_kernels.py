@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from .geometry_kernels import SUBPIXEL_BITS, running_sum
+from .geometry_kernels import SUBPIXEL_BITS
 from .inlined import inlined
 from .pow2 import over
 from .texture_l1 import LINES_PER_QUAD
@@ -53,11 +53,11 @@ def _tile_range(x, y, t, width, height, tile, shift):
             over(y1 - 1, tile, shift))
 
 
-@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def count_tiles(x, y, width, height, tile, shift, exact):
-    n = x.shape[0]
-    counts = np.zeros(n, np.int64)
-    for t in prange(n):
+@njit(cache=True, nogil=True, error_model="numpy")
+def count_tiles(t0, t1, x, y, width, height, tile, shift, exact, counts):
+    """counts[t] for triangles t0..t1-1: the tiles each overlaps. (This and the other range
+    kernels here run in parts on several threads: renderer.workers.spread.)"""
+    for t in range(t0, t1):
         tx0, ty0, tx1, ty1 = _tile_range(x, y, t, width, height, tile, shift)
         if tx1 == tx0 and ty1 == ty0:
             counts[t] = 1
@@ -70,13 +70,13 @@ def count_tiles(x, y, width, height, tile, shift, exact):
                                           ((ty + 1) * tile << SUBPIXEL_BITS) - 1):
                     c += 1
         counts[t] = c
-    return counts
 
 
-@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def fill_refs(x, y, width, height, tile, shift, exact, tiles_x, tri_offsets, ref_tile):
-    """Tile of every (triangle, tile) reference, triangle-major (the order geometry produced)."""
-    for t in prange(x.shape[0]):
+@njit(cache=True, nogil=True, error_model="numpy")
+def fill_refs(t0, t1, x, y, width, height, tile, shift, exact, tiles_x, tri_offsets, ref_tile):
+    """Tile of every (triangle, tile) reference of triangles t0..t1-1, triangle-major (the order
+    geometry produced)."""
+    for t in range(t0, t1):
         tx0, ty0, tx1, ty1 = _tile_range(x, y, t, width, height, tile, shift)
         o = tri_offsets[t]
         for ty in range(ty0, ty1 + 1):
@@ -112,15 +112,13 @@ def sort_refs_by_tile(ref_tile, tri_offsets, n_tiles):
     return tile_offsets, ref_tri, ref_slot
 
 
-@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def event_capacity(x, y, width, height, tile, tiles_x, tile_offsets, ref_tri, textured):
-    """Upper bounds on the memory events each reference can emit, as CSR offsets (n_refs + 1):
-    ROP blocks of its bbox in the tile, and (textured draws) texture L1 misses: LINES_PER_QUAD
-    for each 2x2 quad of it."""
-    n_tiles = tile_offsets.shape[0] - 1
-    blocks = np.zeros(ref_tri.shape[0], np.int64)
-    quads = np.zeros(ref_tri.shape[0], np.int64)
-    for i in prange(n_tiles):
+@njit(cache=True, nogil=True, error_model="numpy")
+def event_bounds(i0, i1, x, y, width, height, tile, tiles_x, tile_offsets, ref_tri, textured,
+                 blocks, quads):
+    """Upper bounds on the memory events each reference of tiles i0..i1-1 can emit: ROP blocks
+    of its bbox in the tile (blocks), and (textured draws) texture L1 misses: LINES_PER_QUAD for
+    each 2x2 quad of it (quads)."""
+    for i in range(i0, i1):
         tx0p, ty0p = (i % tiles_x) * tile, (i // tiles_x) * tile
         for r in range(tile_offsets[i], tile_offsets[i + 1]):
             t = ref_tri[r]
@@ -133,4 +131,3 @@ def event_capacity(x, y, width, height, tile, tiles_x, tile_offsets, ref_tri, te
             if textured[t]:
                 quads[r] = ((x1 - 1) // 2 - x0 // 2 + 1) * ((y1 - 1) // 2 - y0 // 2 + 1) \
                     * LINES_PER_QUAD
-    return running_sum(blocks), running_sum(quads)

@@ -15,6 +15,7 @@ from . import geometry_kernels as gk
 from .counters import Counters
 from .memo import MeshMemo, mesh_ids
 from .transforms import clip_from_world
+from .workers import spread
 
 
 class SetupTriangles(NamedTuple):
@@ -37,7 +38,7 @@ class SetupTriangles(NamedTuple):
     def take(self, rows: np.ndarray) -> "SetupTriangles":
         """These rows (int64 indices), in that order; copies gathered in parallel."""
         out = SetupTriangles(*(np.empty((len(rows),) + a.shape[1:], a.dtype) for a in self))
-        gk.take_rows(rows, self, out)
+        spread(gk.take_rows, len(rows), rows, self, out, grain=gk.CHUNK)
         return out
 
 
@@ -101,14 +102,19 @@ def transform_vertices(draws, clip_from_world_m: np.ndarray):
     def world_space():
         normal_m = inverse_transpose(world_m[:, :, :3])
         v_draw = np.repeat(np.arange(len(draws), dtype=np.int64), geo.n_verts)
-        world, nrm = gk.world_vertices(geo.pos, geo.nrm, v_draw, world_m, normal_m)
+        world, nrm = np.empty((len(geo.pos), 3)), np.empty((len(geo.pos), 3))
+        spread(gk.world_vertices, len(geo.pos), geo.pos, geo.nrm, v_draw, world_m, normal_m,
+               world, nrm)
         face_n = np.zeros((0, 3))
         if geo.flat.any():
-            face_n = gk.face_normals(world, geo.idx, geo.tri_draw, geo.flat)
+            face_n = np.zeros((len(geo.idx), 3))
+            spread(gk.face_normals, len(geo.idx), world, geo.idx, geo.tri_draw, geo.flat, face_n)
         return world, nrm, face_n
     world, nrm_out, face_n = _WORLD.get((mesh_ids(draws), world_m.tobytes()),
                                         (d.mesh for d in draws), world_space)
-    return gk.clip_vertices(world, clip_from_world_m), face_n, nrm_out, geo.uv, geo.n_verts
+    clip = np.empty((len(world), 4))
+    spread(gk.clip_vertices, len(world), world, clip_from_world_m, clip)
+    return clip, face_n, nrm_out, geo.uv, geo.n_verts
 
 
 _WORLD = MeshMemo(4)
@@ -131,8 +137,8 @@ _SETUP = MeshMemo(2)      # the last passes set up: the next preset on the same 
 
 def setup_all(draws, camera, width: int, height: int, reach: int = -1) -> SetupPass:
     """All draws of a pass → SetupTriangles in submission order, with each input primitive's
-    outcome. One kernel call for the whole pass: draws are concatenated, vertex indices made
-    global. Setup depends only on the draws, the camera and the size, never on the preset, so
+    outcome. The whole pass at once: draws are concatenated, vertex indices made global, each
+    stage one kernel over all of them (in parts on several threads: workers.spread). Setup depends only on the draws, the camera and the size, never on the preset, so
     the same frame through several presets (the viewer's panels, a report's rows) sets up once;
     the result is shared and must not be written to. `reach` >= 0 drops the whole triangles
     whose bounding box holds no sample (gk.SetupInput.reach): for an image alone
@@ -161,15 +167,21 @@ def _setup_all(draws, camera, width: int, height: int, reach: int) -> SetupPass:
     draw_cull = np.array([int(d.state.cull) for d in draws], np.int64)
     # Left unwritten for vertices outside a clip plane: only the clipper uses those, from clip.
     vert = gk.Projected.empty(len(clip))
-    gk.project_vertices(clip, width, height, *vert)
+    spread(gk.project_vertices, len(clip), clip, width, height, *vert)
     inp = gk.SetupInput(clip, face_n, nrm, uv, idx, tri_draw, draw_flat, draw_cull, width, height,
                         reach)
-    n_emit, outcome, clipped = gk.setup_triangles(inp, vert, False, np.zeros(1, np.int64),
-                                                  gk.SetupRows.empty(0))
+    # Pass 1 counts each input triangle's setup triangles and outcome, pass 2 writes them at the
+    # prefix-summed offsets
+    n = len(idx)
+    verdicts = gk.Verdicts(np.zeros(n, np.int64), np.zeros(n, np.uint8), np.zeros(n, np.uint8))
+    spread(gk.setup_triangles, n, inp, vert, False, np.zeros(1, np.int64), verdicts,
+           gk.SetupRows.empty(0), grain=gk.CHUNK)
+    n_emit, outcome, clipped = verdicts
     offsets = gk.running_sum(n_emit)
     out = gk.SetupRows.empty(int(offsets[-1]))
-    gk.setup_triangles(inp, vert, True, offsets, out)
-    prim, draw = gk.emitted_rows(offsets, tri_draw)
+    spread(gk.setup_triangles, n, inp, vert, True, offsets, verdicts, out, grain=gk.CHUNK)
+    prim, draw = np.empty(offsets[-1], np.int64), np.empty(offsets[-1], np.int32)
+    spread(gk.emitted_rows, n, offsets, tri_draw, prim, draw)
     tris = SetupTriangles(*out, draw=draw, prim=prim)
     return SetupPass(tris, outcome, clipped, idx, n_prims, n_verts, cfw)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from renderer.inlined import inlined
 
@@ -213,14 +213,12 @@ def _snap(v):
     return np.int64(np.floor(v * SUBPIXEL + 0.5))
 
 
-@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def world_vertices(pos, nrm, v_draw, world_m, normal_m):
-    """world = world_m[d] @ (p, 1); normal = normal_m[d] @ n, normalised (left zero when n is
-    zero: faceted meshes)."""
-    n = pos.shape[0]
-    world = np.empty((n, 3))
-    out_n = np.empty((n, 3))
-    for v in prange(n):
+@njit(cache=True, nogil=True, error_model="numpy")
+def world_vertices(v0, v1, pos, nrm, v_draw, world_m, normal_m, world, out_n):
+    """Vertices v0..v1-1: world = world_m[d] @ (p, 1); out_n = normal_m[d] @ n, normalised (left
+    zero when n is zero: faceted meshes). (This and the other range kernels here run in parts on
+    several threads: renderer.workers.spread.)"""
+    for v in range(v0, v1):
         d = v_draw[v]
         for i in range(3):
             world[v, i] = (world_m[d, i, 0] * pos[v, 0] + world_m[d, i, 1] * pos[v, 1]
@@ -233,34 +231,30 @@ def world_vertices(pos, nrm, v_draw, world_m, normal_m):
             ln = np.sqrt(ln)
             for i in range(3):
                 out_n[v, i] /= ln
-    return world, out_n
 
 
-@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def clip_vertices(world, clip_m):
-    """clip = clip_m @ (world, 1)."""
-    clip = np.empty((world.shape[0], 4))
-    for v in prange(world.shape[0]):
+@njit(cache=True, nogil=True, error_model="numpy")
+def clip_vertices(v0, v1, world, clip_m, clip):
+    """Vertices v0..v1-1: clip = clip_m @ (world, 1)."""
+    for v in range(v0, v1):
         for i in range(4):
             clip[v, i] = (clip_m[i, 0] * world[v, 0] + clip_m[i, 1] * world[v, 1]
                           + clip_m[i, 2] * world[v, 2] + clip_m[i, 3])
-    return clip
 
 
 CLIP_PLANES = 0b11111             # near + guard band: planes that clipping must cut against
 REJECT_PLANES = 0b1111100001      # near, far, viewport: all three outside one → invisible
 
 
-@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def project_vertices(clip, width, height, sx, sy, fx, fy, z, inv_w, outcode):
-    """Per vertex, once, into Projected's fields: window position (unsnapped and snapped), depth,
-    1/w, and the clip planes it is outside of (bit k for _plane_dist's plane k). Triangles with
-    no vertex outside the near or guard-band planes (almost all) take these as they are; the rest
-    are clipped. (The fields one by one: a parallel loop that writes arrays taken out of a struct
-    before it is compiled wrong by numba 0.68, which swaps them.)"""
+@njit(cache=True, nogil=True, error_model="numpy")
+def project_vertices(v0, v1, clip, width, height, sx, sy, fx, fy, z, inv_w, outcode):
+    """Vertices v0..v1-1, once each, into Projected's fields: window position (unsnapped and
+    snapped), depth, 1/w, and the clip planes it is outside of (bit k for _plane_dist's plane
+    k). Triangles with no vertex outside the near or guard-band planes (almost all) take these
+    as they are; the rest are clipped."""
     gx = 1.0 + 2.0 * GUARD_PX / width
     gy = 1.0 + 2.0 * GUARD_PX / height
-    for v in prange(clip.shape[0]):
+    for v in range(v0, v1):
         c = clip[v]
         oc = 0
         for k in range(10):
@@ -296,22 +290,20 @@ def _face_normal(world, i0, i1, i2):
     return fn0, fn1, fn2
 
 
-@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def face_normals(world, idx, tri_draw, draw_flat):
-    """float64 (n, 3): the unit face normal (_face_normal) of each triangle of a faceted draw,
-    zeros elsewhere. They do not depend on the camera: made once while the draws and their
+@njit(cache=True, nogil=True, error_model="numpy")
+def face_normals(t0, t1, world, idx, tri_draw, draw_flat, out):
+    """Triangles t0..t1-1 into out (float64 (n, 3), zeros): the unit face normal (_face_normal)
+    of each triangle of a faceted draw. They do not depend on the camera: made once while the draws and their
     transforms stay (renderer.geometry.transform_vertices), not at every setup, where the
     square root and three divisions a triangle took sponza's setup at 640x360 on one thread
     11.8 ms against 11.2 without (d6477ab)."""
-    out = np.zeros((idx.shape[0], 3))
-    for t in prange(idx.shape[0]):
+    for t in range(t0, t1):
         if draw_flat[tri_draw[t]]:
             out[t, 0], out[t, 1], out[t, 2] = _face_normal(world, idx[t, 0], idx[t, 1], idx[t, 2])
-    return out
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _setup_chunk(t0, t1, inp, vert, write, offsets, verdicts, out):
+def setup_triangles(t0, t1, inp, vert, write, offsets, verdicts, out):
     """Clip, project, snap and cull triangles t0..t1 of `inp` (SetupInput; `vert` its vertices
     as project_vertices left them). Counting (write False) fills `verdicts`; writing puts each
     triangle's setup triangles at offsets[t] into `out` (SetupRows). One call per chunk, not per
@@ -443,27 +435,14 @@ def _setup_chunk(t0, t1, inp, vert, write, offsets, verdicts, out):
             n_emit[t], outcome[t], clipped[t] = res
 
 
-CHUNK = 4096   # triangles per parallel work item
-
-
-@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def setup_triangles(inp, vert, write, offsets, out):
-    """Pass 1 (write False): setup triangles per input triangle and each one's outcome, returned
-    as Verdicts. Pass 2 (write True): the same work, writing at the prefix-summed offsets into
-    out (SetupRows)."""
-    n = inp.idx.shape[0]
-    m = n if not write else 0
-    verdicts = Verdicts(np.zeros(m, np.int64), np.zeros(m, np.uint8), np.zeros(m, np.uint8))
-    for ch in prange((n + CHUNK - 1) // CHUNK):
-        _setup_chunk(ch * CHUNK, min(n, (ch + 1) * CHUNK), inp, vert, write, offsets, verdicts, out)
-    return verdicts
-
-
-TAKE_CHUNK = 4096   # rows per parallel work item of take_rows
+CHUNK = 4096   # triangles, the fewest in a thread's part of setup_triangles or take_rows
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _take_chunk(i0, i1, rows, src, dst):
+def take_rows(i0, i1, rows, src, dst):
+    """Rows i0..i1-1 of every field of dst = rows rows[i] of src's (both geometry.SetupTriangles):
+    all fields in one pass, element by element (one walk over rows instead of one per field, and a
+    row view per row costs more than its elements), the structs unpacked once per call."""
     x, y, z, inv_w, normal, uv, back, zplane, draw, prim = src
     out_x, out_y, out_z, out_inv_w, out_normal, out_uv, out_back, out_zplane, out_draw, out_prim = dst
     for i in range(i0, i1):
@@ -476,18 +455,6 @@ def _take_chunk(i0, i1, rows, src, dst):
             for j in range(2):
                 out_uv[i, k, j] = uv[r, k, j]
         out_back[i], out_draw[i], out_prim[i] = back[r], draw[r], prim[r]
-
-
-@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def take_rows(rows, src, dst):
-    """Row i of every field of dst = row rows[i] of src's (both geometry.SetupTriangles): all
-    fields in one pass, element by element (one launch and one walk over rows instead of one per
-    field, and a row view per row costs more than its elements). The structs are unpacked per
-    chunk, in _take_chunk: a parallel loop that writes arrays taken out of a struct before it is
-    compiled wrong by numba 0.68 (it swaps them)."""
-    n = rows.shape[0]
-    for c in prange((n + TAKE_CHUNK - 1) // TAKE_CHUNK):
-        _take_chunk(c * TAKE_CHUNK, min(n, (c + 1) * TAKE_CHUNK), rows, src, dst)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -517,15 +484,12 @@ def prim_offsets(tri_prim, n_prims):
     return running_sum(tally(tri_prim, n_prims))
 
 
-@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def emitted_rows(offsets, tri_draw):
-    """For each setup triangle (input triangle t wrote rows offsets[t]..offsets[t+1]), its input
-    triangle and its draw: the prim and draw columns of SetupTriangles."""
-    n = offsets.shape[0] - 1
-    prim = np.empty(offsets[n], np.int64)
-    draw = np.empty(offsets[n], np.int32)
-    for t in prange(n):
+@njit(cache=True, nogil=True, error_model="numpy")
+def emitted_rows(t0, t1, offsets, tri_draw, prim, draw):
+    """For each setup triangle of input triangles t0..t1-1 (input triangle t wrote rows
+    offsets[t]..offsets[t+1]), its input triangle and its draw: the prim and draw columns of
+    SetupTriangles."""
+    for t in range(t0, t1):
         for o in range(offsets[t], offsets[t + 1]):
             prim[o] = t
             draw[o] = tri_draw[t]
-    return prim, draw

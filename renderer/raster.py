@@ -7,8 +7,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import raster_kernels as rk
-from .binning import TileBins
-from .binning_kernels import event_capacity
+from .binning import TileBins, event_capacity
 from .counters import Counters, from_array
 from .rop_sizes import RULE_DCC_MAX_BLOCK, RULE_Z_MAX_PLANES, resize_events
 from .geometry import SetupTriangles
@@ -91,9 +90,7 @@ class Raster:
         if costs or hsr:          # (the image alone with HSR: its events, no texture L1's)
             textured = (mat.texture[tris.draw] >= 0 if tris.n and costs
                         else np.zeros(tris.n, np.bool_))
-            block_off, tex_off = event_capacity(tris.x, tris.y, view.width, view.height, bins.tile,
-                                                bins.tiles_x, bins.tile_offsets, bins.ref_tri,
-                                                textured)
+            block_off, tex_off = event_capacity(tris, view.width, view.height, bins, textured)
         else:
             block_off = tex_off = np.zeros(bins.n_refs + 1, np.int64)
         self.ev = RopEvents(block_off, np.zeros(bins.n_refs, np.int64),

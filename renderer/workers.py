@@ -1,12 +1,14 @@
 """How the engine's threads share the machine.
 
-First, how numba's worker threads wait between parallel loops. The engine runs a thread of its own
-beside them (the memory model's, pipelines.arch.tbdr's replay following the raster down the screen), and
-OpenMP's default is to spin for a while at the end of every loop before sleeping: a worker spinning
-at a band's barrier holds a core the replay needs. Passive waiting sleeps at once: on two cores it
-saves a tenth of a TBDR frame's CPU time (tbdr spheres at 1080p: 308 -> 255 ms of CPU, measured).
-It must be set before the OpenMP runtime loads, at the first parallel kernel, and a host program's
-own setting is kept.
+First, how numba's worker threads wait between parallel loops (now the BVH builder's alone: a
+frame's parallel kernels run on threads of ours, spread below and raster_kernels.run_tiles). The
+engine runs a thread of its own beside them (the memory model's, pipelines.arch.tbdr's replay
+following the raster down the screen), and OpenMP's default is to spin for a while at the end of
+every loop before sleeping: a worker spinning at a band's barrier holds a core the replay needs.
+Passive waiting sleeps at once: on two cores it saved a tenth of a TBDR frame's CPU time when the
+front end's loops were numba's (tbdr spheres at 1080p: 308 -> 255 ms of CPU, measured). It must be
+set before the OpenMP runtime loads, at the first parallel kernel, and a host program's own
+setting is kept.
 
 Second, how often Python's lock passes between threads that both want it. The memory model's
 thread runs Python between its kernels too (the front end's fetch plan, pipelines.arch.imr's clears),
@@ -15,7 +17,7 @@ wait that long for it: a DSBR spheres frame at 1080p lost about 4 ms so, between
 batches. At 0.5 ms: 101 -> 96 ms per frame (median of 20, process-alternating runs; sponza and a
 TBDR frame within noise). A host program's own interval is kept.
 
-Third, which work is too small to share. A parallel loop wakes numba's sleeping workers, and
+Third, which work is too small to share. A parallel loop wakes sleeping helper threads, and
 when the memory model's thread holds the other core (pipelines.arch.imr's clears run beside the
 front end) the loop waits until the scheduler gives a worker its share. A front end or binning
 of a few thousand triangles is faster on the calling thread alone even on an idle machine
@@ -24,7 +26,9 @@ from __future__ import annotations
 
 import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from functools import lru_cache
 
 import numba
 
@@ -60,3 +64,34 @@ def on_this_thread(small: bool):
         yield
     finally:
         numba.set_num_threads(n)
+
+
+
+@lru_cache(maxsize=None)
+def _spread_threads(n: int) -> ThreadPoolExecutor:
+    """n threads for spread's parts, made once for each thread count."""
+    return ThreadPoolExecutor(n, thread_name_prefix="tilesim-spread")
+
+
+def spread(kernel, n: int, *args, grain: int = 1) -> None:
+    """kernel(lo, hi, *args) over 0..n-1 in contiguous parts, one a thread, on numba's thread
+    count for this thread (NUMBA_NUM_THREADS, set_num_threads, on_this_thread), none shorter
+    than `grain`: the calling thread takes the first part and helper threads the others. The
+    parallel loop of the front end and binning, in place of numba's prange: a kernel with a
+    prange is compiled twice over, its loop body as a function of its own (parfor's gufunc),
+    and the front end's seven and binning's three took 6.5 s of the 53 s a cold `render
+    triangle` compiles (2026-12-06). An element's output is its own, so the result is the
+    same on any number of threads."""
+    k = max(1, min(numba.get_num_threads(), n // max(grain, 1)))
+    if k == 1:
+        kernel(0, n, *args)
+        return
+    cuts = [n * i // k for i in range(k + 1)]
+    others = [_spread_threads(k - 1).submit(kernel, cuts[i], cuts[i + 1], *args)
+              for i in range(1, k)]
+    try:
+        kernel(cuts[0], cuts[1], *args)
+    finally:
+        for f in others:
+            f.result()
+

@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..workers import spread
 from . import codecs_kernels as K
 
 CODECS = ("dcc", "afbc", "apple", "ubwc")
@@ -151,9 +152,19 @@ def block_sizes(surface: np.ndarray, codec: str, max_compressed_block: int = DCC
     """Fast size-only path: int64 (nby, nbx), bytes each metadata block moves (payload +
     metadata). Equal to what encode produces, without writing the payload."""
     img, bits = as_surface(surface)
-    L = layout(codec, bits, max_compressed_block, clear)
-    size, _, _, _ = K.block_sizes(img, bits, L, _clear_array(clear))
+    size, _, _, _ = _block_sizes(img, bits, layout(codec, bits, max_compressed_block, clear), clear)
     return size + META_BYTES[codec]
+
+
+def _block_sizes(img: np.ndarray, bits: int, L: np.ndarray, clear):
+    """K.block_sizes over the whole surface: (size, mode, group, solid) of every block."""
+    bw, bh, gw, gh = (int(L[k]) for k in (K.L_BW, K.L_BH, K.L_GW, K.L_GH))
+    nby, nbx = -(-img.shape[0] // bh), -(-img.shape[1] // bw)
+    size, mode = np.zeros((nby, nbx), np.int64), np.zeros((nby, nbx), np.uint8)
+    group = np.zeros((nby, nbx, (bw // gw) * (bh // gh)), np.uint8)
+    solid = np.zeros((nby, nbx, 4), np.int64)
+    spread(K.block_sizes, nby, img, bits, L, _clear_array(clear), size, mode, group, solid)
+    return size, mode, group, solid
 
 
 def compressed_size(surface: np.ndarray, codec: str, max_compressed_block: int = DCC_BLOCK,
@@ -166,7 +177,7 @@ def encode(surface: np.ndarray, codec: str, max_compressed_block: int = DCC_BLOC
            clear=None) -> Encoded:
     img, bits = as_surface(surface)
     L = layout(codec, bits, max_compressed_block, clear)
-    size, mode, group, solid = K.block_sizes(img, bits, L, _clear_array(clear))
+    size, mode, group, solid = _block_sizes(img, bits, L, clear)
     nby, nbx = size.shape
     order = block_order(codec, bits, nby, nbx)
     flat = size.reshape(-1)[order]

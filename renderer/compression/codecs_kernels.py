@@ -224,26 +224,24 @@ def _solid(img, x0, y0, bw, bh, colour):
     return True
 
 
-@njit(cache=True, parallel=True)
-def block_sizes(img, bits, L, clear):
-    """Payload bytes, mode and per-group bytes (AFBC) of every metadata block; nothing written.
+@njit(cache=True, nogil=True)
+def block_sizes(by0, by1, img, bits, L, clear, size, mode, group, solid):
+    """Payload bytes, mode and per-group bytes (AFBC) of every metadata block of block rows
+    by0..by1-1 (run in parts on several threads: renderer.workers.spread); nothing written.
 
     img: uint8 or uint16 (H, W, 4); bits: 8 or 16; clear: int64 (4,) the fast-clear colour (used
-    if L[L_HAS_CLEAR]). Returns size int64 (nby, nbx), mode uint8 (nby, nbx), group uint8
-    (nby, nbx, n_groups) (AFBC size codes), solid int64 (nby, nbx, 4) (colour of solid blocks).
+    if L[L_HAS_CLEAR]). Into size int64 (nby, nbx), mode uint8 (nby, nbx), group uint8
+    (nby, nbx, n_groups) (AFBC size codes), solid int64 (nby, nbx, 4) (colour of solid blocks),
+    all zeroed by the caller.
     """
-    H, W = img.shape[0], img.shape[1]
+    W = img.shape[1]
     codec, bw, bh, gw, gh = L[L_CODEC], L[L_BW], L[L_BH], L[L_GW], L[L_GH]
     granule, max_block, group_cap, one = L[L_GRANULE], L[L_MAX_BLOCK], L[L_GROUP_CAP], L[L_ONE]
-    nby, nbx = (H + bh - 1) // bh, (W + bw - 1) // bw
+    nbx = (W + bw - 1) // bw
     gx, gy = bw // gw, bh // gh
     raw_block = bw * bh * 4 * (bits // 8)
     raw_group = gw * gh * 4 * (bits // 8)
-    size = np.zeros((nby, nbx), np.int64)
-    mode = np.zeros((nby, nbx), np.uint8)
-    group = np.zeros((nby, nbx, gx * gy), np.uint8)
-    solid = np.zeros((nby, nbx, 4), np.int64)
-    for by in prange(nby):
+    for by in range(by0, by1):
         mins = np.zeros(4, np.int64)
         widths = np.zeros(4, np.int64)
         colour = np.zeros(4, np.int64)
@@ -286,7 +284,6 @@ def block_sizes(img, bits, L, clear):
                     nbits += _group_bits(bits, gw * gh, widths)
                 size[by, bx] = granular_bytes(nbits, granule, max_block, raw_block)
                 mode[by, bx] = MODE_RAW if size[by, bx] == raw_block else MODE_COMP
-    return size, mode, group, solid
 
 
 @njit(cache=True, parallel=True)

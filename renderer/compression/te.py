@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..workers import spread
 from .codecs import CompressionError, as_surface
 from .te_kernels import crc_table, tile_crc
 
@@ -20,7 +21,9 @@ def tile_signatures(surface: np.ndarray, tile: int = TE_TILE) -> np.ndarray:
     img, _ = as_surface(surface)
     if tile < 1:
         raise CompressionError(f"tile size must be positive, got {tile}")
-    return tile_crc(img.view(np.uint8), tile, _TABLE)
+    out = np.zeros((-(-img.shape[0] // tile), -(-img.shape[1] // tile)), np.uint32)
+    spread(tile_crc, out.size, img.view(np.uint8), tile, _TABLE, out)
+    return out
 
 
 def tiles_to_write(previous: np.ndarray | None, current: np.ndarray) -> np.ndarray:

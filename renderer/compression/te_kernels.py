@@ -4,7 +4,7 @@ public; this is CRC-32/ISO-HDLC (zlib's), so a test can check it against zlib.cr
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 
 def crc_table() -> np.ndarray:
@@ -17,14 +17,14 @@ def crc_table() -> np.ndarray:
     return t
 
 
-@njit(cache=True, parallel=True)
-def tile_crc(img_bytes, tile, table):
-    """img_bytes: uint8 (h, w, bpp) surface bytes; returns uint32 (tiles_y, tiles_x), the CRC of
-    each tile's bytes taken row by row within the tile (edge tiles: only the pixels inside)."""
+@njit(cache=True, nogil=True)
+def tile_crc(t0, t1, img_bytes, tile, table, out):
+    """img_bytes: uint8 (h, w, bpp) surface bytes; into out, uint32 (tiles_y, tiles_x), the CRC
+    of each tile t0..t1-1 (row-major; run in parts on several threads: renderer.workers.spread)
+    of its bytes taken row by row within the tile (edge tiles: only the pixels inside)."""
     H, W, B = img_bytes.shape
-    ty_n, tx_n = (H + tile - 1) // tile, (W + tile - 1) // tile
-    out = np.zeros((ty_n, tx_n), np.uint32)
-    for t in prange(ty_n * tx_n):
+    tx_n = out.shape[1]
+    for t in range(t0, t1):
         ty, tx = t // tx_n, t % tx_n
         c = np.uint32(0xFFFFFFFF)
         for y in range(ty * tile, min(H, ty * tile + tile)):
@@ -32,4 +32,3 @@ def tile_crc(img_bytes, tile, table):
                 for b in range(B):
                     c = table[(c ^ img_bytes[y, x, b]) & 0xFF] ^ (c >> np.uint32(8))
         out[ty, tx] = c ^ np.uint32(0xFFFFFFFF)
-    return out

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from renderer.memo import MeshMemo, mesh_ids
+from renderer.workers import spread
 
 from . import legacy_kernels as lk
 
@@ -21,7 +22,8 @@ def ptc_hits(indices: np.ndarray, prim_off: np.ndarray, draw_on: np.ndarray, siz
     if size < 0:
         raise ValueError(f"post-transform cache size must be >= 0, got {size}")
     hit = np.zeros(len(indices), np.bool_)
-    lk.fifo_ptc(np.ascontiguousarray(indices, np.int64), prim_off, draw_on, int(size), hit)
+    spread(lk.fifo_ptc, len(prim_off) - 1, np.ascontiguousarray(indices, np.int64), prim_off,
+           draw_on, int(size), hit)
     return hit
 
 

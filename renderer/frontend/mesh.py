@@ -12,6 +12,7 @@ import numpy as np
 from renderer.counters import Counters
 from renderer.formats import PARAM_VERTEX
 from renderer.cull import CullMode
+from renderer.workers import spread
 
 from . import mesh_kernels as mk
 from .meshlets import Meshlets
@@ -61,8 +62,8 @@ def amplify(tables: list[Meshlets], draw_table: np.ndarray, world_m: np.ndarray,
         if len(sel) == 0:
             continue
         out = np.empty(len(sel), np.int8)
-        mk.amplify(ml.center, ml.radius, ml.axis, ml.cutoff, row_m[sel], row_d[sel], world_m,
-                   cone_ok, eye, planes, out)
+        spread(mk.amplify, len(sel), ml.center, ml.radius, ml.axis, ml.cutoff, row_m[sel],
+               row_d[sel], world_m, cone_ok, eye, planes, out)
         verdict[sel] = out
     return verdict, row_d, row_m
 

@@ -3,7 +3,7 @@ meshlets culled against the frustum and by normal cone before any vertex work.""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 CONE_MARGIN = 2.0 * np.pi / 180.0   # rad; the cone test keeps 2 degrees of slack so that a
                                     # meshlet it culls holds no triangle the snapped setup could
@@ -11,15 +11,17 @@ CONE_MARGIN = 2.0 * np.pi / 180.0   # rad; the cone test keeps 2 degrees of slac
 KEPT, CULLED_FRUSTUM, CULLED_CONE = 0, 1, 2
 
 
-@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def amplify(center, radius, axis, cutoff, m_first, m_draw, world_m, cone_ok, eye, planes, verdict):
-    """Per (draw, meshlet) m: its object-space sphere and cone through the draw's world matrix
+@njit(cache=True, nogil=True, error_model="numpy")
+def amplify(m0, m1, center, radius, axis, cutoff, m_first, m_draw, world_m, cone_ok, eye, planes,
+            verdict):
+    """Per (draw, meshlet) m of m0..m1-1 (run in parts on several threads:
+    renderer.workers.spread): its object-space sphere and cone through the draw's world matrix
     (a similarity when cone_ok[d]: scale = the first column's length), then KEPT, CULLED_FRUSTUM
     (the sphere wholly outside one of the 6 world-space frustum planes (a, b, c, d) with unit
     normals pointing inside) or CULLED_CONE (every triangle back-facing from every point of the
     sphere: angle(axis, centre - eye) + asin(r / |centre - eye|) + acos(cutoff) < 90 degrees
     less CONE_MARGIN). m_first[m]: the mesh's meshlet of this instance; m_draw[m] its draw."""
-    for m in prange(m_first.shape[0]):
+    for m in range(m0, m1):
         d, k = m_draw[m], m_first[m]
         c = np.empty(3)
         for i in range(3):

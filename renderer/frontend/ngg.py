@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from renderer.geometry import SetupTriangles
+from renderer.workers import spread
 
 from . import ngg_kernels as nk
 
@@ -18,10 +19,10 @@ def cull_small(tris: SetupTriangles, shader_cull: np.ndarray, verdict: np.ndarra
     rasterizer decides coverage (edges, top-left rule, target, depth in [0, 1]), becomes
     culled_small. Returns how many of those the hardware's bounding-box filter alone
     (bbox_misses_samples) would not have caught."""
-    n = len(verdict)
-    return int(nk.small_prims(tris.x, tris.y, tris.zplane, tris.prim, shader_cull, verdict,
-                              emitted, culled_small, view.width, view.height, view.sample_x,
-                              view.sample_y, np.zeros(n, np.bool_), np.zeros(n, np.bool_)))
+    covered, in_box = np.zeros(len(verdict), np.bool_), np.zeros(len(verdict), np.bool_)
+    spread(nk.cover_samples, tris.n, tris.x, tris.y, tris.zplane, tris.prim, shader_cull,
+           view.width, view.height, view.sample_x, view.sample_y, covered, in_box)
+    return int(nk.cull_small(shader_cull, verdict, emitted, culled_small, covered, in_box))
 
 
 def subgroups(gidx: np.ndarray, prim_off: np.ndarray, draw_on: np.ndarray, keep: np.ndarray,
@@ -34,8 +35,8 @@ def subgroups(gidx: np.ndarray, prim_off: np.ndarray, draw_on: np.ndarray, keep:
     pos_first = np.zeros(len(gidx), np.bool_)
     attr_first = np.zeros(len(gidx), np.bool_)
     n_sub = np.zeros(len(prim_off) - 1, np.int64)
-    nk.subgroups(np.ascontiguousarray(gidx, np.int64), prim_off, draw_on, keep, int(max_verts),
-                 int(max_prims), pos_first, attr_first, n_sub)
+    spread(nk.subgroups, len(prim_off) - 1, np.ascontiguousarray(gidx, np.int64), prim_off,
+           draw_on, keep, int(max_verts), int(max_prims), pos_first, attr_first, n_sub)
     return pos_first, attr_first, n_sub
 
 
@@ -45,5 +46,6 @@ def bbox_misses_samples(tris: SetupTriangles, sel: np.ndarray, view) -> np.ndarr
     (rounding its screen-space box to the sample grid, Mesa ac_nir_cull's small-primitive
     test), which finds a subset of what covers_samples finds."""
     out = np.zeros(len(sel), np.bool_)
-    nk.bbox_misses_samples(tris.x, tris.y, sel, view.sample_x, view.sample_y, out)
+    spread(nk.bbox_misses_samples, len(sel), tris.x, tris.y, sel, view.sample_x, view.sample_y,
+           out)
     return out

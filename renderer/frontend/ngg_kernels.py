@@ -3,22 +3,24 @@ and the exact "covers no sample" test the in-shader small-primitive cull uses.""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from renderer.geometry_kernels import SUBPIXEL
 from renderer.inlined import inlined
 
 
-@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def subgroups(gidx, prim_off, draw_on, keep, max_verts, max_prims, pos_first, attr_first, n_sub):
+@njit(cache=True, nogil=True, error_model="numpy")
+def subgroups(d0, d1, gidx, prim_off, draw_on, keep, max_verts, max_prims, pos_first, attr_first,
+              n_sub):
     """NGG workgroups (subgroups) per selected draw, in primitive order: a subgroup closes when
     the next primitive would bring its distinct vertices over max_verts or its primitives over
     max_prims (Mesa radv/radeonsi NGG: 128 and 128). Within one, the vertex grouper hands each
     distinct vertex to one lane: its position is fetched and shaded once (pos_first marks the
     corner where it first appears); after culling, only vertices of surviving primitives
     (keep) fetch and shade their attributes (attr_first: first surviving corner). gidx holds
-    pass-global vertex ids (distinct per draw). n_sub[d] = subgroups of draw d."""
-    for d in prange(prim_off.shape[0] - 1):
+    pass-global vertex ids (distinct per draw). n_sub[d] = subgroups of draw d, for draws
+    d0..d1-1 (run in parts on several threads: renderer.workers.spread)."""
+    for d in range(d0, d1):
         if not draw_on[d]:
             continue
         p0, p1 = prim_off[d], prim_off[d + 1]
@@ -169,15 +171,14 @@ def _bbox_misses(x, y, t, sample_x, sample_y):
     return empty
 
 
-@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def small_prims(x, y, zplane, tri_prim, shader_cull, verdict, emitted, culled_small, width, height,
-                sample_x, sample_y, covered, in_box):
-    """The in-shader small-primitive cull: an emitted primitive of shader_cull none of whose
-    setup triangles covers a sample (_covers_any) gets verdict culled_small. covered[p], in_box[p]
-    (zeroed by the caller): some triangle of p covers a sample / some triangle that covers none
-    has a sample in its bounding box. Returns how many culled primitives the bounding-box
-    filter alone would not have caught."""
-    for t in prange(tri_prim.shape[0]):
+@njit(cache=True, nogil=True, error_model="numpy")
+def cover_samples(t0, t1, x, y, zplane, tri_prim, shader_cull, width, height, sample_x, sample_y,
+                  covered, in_box):
+    """The in-shader small-primitive cull's test of setup triangles t0..t1-1 (run in parts on
+    several threads: renderer.workers.spread), of primitives p of shader_cull: covered[p] when
+    it covers a sample (_covers_any), in_box[p] when it covers none but has a sample in its
+    bounding box (both zeroed by the caller)."""
+    for t in range(t0, t1):
         p = tri_prim[t]
         if shader_cull[p]:
             # A covered sample lies in the triangle's box: no box sample, no coverage.
@@ -188,16 +189,24 @@ def small_prims(x, y, zplane, tri_prim, shader_cull, verdict, emitted, culled_sm
                 covered[p] = True
             else:
                 in_box[p] = True
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def cull_small(shader_cull, verdict, emitted, culled_small, covered, in_box):
+    """cover_samples' verdict: an emitted primitive of shader_cull none of whose setup
+    triangles covers a sample becomes culled_small. Returns how many of those the bounding-box
+    filter alone would not have caught."""
     not_boxed = 0
-    for p in prange(verdict.shape[0]):
+    for p in range(verdict.shape[0]):
         if shader_cull[p] and verdict[p] == emitted and not covered[p]:
             verdict[p] = culled_small
             not_boxed += not in_box[p]
     return not_boxed
 
 
-@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
-def bbox_misses_samples(x, y, sel, sample_x, sample_y, out):
-    """out[i] = the bounding box of setup triangle sel[i] holds no sample (_bbox_misses)."""
-    for i in prange(sel.shape[0]):
+@njit(cache=True, nogil=True, error_model="numpy")
+def bbox_misses_samples(i0, i1, x, y, sel, sample_x, sample_y, out):
+    """out[i] = the bounding box of setup triangle sel[i] holds no sample (_bbox_misses), for
+    i0..i1-1 (run in parts on several threads: renderer.workers.spread)."""
+    for i in range(i0, i1):
         out[i] = _bbox_misses(x, y, sel[i], sample_x, sample_y)
