@@ -55,14 +55,17 @@ class InlinedDispatcher(PlainArgsDispatcher):
     """A CPUDispatcher whose compiled overloads serve only kernels (the typing and linking of
     their calls read `overloads`); a call from Python goes to the twin (python_twin)."""
 
+    def ready_cache(self):
+        """Its cache made at the first compile, not at import, where numba makes and tests the
+        cache folder for each function (the CLI's imports 122-123 -> 113-114 ms): a warm start
+        compiles no helper, its kernels load from the cache with their helpers in."""
+        if not self._caching:
+            self._caching = True
+            self.enable_caching()
+
     def compile(self, sig):
-        # Its cache made at the first compile, not at import, where numba makes and tests the
-        # cache folder for each function (the CLI's imports 122-123 -> 113-114 ms): a warm start
-        # compiles no helper, its kernels load from the cache with their helpers in
         with global_compiler_lock:
-            if not self._caching:
-                self._caching = True
-                self.enable_caching()
+            self.ready_cache()
             return super().compile(sig)
 
     def add_overload(self, cres):

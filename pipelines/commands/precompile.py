@@ -60,6 +60,18 @@ MAX_WORKERS = 4
 # them. The post chain's module took 9.5 s of a cold `render triangle`'s ~80 s of compiling on two
 # cores, for a frame that never calls it.
 POST_MODULES = ("pipelines.passes.postchain_kernels",)
+# Callees of a module's entry points compiled ahead in another worker, while the module's own
+# worker types its entry point from the top and would reach them last. The tile kernel's worker
+# (renderer.raster_kernels, 25 s at one sample) bounds a cold render once the others' modules
+# are done in 20 s: typing the tile kernel it reaches its callees from 2.7 s to 15.7 s, the
+# texture L1's walk (2.2 s with its helpers) at 12.4 s, the events' flush (0.5 s) at 14.6 and
+# their depth sizes (0.5 s) at 15.2 (2026-12-06, one process). Compiled first by the other
+# worker, they are in the cache when it gets there. Recorded as the entry points' cold compile
+# asks for them (--write's timing of each module on an empty cache: a warm entry point loads with
+# its callees in, and compiles none), listed with "ahead_of": the module.
+AHEAD = {"renderer.raster_kernels": ("renderer.texture_l1.texture_walk",
+                                     "renderer.raster_sections.flush_events",
+                                     "renderer.rop_sizes.event_depth_sizes")}
 
 
 def usable_cpus() -> int:
@@ -70,33 +82,44 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def entry_points(run) -> list[tuple[str, str, object]]:
-    """(module, name, signature) of every project kernel that Python calls during run(): the
-    signatures numba compiles, or loads from the cache, for a call from Python
+def entry_points(run) -> list[tuple[str, str, object, str | None]]:
+    """(module, name, signature, None) of every project kernel that Python calls during run():
+    the signatures numba compiles, or loads from the cache, for a call from Python
     (Dispatcher._compile_for_args) or that Python asks of it by name (Dispatcher.compile, as
     raster_kernels.tile_kernel does for its literal sample count). The kernels they call compile
     inside them, whether the cache is cold or warm, and are no entry points: their signatures (an
-    inlined helper's included) are left out."""
+    inlined helper's included) are left out, but for those of the callees AHEAD names that the
+    entry point's compile asks for (a cold cache's: a cached entry point loads with its callees
+    in), listed as (module, name, signature, the entry point's module)."""
     from numba.core.dispatcher import Dispatcher
-    found: dict[tuple[str, str, object], None] = {}
+    found: dict[tuple[str, str, object], str | None] = {}
     originals = {name: getattr(Dispatcher, name) for name in ("_compile_for_args", "compile")}
     inside = threading.local()             # a call under another: a callee's compile
 
+    def record(disp, before):
+        module = disp.py_func.__module__
+        if module.split(".")[0] in OWN:
+            for sig in disp.signatures:
+                if sig not in before:
+                    found.setdefault((module, disp.py_func.__name__, sig), None)
+
     def recording(name):
         def call(self, *args, **kws):
-            if getattr(inside, "yes", False):
-                return originals[name](self, *args, **kws)
             before = set(self.signatures)
-            inside.yes = True
+            parent = getattr(inside, "module", None)
+            if parent is not None:
+                if name == "compile" and (f"{self.py_func.__module__}.{self.py_func.__name__}"
+                                          in AHEAD.get(parent, ())):
+                    # (asked for, compiled now or before: the signature it is called with)
+                    found.setdefault((self.py_func.__module__, self.py_func.__name__,
+                                      tuple(args[0])), parent)
+                return originals[name](self, *args, **kws)
+            inside.module = self.py_func.__module__
             try:
                 return originals[name](self, *args, **kws)
             finally:
-                inside.yes = False
-                module = self.py_func.__module__
-                if module.split(".")[0] in OWN:
-                    for sig in self.signatures:
-                        if sig not in before:
-                            found[(module, self.py_func.__name__, sig)] = None
+                inside.module = None
+                record(self, before)
         return call
 
     for name in originals:
@@ -106,7 +129,7 @@ def entry_points(run) -> list[tuple[str, str, object]]:
     finally:
         for name, fn in originals.items():
             setattr(Dispatcher, name, fn)
-    return list(found)
+    return [(m, n, sig, ahead_of) for (m, n, sig), ahead_of in found.items()]
 
 
 def _record_one(preset: str, samples: int) -> list[list]:
@@ -120,21 +143,31 @@ def _record_one(preset: str, samples: int) -> list[list]:
             scene = get_scene(name)
             for w, h in RECORD_SIZES:
                 run(scene, preset, Settings(w, h, samples))
-    return [[m, n, base64.b64encode(pickle.dumps(sig)).decode(), str(sig)]
-            for m, n, sig in entry_points(frames)]
+    return [_row(m, n, sig) for m, n, sig, ahead_of in entry_points(frames) if ahead_of is None]
 
 
-def _compile_seconds(entries: list[dict]) -> dict[str, float]:
+def _row(module: str, name: str, sig) -> list:
+    return [module, name, base64.b64encode(pickle.dumps(sig)).decode(), str(sig)]
+
+
+def _compile_seconds(entries: list[dict]) -> tuple[dict[str, float], list[dict]]:
     """Seconds each module's entry points take to compile on an empty cache, one after another
-    in this process (the costs that order the workers' queue)."""
-    seconds = {}
+    in this process (the costs that order the workers' queue), and the callees to compile ahead
+    of them (AHEAD) as entries, each with the runs of the entry points that call it."""
+    seconds, callees = {}, {}
     for module in sorted({e["module"] for e in entries}):
         t0 = time.perf_counter()
         for e in entries:
             if e["module"] == module:
-                _compile_entry(e)
+                for m, n, sig, ahead_of in entry_points(lambda: _compile_entry(e)):
+                    if ahead_of is not None:
+                        m, n, sig, text = _row(m, n, sig)
+                        c = callees.setdefault((m, n, text), {
+                            "module": m, "kernel": n, "types": text, "sig": sig, "runs": [],
+                            "ahead_of": ahead_of})
+                        c["runs"] += [r for r in e["runs"] if r not in c["runs"]]
         seconds[module] = round(time.perf_counter() - t0, 1)
-    return seconds
+    return seconds, list(callees.values())
 
 
 def write_manifest(presets: list[str]) -> None:
@@ -158,7 +191,8 @@ def write_manifest(presets: list[str]) -> None:
         out = subprocess.run([sys.executable, "-m", MODULE, "--time-compiles"],
                              input=json.dumps(entries), capture_output=True, text=True, check=True,
                              env=dict(os.environ, NUMBA_CACHE_DIR=cold)).stdout
-    seconds = json.loads(out.splitlines()[-1])
+    seconds, callees = json.loads(out.splitlines()[-1])
+    entries += sorted(callees, key=lambda e: (e["module"], e["kernel"], e["types"]))
     import numba
     MANIFEST.write_text(json.dumps({
         "numba": numba.__version__,
@@ -193,7 +227,9 @@ def _compile_entry(entry: dict) -> None:
 def _cached(entry: dict) -> bool:
     """Whether numba's cache holds an index for the entry's kernel (some signature of it)."""
     try:
-        return os.path.exists(_dispatcher(entry)._cache._cache_file._index_path)
+        disp = _dispatcher(entry)
+        getattr(disp, "ready_cache", lambda: None)()      # an inlined helper's: made lazily
+        return os.path.exists(disp._cache._cache_file._index_path)
     except Exception:                         # numba's internals moved, or the list is stale
         return True                           # (then nothing is compiled ahead)
 
@@ -212,15 +248,22 @@ def compiles(entries: list[dict]) -> int:
     return sum(ev.is_start for _, ev in recorded.buffer)
 
 
+def _group_name(entries: list[dict]) -> str:
+    """A group's module, or the callees' compiled ahead of one (AHEAD)."""
+    ahead_of = entries[0].get("ahead_of")
+    return f"callees of {ahead_of}" if ahead_of else entries[0]["module"]
+
+
 def _compile_group(entries: list[dict]) -> tuple[str, int]:
-    """In a worker: compile a module's entry points; the module and the kernels compiled."""
-    return entries[0]["module"], compiles(entries)
+    """In a worker: compile a group's entry points; its name and the kernels compiled."""
+    return _group_name(entries), compiles(entries)
 
 
 def plan(preset_names: list[str] | None, samples=None, post: bool = True) -> list[list[dict]]:
     """The entry points to compile ahead for these presets (None: every preset's) at these sample
-    counts (None: every count recorded), not yet in the cache, by module, longest first; the
-    post chain's (POST_MODULES) only with `post`."""
+    counts (None: every count recorded), not yet in the cache, by module, longest first, each
+    followed by the callees compiled ahead of it (AHEAD), if it compiles; the post chain's
+    (POST_MODULES) only with `post`."""
     groups: dict[str, list[dict]] = {}
     for e in load():
         if not post and e["module"] in POST_MODULES:
@@ -228,8 +271,15 @@ def plan(preset_names: list[str] | None, samples=None, post: bool = True) -> lis
         if any((preset_names is None or p in preset_names) and (samples is None or n in samples)
                for p, n in e["runs"]):
             if not _cached(e):
-                groups.setdefault(e["module"], []).append(e)
-    return sorted(groups.values(), key=lambda g: -g[0]["seconds"])
+                groups.setdefault(_group_name([e]), []).append(e)
+    ordered = []
+    for g in sorted((g for g in groups.values() if not g[0].get("ahead_of")),
+                    key=lambda g: -g[0]["seconds"]):
+        ordered.append(g)
+        callees = groups.get(f"callees of {g[0]['module']}")
+        if callees:
+            ordered.append(callees)
+    return ordered
 
 
 def precompile(presets=None, samples=None, scenes=None) -> int:
