@@ -17,7 +17,9 @@ the clipper's rows were array expressions). The raster module alone takes 24.5 s
 in one of two workers (2026-12-06; 54.8 s that morning, before the kernels' helpers were inlined
 by LLVM rather than at numba's IR level, renderer/raster_sections.py, then compiled without the
 wrappers of a Python call, renderer/inlined.py, and the tile kernel compiled for its sample count
-alone, raster_kernels.tile_kernel), so past two or three cores it bounds the wall time. A kernel
+alone, raster_kernels.tile_kernel), so past two or three cores it bounds the wall time; its
+late callees compile ahead in another worker (AHEAD: 21.6 s in its own then, and a cold render
+triangle 23.8-24.4 s on two cores, 2026-12-06). A kernel
 the list misses (a preset changed with --set, ray passes, a stale list) compiles at its first
 call, as before.
 
