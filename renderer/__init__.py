@@ -27,10 +27,11 @@ An architecture (pipelines/) composes them; for instance, a frame by hand:
 """
 
 from .allocator import keep_freed_memory
-from .jit_cache import use_source_keyed_cache
+from .jit_cache import load_without_refresh, use_source_keyed_cache
 from .workers import hand_over_quickly, wait_passively
 
 use_source_keyed_cache()
+load_without_refresh()
 keep_freed_memory()
 wait_passively()
 hand_over_quickly()

@@ -151,3 +151,32 @@ def use_source_keyed_cache() -> Path:
     except OSError:
         pass        # an unwritable cache: numba falls back to its own locations
     return here
+
+
+def load_without_refresh() -> None:
+    """Load a cached kernel without first refreshing numba's target context. numba's cache
+    refreshes it before every load (Cache.load_overload), and the first refresh in a process
+    installs every typing and lowering registry numba has (its numpy, cffi, string and math
+    support: 0.19 s, cffi's C parser and, where installed, scipy.linalg imported among them)
+    that only a compile uses: a cached kernel is machine code and an environment, and needs the
+    runtime (NRT) that the refresh starts first, started here. A compile still refreshes it
+    (numba.core.compiler.CompilerBase), so a kernel the cache lacks compiles as before. A warm
+    `render triangle`, same checkout, scipy hidden: 0.98-1.01 -> 0.83-0.88 s; with scipy
+    installed 1.16-1.18 -> 0.86 s (2026-12-06). Checked warm, in processes that compiled
+    nothing: the report (every preset and built-in scene), ray passes on both BVH forms, the
+    post chain, deferred, particles, mesh and NGG front ends, a heat map, ASTC textures.
+    tilesim's kernels only (OWN's modules): a host program's own cached functions load as numba
+    loads them."""
+    from numba.core import caching
+    from numba.core.runtime import rtsys
+    numba_load = caching.Cache.load_overload
+
+    def load_overload(self, sig, target_context):
+        module = getattr(self._py_func, "__module__", None) or ""
+        if module.split(".")[0] not in OWN:
+            return numba_load(self, sig, target_context)
+        rtsys.initialize(target_context)      # (what the refresh does first: the kernels' runtime)
+        with self._guard_against_spurious_io_errors():
+            return self._load_overload(sig, target_context)
+    caching.Cache.load_overload = load_overload
+

@@ -276,6 +276,32 @@ def test_kernel_cache_is_keyed_by_every_source(tmp_path):
     assert "renderer/texture_formats.py" not in sources and "pipelines/arch/imr.py" not in sources
 
 
+_WARM_LOAD = """
+import json
+import sys
+import numpy as np
+from renderer import geometry_kernels as gk
+assert list(gk.running_sum(np.array([2, 3], np.int64))) == [0, 2, 5]
+print(json.dumps([m for m in ("pycparser", "numba.np.linalg", "numba.np.polynomial",
+                              "numba.misc.cffiimpl") if m in sys.modules]))
+"""
+
+
+def test_a_cached_kernel_loads_without_numbas_compile_registries():
+    """jit_cache.load_without_refresh: a process that only loads a cached kernel and calls it
+    imports none of what numba's refresh of its target context would (its linalg, polynomial
+    and cffi support): the first run fills the cache, the second only loads."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.cli_process import HANG_S, child_env
+    run = lambda: subprocess.run([sys.executable, "-c", _WARM_LOAD], env=child_env(),  # noqa: E731
+                                 capture_output=True, text=True, timeout=HANG_S, check=True)
+    run()
+    assert json.loads(run().stdout.splitlines()[-1]) == []
+
+
 def test_the_source_key_is_remembered_until_a_source_changes(tmp_path):
     """jit_cache.remembered_source_key reads the sources only when one has changed: its size,
     time or inode (a file replaced whole), or the modules under PACKAGES (one added)."""
