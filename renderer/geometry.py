@@ -138,9 +138,10 @@ _SETUP = MeshMemo(2)      # the last passes set up: the next preset on the same 
 def setup_all(draws, camera, width: int, height: int, reach: int = -1) -> SetupPass:
     """All draws of a pass → SetupTriangles in submission order, with each input primitive's
     outcome. The whole pass at once: draws are concatenated, vertex indices made global, each
-    stage one kernel over all of them (in parts on several threads: workers.spread). Setup depends only on the draws, the camera and the size, never on the preset, so
-    the same frame through several presets (the viewer's panels, a report's rows) sets up once;
-    the result is shared and must not be written to. `reach` >= 0 drops the whole triangles
+    stage one kernel over all of them (in parts on several threads: workers.spread). Setup
+    depends only on the draws, the camera and the size, never on the preset, so the same frame
+    through several presets (the viewer's panels, a report's rows) sets up once; the result is
+    shared and must not be written to. `reach` >= 0 drops the whole triangles
     whose bounding box holds no sample (gk.SetupInput.reach): for an image alone
     (pipelines.picture), never for a frame, which counts them."""
     key = (tuple((id(d.mesh), d.world_from_object.tobytes(), int(d.state.cull)) for d in draws),

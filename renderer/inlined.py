@@ -108,4 +108,3 @@ def callee(fn=None, *, error_model: str = "numpy"):
         disp.enable_caching()
         return disp
     return make if fn is None else make(fn)
-

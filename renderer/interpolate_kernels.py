@@ -21,7 +21,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from .vector_ir import lanes, splat as vector_splat
+from .vector_ir import lanes, row as vector_row, splat as vector_splat
 
 LANES = 4                     # a quad's pixels: (0, 0), (1, 0), (0, 1), (1, 1)
 _D4 = ir.VectorType(ir.DoubleType(), LANES)
@@ -74,9 +74,8 @@ def quad_attributes4(typingctx, attr, x0, x1, y0, y1, fedges, inv_w, normals, uv
         ps = builder.fdiv(ir.Constant(_D4, [1.0] * LANES), add(add(p0, p1), p2))
         q0, q1, q2 = mul(p0, ps), mul(p1, ps), mul(p2, ps)
         rows += [interpolate(q0, q1, q2, uvs, tu, 2, ch) for ch in range(2)]
-        for k, row in enumerate(rows):
-            ptr = builder.gep(out, [ir.Constant(ir.IntType(64), k * LANES)])
-            builder.store(row, builder.bitcast(ptr, _D4.as_pointer()), align=8)
+        for k, values in enumerate(rows):
+            builder.store(values, vector_row(builder, out, k, _D4), align=8)
         return context.get_dummy_value()
 
     return sig, codegen

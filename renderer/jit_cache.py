@@ -179,4 +179,3 @@ def load_without_refresh() -> None:
         with self._guard_against_spurious_io_errors():
             return self._load_overload(sig, target_context)
     caching.Cache.load_overload = load_overload
-

@@ -20,7 +20,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .vector_ir import splat as vector_splat
+from .vector_ir import row as vector_row, splat as vector_splat
 
 LANES = 4
 _D4 = ir.VectorType(ir.DoubleType(), LANES)
@@ -40,11 +40,9 @@ def lambert4(typingctx, rgba, attr, back, light):
         rgba, attr, back, light = args
         colour = context.make_array(signature.args[0])(context, builder, rgba).data
         normal = context.make_array(signature.args[1])(context, builder, attr).data
-        i64 = ir.IntType(64)
 
         def row(base, k):
-            ptr = builder.gep(base, [ir.Constant(i64, k * LANES)])
-            return builder.bitcast(ptr, _D4.as_pointer())
+            return vector_row(builder, base, k, _D4)
 
         def light_(k):
             return vector_splat(builder, context.cast(builder, builder.extract_value(light, k),

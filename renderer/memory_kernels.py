@@ -113,13 +113,11 @@ def fusable(shape, lv, n_lines):
 
 @callee
 def serve(lines, shape, meta, acc, tile_bytes, rq, n):
-    """Runs requests rq[:n] through the caches, in order. (Its counts as int64: a literal
-    argument would make numba compile serve_levels again for it.)"""
-    serve_levels(lines, shape, meta, acc, tile_bytes, rq, np.int64(n), np.int64(ALL_LEVELS), rq,
-                 np.int64(0))
+    """Runs requests rq[:n] through the caches, in order."""
+    serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, ALL_LEVELS, rq, 0)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@callee
 def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
     """Runs requests rq[:n] through the levels in `own` (bit per level; bit DRAM_BIT for DRAM) and
     appends, in order, what reaches any other level to out[n_out:] as requests flagged OP_FILL

@@ -18,9 +18,7 @@ and per reference called.
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from enum import IntEnum
-from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -42,6 +40,7 @@ from .rop_kernels import quantize, rgba8_word
 from .rop_sizes import RULE_Z_INIT, codec_rules, event_depth_sizes, event_sizes
 from .shade_kernels import shade_uniform, texture_lod
 from .texture_l1 import L1_SETS, L1_WAYS, texture_walk
+from .workers import alongside
 
 
 class RC(IntEnum):
@@ -648,12 +647,6 @@ def tile_kernel(job: RasterJob, n_samples: int, counters: np.ndarray):
     return run
 
 
-@lru_cache(maxsize=None)
-def _helpers(n: int) -> ThreadPoolExecutor:
-    """n threads for run_tiles to share the tiles with, made once for each thread count."""
-    return ThreadPoolExecutor(n, thread_name_prefix="tilesim-raster")
-
-
 def run_tiles(run, order: np.ndarray) -> None:
     """run (tile_kernel's) over the tiles of `order` on numba's thread count (NUMBA_NUM_THREADS,
     set_num_threads) at once: this thread and helper threads, each taking the next tile not yet
@@ -667,9 +660,4 @@ def run_tiles(run, order: np.ndarray) -> None:
     if n <= 1:
         run(order, cursor)
         return
-    others = [_helpers(n - 1).submit(run, order, cursor) for _ in range(n - 1)]
-    try:
-        run(order, cursor)
-    finally:
-        for f in others:
-            f.result()
+    alongside(run, [(order, cursor)] * n, "raster")

@@ -300,8 +300,7 @@ def texture_walk(tex, ti, quad_uv, quad_level, n_quads, tags, stamps, clock, lin
     (shade.TextureTable). Each quad's footprint (quad_footprint) is looked up in the cache
     (tags, stamps; clock: the last access's stamp); a miss's byte address goes to
     tex_addr[tex_first:], at most tex_cap of them. lines, last: scratch of 32 lines each.
-    Returns (misses recorded, lookups, hits, misses past tex_cap,
-    the clock).
+    Returns (misses recorded, lookups, hits, misses past tex_cap, the clock).
 
     After the raster's reference rather than inside its quad loop, where the footprint's
     arithmetic, inlined among the shading's live values, took the registers those needed:

@@ -1,6 +1,6 @@
 """LLVM vector IR that the kernels' intrinsics share (the bilinear filter, the bvh8 box and
-triangle tests, a quad's attributes and its Lambert): a scalar broadcast to every lane, and
-scalars gathered into lanes."""
+triangle tests, a quad's attributes and its Lambert): a scalar broadcast to every lane, scalars
+gathered into lanes, and a row of an array as a vector pointer."""
 from __future__ import annotations
 
 from llvmlite import ir
@@ -21,3 +21,10 @@ def lanes(builder, values, vector):
     for i, x in enumerate(values):
         v = builder.insert_element(v, x, ir.Constant(ir.IntType(32), i))
     return v
+
+
+def row(builder, data, k, vector):
+    """Row k of a C array of rows of `vector`'s length (data: a pointer to its first element),
+    as a pointer to `vector`, for one vector load or store (align 8: a float64 array's)."""
+    ptr = builder.gep(data, [ir.Constant(ir.IntType(64), k * vector.count)])
+    return builder.bitcast(ptr, vector.as_pointer())

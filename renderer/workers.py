@@ -66,11 +66,21 @@ def on_this_thread(small: bool):
         numba.set_num_threads(n)
 
 
-
 @lru_cache(maxsize=None)
-def _spread_threads(n: int) -> ThreadPoolExecutor:
-    """n threads for spread's parts, made once for each thread count."""
-    return ThreadPoolExecutor(n, thread_name_prefix="tilesim-spread")
+def _helper_threads(name: str, n: int) -> ThreadPoolExecutor:
+    """n helper threads for the parallel loop `name`, made once for each thread count."""
+    return ThreadPoolExecutor(n, thread_name_prefix=f"tilesim-{name}")
+
+
+def alongside(fn, parts: list[tuple], name: str) -> None:
+    """fn(*parts[0]) on this thread and fn(*part) for the other parts on helper threads of the
+    loop `name` at once; returns when all are done (raising the first error)."""
+    others = [_helper_threads(name, len(parts) - 1).submit(fn, *part) for part in parts[1:]]
+    try:
+        fn(*parts[0])
+    finally:
+        for f in others:
+            f.result()
 
 
 def spread(kernel, n: int, *args, grain: int = 1) -> None:
@@ -87,11 +97,4 @@ def spread(kernel, n: int, *args, grain: int = 1) -> None:
         kernel(0, n, *args)
         return
     cuts = [n * i // k for i in range(k + 1)]
-    others = [_spread_threads(k - 1).submit(kernel, cuts[i], cuts[i + 1], *args)
-              for i in range(1, k)]
-    try:
-        kernel(cuts[0], cuts[1], *args)
-    finally:
-        for f in others:
-            f.result()
-
+    alongside(kernel, [(cuts[i], cuts[i + 1], *args) for i in range(k)], "spread")

@@ -130,10 +130,7 @@ def replay(mem, ip, work, start, own, out):
     block_need = 2 * color_blocks[3] + 2 * depth_blocks[3] + 2
     cap = max(REQUESTS, prim_need, block_need)
     rq = new_requests(cap)
-    # int64, not the literal 0: a call of serve_levels with a literal argument is a
-    # specialisation of its own for numba, compiled again (0.8 s a copy on a cold cache)
-    n = np.int64(0)
-    n_out = np.int64(0)
+    n = n_out = 0
     # most requests one request can hand on (see serve_levels); none when all levels are ours
     fanout = 0 if own == ALL_LEVELS else shape.shape[0] + 1
     # When another thread serves L2, the requests that enter there (a primitive's fetches, a
