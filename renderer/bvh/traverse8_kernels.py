@@ -11,7 +11,7 @@ from renderer.stream_store import stream_fence, stream_row
 
 from .box8_kernels import box8, entry_planes, lim32, misses8, tame
 from .layouts_kernels import N_OBB
-from .tri4_kernels import tri4
+from .tri4_kernels import LANES, tri4
 from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, FLAG_OPAQUE, R_DX, R_DY, R_DZ, R_OX, R_OY,
                                R_OZ, R_TMAX, R_TMIN, REC_NODE, REC_PARENT, REC_SHIFT, REC_TRI,
                                REF_BOX, REF_TRI, REC_FILL, REC_SPILL, TRI_NON_OPAQUE, _culled, _inv,
@@ -393,12 +393,13 @@ def _stream_costs(cnt, r, steps, box_nodes, leaf_nodes, box_tests, tri_tests, ov
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
-    """trace_chunk8 for the common case alone: no fetch records, no rotated node, a tame ray
-    (box8_kernels: none parallel to an axis plane), no restart after an overflow, no spill,
-    no candidate hit on a non-opaque triangle. A ray that
-    needs one of those is left to trace_chunk8, listed in redo; returns how many were. Same
-    decisions, hits and counters (tests/test_bvh.py holds them equal), in a kernel small
-    enough for LLVM to keep its state in registers, with distances in float32 throughout.
+    """trace_chunk8 for the common case alone: no fetch records, a tame ray (box8_kernels:
+    none parallel to an axis plane), no restart after an overflow, no spill, no candidate hit
+    on a non-opaque triangle. A ray that needs one of those is left to trace_chunk8, listed in
+    redo; returns how many were. Same decisions, hits and counters (tests/test_bvh.py holds
+    them equal), in a kernel small enough for LLVM to keep its state in registers, with
+    distances in float32 throughout. The layout has no rotated node: trace_rays gives one that
+    has to trace_chunk8 whole (a check of each node here cost sponza's rays 2.5-3.7%, A/B).
 
     The loop is turned around: a step takes the children the last box test kept, goes on to
     the next box node (popping, testing primitive nodes on the way) and tests it. So the root's
@@ -429,15 +430,17 @@ def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
     box_clocks = np.empty(boxes.shape[2] + 1, np.int64)
     for n in range(boxes.shape[2] + 1):
         box_clocks[n] = (n + box_rate - 1) // box_rate
+    tri_clocks = np.empty(LANES + 1, np.int64)      # (a division a primitive node: 1-5% of
+    for n in range(LANES + 1):                      # the rays' time, A/B)
+        tri_clocks[n] = (n + tri_rate - 1) // tri_rate
     n_redo = 0
-    root_rotated = np.int64(head[0, H_ROT] >> 24) < N_OBB      # (the caller passes none: a guard)
     n_root = np.int64((head[0, H_COUNTS] >> 8) & 0xFF)
     missed = _root_misses(boxes, n_root, rays, r0, r1)
     for r in range(r0, r1):
         o32x, o32y, o32z, tmin32 = rays[r, R_OX], rays[r, R_OY], rays[r, R_OZ], rays[r, R_TMIN]
         # (the float32 values: the float64 ray, which only the triangle test needs, is made
         # after the root's test; 5% of dragon's time in A/B runs)
-        if root_rotated or not tame(o32x, o32y, o32z, rays[r, R_DX], rays[r, R_DY], rays[r, R_DZ]):
+        if not tame(o32x, o32y, o32z, rays[r, R_DX], rays[r, R_DY], rays[r, R_DZ]):
             redo[n_redo] = r
             n_redo += 1
             continue
@@ -522,7 +525,7 @@ def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
                 if q >= 0:                  # an any-hit to run: trace_chunk8's
                     bail = done = True
                 tri_tests += tested
-                clocks += (tested + tri_rate - 1) // tri_rate
+                clocks += tri_clocks[tested]
                 lim = lim32(best_t)
                 cur = -1
                 if done:
@@ -532,9 +535,6 @@ def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
             node = cur >> 2
             box_nodes += 1
             w7 = head[node, H_COUNTS]
-            if np.int64(head[node, H_ROT] >> 24) < N_OBB:
-                bail = True
-                break
             n = np.int64((w7 >> 8) & 0xFF)
             keep = box8(boxes, node, nx, ny, nz, o32x, o32y, o32z, ix, iy, iz, tmin32, lim, at)
             box_tests += n
