@@ -22,12 +22,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from renderer.atomics import fetch_add
-
 from .box8_kernels import box8, entry_planes, lim32, tame
 from .layouts_kernels import L_BVH8
 from .traverse4_kernels import walk
-from .trace_kernels import run_length
+from .trace_kernels import next_run, run_length
 from .traverse8_kernels import walk8
 from .traverse_kernels import (BOX_EPS, C_CLOCKS, C_FILLS, C_N, C_OVERFLOWS, C_POPS, C_PUSHES,
                                C_RESTARTS, C_SPILLS, C_STEPS, FLAG_ANY_HIT, R_DX, R_DY, R_DZ, R_N,
@@ -277,7 +275,7 @@ def trace_chunk2(tlas, blas, job, ah, out, tl_costs, r0, r1, rec0, rec_cap):
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def trace2(tlas, blas, job, ah, out, tl_costs, n_threads):
     """All rays of `job` through the two levels, parallel over chunks of job.chunk rays, each
-    thread taking the next run of chunks from a shared cursor (as trace_kernels.trace); chunk c
+    thread taking the next run of chunks from a shared cursor (trace_kernels.next_run); chunk c
     records into out.rec[c * out.rec_cap:] and its count into out.rec_n[c]."""
     chunk = job.chunk
     n_chunks = (job.rays.shape[0] + chunk - 1) // chunk
@@ -285,10 +283,10 @@ def trace2(tlas, blas, job, ah, out, tl_costs, n_threads):
     cursor = np.zeros(1, np.int64)
     for w in prange(n_threads):
         while True:
-            c0 = fetch_add(cursor, run)
+            c0, c1 = next_run(cursor, run, n_chunks, n_threads)
             if c0 >= n_chunks:
                 break
-            for c in range(c0, min(c0 + run, n_chunks)):
+            for c in range(c0, c1):
                 _chunk2(tlas, blas, job, ah, out, tl_costs, c)
 
 
