@@ -1,6 +1,7 @@
 """The engine's parallel loops and its helpers' compiles: renderer.workers.spread hands every
-index to exactly one part, contiguous, the calling thread the first; renderer.inlined compiles a
-callee for its arguments' plain types, and for the literal ones where it needs them."""
+index to exactly one part, contiguous, the calling thread the first; the traversal's runs of
+chunks (bvh.trace_kernels.next_run) tile the chunks and shrink towards the end; renderer.inlined
+compiles a callee for its arguments' plain types, and for the literal ones where it needs them."""
 from __future__ import annotations
 
 import threading
@@ -80,3 +81,25 @@ def _picking():
 def test_a_callee_that_needs_a_literal_is_compiled_for_it():
     assert _picking() == 3.5
     assert {sig[1].literal_value for sig in _pick.signatures} == {0, 1}
+
+
+@pytest.mark.parametrize("n_chunks, n_threads", [(1, 1), (5, 2), (100, 2), (1562, 2), (16078, 4)])
+def test_traversal_runs_cover_the_chunks_and_shrink_towards_the_end(n_chunks, n_threads):
+    """trace_kernels.next_run, taken in turn by n_threads (as the cursor hands them out): the
+    runs tile 0..n_chunks-1, none longer than run_length's, none longer than the chunks left
+    over GUIDE * n_threads (or one), so the last runs are single chunks; then none is left."""
+    from renderer.bvh.trace_kernels import GUIDE, next_run, run_length
+    run = run_length(n_chunks, n_threads)
+    cursor = np.zeros(1, np.int64)
+    runs = []
+    while True:
+        left = n_chunks - cursor[0]
+        c0, c1 = next_run(cursor, run, n_chunks, n_threads)
+        if c0 >= n_chunks:
+            break
+        assert 1 <= c1 - c0 <= max(1, min(run, left // (GUIDE * n_threads)))
+        runs.append((c0, c1))
+    assert runs[0][0] == 0 and runs[-1][1] == n_chunks
+    assert all(a[1] == b[0] for a, b in zip(runs, runs[1:]))
+    assert runs[-1][1] - runs[-1][0] == 1
+    assert [b - a for a, b in runs] == sorted((b - a for a, b in runs), reverse=True)
