@@ -135,3 +135,21 @@ def test_misses8_is_box8_across_rays_and_misses_no_box_inside():
             missed += miss
             entered += 1 - miss
     assert missed > 500 and entered > 500
+
+
+def test_misses8_never_flags_a_ray_that_is_not_tame():
+    """A ray outside box8's ranges (a direction component below 2^-60, an origin beyond 2^60)
+    or with a NaN is never in misses8's mask, though it misses the box (the fast walk lists it
+    for the full kernel); the same rays made tame are."""
+    box = np.array([0, 0, 0, 1, 1, 1], np.float32)
+    rays = np.zeros((16, 8), np.float32)
+    rays[:, 0:3], rays[:, 4:7], rays[:, 7] = (5, 5, 5), (1, 1, 1), np.inf   # all aim away
+    bad = {0: (4, 1e-20), 1: (5, -1e-19), 2: (6, 0.0), 3: (0, 2e18), 4: (1, -3e18),
+           5: (2, np.nan), 6: (4, np.nan), 7: (7, np.nan)}
+    for r, (col, v) in bad.items():
+        rays[r, col] = v
+    assert not any(tame(*rays[r, 0:3], *rays[r, 4:7]) for r in range(5))      # 5-7: NaN
+    out = np.empty(2, np.uint64)
+    _misses8_all(rays, box, out)
+    assert int(out[0]) & 0x7F == 0                  # rays 0-6: not tame or NaN
+    assert int(out[1]) == 0xFF                      # rays 8-15: tame, missing

@@ -27,6 +27,7 @@ from functools import partial
 import numpy as np
 from llvmlite import ir
 from numba import types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 from renderer.inlined import inlined
@@ -91,8 +92,8 @@ def box8(typingctx, boxes, node, nx, ny, nz, ox, oy, oz, ix, iy, iz, tmin, lim, 
 def misses8(typingctx, rays, r, lx, ly, lz, hx, hy, hz):
     """Rays r..r+7 of rays (float32 C (n, 8): origin, tmin, direction, tmax) against one box
     (float32 planes lo lx ly lz, hi hx hy hz), the test box8 runs on a node's slots but across
-    8 rays: the mask of those whose entry comes after their widened exit or their lim32(tmax).
-    A ray whose values are NaN is never in it. The caller's rays must be tame.
+    8 rays: the mask of those whose entry comes after their widened exit or their lim32(tmax)
+    and that are tame (`tame`: a ray that is not, or whose values are NaN, is never in it).
 
     Box8 misses every box inside this one for such a ray: each of its steps (a subtraction, a
     multiplication by 1/d, min, max, the widening, float32 rounding) is monotonic in the plane,
@@ -133,6 +134,14 @@ def misses8(typingctx, rays, r, lx, ly, lz, hx, hy, hz):
         top = ir.Constant(d8, [F32_MAX] * 8)
         lim = builder.fptrunc(builder.select(builder.fcmp_ordered("<", top, wide), top, wide), _F8)
         miss = builder.fcmp_ordered(">", tnear, vmin(tfar, lim))
+        fabs = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_F8, [_F8]),
+                                              "llvm.fabs.v8f32")
+        for k in range(3):     # tame: |d| >= 1 / RANGE and |o| <= RANGE on each axis, ordered
+            d_ok = builder.fcmp_ordered(">=", builder.call(fabs, [column(4 + k)]),
+                                        splat(ir.Constant(f32, 1.0 / RANGE)))
+            o_ok = builder.fcmp_ordered("<=", builder.call(fabs, [column(k)]),
+                                        splat(ir.Constant(f32, RANGE)))
+            miss = builder.and_(miss, builder.and_(d_ok, o_ok))
         return builder.zext(builder.bitcast(miss, ir.IntType(8)), ir.IntType(64))
 
     return sig, codegen
