@@ -293,10 +293,10 @@ def _face_normal(world, i0, i1, i2):
 @njit(cache=True, nogil=True, error_model="numpy")
 def face_normals(t0, t1, world, idx, tri_draw, draw_flat, out):
     """Triangles t0..t1-1 into out (float64 (n, 3), zeros): the unit face normal (_face_normal)
-    of each triangle of a faceted draw. They do not depend on the camera: made once while the draws and their
-    transforms stay (renderer.geometry.transform_vertices), not at every setup, where the
-    square root and three divisions a triangle took sponza's setup at 640x360 on one thread
-    11.8 ms against 11.2 without (d6477ab)."""
+    of each triangle of a faceted draw. They do not depend on the camera: made once while the
+    draws and their transforms stay (renderer.geometry.transform_vertices), not at every setup,
+    where the square root and three divisions a triangle took sponza's setup at 640x360 on one
+    thread 11.8 ms against 11.2 without (d6477ab)."""
     for t in range(t0, t1):
         if draw_flat[tri_draw[t]]:
             out[t, 0], out[t, 1], out[t, 2] = _face_normal(world, idx[t, 0], idx[t, 1], idx[t, 2])

@@ -1,7 +1,8 @@
 """How the engine's threads share the machine.
 
-First, how numba's worker threads wait between parallel loops (now the BVH builder's alone: a
-frame's parallel kernels run on threads of ours, spread below and raster_kernels.run_tiles). The
+First, how numba's worker threads wait between parallel loops (the front end's, binning's and the
+raster's run on threads of ours, spread below and raster_kernels.run_tiles; numba's still run the
+BVH's build and traversal, the TBDR's one-chunk test, the codecs' encoders and the post chain). The
 engine runs a thread of its own beside them (the memory model's, pipelines.arch.tbdr's replay
 following the raster down the screen), and OpenMP's default is to spin for a while at the end of
 every loop before sleeping: a worker spinning at a band's barrier holds a core the replay needs.
@@ -87,7 +88,8 @@ def spread(kernel, n: int, *args, grain: int = 1) -> None:
     """kernel(lo, hi, *args) over 0..n-1 in contiguous parts, one a thread, on numba's thread
     count for this thread (NUMBA_NUM_THREADS, set_num_threads, on_this_thread), none shorter
     than `grain`: the calling thread takes the first part and helper threads the others. The
-    parallel loop of the front end and binning, in place of numba's prange: a kernel with a
+    parallel loop of the front end, binning and the codecs' block sizes, in place of numba's
+    prange: a kernel with a
     prange is compiled twice over, its loop body as a function of its own (parfor's gufunc),
     and the front end's seven and binning's three took 6.5 s of the 53 s a cold `render
     triangle` compiles (2026-12-06). An element's output is its own, so the result is the

@@ -250,10 +250,15 @@ def compiles(entries: list[dict]) -> int:
     return sum(ev.is_start for _, ev in recorded.buffer)
 
 
+def _callees_of(module: str) -> str:
+    """The name of the group of callees compiled ahead of `module` (AHEAD)."""
+    return f"callees of {module}"
+
+
 def _group_name(entries: list[dict]) -> str:
     """A group's module, or the callees' compiled ahead of one (AHEAD)."""
     ahead_of = entries[0].get("ahead_of")
-    return f"callees of {ahead_of}" if ahead_of else entries[0]["module"]
+    return _callees_of(ahead_of) if ahead_of else entries[0]["module"]
 
 
 def _compile_group(entries: list[dict]) -> tuple[str, int]:
@@ -278,7 +283,7 @@ def plan(preset_names: list[str] | None, samples=None, post: bool = True) -> lis
     for g in sorted((g for g in groups.values() if not g[0].get("ahead_of")),
                     key=lambda g: -g[0]["seconds"]):
         ordered.append(g)
-        callees = groups.get(f"callees of {g[0]['module']}")
+        callees = groups.get(_callees_of(g[0]["module"]))
         if callees:
             ordered.append(callees)
     return ordered
