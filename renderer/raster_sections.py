@@ -20,7 +20,9 @@ from .lambert_kernels import lambert4
 from .raster_schedule import PH_SHADE, PH_VIS
 from .rop import CLEAR_COLOR, CLEAR_DEPTH, CLEAR_SHADED, CLEAR_WORD, CLEAR_Z
 from .rop_kernels import depth_test, quantize, rgba8_word, write_samples
-from .shade_kernels import filter_texture, lambert
+from .quad_filter_kernels import quad_filter4
+from .shade_kernels import (L_HEIGHT, L_OFFSET, L_WIDTH, S_WRAP_S, S_WRAP_T, WRAP_REPEAT,
+                            filter_texture, lambert)
 
 SHADE_VEC = 4          # pixels per vector of the plain path's shading loop (AVX2, float64)
 # Covered pixels from which a block inside the target takes fill_block (all 64 visited, a select
@@ -493,11 +495,31 @@ def quad_shade(lane_pass, lane_attr, lane_rgba, tex_data, tex_levels, tex_sample
     (texture_l1.quad_footprint gives what inlining both gained), for no longer cold compile (a
     cold `tilesim report` 71.8 -> 71.3 s)."""
     br, bg, bb, ba = base
+    # The four lanes' filters at once where the sampler repeats and the levels' sides are
+    # powers of two (quad_filter_kernels; the same colours), into lane_rgba to be read back.
+    top = level + 1 if frac > 0.0 else level
+    w0, h0 = tex_levels[ti, level, L_WIDTH], tex_levels[ti, level, L_HEIGHT]
+    w1, h1 = tex_levels[ti, top, L_WIDTH], tex_levels[ti, top, L_HEIGHT]
+    by_quad = False
+    if (textured and tex_sampler[ti, S_WRAP_S] == WRAP_REPEAT
+            and tex_sampler[ti, S_WRAP_T] == WRAP_REPEAT
+            and (w0 & (w0 - 1)) | (h0 & (h0 - 1)) | (w1 & (w1 - 1)) | (h1 & (h1 - 1)) == 0):
+        live = 0
+        for lane in range(4):
+            if lane_pass[lane] != 0:
+                live |= 1 << lane
+        by_quad = quad_filter4(tex_data, lane_attr, lane_rgba, live,
+                               (tex_levels[ti, level, L_OFFSET], w0, h0),
+                               (tex_levels[ti, top, L_OFFSET], w1, h1), frac)
     for lane in range(4):
         sr, sg, sb, sa = br, bg, bb, ba
         if textured and lane_pass[lane] != 0:
-            tr, tg, tb, ta = filter_texture(tex_data, tex_levels, tex_sampler, ti, level, frac,
-                                            lane_attr[3, lane], lane_attr[4, lane])
+            if by_quad:
+                tr, tg, tb, ta = (lane_rgba[0, lane], lane_rgba[1, lane], lane_rgba[2, lane],
+                                  lane_rgba[3, lane])
+            else:
+                tr, tg, tb, ta = filter_texture(tex_data, tex_levels, tex_sampler, ti, level,
+                                                frac, lane_attr[3, lane], lane_attr[4, lane])
             sr, sg, sb, sa = sr * tr, sg * tg, sb * tb, sa * ta
         lane_rgba[0, lane], lane_rgba[1, lane], lane_rgba[2, lane], lane_rgba[3, lane] = (
             sr, sg, sb, sa)
