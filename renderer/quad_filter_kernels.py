@@ -41,22 +41,22 @@ def _i32(k):
 
 
 @intrinsic
-def quad_filter4(typingctx, data, attr, rgba, live, level0, level1, frac):
-    """Texture filters at the quad's four lanes' uv (attr[3, lane], attr[4, lane]; float64 C
-    (5, 4)) into rgba[c, lane] (float64 C (4, 4): r, g, b, a in [0, 1]): bilinear in level0,
-    blended with level1 by frac where frac > 0 (trilinear). A level is (first texel in data,
-    width, height), its sides powers of two; data: the texture table's RGBA8 words. live: the
-    lanes (bit lane) whose colour is used. Returns False, and leaves rgba's values unspecified,
-    where a live lane's texel index is out of repeat's range (the caller filters the quad lane
-    by lane then)."""
+def quad_filter4(typingctx, data, attr, rgba, live, level0, level1, frac, base):
+    """The base colour base (r, g, b, a) times the texture filter at each live lane's uv
+    (attr[3, lane], attr[4, lane]; float64 C (5, 4)) into rgba[c, lane] (float64 C (4, 4)),
+    the base colour alone in the others: bilinear in level0, blended with level1 by frac where
+    frac > 0 (trilinear). A level is (first texel in data, width, height), its sides powers of
+    two; data: the texture table's RGBA8 words; live: the lanes (bit lane) shaded. Returns
+    False, and leaves rgba as it was, where a live lane's texel index is out of repeat's range
+    (the caller filters the quad lane by lane then)."""
     if not (isinstance(data, types.Array) and data.dtype == types.uint32 and data.ndim == 1
             and all(isinstance(a, types.Array) and a.dtype == types.float64 and a.ndim == 2
                     and a.layout == "C" for a in (attr, rgba))):
         return None
-    sig = types.boolean(data, attr, rgba, live, level0, level1, frac)
+    sig = types.boolean(data, attr, rgba, live, level0, level1, frac, base)
 
     def codegen(context, builder, signature, args):
-        data, attr, rgba, live, level0, level1, frac = args
+        data, attr, rgba, live, level0, level1, frac, base = args
         words = context.make_array(signature.args[0])(context, builder, data).data
         uv = context.make_array(signature.args[1])(context, builder, attr).data
         out = context.make_array(signature.args[2])(context, builder, rgba).data
@@ -130,10 +130,19 @@ def quad_filter4(typingctx, data, attr, rgba, live, level0, level1, frac):
                                         ir.Constant(ir.IntType(LANES), 0))
         t = vector_splat(builder, frac, _D4)
 
+        tint = ir.Constant(_D4, ir.Undefined)
+        for c in range(CHANNELS):
+            tint = builder.insert_element(tint, scalar(builder.extract_value(base, c),
+                                                       signature.args[7].types[c],
+                                                       types.float64), _i32(c))
+
         def store(lane, colour):
+            """base x colour where the lane is live, base where not (as the scalar shading)."""
+            shaded = builder.select(builder.extract_element(is_live, _i32(lane)),
+                                    mul(tint, colour), tint)
             for c in range(CHANNELS):
                 ptr = builder.gep(out, [ir.Constant(ir.IntType(64), c * LANES + lane)])
-                builder.store(builder.extract_element(colour, _i32(c)), ptr, align=8)
+                builder.store(builder.extract_element(shaded, _i32(c)), ptr, align=8)
 
         with builder.if_then(builder.not_(any_bad), likely=True):
             with builder.if_else(trilinear) as (blend, single):

@@ -496,7 +496,7 @@ def quad_shade(lane_pass, lane_attr, lane_rgba, tex_data, tex_levels, tex_sample
     cold `tilesim report` 71.8 -> 71.3 s)."""
     br, bg, bb, ba = base
     # The four lanes' filters at once where the sampler repeats and the levels' sides are
-    # powers of two (quad_filter_kernels; the same colours), into lane_rgba to be read back.
+    # powers of two (quad_filter_kernels: the same colours), else lane by lane.
     top = level + 1 if frac > 0.0 else level
     w0, h0 = tex_levels[ti, level, L_WIDTH], tex_levels[ti, level, L_HEIGHT]
     w1, h1 = tex_levels[ti, top, L_WIDTH], tex_levels[ti, top, L_HEIGHT]
@@ -510,19 +510,16 @@ def quad_shade(lane_pass, lane_attr, lane_rgba, tex_data, tex_levels, tex_sample
                 live |= 1 << lane
         by_quad = quad_filter4(tex_data, lane_attr, lane_rgba, live,
                                (tex_levels[ti, level, L_OFFSET], w0, h0),
-                               (tex_levels[ti, top, L_OFFSET], w1, h1), frac)
-    for lane in range(4):
-        sr, sg, sb, sa = br, bg, bb, ba
-        if textured and lane_pass[lane] != 0:
-            if by_quad:
-                tr, tg, tb, ta = (lane_rgba[0, lane], lane_rgba[1, lane], lane_rgba[2, lane],
-                                  lane_rgba[3, lane])
-            else:
+                               (tex_levels[ti, top, L_OFFSET], w1, h1), frac, base)
+    if not by_quad:
+        for lane in range(4):
+            sr, sg, sb, sa = br, bg, bb, ba
+            if textured and lane_pass[lane] != 0:
                 tr, tg, tb, ta = filter_texture(tex_data, tex_levels, tex_sampler, ti, level,
                                                 frac, lane_attr[3, lane], lane_attr[4, lane])
-            sr, sg, sb, sa = sr * tr, sg * tg, sb * tb, sa * ta
-        lane_rgba[0, lane], lane_rgba[1, lane], lane_rgba[2, lane], lane_rgba[3, lane] = (
-            sr, sg, sb, sa)
+                sr, sg, sb, sa = sr * tr, sg * tg, sb * tb, sa * ta
+            lane_rgba[0, lane], lane_rgba[1, lane], lane_rgba[2, lane], lane_rgba[3, lane] = (
+                sr, sg, sb, sa)
     if lit:
         lambert4(lane_rgba, lane_attr, is_back, light_s)
 
