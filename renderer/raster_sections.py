@@ -485,8 +485,9 @@ def quad_attributes(lane_attr, qx, qy, fedges, inv_w, normals, uvs):
 def quad_shade(lane_pass, lane_attr, lane_rgba, tex_data, tex_levels, tex_sampler, textured, ti,
                level, frac, base, lit, is_back, light_s):
     """Shade the quad's passing lanes into lane_rgba[0:4, lane] (r, g, b, a; the other lanes
-    get the base colour): base colour x texture (the filter inlined), then Lambert on all four
-    lanes at once (lambert_kernels.lambert4). Inlined, and calling nothing: a call into a
+    get the base colour): base colour x texture (the four lanes' filters at once,
+    quad_filter_kernels.quad_filter4, where the sampler allows; else lane by lane, the filter
+    inlined), then Lambert on all four lanes at once (lambert_kernels.lambert4). Inlined, and calling nothing: a call into a
     function numba compiled apart leaves a path that returns its error status, on which the
     pruning of reference counts gives up, so a section that spans one keeps an atomic pair per
     array it takes at every run (shading and the ROP in one inlined section, around

@@ -136,8 +136,9 @@ def filter_texture(data, levels, sampler, ti, level, frac, u, v):
     """The sampler's filter, (r, g, b, a) in [0, 1]: bilinear in `level`, blended with the next
     level by `frac` when it is not 0 (trilinear; texture_lod gives both). Its arrays are read
     here and nowhere else (tap_words), and it returns scalars: no scratch array to pass.
-    Inlined where a texture is sampled per fragment (raster_sections.quad_shade; a called form,
-    sample_texture, was removed with its one caller, shade_uniform's textured predecessor)."""
+    Inlined where a texture is sampled per fragment (raster_sections.quad_shade, for the quads
+    quad_filter_kernels.quad_filter4, its four-lane form, leaves; a called form, sample_texture,
+    was removed with its one caller, shade_uniform's textured predecessor)."""
     wrap_s, wrap_t = sampler[ti, S_WRAP_S], sampler[ti, S_WRAP_T]
     r = g = b = a = 0.0
     for k in range(2 if frac > 0.0 else 1):
