@@ -487,14 +487,14 @@ def quad_shade(lane_pass, lane_attr, lane_rgba, tex_data, tex_levels, tex_sample
     """Shade the quad's passing lanes into lane_rgba[0:4, lane] (r, g, b, a; the other lanes
     get the base colour): base colour x texture (the four lanes' filters at once,
     quad_filter_kernels.quad_filter4, where the sampler allows; else lane by lane, the filter
-    inlined), then Lambert on all four lanes at once (lambert_kernels.lambert4). Inlined, and calling nothing: a call into a
-    function numba compiled apart leaves a path that returns its error status, on which the
-    pruning of reference counts gives up, so a section that spans one keeps an atomic pair per
-    array it takes at every run (shading and the ROP in one inlined section, around
-    sample_texture's call: 14 pairs a quad, 4-5% of a textured frame in bench/perf_kernels.py).
-    Called, it took its six arrays as some fifty words copied to the stack a quad
-    (texture_l1.quad_footprint gives what inlining both gained), for no longer cold compile (a
-    cold `tilesim report` 71.8 -> 71.3 s)."""
+    inlined), then Lambert on all four lanes at once (lambert_kernels.lambert4). Inlined, and
+    calling nothing: a call into a function numba compiled apart leaves a path that returns its
+    error status, on which the pruning of reference counts gives up, so a section that spans
+    one keeps an atomic pair per array it takes at every run (shading and the ROP in one
+    inlined section, around sample_texture's call: 14 pairs a quad, 4-5% of a textured frame
+    in bench/perf_kernels.py). Called, it took its six arrays as some fifty words copied to the
+    stack a quad (texture_l1.quad_footprint gives what inlining both gained), for no longer
+    cold compile (a cold `tilesim report` 71.8 -> 71.3 s)."""
     br, bg, bb, ba = base
     # The four lanes' filters at once where the sampler repeats and the levels' sides are
     # powers of two (quad_filter_kernels: the same colours), else lane by lane.
