@@ -18,8 +18,8 @@ runs the footprints through the cache after the reference (the triangle in the t
 order. A footprint is a level's sixteen taps at once where the sampler repeats and the sides
 are powers of two (footprint4, quad_lines_kernels.level_lines4: pul1duel's recorded quads
 through the walk on one thread 88.8 -> 59.5 ms), else one or two lines at once where a level's
-span says so (few_lines), else tap by tap. `l1_access` is held to a dictionary-LRU twin on recorded footprints
-(tests/test_texture_l1.py).
+span says so (few_lines), else tap by tap. `l1_access` is held to a dictionary-LRU twin on
+recorded footprints (tests/test_texture_l1.py).
 """
 from __future__ import annotations
 
