@@ -4,9 +4,9 @@
 sampler: repeat on both axes and levels whose sides are powers of two (every texture of the
 built-in scenes and the game levels). Where the scalar filter works out each lane's four texel
 indices and weights on its own (a multiply, a floor, a range check and a mask an axis, then the
-indices' arithmetic: a third of a textured fragment's filter), here a quad's are four-lane
-vector operations, and only the texel loads and the lerps, four channels a vector as
-bilerp_kernels.bilerp_rgba8 does them, are a lane's own.
+indices' arithmetic), here a quad's are four-lane vector operations, and only the texel loads
+and the lerps, four channels a vector as bilerp_kernels.bilerp_rgba8 does them, are a lane's
+own (pul1duel's frame through imr-baseline 0.963 of the time, two processes taking turns).
 
 Every lane's value is the scalar filter's bit for bit: the same IEEE operations in the same
 order (u * w - 0.5, its floor and the weight fx - floor, each channel's lerps, then trilinear's
