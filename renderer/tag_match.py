@@ -20,12 +20,40 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .block_masks import cttz64
 
 LANES = 4                  # ways a compare takes (an AVX2 register of int64)
 
 _I64 = ir.IntType(64)
 _V4 = ir.VectorType(_I64, LANES)
+
+
+def _match(builder, tags, n, line):
+    """The IR of a lookup: the lowest k < n with tags[k] == line (tags: an i64 pointer), or -1;
+    four tags a compare, so up to three past n are read (and masked off)."""
+    # (imported here, when the IR is made: block_masks imports the binning kernels, which
+    # import the texture L1, which imports this module)
+    from .block_masks import cttz64
+    i32 = ir.IntType(32)
+    want = builder.shuffle_vector(
+        builder.insert_element(ir.Constant(_V4, ir.Undefined), line, ir.Constant(i32, 0)),
+        ir.Constant(_V4, ir.Undefined), ir.Constant(ir.VectorType(i32, LANES), [0] * LANES))
+    four = ir.Constant(_I64, LANES)
+    chunks = builder.udiv(builder.add(n, ir.Constant(_I64, LANES - 1)), four)
+    mask = cgutils.alloca_once_value(builder, ir.Constant(_I64, 0))
+    with cgutils.for_range(builder, chunks) as loop:
+        at = builder.mul(loop.index, four)
+        v = builder.load(builder.bitcast(builder.gep(tags, [at]), _V4.as_pointer()), align=8)
+        bits = builder.bitcast(builder.icmp_signed("==", v, want), ir.IntType(LANES))
+        got = builder.shl(builder.zext(bits, _I64), at)
+        builder.store(builder.or_(builder.load(mask), got), mask)
+    # the ways past n, then the lowest match (cttz of 0 is 64: no way)
+    keep = builder.sub(builder.shl(ir.Constant(_I64, 1), n), ir.Constant(_I64, 1))
+    keep = builder.select(builder.icmp_signed(">=", n, ir.Constant(_I64, 64)),
+                          ir.Constant(_I64, -1), keep)
+    found = builder.and_(builder.load(mask), keep)
+    way = cttz64(builder, found)
+    return builder.select(builder.icmp_signed("==", found, ir.Constant(_I64, 0)),
+                          ir.Constant(_I64, -1), way)
 
 
 @intrinsic
@@ -45,25 +73,25 @@ def tag_way(typingctx, lines, s, n, line):
         ary = context.make_array(signature.args[0])(context, builder, args[0])
         shape = cgutils.unpack_tuple(builder, ary.shape, 3)
         tags = builder.gep(ary.data, [builder.mul(s, builder.mul(shape[1], shape[2]))])
-        i32 = ir.IntType(32)
-        want = builder.shuffle_vector(
-            builder.insert_element(ir.Constant(_V4, ir.Undefined), line, ir.Constant(i32, 0)),
-            ir.Constant(_V4, ir.Undefined), ir.Constant(ir.VectorType(i32, LANES), [0] * LANES))
-        four = ir.Constant(_I64, LANES)
-        chunks = builder.udiv(builder.add(n, ir.Constant(_I64, LANES - 1)), four)
-        mask = cgutils.alloca_once_value(builder, ir.Constant(_I64, 0))
-        with cgutils.for_range(builder, chunks) as loop:
-            at = builder.mul(loop.index, four)
-            v = builder.load(builder.bitcast(builder.gep(tags, [at]), _V4.as_pointer()), align=8)
-            bits = builder.bitcast(builder.icmp_signed("==", v, want), ir.IntType(LANES))
-            got = builder.shl(builder.zext(bits, _I64), at)
-            builder.store(builder.or_(builder.load(mask), got), mask)
-        # the ways past n, then the lowest match (cttz of 0 is 64: no way)
-        keep = builder.sub(builder.shl(ir.Constant(_I64, 1), n), ir.Constant(_I64, 1))
-        keep = builder.select(builder.icmp_signed(">=", n, ir.Constant(_I64, 64)),
-                              ir.Constant(_I64, -1), keep)
-        found = builder.and_(builder.load(mask), keep)
-        way = cttz64(builder, found)
-        return builder.select(builder.icmp_signed("==", found, ir.Constant(_I64, 0)),
-                              ir.Constant(_I64, -1), way)
+        return _match(builder, tags, n, line)
+    return sig, codegen
+
+
+@intrinsic
+def way_in_row(typingctx, tags, first, n, line):
+    """The k (0..n-1) with tags[first + k] == line, or -1: tag_way for a cache whose sets lie
+    in one flat int64 array, n ways a set from `first` (the texture L1). n must be a multiple
+    of four (the compares read whole fours) and at most 64."""
+    if not (isinstance(tags, types.Array) and tags.ndim == 1 and tags.layout == "C"
+            and tags.dtype == types.int64):
+        return None
+    sig = types.int64(tags, first, n, line)
+
+    def codegen(context, builder, signature, args):
+        def arg(k):
+            return context.cast(builder, args[k], signature.args[k], types.int64)
+
+        first, n, line = arg(1), arg(2), arg(3)
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        return _match(builder, builder.gep(ary.data, [first]), n, line)
     return sig, codegen

@@ -94,7 +94,8 @@ def _tables(fmt: str, size: int, wrap: Wrap = Wrap.REPEAT):
 
 
 @pytest.mark.parametrize("fmt,sets,ways", [("rgba8", 32, 4), ("bc1", 8, 2), ("astc-6x6", 1, 16),
-                                           ("bc7", 64, 1)])
+                                           ("bc7", 64, 1), ("bc1", 4, 32), ("rgba8", 2, 12),
+                                           ("bc1", 4, 6)])
 def test_l1_matches_a_dictionary_lru_on_recorded_footprints(fmt, sets, ways):
     rng = np.random.default_rng(7)
     # quads wandering over a 256-texel texture: walks (reuse), jumps (misses), wrapping edges
