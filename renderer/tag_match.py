@@ -1,6 +1,8 @@
 """The way of a set whose tag is a line: the lookup every request of the cache model makes.
 
     way = tag_way(lines, s, n, line)     # lines int64 (sets, F_N, max ways), C; -1: a miss
+    way = way_in_row(tags, first, n, line)   # tags int64 flat, a set's n ways from `first`
+                                             # (the texture L1's, texture_l1.l1_access)
 
 `memory_kernels.serve_levels` looked for it as a plain loop over the set's n ways remembering
 the last match, which LLVM vectorised as four ways a compare and then reduced the matching

@@ -309,7 +309,7 @@ def l1_access(tags, stamps, sets, ways, line, clock):
     through imr-baseline against 23.4%.) Ways in whole fours (RDNA 3's 32, GCN's 4) are
     searched four at a time (tag_match.way_in_row) and, on a miss, the least stamp found by a
     vectorised minimum: with 32 ways the walk of pul1duel's recorded quads took 75.0 ms on one
-    thread, way by way."""
+    thread way by way, 55.6 so (with 4 ways 54.0 and 47.4)."""
     first = np.uint64(line & (sets - 1)) * np.uint64(ways)
     if ways & 3 == 0 and ways <= 64:
         w = way_in_row(tags, np.int64(first), ways, line)
