@@ -24,20 +24,40 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from .shade_kernels import TWO_31
 from .vector_ir import row as vector_row, splat as vector_splat
 
 LANES = 4
 CHANNELS = 4
-TWO_31 = 2147483648.0
 _D4 = ir.VectorType(ir.DoubleType(), LANES)
 _I32x4 = ir.VectorType(ir.IntType(32), LANES)
 _I64x4 = ir.VectorType(ir.IntType(64), LANES)
 _B4 = ir.VectorType(ir.IntType(8), CHANNELS)
-_BOOL4 = ir.VectorType(ir.IntType(1), LANES)
 
 
 def _i32(k):
     return ir.Constant(ir.IntType(32), k)
+
+
+def repeat_texels(builder, coord, size):
+    """IR: the texels a bilinear filter reads along one axis of a level `size` texels wide (an
+    i64, a power of two) under repeat, at four lanes' coordinates coord (<4 x double>), as
+    shade_kernels.tap_words finds them: (f = coord * size - 0.5, its floor f0, whether f0 lies
+    in (-2^31, 2^31) (ordered compares: false for NaN), i0 = f0 & (size - 1), i1 = (i0 + 1) &
+    (size - 1)), i0 and i1 as <4 x i32>, taken from 0 where f0 is out of range."""
+    floor = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_D4, [_D4]),
+                                           "llvm.floor.v4f64")
+    f = builder.fsub(builder.fmul(coord, vector_splat(
+        builder, builder.sitofp(size, ir.DoubleType()), _D4)), ir.Constant(_D4, [0.5] * LANES))
+    f0 = builder.call(floor, [f])
+    ok = builder.and_(builder.fcmp_ordered(">", f0, ir.Constant(_D4, [-TWO_31] * LANES)),
+                      builder.fcmp_ordered("<", f0, ir.Constant(_D4, [TWO_31] * LANES)))
+    mask = vector_splat(builder, builder.trunc(builder.sub(size, ir.Constant(
+        ir.IntType(64), 1)), ir.IntType(32)), _I32x4)
+    i0 = builder.and_(builder.fptosi(builder.select(ok, f0, ir.Constant(_D4, [0.0] * LANES)),
+                                     _I32x4), mask)
+    i1 = builder.and_(builder.add(i0, ir.Constant(_I32x4, [1] * LANES)), mask)
+    return f, f0, ok, i0, i1
 
 
 @intrinsic
@@ -61,8 +81,6 @@ def quad_filter4(typingctx, data, attr, rgba, live, level0, level1, frac, base):
         uv = context.make_array(signature.args[1])(context, builder, attr).data
         out = context.make_array(signature.args[2])(context, builder, rgba).data
         mul, sub, add = builder.fmul, builder.fsub, builder.fadd
-        floor = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_D4, [_D4]),
-                                               "llvm.floor.v4f64")
 
         def scalar(value, ty, to):
             return context.cast(builder, value, ty, to)
@@ -74,22 +92,11 @@ def quad_filter4(typingctx, data, attr, rgba, live, level0, level1, frac, base):
                                         ir.Constant(_I32x4, [0] * LANES))
         u = builder.load(vector_row(builder, uv, 3, _D4), align=8)
         v = builder.load(vector_row(builder, uv, 4, _D4), align=8)
-        lo, hi = ir.Constant(_D4, [-TWO_31] * LANES), ir.Constant(_D4, [TWO_31] * LANES)
-        zero = ir.Constant(_D4, [0.0] * LANES)
-        half = ir.Constant(_D4, [0.5] * LANES)
 
         def axis(coord, size):
             """A level's texels along one axis: (i0, i1) as 64-bit lanes, the weight, and
             whether each lane's floor is in range (repeat's masked path)."""
-            size = scalar(size, types.int64, types.int64)
-            f = sub(mul(coord, vector_splat(builder, builder.sitofp(size, ir.DoubleType()), _D4)),
-                    half)
-            f0 = builder.call(floor, [f])
-            ok = builder.and_(builder.fcmp_ordered(">", f0, lo), builder.fcmp_ordered("<", f0, hi))
-            mask = vector_splat(builder, builder.trunc(builder.sub(size, ir.Constant(
-                ir.IntType(64), 1)), ir.IntType(32)), _I32x4)
-            i0 = builder.and_(builder.fptosi(builder.select(ok, f0, zero), _I32x4), mask)
-            i1 = builder.and_(builder.add(i0, ir.Constant(_I32x4, [1] * LANES)), mask)
+            f, f0, ok, i0, i1 = repeat_texels(builder, coord, size)
             return builder.zext(i0, _I64x4), builder.zext(i1, _I64x4), sub(f, f0), ok
 
         def level(lv, ty):

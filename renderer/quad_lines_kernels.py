@@ -1,20 +1,21 @@
 """The texture L1 lines of a quad's four bilinear filters in one level: LLVM vector IR.
 
-`level_lines4` is the tap-by-tap walk of texture_l1.quad_footprint for one level, for the
-common sampler: repeat on both axes, a level whose sides are powers of two, blocks whose sides
-are powers of two (every format but ASTC 6x6). The walk takes each lane's four texels in turn
-(lane 0's (x0, y0), (x1, y0), (x0, y1), (x1, y1), then lane 1's...), finds each one's block
-and that block's line, and adds the line where it is not yet listed. Here the sixteen taps'
-lines are four-lane vector operations (the texels as shade_kernels.tap_words finds them: floor
-of u * w - 0.5, repeat's mask; x1 = x0 + 1 wrapped), gathered into one sixteen-lane vector in
-the walk's order, and listed by a loop that takes the first tap not yet covered (a compare of
-all sixteen against each line listed, and the lowest bit of what is left): one round a line,
-one or two for most quads. Before it, a level's span gave one or two lines at once (few_lines,
-which stays for the other samplers) and left a fifth of pul1duel's levels to the walk, sixteen
-block addresses and scans of its list; the texture walk of pul1duel's frame on one thread took
-59.5 ms against 88.8 (its quads recorded and replayed). A lane whose floor lies outside (-2^31,
-2^31) (far off its triangle's plane, or NaN) leaves the quad to the walk (the function returns
--1). tests/test_texture_l1.py holds the footprint to its tap-by-tap twin.
+`level_lines4` is the tap-by-tap walk of texture_l1.quad_footprint for one level, for the common
+sampler: repeat on both axes, a level whose sides are powers of two, blocks whose sides are
+powers of two (every format but ASTC 6x6). The walk takes each lane's four texels in turn (lane
+0's (x0, y0), (x1, y0), (x0, y1), (x1, y1), then lane 1's...), finds each one's block and that
+block's line, and adds the line where it is not yet listed. Here the sixteen taps' lines are
+four-lane vector operations (the texels as the quad's filter finds them,
+quad_filter_kernels.repeat_texels: floor of u * w - 0.5, repeat's mask; x1 = x0 + 1 wrapped),
+gathered into one sixteen-lane vector in the walk's order, and listed by a loop that takes the
+first tap not yet covered (a compare of all sixteen against each line listed, and the lowest bit
+of what is left): one round a line, one or two for most quads. Before it, a level's span gave
+one or two lines at once (few_lines, which stays for the other samplers) and left a fifth of
+pul1duel's levels to the walk, sixteen block addresses and scans of its list; the texture walk
+of pul1duel's frame on one thread took 59.5 ms against 88.8 (its quads recorded and replayed). A
+lane whose floor lies outside (-2^31, 2^31) (far off its triangle's plane, or NaN) leaves the
+quad to the walk (the function returns -1). tests/test_texture_l1.py holds the footprint to its
+tap-by-tap twin.
 """
 from __future__ import annotations
 
@@ -23,13 +24,12 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from .quad_filter_kernels import repeat_texels
 from .vector_ir import splat as vector_splat
 
 LANES = 4
 TAPS = 16                    # 4 texels a lane's bilinear filter, 4 lanes
-TWO_31 = 2147483648.0
 _D4 = ir.VectorType(ir.DoubleType(), LANES)
-_I32x4 = ir.VectorType(ir.IntType(32), LANES)
 _I64x4 = ir.VectorType(ir.IntType(64), LANES)
 _I64x16 = ir.VectorType(ir.IntType(64), TAPS)
 _I64 = ir.IntType(64)
@@ -68,23 +68,11 @@ def level_lines4(typingctx, uv, q, level, shape, line_shift, lines, n):
         u = builder.load(builder.bitcast(row, _D4.as_pointer()), align=8)
         v = builder.load(builder.bitcast(builder.gep(row, [ir.Constant(_I64, 4)]),
                                          _D4.as_pointer()), align=8)
-        floor = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_D4, [_D4]),
-                                               "llvm.floor.v4f64")
-        lo, hi = ir.Constant(_D4, [-TWO_31] * LANES), ir.Constant(_D4, [TWO_31] * LANES)
 
         def axis(coord, size, block_shift):
             """The lanes' two texels along one axis, as block indices (64-bit lanes), and
             whether each lane's floor is in range."""
-            f = builder.fsub(builder.fmul(coord, vector_splat(
-                builder, builder.sitofp(size, ir.DoubleType()), _D4)),
-                ir.Constant(_D4, [0.5] * LANES))
-            f0 = builder.call(floor, [f])
-            ok = builder.and_(builder.fcmp_ordered(">", f0, lo), builder.fcmp_ordered("<", f0, hi))
-            mask = vector_splat(builder, builder.trunc(builder.sub(size, ir.Constant(_I64, 1)),
-                                                       ir.IntType(32)), _I32x4)
-            i0 = builder.and_(builder.fptosi(builder.select(ok, f0, ir.Constant(
-                _D4, [0.0] * LANES)), _I32x4), mask)
-            i1 = builder.and_(builder.add(i0, ir.Constant(_I32x4, [1] * LANES)), mask)
+            _, _, ok, i0, i1 = repeat_texels(builder, coord, size)
             s = vector_splat(builder, block_shift, _I64x4)
             return (builder.lshr(builder.zext(i0, _I64x4), s),
                     builder.lshr(builder.zext(i1, _I64x4), s), ok)

@@ -29,6 +29,18 @@ _I64 = ir.IntType(64)
 _V4 = ir.VectorType(_I64, LANES)
 
 
+def _int64_c(ty, ndim):
+    """Whether numba type ty is a C-contiguous int64 array of ndim dimensions."""
+    return (isinstance(ty, types.Array) and ty.ndim == ndim and ty.layout == "C"
+            and ty.dtype == types.int64)
+
+
+def _scalars(context, builder, signature, args):
+    """An intrinsic's arguments after its array, as i64 values."""
+    return [context.cast(builder, a, t, types.int64)
+            for a, t in zip(args[1:], signature.args[1:])]
+
+
 def _match(builder, tags, n, line):
     """The IR of a lookup: the lowest k < n with tags[k] == line (tags: an i64 pointer), or -1;
     four tags a compare, so up to three past n are read (and masked off)."""
@@ -62,16 +74,12 @@ def _match(builder, tags, n, line):
 def tag_way(typingctx, lines, s, n, line):
     """The way (0..n-1) of set s of `lines` (int64 C (sets, fields, max ways), tags the first
     field) whose tag is `line`, or -1; n at most 64 ways (memory_kernels.MAX_WAYS)."""
-    if not (isinstance(lines, types.Array) and lines.ndim == 3 and lines.layout == "C"
-            and lines.dtype == types.int64):
+    if not _int64_c(lines, 3):
         return None
     sig = types.int64(lines, s, n, line)
 
     def codegen(context, builder, signature, args):
-        def arg(k):
-            return context.cast(builder, args[k], signature.args[k], types.int64)
-
-        s, n, line = arg(1), arg(2), arg(3)
+        s, n, line = _scalars(context, builder, signature, args)
         ary = context.make_array(signature.args[0])(context, builder, args[0])
         shape = cgutils.unpack_tuple(builder, ary.shape, 3)
         tags = builder.gep(ary.data, [builder.mul(s, builder.mul(shape[1], shape[2]))])
@@ -84,16 +92,12 @@ def way_in_row(typingctx, tags, first, n, line):
     """The k (0..n-1) with tags[first + k] == line, or -1: tag_way for a cache whose sets lie
     in one flat int64 array, n ways a set from `first` (the texture L1). n must be a multiple
     of four (the compares read whole fours) and at most 64."""
-    if not (isinstance(tags, types.Array) and tags.ndim == 1 and tags.layout == "C"
-            and tags.dtype == types.int64):
+    if not _int64_c(tags, 1):
         return None
     sig = types.int64(tags, first, n, line)
 
     def codegen(context, builder, signature, args):
-        def arg(k):
-            return context.cast(builder, args[k], signature.args[k], types.int64)
-
-        first, n, line = arg(1), arg(2), arg(3)
-        ary = context.make_array(signature.args[0])(context, builder, args[0])
-        return _match(builder, builder.gep(ary.data, [first]), n, line)
+        first, n, line = _scalars(context, builder, signature, args)
+        tags = context.make_array(signature.args[0])(context, builder, args[0]).data
+        return _match(builder, builder.gep(tags, [first]), n, line)
     return sig, codegen
