@@ -129,14 +129,7 @@ def quad_filter4(typingctx, data, attr, rgba, live, level0, level1, frac, base):
 
         frac = scalar(frac, signature.args[6], types.float64)
         trilinear = builder.fcmp_ordered(">", frac, ir.Constant(ir.DoubleType(), 0.0))
-        taps0, ax0, ay0, ok0 = level(level0, signature.args[4])
-        taps1, ax1, ay1, ok1 = level(level1, signature.args[5])
-        ok = builder.select(trilinear, builder.and_(ok0, ok1), ok0)
-        bad = builder.and_(is_live, builder.not_(ok))
-        any_bad = builder.icmp_unsigned("!=", builder.bitcast(bad, ir.IntType(LANES)),
-                                        ir.Constant(ir.IntType(LANES), 0))
         t = vector_splat(builder, frac, _D4)
-
         tint = ir.Constant(_D4, ir.Undefined)
         for c in range(CHANNELS):
             tint = builder.insert_element(tint, scalar(builder.extract_value(base, c),
@@ -151,16 +144,30 @@ def quad_filter4(typingctx, data, attr, rgba, live, level0, level1, frac, base):
                 ptr = builder.gep(out, [ir.Constant(ir.IntType(64), c * LANES + lane)])
                 builder.store(builder.extract_element(shaded, _i32(c)), ptr, align=8)
 
-        with builder.if_then(builder.not_(any_bad), likely=True):
-            with builder.if_else(trilinear) as (blend, single):
-                with blend:
+        def in_range(ok):
+            """Whether every live lane's texels are in repeat's range (ok: each lane's)."""
+            bad = builder.and_(is_live, builder.not_(ok))
+            return builder.icmp_unsigned("==", builder.bitcast(bad, ir.IntType(LANES)),
+                                         ir.Constant(ir.IntType(LANES), 0))
+
+        done = cgutils.alloca_once_value(builder, ir.Constant(ir.IntType(1), 0))
+        taps0, ax0, ay0, ok0 = level(level0, signature.args[4])
+        with builder.if_else(trilinear) as (blend, single):
+            with blend:                  # (level1 only here: a bilinear quad's is level0 again)
+                taps1, ax1, ay1, ok1 = level(level1, signature.args[5])
+                good = in_range(builder.and_(ok0, ok1))
+                builder.store(good, done)
+                with builder.if_then(good, likely=True):
                     for lane in range(LANES):
                         c0 = bilerp(taps0, ax0, ay0, lane)
                         c1 = bilerp(taps1, ax1, ay1, lane)
                         store(lane, add(c0, mul(sub(c1, c0), t)))
-                with single:
+            with single:
+                good = in_range(ok0)
+                builder.store(good, done)
+                with builder.if_then(good, likely=True):
                     for lane in range(LANES):
                         store(lane, bilerp(taps0, ax0, ay0, lane))
-        return builder.not_(any_bad)
+        return builder.load(done)
 
     return sig, codegen

@@ -17,10 +17,11 @@ from .geometry_kernels import SUBPIXEL, holds_no_sample
 from .inlined import inlined
 from .interpolate_kernels import quad_attributes4
 from .lambert_kernels import lambert4
+from .pow2 import is_pow2
+from .quad_filter_kernels import quad_filter4
 from .raster_schedule import PH_SHADE, PH_VIS
 from .rop import CLEAR_COLOR, CLEAR_DEPTH, CLEAR_SHADED, CLEAR_WORD, CLEAR_Z
 from .rop_kernels import depth_test, quantize, rgba8_word, write_samples
-from .quad_filter_kernels import quad_filter4
 from .shade_kernels import (L_HEIGHT, L_OFFSET, L_WIDTH, S_WRAP_S, S_WRAP_T, WRAP_REPEAT,
                             filter_texture, lambert)
 
@@ -504,7 +505,7 @@ def quad_shade(lane_pass, lane_attr, lane_rgba, tex_data, tex_levels, tex_sample
     by_quad = False
     if (textured and tex_sampler[ti, S_WRAP_S] == WRAP_REPEAT
             and tex_sampler[ti, S_WRAP_T] == WRAP_REPEAT
-            and (w0 & (w0 - 1)) | (h0 & (h0 - 1)) | (w1 & (w1 - 1)) | (h1 & (h1 - 1)) == 0):
+            and is_pow2(w0) and is_pow2(h0) and is_pow2(w1) and is_pow2(h1)):
         live = 0
         for lane in range(4):
             if lane_pass[lane] != 0:

@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 from .inlined import callee, inlined
-from .pow2 import over
+from .pow2 import is_pow2, over
 from .quad_lines_kernels import level_lines4
 from .shade_kernels import (L_BLOCKS_X, L_HEIGHT, L_TILED, L_WIDTH, S_WRAP_S, S_WRAP_T, TWO_31,
                             WRAP_CLAMP, WRAP_REPEAT, texel_pair)
@@ -237,10 +237,8 @@ def by_vectors(fmt, at, above):
     level's sides, the one above's (footprint_params gives the level again where there is
     none) and the blocks' are powers of two."""
     ws, wt, bw, bh, bb, sx, sy = fmt
-    sides = at[1] & (at[1] - 1) | at[2] & (at[2] - 1) | above[1] & (above[1] - 1) | \
-        above[2] & (above[2] - 1)
-    return (ws == WRAP_REPEAT and wt == WRAP_REPEAT and sx >= 0 and sy >= 0 and sides == 0
-            and min(min(at[1], at[2]), min(above[1], above[2])) > 0)
+    return (ws == WRAP_REPEAT and wt == WRAP_REPEAT and sx >= 0 and sy >= 0 and is_pow2(at[1])
+            and is_pow2(at[2]) and is_pow2(above[1]) and is_pow2(above[2]))
 
 
 @inlined
@@ -256,8 +254,7 @@ def footprint4(uv, q, fmt, at, above, n_levels, line_shift, lines):
     m = level_lines4(uv, q, above, (sx, sy, bb), line_shift, lines, n)
     if m < 0:
         return m
-    n_first = n
-    for k in range(n_first, m):
+    for k in range(n, m):
         n = _add_line(lines, n, lines[k])
     return n
 

@@ -89,10 +89,9 @@ def spread(kernel, n: int, *args, grain: int = 1) -> None:
     count for this thread (NUMBA_NUM_THREADS, set_num_threads, on_this_thread), none shorter
     than `grain`: the calling thread takes the first part and helper threads the others. The
     parallel loop of the front end, binning and the codecs' block sizes, in place of numba's
-    prange: a kernel with a
-    prange is compiled twice over, its loop body as a function of its own (parfor's gufunc),
-    and the front end's seven and binning's three took 6.5 s of the 53 s a cold `render
-    triangle` compiles (2026-12-06). An element's output is its own, so the result is the
+    prange: a kernel with a prange is compiled twice over, its loop body as a function of its
+    own (parfor's gufunc), and the front end's seven and binning's three took 6.5 s of the
+    53 s a cold `render triangle` compiles (2026-12-06). An element's output is its own, so the result is the
     same on any number of threads."""
     k = max(1, min(numba.get_num_threads(), n // max(grain, 1)))
     if k == 1:
