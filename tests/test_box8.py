@@ -8,16 +8,17 @@ from numba import njit
 
 from renderer.bvh.box8_kernels import (RANGE, box8, box8_twin, entry_planes, lim32, misses8, planes32,
                                        tame)
+from renderer.bvh.traverse_kernels import SORT_CLOSEST, SORT_LARGEST, SORT_MIDPOINT
 
 
 @njit(cache=True)
-def _box8_all(boxes, o, d, tmin, lim, masks, at):
+def _box8_all(boxes, o, d, tmin, lim, masks, at, ak, sort):
     """box8 on every node for one ray, as the kernels call it."""
     i = np.float32(1.0) / d
     nx, ny, nz = entry_planes(i[0], i[1], i[2])
     for node in range(boxes.shape[0]):
         masks[node] = box8(boxes, node, nx, ny, nz, o[0], o[1], o[2], i[0], i[1], i[2], tmin, lim,
-                           at[node])
+                           at[node], ak[node], sort)
 
 
 def _boxes(rng, n):
@@ -32,30 +33,43 @@ def _boxes(rng, n):
     return np.ascontiguousarray(b)
 
 
-def _run(boxes, o, d, tmin, lim):
+def _run(boxes, o, d, tmin, lim, sort=SORT_CLOSEST):
     masks = np.empty(len(boxes), np.uint64)
     at = np.empty((len(boxes), 8), np.float32)
+    ak = np.empty((len(boxes), 8), np.float32)
     _box8_all(boxes, np.asarray(o, np.float32), np.asarray(d, np.float32), np.float32(tmin),
-              np.float32(lim), masks, at)
-    return masks, at
+              np.float32(lim), masks, at, ak, sort)
+    return masks, at, ak
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_box8_equals_its_numpy_twin(seed):
+@pytest.mark.parametrize("seed,sort", [(0, SORT_CLOSEST), (1, SORT_CLOSEST), (2, SORT_LARGEST),
+                                       (3, SORT_MIDPOINT)])
+def test_box8_equals_its_numpy_twin(seed, sort):
+    """Masks, entry distances and sort keys bit for bit; the keys are the entry distances
+    nearest first, and otherwise order the kept boxes differently somewhere."""
     rng = np.random.default_rng(seed)
     boxes = _boxes(rng, 200)
-    kept = 0
+    kept = reordered = 0
     for _ in range(20):
         o = rng.normal(0, 2, 3)
         d = rng.normal(0, 0.5, 3) - o             # towards the boxes' middle
         tmin, lim = rng.choice([0.0, 0.5]), rng.choice([np.float32(3.4028235e38), 2.0, 0.1])
-        masks, at = _run(boxes, o, d, tmin, lim)
+        masks, at, ak = _run(boxes, o, d, tmin, lim, sort)
         for node in range(len(boxes)):
-            m, t = box8_twin(boxes, node, o, d, tmin, lim)
+            m, t, k = box8_twin(boxes, node, o, d, tmin, lim, sort)
             assert int(masks[node]) == m
             assert np.array_equal(at[node].view(np.int32), t.view(np.int32))
+            assert np.array_equal(ak[node].view(np.int32), k.view(np.int32))
+            live = np.isfinite(t)
+            assert not np.isnan(k).any()
+            if sort == SORT_CLOSEST:
+                assert np.array_equal(k.view(np.int32), t.view(np.int32))
+            elif live.sum() > 1:
+                reordered += not np.array_equal(np.argsort(t[live], kind="stable"),
+                                                np.argsort(k[live], kind="stable"))
         kept += sum(bin(int(m)).count("1") for m in masks)
     assert 100 < kept < 20 * 200 * 8 / 2
+    assert sort == SORT_CLOSEST or reordered > 0
 
 
 def test_box8_keeps_every_box_a_ray_crosses():
@@ -79,7 +93,7 @@ def test_box8_keeps_every_box_a_ray_crosses():
         a, c = (b[:3] - o) * i, (b[3:] - o) * i
         tn, tf = max(0.0, np.minimum(a, c).max()), np.maximum(a, c).min()
         for lim in (np.float32(3.4028235e38), lim32(tf), lim32(tn)):
-            masks, _ = _run(boxes[node:node + 1], o, d, 0.0, lim)
+            masks, _, _ = _run(boxes[node:node + 1], o, d, 0.0, lim)
             if tn <= tf and tn <= lim:
                 crossed += 1
                 kept += int(masks[0]) >> j & 1
@@ -126,11 +140,11 @@ def test_misses8_is_box8_across_rays_and_misses_no_box_inside():
         _misses8_all(rays, union, out)
         for r in range(64):
             lim = lim32(np.float64(rays[r, 7]))
-            m, _ = box8_twin(one, 0, rays[r, 0:3], rays[r, 4:7], rays[r, 3], lim)
+            m, _, _ = box8_twin(one, 0, rays[r, 0:3], rays[r, 4:7], rays[r, 3], lim)
             miss = int(out[r // 8]) >> (r % 8) & 1
             assert miss == 1 - (m & 1), (node, r)
             if miss:
-                inner, _ = _run(boxes[node:node + 1], rays[r, 0:3], rays[r, 4:7], rays[r, 3], lim)
+                inner, _, _ = _run(boxes[node:node + 1], rays[r, 0:3], rays[r, 4:7], rays[r, 3], lim)
                 assert inner[0] == 0, (node, r)
             missed += miss
             entered += 1 - miss

@@ -12,6 +12,7 @@ from renderer.bvh.layouts import (BOX4_NODE, BOX8_NODE, BVH2_NODE, OBB_TABLE, PR
                                   TRI_NODE, bvh2_layout, bvh4_layout, bvh8_layout, decode_bvh8)
 from renderer.bvh.box8_kernels import planes32
 from renderer.bvh.layouts_kernels import N_OBB, NO_OBB
+from renderer.box_sort import BOX_SORTS
 from renderer.bvh.traverse import brute_force, cost_counters
 from renderer.bvh import traverse_kernels as tk
 from scenes.library import get_scene
@@ -336,6 +337,65 @@ def test_any_hit_stops_at_the_first_hit_and_visits_less():
         assert first.counts[:, tk.C_STEPS].sum() < closest.counts[:, tk.C_STEPS].sum()
 
 
+def _slanted(z0: float, z1: float, z_hit: float) -> list:
+    """A triangle whose box spans z0..z1 and that the ray x = y = 0 along +z crosses at z_hit:
+    its base at z0 from y = -1, its apex at z1 where y reaches 0 at z_hit."""
+    apex_y = -1.0 + (z1 - z0) / (z_hit - z0)
+    return [(-1.0, -1.0, z0), (1.0, -1.0, z0), (0.0, apex_y, z1)]
+
+
+@pytest.mark.parametrize("layout", ["bvh2", "bvh4", "bvh8"])
+def test_the_box_sort_visits_children_in_the_drivers_order(layout):
+    """Two one-triangle children on the ray x = y = 0 (GPURT's keys, IntersectNodeBvh4). A long
+    box entered first (z 1..10, its triangle at 1.5) and a short one entered later (2..3, at
+    2.5): nearest first opens the long one, whose hit culls the short one (one leaf); lowest
+    midpoint (11 against 5) opens the short one first, and then the long one too (two). A
+    short box entered first (1..2, at 1.5) and a long one (1.5..20, at 1.99): a first-hit ray
+    ends on the short one's triangle nearest first and on the long one's largest interval first
+    (1 against 18.5); closest hit, every order finds the short one's. (Not bvh8-obb: its
+    rotated boxes give other intervals.)"""
+    def layout_of(v):       # (unsplit: a triangle, a leaf)
+        tris = Triangles.of_array(np.array(v, np.float32))
+        b1 = build_bvh2(tris, 1, split=None)
+        return {"bvh2": lambda: bvh2_layout(b1), "bvh4": lambda: bvh4_layout(collapse(b1, 4)),
+                "bvh8": lambda: bvh8_layout(collapse(b1, 8))}[layout]()
+    ray = make_rays([[0.0, 0.0, 0.0]], [[0.0, 0.0, 1.0]])
+    long_first = layout_of([_slanted(1, 10, 1.5), _slanted(2, 3, 2.5)])
+    leaves = {}
+    for sort in BOX_SORTS:
+        hits, _ = trace_rays(long_first, ray, box_sort=sort)
+        assert hits.prim[0] == 0 and hits.t[0] == pytest.approx(1.5, rel=1e-6)
+        leaves[sort] = hits.counts[0, tk.C_LEAF_NODES]
+    assert leaves == {"closest": 1, "midpoint": 2, "largest-or-closest": 1, "largest-or-midpoint": 2}
+    short_first = layout_of([_slanted(1, 2, 1.5), _slanted(1.5, 20, 1.99)])
+    for sort in BOX_SORTS:
+        first, _ = trace_rays(short_first, ray, any_hit=True, box_sort=sort)
+        assert first.prim[0] == (1 if sort.startswith("largest") else 0), sort
+        closest, _ = trace_rays(short_first, ray, box_sort=sort)
+        assert closest.prim[0] == 0, sort
+
+
+def test_every_box_sort_finds_the_same_hits_and_only_a_bad_one_is_refused():
+    """Closest hits and first-hit occlusion are the order's to find faster or slower, never to
+    change: every layout, stack and order against nearest first; an unknown order is refused."""
+    tris = Triangles.of_scene(get_scene("teapot"))
+    rays = random_rays(tris, 800, 9)
+    for lay in all_layouts(tris):
+        want, _ = trace_rays(lay, rays)
+        want_any, _ = trace_rays(lay, rays, any_hit=True)
+        steps = {}
+        for sort in BOX_SORTS:
+            for stack in (16, 2):
+                hits, _ = trace_rays(lay, rays, stack=stack, box_sort=sort)
+                assert np.array_equal(hits.prim, want.prim) and np.array_equal(hits.t, want.t), (lay.name, sort)
+                first, _ = trace_rays(lay, rays, stack=stack, box_sort=sort, any_hit=True)
+                assert np.array_equal(first.prim >= 0, want_any.prim >= 0), (lay.name, sort)
+            steps[sort] = first.counts[:, tk.C_STEPS].sum()
+        assert steps["largest-or-closest"] != steps["closest"], lay.name
+    with pytest.raises(ValueError, match="unknown box sort"):
+        trace_rays(all_layouts(tris)[0], rays, box_sort="random")
+
+
 @pytest.mark.parametrize("scene", ["teapot", "spot", "sponza"])
 def test_the_common_case_kernel_equals_the_full_one(scene):
     # trace_chunk8_fast (no records, no rotated node) against trace_chunk8 (records on): the
@@ -349,7 +409,9 @@ def test_the_common_case_kernel_equals_the_full_one(scene):
     b1 = build_bvh2(tris, 1)
     for lay in (bvh8_layout(collapse(b1, 8)), bvh8_layout(collapse(b1, 8, PRIM_TRIS, PRIM_VERTS))):
         assert (lay.nodes["obb"] == NO_OBB).all()    # so that unrecorded traces take the fast kernel
-        for kw in (dict(stack=16), dict(stack=2), dict(stack=1, any_hit=True), dict(cull_back=True)):
+        for kw in (dict(stack=16), dict(stack=2), dict(stack=1, any_hit=True), dict(cull_back=True),
+                   dict(stack=2, box_sort="largest-or-midpoint"),
+                   dict(stack=1, any_hit=True, box_sort="largest-or-midpoint")):
             fast, _ = trace_rays(lay, rays, **kw)
             full, _ = trace_rays(lay, rays, record=True, **kw)
             assert np.array_equal(fast.prim, full.prim) and np.array_equal(fast.t, full.t), (lay.name, kw)

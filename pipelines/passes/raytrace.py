@@ -36,7 +36,10 @@ their any-hit program for every ray (renderer.bvh.anyhit: the texel blocks at th
 priced as stream texture; counters anyhit, anyhit.ignored, bytes.texture); blended ones stop
 primary rays and let shadow and AO rays through. The traversal stack is the preset's (Stack:
 entries on chip, RDNA's ring that restarts or a stack that spills to memory as stream rt_stack;
-counters stack.pushes / pops / spills / fills, stack.onchip_bytes).
+counters stack.pushes / pops / spills / fills, stack.onchip_bytes). A node's children are
+visited in the order the preset's driver picks by the ray's flags (rt_box_sort,
+renderer.box_sort: on RDNA 3 and 4 largest interval first for shadow and AO rays, lowest
+midpoint for primary rays; nearest first on RDNA 2): the images are the same in every order.
 """
 from __future__ import annotations
 
@@ -315,7 +318,7 @@ def _run(layout: Layout | TwoLevel, rays: np.ndarray, mm: MemoryModel | None, le
          rates: tuple[int, int], order: np.ndarray | None = None):
     """Trace a pass in batches (pricing each batch's fetches in ray order; `order`: trace
     rays[order], results put back in the rays' order); fills counters. flags: the pass's ray
-    flags by trace_rays's names; layout: a flat tree or a TwoLevel."""
+    flags by trace_rays's names and the preset's box sort; layout: a flat tree or a TwoLevel."""
     two = isinstance(layout, TwoLevel)
     if order is not None:
         rays = rays[order]
@@ -419,6 +422,11 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
     stack = Stack(int(stack if stack is not None else params.rt_stack_entries.value),
                   params.rt_stack_overflow.value == "spill", int(params.rt_stack_entry_bytes.value))
     rates = (int(params.rt_box_tests_per_clk.value), int(params.rt_tri_tests_per_clk.value))
+
+    def flags(p, **more):
+        """Pass p's ray flags (PASS_FLAGS, overridden by `more`) and the order its rays visit a
+        node's children in, which the driver picks by those flags (rt_box_sort)."""
+        return {**PASS_FLAGS[p], **more, "box_sort": params.rt_box_sort.value}
     tris = Triangles.of_scene(scene)
     t0 = time.perf_counter()
     prim_tris = int(params.rt_prim_tris.value)
@@ -449,7 +457,7 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
     primary = None
     if "primary" in passes or "ao" in passes:
         primary = _run(layout, camera_rays(cam, w, h), mm, level, res, "primary",
-                       PASS_FLAGS["primary"], surfaces, stack, dual, rates)
+                       flags("primary"), surfaces, stack, dual, rates)
         hit = primary.prim >= 0
         res.images["hit"] = hit.reshape(h, w)
         res.images["prim"] = primary.prim.reshape(h, w)
@@ -479,7 +487,7 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
         origin = p[drawn] + (eye - p[drawn]) * SHADOW_PULL
         srays = make_rays(origin, np.broadcast_to(light, origin.shape), eps, np.inf)
         hits = _run(layout, srays, mm, level, res, "shadow",
-                    {**PASS_FLAGS["shadow"], "any_hit": shadow_any_hit}, surfaces, stack, dual, rates,
+                    flags("shadow", any_hit=shadow_any_hit), surfaces, stack, dual, rates,
                     coherent_order(srays, lo, hi) if ray_order == "sorted" else None)
         vis = np.ones(h * w, np.float32)
         vis[drawn] = np.where(hits.prim >= 0, 0.0, 1.0)
@@ -495,8 +503,8 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
         nrm = _normals(tris, primary, cr)[hit]
         radius = ao_radius if ao_radius is not None else 0.1 * diag
         arays = ao_rays(p, nrm, ao_samples, radius, eps, seed)
-        hits = _run(layout, arays, mm, level, res, "ao", PASS_FLAGS["ao"], surfaces, stack, dual,
-                    rates, coherent_order(arays, lo, hi) if ray_order == "sorted" else None)
+        hits = _run(layout, arays, mm, level, res, "ao", flags("ao"), surfaces, stack, dual, rates,
+                    coherent_order(arays, lo, hi) if ray_order == "sorted" else None)
         occl = (hits.prim >= 0).reshape(-1, ao_samples)
         ao = np.ones(h * w, np.float32)
         ao[hit] = 1.0 - occl.mean(axis=1)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from pipelines.presets.params import Param, PresetError
 from pipelines.presets.preset import RECORDS, Preset
+from renderer.box_sort import BOX_SORTS
 from renderer.texture_formats import FORMATS
 
 TEXTURE_FORMATS = tuple(FORMATS)
@@ -223,6 +224,7 @@ KEYS: tuple[Key, ...] = (
     _k("rt.stack_location", "rt", "rt_stack_location", "choice", choices=("lds", "registers", "dedicated")),
     _k("rt.stack_entry", "rt", "rt_stack_entry_bytes", "int", 1, 64),
     _k("rt.stack_overflow", "rt", "rt_stack_overflow", "choice", choices=("restart", "spill")),
+    _k("rt.box_sort", "rt", "rt_box_sort", "choice", choices=tuple(BOX_SORTS)),
     _k("rt.l0_size", "rt", "rt_l0_bytes", "bytes", 256, 64 * MIB),
     _k("rt.l0_ways", "rt", "rt_l0_ways", "int", 1, 64),
     _k("rt.l1_size", "rt", "rt_l1_bytes", "bytes", 256, 64 * MIB, addable=True),

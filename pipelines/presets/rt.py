@@ -12,7 +12,9 @@ through parent links; spill: the oldest entries go to memory and come back),
 rt_instance_xform_in_hw (a two-level BVH's instance transform done by the ray unit, or by the
 shader's traversal loop, whose ALU ops the time and energy models charge), rt_prim_tris
 (triangles a bvh8 builder groups into one primitive node, at most; absent: the builder's default,
-renderer.bvh.layouts.BVH8_PRIM_TRIS); rt_l0_bytes / rt_l0_ways and rt_l1_bytes / rt_l1_ways (the
+renderer.bvh.layouts.BVH8_PRIM_TRIS); rt_box_sort (the order a box node's children are visited
+in: renderer.box_sort.BOX_SORTS, nearest first or the driver's pick by the ray's flags);
+rt_l0_bytes / rt_l0_ways and rt_l1_bytes / rt_l1_ways (the
 ray unit's caches in front of L2: AMD's node fetches go L0 -> L1 -> L2 -> Infinity Cache -> DRAM
 as texture fetches do; absent L1: the part has none), built by `RTParams.caches`.
 
@@ -62,6 +64,9 @@ class RTParams(Record):
     rt_prim_tris: Param = Param(4, "the BVH builder's default, renderer.bvh.layouts.BVH8_PRIM_TRIS "
                                    "(4 float32 triangles and 7 corners fill a 128 B primitive node)",
                                 "derived")
+    rt_box_sort: Param = Param("closest", "nearest child first: the box sort xgl writes into the "
+                                          "BVH descriptor (icd/api/pipeline_compiler.cpp, Pal::"
+                                          "BoxSortHeuristic::ClosestFirst)", "assumed")
     rt_l0_bytes: Param | None = None         # the ray unit's first cache (AMD: the CU's vector L0)
     rt_l0_ways: Param | None = None
     rt_l1_bytes: Param | None = None         # its second (AMD: the shader array's L1); None: none
@@ -99,6 +104,15 @@ class RTParams(Record):
 
 
 RADV_RT = "Mesa radv radv_rt_common.c"
+GPURT = ("AMD GPURT src/shaders/IntersectCommon.hlsl GetBoxSortingHeuristicFromRayFlags, "
+         "IntersectNodeBvh4 (the sort keys)")
+SORT_RDNA2 = Param("closest", "xgl clamps the driver's box sort to BoxSortingClosest on RtIp 1.1 "
+                              "(RDNA 2), icd/settings/settings.cpp; " + GPURT, "spec")
+SORT_RDNA34 = Param("largest-or-midpoint",
+                    "xgl's default BoxSortingHeuristic is BoxSortingLargestFirstAndClosestMidpoint "
+                    "(icd/settings/settings_xgl.json): largest interval first for "
+                    "ACCEPT_FIRST_HIT_AND_END_SEARCH rays, lowest midpoint for the rest, kept on "
+                    "RtIp 2.0 and later (RDNA 3, 4); " + GPURT, "spec")
 XFORM_SHADER = (f"RDNA 2/3's image_bvh_intersect_ray tests box and triangle nodes only: at an instance node "
                 f"the shader's traversal loop loads the world-to-object matrix and transforms origin and "
                 f"direction itself ({RADV_RT}, radv_build_ray_traversal)")
@@ -139,9 +153,9 @@ _RDNA3_CACHES = {
 }
 
 _TABLES: dict[str, dict[str, Param]] = {
-    "amd-rdna2": {**_RDNA23, **_RDNA2_CACHES,
+    "amd-rdna2": {**_RDNA23, **_RDNA2_CACHES, "rt_box_sort": SORT_RDNA2,
                   "rt_ray_flags_in_hw": Param(False, f"RDNA 2 filters ray flags in the shader loop, {B} l.94, seed L2020)", "spec")},
-    "amd-rdna3": {**_RDNA23, **_RDNA3_CACHES,
+    "amd-rdna3": {**_RDNA23, **_RDNA3_CACHES, "rt_box_sort": SORT_RDNA34,
                   "rt_ray_flags_in_hw": Param(True, f"RDNA 3 handles CULL_BACK_FACING / ACCEPT_FIRST_HIT in hardware, {A} l.205, seed L1367-1369)", "spec")},
     "amd-rdna4": {
         "rt_layout": Param("bvh8-obb", f"BVH8 128 B quantized nodes with an OBB index, {B} l.84, l.101-117, seed L1770-1784, L1900-1906; "
@@ -153,6 +167,7 @@ _TABLES: dict[str, dict[str, Param]] = {
         "rt_obb": Param(True, f"104 rotations by a 7-bit index, {B} l.113-117, seed L1778; AMD RRA NUM_OBB_TRANSFORMS", "spec"),
         "rt_ray_flags_in_hw": Param(True, f"as RDNA 3, {A} l.205)", "spec"),
         "rt_instance_xform_in_hw": Param(True, XFORM_HW, "spec"),
+        "rt_box_sort": SORT_RDNA34,
         **_RDNA_STACK,
         "rt_stack_location": Param("lds", f"S_WAIT_DSCNT covers RDNA 4's DS_BVH_STACK_* instructions: the stack "
                                           f"lives in LDS, {B} l.96, seed L1846-1849)", "spec"),
@@ -185,6 +200,9 @@ _TABLES: dict[str, dict[str, Param]] = {
                                             "spill its oldest entries to memory rather than restart", "assumed"),
         "rt_l0_bytes": Param(128 * 1024, APPLE_CACHE + "; the RTU taken to read through one 128 KB segment", "assumed"),
         "rt_l0_ways": Param(8, APPLE_CACHE + "; 8 ways chosen", "assumed"),
+        "rt_box_sort": Param("closest", "Apple's traversal order is not published (seed-notes/"
+                                        "004_partB.md l.219 says only that the RTU traverses in "
+                                        "hardware); nearest first taken", "assumed"),
         # no rt_l1: nothing is known between the core's L1 and the GPU's L2
     },
 }

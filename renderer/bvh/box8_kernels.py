@@ -33,6 +33,10 @@ from numba.extending import intrinsic
 from renderer.inlined import inlined
 from renderer.vector_ir import splat as vector_splat
 
+from renderer.box_sort import SORT_LARGEST, SORT_MIDPOINT
+
+from .traverse_kernels import KEY_MAX
+
 FAR_EPS = 2.0 ** -21        # far-distance widening, relative (derived above)
 LIM_EPS = 2.0 ** -20        # closest-hit widening before rounding to float32 (lim32)
 RANGE = 2.0 ** 60           # tame rays and finite planes stay within this (see above)
@@ -52,17 +56,20 @@ def _vmin(builder, x, y):
 
 
 @intrinsic
-def box8(typingctx, boxes, node, nx, ny, nz, ox, oy, oz, ix, iy, iz, tmin, lim, at):
+def box8(typingctx, boxes, node, nx, ny, nz, ox, oy, oz, ix, iy, iz, tmin, lim, at, ak, sort):
     """Node `node` of boxes (float32 C (n, 6, 8): planes lo xyz, hi xyz by slot) against the
     ray o, 1/d (float32), its entry planes nx, ny, nz (0 or 3, 1 or 4, 2 or 5 by the sign of d).
-    Writes each slot's entry distance to at (float32 (8,), +inf where culled) and returns the
-    mask of slots kept: entered within [tmin, far * (1 + FAR_EPS)] and at or before lim."""
-    sig = types.uint64(boxes, node, nx, ny, nz, ox, oy, oz, ix, iy, iz, tmin, lim, at)
+    Writes each slot's entry distance to at and its sort key (traverse_kernels.box_key, the
+    order `sort`, SORT_*) to ak (float32 (8,) each, +inf where culled) and returns the mask of
+    slots kept: entered within [tmin, far * (1 + FAR_EPS)] and at or before lim."""
+    sig = types.uint64(boxes, node, nx, ny, nz, ox, oy, oz, ix, iy, iz, tmin, lim, at, ak, sort)
 
     def codegen(context, builder, signature, args):
-        b, node, nx, ny, nz, ox, oy, oz, ix, iy, iz, tmin, lim, at = args
+        b, node, nx, ny, nz, ox, oy, oz, ix, iy, iz, tmin, lim, at, ak, sort = args
         planes = context.make_array(signature.args[0])(context, builder, b).data
         out = context.make_array(signature.args[13])(context, builder, at).data
+        out_key = context.make_array(signature.args[14])(context, builder, ak).data
+        f32 = ir.FloatType()
         i64 = node.type
         base = builder.mul(node, ir.Constant(i64, 48))
 
@@ -78,11 +85,24 @@ def box8(typingctx, boxes, node, nx, ny, nz, ox, oy, oz, ix, iy, iz, tmin, lim, 
 
         exit_x, exit_y, exit_z = (builder.sub(ir.Constant(i64, k), p) for k, p in ((3, nx), (5, ny), (7, nz)))
         tnear = vmax(vmax(splat(tmin), dist(nx, ox, ix)), vmax(dist(ny, oy, iy), dist(nz, oz, iz)))
-        tfar = vmin(vmin(dist(exit_x, ox, ix), dist(exit_y, oy, iy)), dist(exit_z, oz, iz))
-        tfar = builder.fmul(tfar, splat(ir.Constant(ir.FloatType(), 1.0 + FAR_EPS)))
+        far = vmin(vmin(dist(exit_x, ox, ix), dist(exit_y, oy, iy)), dist(exit_z, oz, iz))
+        tfar = builder.fmul(far, splat(ir.Constant(f32, 1.0 + FAR_EPS)))
         hit = builder.fcmp_ordered("<=", tnear, vmin(tfar, splat(lim)))
-        kept = builder.select(hit, tnear, splat(ir.Constant(ir.FloatType(), np.inf)))
-        builder.store(kept, builder.bitcast(out, _F8.as_pointer()), align=4)
+        inf = splat(ir.Constant(f32, np.inf))
+        builder.store(builder.select(hit, tnear, inf), builder.bitcast(out, _F8.as_pointer()),
+                      align=4)
+        # box_key's: tnear; tnear - min(far, lim); the unclamped near + far, ends held
+        near = vmax(dist(nx, ox, ix), vmax(dist(ny, oy, iy), dist(nz, oz, iz)))
+        largest = builder.fsub(tnear, vmin(far, splat(lim)))
+        midpoint = builder.fadd(vmax(near, splat(ir.Constant(f32, -KEY_MAX))),
+                                vmin(far, splat(ir.Constant(f32, KEY_MAX))))
+
+        def is_sort(k):
+            return builder.icmp_signed("==", sort, ir.Constant(sort.type, k))
+        key = builder.select(is_sort(SORT_LARGEST), largest,
+                             builder.select(is_sort(SORT_MIDPOINT), midpoint, tnear))
+        builder.store(builder.select(hit, key, inf), builder.bitcast(out_key, _F8.as_pointer()),
+                      align=4)
         return builder.zext(builder.bitcast(hit, ir.IntType(8)), ir.IntType(64))
 
     return sig, codegen
@@ -179,8 +199,9 @@ def planes32(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return l32, h32
 
 
-def box8_twin(boxes: np.ndarray, node: int, o, d, tmin, lim):
-    """box8 in numpy, one operation at a time in float32: the slow twin tests hold it to."""
+def box8_twin(boxes: np.ndarray, node: int, o, d, tmin, lim, sort: int = 0):
+    """box8 in numpy, one operation at a time in float32: the slow twin tests hold it to.
+    Returns the mask kept, the entry distances and the sort keys (SORT_*)."""
     f = np.float32
     o, i = np.asarray(o, f), f(1) / np.asarray(d, f)
     b = boxes[node]
@@ -188,7 +209,13 @@ def box8_twin(boxes: np.ndarray, node: int, o, d, tmin, lim):
     far = np.where(i[:, None] > 0, b[3:6], b[0:3])
     a = (near - o[:, None]) * i[:, None]
     c = (far - o[:, None]) * i[:, None]
-    tnear = np.maximum(np.maximum(f(tmin), a[0]), np.maximum(a[1], a[2]))
-    tfar = np.minimum(np.minimum(c[0], c[1]), c[2]) * f(1.0 + FAR_EPS)
-    hit = tnear <= np.minimum(tfar, f(lim))
-    return int((hit * (1 << np.arange(8))).sum()), np.where(hit, tnear, f(np.inf))
+    near_t = np.maximum(a[0], np.maximum(a[1], a[2]))
+    tnear = np.maximum(f(tmin), near_t)
+    far_t = np.minimum(np.minimum(c[0], c[1]), c[2])
+    hit = tnear <= np.minimum(far_t * f(1.0 + FAR_EPS), f(lim))
+    with np.errstate(invalid="ignore"):          # (inf - inf in slots not kept)
+        key = {SORT_LARGEST: lambda: tnear - np.minimum(far_t, f(lim)),
+               SORT_MIDPOINT: lambda: (np.maximum(near_t, f(-KEY_MAX))
+                                       + np.minimum(far_t, f(KEY_MAX)))}.get(sort, lambda: tnear)()
+    return (int((hit * (1 << np.arange(8))).sum()), np.where(hit, tnear, f(np.inf)),
+            np.where(hit, key, f(np.inf)))

@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from renderer.box_sort import sort_of
 from renderer.counters import Counters
 from renderer.memory import STREAM, MemoryModel
 
@@ -85,7 +86,7 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
                stack: int = 16, dual: bool = False, record: bool = False, box_rate: int = 4,
                tri_rate: int = 1, cull_front: bool = False, opaque: bool = False,
                cull_non_opaque: bool = False, ignore_blend: bool = False,
-               surfaces: tk.AnyHit | None = None, spill: bool = False):
+               surfaces: tk.AnyHit | None = None, spill: bool = False, box_sort: str = "closest"):
     """Trace every ray; returns (Hits, fetch records int64 in ray order, or None).
 
     The ray flags (DXR's): any_hit: terminate on the first hit accepted (shadow rays);
@@ -98,8 +99,12 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
     oldest entry; dry after that, traversal restarts through parent links), True to spill the
     oldest entries to memory instead (records REC_SPILL / REC_FILL; the ring then holds
     SPILL_SLOTS); dual: BVH4x2, two bvh4 box nodes per step (only for the bvh4 layout);
-    box_rate / tri_rate: tests per clock of the intersection unit, for the isect_clocks cost."""
+    box_rate / tri_rate: tests per clock of the intersection unit, for the isect_clocks cost;
+    box_sort: the order a node's children are visited in (renderer.box_sort.BOX_SORTS: nearest
+    entry first, or the driver's choice by the ray's flags); hits are the same in every order,
+    steps are not."""
     check_job(layout, stack, dual, box_rate, tri_rate, spill)
+    sort = sort_of(box_sort, any_hit)
     flags = _flags(any_hit, cull_back, cull_front, opaque, cull_non_opaque, ignore_blend)
     if surfaces is None:
         if layout.non_opaque and not opaque and not cull_non_opaque:
@@ -113,7 +118,7 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
     n = len(rays)
     tree = tree_of(layout)
     job = tk.RayJob(rays, CHUNK, flags, tk.SPILL_SLOTS if spill else stack, dual, box_rate, tri_rate,
-                    stack if spill else 0)
+                    stack if spill else 0, sort)
     prim = np.empty(n, np.int64)
     t = np.empty(n, np.float64)
     cnt = np.empty((n, tk.C_N), np.int32)      # every ray writes all of its row

@@ -8,9 +8,9 @@ from ..inlined import inlined
 from .layouts_kernels import L_BVH2
 from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, FLAG_OPAQUE, R_DX, R_DY, R_DZ, R_OX, R_OY, R_OZ,
                                R_TMAX, R_TMIN, REC_NODE, REC_PARENT, REC_SHIFT, REC_TRI, REF_BOX,
-                               REF_LEAF, REF_TRI, REC_FILL, REC_SPILL, TRI_NON_OPAQUE, _inv, _slab,
-                               _tri, _write_costs, any_hit, make_scratch, next_after, pop_nearest, spill_push,
-                               spill_records)
+                               REF_LEAF, REF_TRI, REC_FILL, REC_SPILL, TRI_NON_OPAQUE, _inv,
+                               _tri, _write_costs, any_hit, make_scratch, next_after, pop_nearest,
+                               slab_and_key, spill_push, spill_records)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -37,10 +37,10 @@ def walk(tree, job, ah, out, r0, r1, rec0, rec_cap, root_node, sc):
                                                     tree.tri_f32, tree.tri_u32)
     node_parent, tri_parent = tree.node_parent, tree.tri_parent
     rays, flags, stack, dual, box_rate = job.rays, job.flags, job.stack, job.dual, job.box_rate
-    spill_at = job.spill_at
+    spill_at, sort = job.spill_at, job.sort
     out_prim, out_t, costs, rec = out.prim, out.t, out.costs, out.rec
     st_ref, st_t = sc.st_ref, sc.st_t
-    at, ar, na = sc.at, sc.ar, sc.na     # the opened node(s)' children: 8 slots each
+    at, ak, ar, na = sc.at, sc.ak, sc.ar, sc.na     # the opened node(s)' children: 8 slots each
     nrec = 0
     root = (np.int64(root_node) << 2) | REF_BOX
     if layout == L_BVH2 and node_u32[root_node, 7] > 0:
@@ -163,9 +163,10 @@ def walk(tree, job, ah, out, r0, r1, rec0, rec_cap, root_node, sc):
                     l = np.int64(node_u32[i, 3])
                     for j in range(2):
                         c = l + j
-                        at[b + j] = _slab(node_f32[c, 0], node_f32[c, 1], node_f32[c, 2],
-                                          node_f32[c, 4], node_f32[c, 5], node_f32[c, 6],
-                                          ox, oy, oz, ix, iy, iz, tmin, tmax)
+                        at[b + j], ak[b + j] = slab_and_key(
+                            node_f32[c, 0], node_f32[c, 1], node_f32[c, 2], node_f32[c, 4],
+                            node_f32[c, 5], node_f32[c, 6], ox, oy, oz, ix, iy, iz, tmin, tmax,
+                            lim, sort)
                         ar[b + j] = (c << 2) | (REF_LEAF if node_u32[c, 7] > 0 else REF_BOX)
                     n = 2
                 else:                         # bvh4, radv box32: 4 child ids, 4 AABBs
@@ -175,25 +176,26 @@ def walk(tree, job, ah, out, r0, r1, rec0, rec_cap, root_node, sc):
                         if w == 0xFFFFFFFF:
                             continue
                         k = 4 + 6 * j
-                        at[b + n] = _slab(node_f32[i, k], node_f32[i, k + 1], node_f32[i, k + 2],
-                                          node_f32[i, k + 3], node_f32[i, k + 4], node_f32[i, k + 5],
-                                          ox, oy, oz, ix, iy, iz, tmin, tmax)
+                        at[b + n], ak[b + n] = slab_and_key(
+                            node_f32[i, k], node_f32[i, k + 1], node_f32[i, k + 2],
+                            node_f32[i, k + 3], node_f32[i, k + 4], node_f32[i, k + 5],
+                            ox, oy, oz, ix, iy, iz, tmin, tmax, lim, sort)
                         ar[b + n] = (np.int64(w >> 3) << 2) | (REF_BOX if (w & 7) == 5 else REF_TRI)
                         n += 1
                 box_tests += n
                 na[q] = n
             clocks += (na[0] + (na[1] if second >= 0 else 0) + box_rate - 1) // box_rate
             if climbing:
-                # continue with the first child after `last` in (distance, slot) order
+                # continue with the first child after `last` in (key, slot) order
                 n = na[0]
-                nxt = next_after(at, ar, n, last, lim)
+                nxt = next_after(at, ak, ar, n, last, lim)
                 if nxt >= 0:
                     cur = nxt
                     restarts += 1
                 else:
                     last = (node << 2) | REF_BOX
                 continue
-            # keep the children in front of the closest hit, nearest first (ties by slot)
+            # keep the children in front of the closest hit, in key order (ties by slot)
             m0 = m1 = 0
             for q in range(2 if second >= 0 else 1):
                 b = 8 * q
@@ -201,15 +203,16 @@ def walk(tree, job, ah, out, r0, r1, rec0, rec_cap, root_node, sc):
                 for j in range(na[q]):
                     t = at[b + j]
                     if t <= lim and t < np.inf:
-                        at[b + m], ar[b + m] = t, ar[b + j]
+                        at[b + m], ak[b + m], ar[b + m] = t, ak[b + j], ar[b + j]
                         m += 1
-                for x in range(1, m):     # insertion sort, stable
-                    t, rf = at[b + x], ar[b + x]
+                for x in range(1, m):     # insertion sort by key, stable
+                    t, k, rf = at[b + x], ak[b + x], ar[b + x]
                     y = x - 1
-                    while y >= 0 and at[b + y] > t:
-                        at[b + y + 1], ar[b + y + 1] = at[b + y], ar[b + y]
+                    while y >= 0 and ak[b + y] > k:
+                        at[b + y + 1], ak[b + y + 1], ar[b + y + 1] = (at[b + y], ak[b + y],
+                                                                       ar[b + y])
                         y -= 1
-                    at[b + y + 1], ar[b + y + 1] = t, rf
+                    at[b + y + 1], ak[b + y + 1], ar[b + y + 1] = t, k, rf
                 if q == 0:
                     m0 = m
                 else:

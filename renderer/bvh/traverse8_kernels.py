@@ -15,8 +15,8 @@ from .tri4_kernels import LANES, tri4
 from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, FLAG_OPAQUE, R_DX, R_DY, R_DZ, R_OX, R_OY,
                                R_OZ, R_TMAX, R_TMIN, REC_NODE, REC_PARENT, REC_SHIFT, REC_TRI,
                                REF_BOX, REF_TRI, REC_FILL, REC_SPILL, TRI_NON_OPAQUE, _culled, _inv,
-                               _slab, _write_costs, any_hit, make_scratch, pop_nearest, spill_push,
-                               spill_records)
+                               _write_costs, any_hit, box_key, first_after, make_scratch,
+                               pop_nearest, slab_and_key, spill_push, spill_records)
 
 
 H_INTERNAL, H_LEAF, H_ROT, H_COUNTS = 0, 1, 2, 3    # Layout.node_head's columns (NODE_HEAD_WORDS)
@@ -67,16 +67,16 @@ def _u(i):
 
 
 @inlined
-def _sort_kept(at, sl, m):
-    """Sorts a node's m kept children (distances at, slots sl) nearest first, ties by slot:
-    an insertion sort, stable (m is at most 8)."""
+def _sort_kept(ak, sl, m):
+    """Sorts a node's m kept children (sort keys ak, slots sl) by key, ties by slot: an
+    insertion sort, stable (m is at most 8)."""
     for x in range(1, m):
-        t, k = at[_u(x)], sl[_u(x)]
+        t, k = ak[_u(x)], sl[_u(x)]
         z = x
-        while z > 0 and at[_u(z - 1)] > t:
-            at[_u(z)], sl[_u(z)] = at[_u(z - 1)], sl[_u(z - 1)]
+        while z > 0 and ak[_u(z - 1)] > t:
+            ak[_u(z)], sl[_u(z)] = ak[_u(z - 1)], sl[_u(z - 1)]
             z -= 1
-        at[_u(z)], sl[_u(z)] = t, k
+        ak[_u(z)], sl[_u(z)] = t, k
 
 
 @inlined
@@ -89,19 +89,21 @@ def _push_one(ref, t, st_ref, st_t, top, size, stack):
 
 
 @inlined
-def _push_kept(keep, at, sl, st_ref, st_t, top, size, stack, n_int, ib, lb, spill_at, on_chip):
-    """The children a box test kept, two or more (mask keep, entry distances at by slot): packed
-    to the front by slot, sorted nearest first (ties by slot), all but the nearest pushed far
-    first onto the ring stack (st_ref, st_t; top, size). Returns the nearest's ref, top, size,
-    how many entries the ring overwrote (overflows), entries pushed, on_chip, and under the
-    spill policy (traverse_kernels.spill_push) the first spill slot and the entries spilled."""
+def _push_kept(keep, at, ak, sl, st_ref, st_t, top, size, stack, n_int, ib, lb, spill_at,
+               on_chip):
+    """The children a box test kept, two or more (mask keep, entry distances at and sort keys ak
+    by slot): their keys packed to the front of ak by slot, sorted (ties by slot), all but the
+    first pushed last first onto the ring stack (st_ref, st_t: ref and entry distance; top,
+    size). Returns the first's ref, top, size, how many entries the ring overwrote (overflows),
+    entries pushed, on_chip, and under the spill policy (traverse_kernels.spill_push) the first
+    spill slot and the entries spilled."""
     m = 0
     while keep:                # the m-th kept slot is at or after m: packs in place
         j = lowest_bit(keep)
         keep &= keep - np.uint64(1)
-        at[_u(m)], sl[_u(m)] = at[j], j
+        ak[_u(m)], sl[_u(m)] = ak[j], j
         m += 1
-    _sort_kept(at, sl, m)
+    _sort_kept(ak, sl, m)
     lost = spilled = 0
     first_slot = -1
     for x in range(m - 1, 0, -1):
@@ -110,18 +112,19 @@ def _push_kept(keep, at, sl, st_ref, st_t, top, size, stack, n_int, ib, lb, spil
             if spilled == 0:
                 first_slot = size - on_chip
             spilled += 1
-        top, size, more = _push_one(_ref8(sl[_u(x)], n_int, ib, lb), at[_u(x)], st_ref, st_t,
-                                    top, size, stack)
+        j = sl[_u(x)]
+        top, size, more = _push_one(_ref8(j, n_int, ib, lb), at[j], st_ref, st_t, top, size,
+                                    stack)
         lost += more
     return _ref8(sl[0], n_int, ib, lb), top, size, lost, m - 1, on_chip, first_slot, spilled
 
 
 @inlined
-def _push_few(keep, at, st_ref, st_t, top, size, stack, n_int, ib, lb):
+def _push_few(keep, at, ak, st_ref, st_t, top, size, stack, n_int, ib, lb):
     """_push_kept for two or three kept children, without its packing loop and sort: their
-    slots (ascending) and distances held as scalars, ordered by compare-and-swap (nearest
-    first, the lower slot on a tie), the nearest returned and the others pushed far first.
-    Returns as _push_kept without a spill policy: the nearest's ref, top, size, entries
+    slots (ascending) and keys held as scalars, ordered by compare-and-swap (the lower slot on
+    a tie), the first returned and the others pushed last first with their entry distances.
+    Returns as _push_kept without a spill policy: the first's ref, top, size, entries
     overwritten, entries pushed. The commonest nodes with children to push: bench_bvh's rays
     at 1920x1080 on two threads, two kept (against the sort) dragon AO 7.00 -> 7.24 Mrays/s
     and sponza AO 8.36 -> 8.82, primary rays 1-2%; three kept too, sponza primary 9.34 ->
@@ -130,20 +133,22 @@ def _push_few(keep, at, st_ref, st_t, top, size, stack, n_int, ib, lb):
     keep &= keep - np.uint64(1)
     j1 = lowest_bit(keep)
     keep &= keep - np.uint64(1)
-    t0, t1 = at[j0], at[j1]
-    if t1 < t0:                       # (slots ascending: a tie keeps the order)
-        j0, j1, t0, t1 = j1, j0, t1, t0
+    # keys k and entry distances d (both arrays read before the branch: an inlined helper
+    # that reads an array on one path only reference-counts it, raster_sections.py's rules)
+    k0, k1, d0, d1 = ak[j0], ak[j1], at[j0], at[j1]
+    j2 = lowest_bit(keep)             # the highest slot, if kept: a tie leaves it last
+    k2, d2 = ak[j2 & 7], at[j2 & 7]
+    if k1 < k0:                       # (slots ascending: a tie keeps the order)
+        j0, j1, k0, k1, d0, d1 = j1, j0, k1, k0, d1, d0
     if keep == 0:
-        top, size, lost = _push_one(_ref8(j1, n_int, ib, lb), t1, st_ref, st_t, top, size, stack)
+        top, size, lost = _push_one(_ref8(j1, n_int, ib, lb), d1, st_ref, st_t, top, size, stack)
         return _ref8(j0, n_int, ib, lb), top, size, lost, 1
-    j2 = lowest_bit(keep)             # the highest slot: a tie leaves it last
-    t2 = at[j2]
-    if t2 < t1:
-        j1, j2, t1, t2 = j2, j1, t2, t1
-        if t1 < t0 or (t1 == t0 and j1 < j0):
-            j0, j1, t0, t1 = j1, j0, t1, t0
-    top, size, lost = _push_one(_ref8(j2, n_int, ib, lb), t2, st_ref, st_t, top, size, stack)
-    top, size, more = _push_one(_ref8(j1, n_int, ib, lb), t1, st_ref, st_t, top, size, stack)
+    if k2 < k1:
+        j1, j2, k1, k2, d1, d2 = j2, j1, k2, k1, d2, d1
+        if k1 < k0 or (k1 == k0 and j1 < j0):
+            j0, j1, k0, k1, d0, d1 = j1, j0, k1, k0, d1, d0
+    top, size, lost = _push_one(_ref8(j2, n_int, ib, lb), d2, st_ref, st_t, top, size, stack)
+    top, size, more = _push_one(_ref8(j1, n_int, ib, lb), d1, st_ref, st_t, top, size, stack)
     return _ref8(j0, n_int, ib, lb), top, size, lost + more, 2
 
 
@@ -166,12 +171,12 @@ def walk8(tree, job, ah, out, r0, r1, rec0, rec_cap, root_node, sc):
                                              tree.child_boxes)
     rays, flags, stack, box_rate, tri_rate = (job.rays, job.flags, job.stack, job.box_rate,
                                               job.tri_rate)
-    spill_at = job.spill_at
+    spill_at, sort = job.spill_at, job.sort
     out_prim, out_t, costs, rec = out.prim, out.t, out.costs, out.rec
     st_ref, st_t = sc.st_ref, sc.st_t
-    at = sc.at                           # entry distances of the opened node's slots
-    at32 = sc.at32                       # box8's
-    sl = sc.ar                           # slots kept, nearest first
+    at, ak = sc.at, sc.ak                # entry distances and sort keys of the opened node's slots
+    at32, ak32 = sc.at32, sc.ak32        # box8's
+    sl = sc.ar                           # slots kept, in key order
     lane_t, lane_det = sc.lane_t, sc.lane_det        # tri4's
     box_clocks = sc.box_clocks                       # clocks of a node's n box tests
     for n in range(boxes.shape[2] + 1):              # (no integer division per step)
@@ -293,9 +298,9 @@ def walk8(tree, job, ah, out, r0, r1, rec0, rec_cap, root_node, sc):
             if f32 and rot >= N_OBB:
                 nx, ny, nz = entry_planes(i32x, i32y, i32z)
                 keep = box8(boxes, node, nx, ny, nz, o32x, o32y, o32z, i32x, i32y, i32z,
-                            rays[r, R_TMIN], lim_f32, at32)
+                            rays[r, R_TMIN], lim_f32, at32, ak32, sort)
                 for j in range(boxes.shape[2]):
-                    at[j] = at32[j]
+                    at[j], ak[j] = at32[j], ak32[j]
             elif jx != 0.0 and jy != 0.0 and jz != 0.0:
                 # _slab on every slot, with no parallel-slab case and each axis's entry plane
                 # picked by the direction's sign (rounding is monotonic: the same values as the
@@ -306,32 +311,30 @@ def walk8(tree, job, ah, out, r0, r1, rec0, rec_cap, root_node, sc):
                     ax, bx = (boxes[node, nx, j] - px) * jx, (boxes[node, 3 - nx, j] - px) * jx
                     ay, by = (boxes[node, ny, j] - py) * jy, (boxes[node, 5 - ny, j] - py) * jy
                     az, bz = (boxes[node, nz, j] - pz) * jz, (boxes[node, 7 - nz, j] - pz) * jz
-                    tnear = max(max(tmin, ax), max(ay, az))
+                    near = max(ax, max(ay, az))
+                    tnear = max(tmin, near)
                     tfar = min(min(bx, by), bz)
                     hit = tnear <= min(tfar + abs(tfar) * BOX_EPS + 1e-300, tmax)
                     at[j] = tnear if hit else np.inf
+                    ak[j] = box_key(sort, tnear, near, tfar, lim) if hit else np.inf
                     keep |= np.uint64(hit & (tnear <= lim) & (tnear < np.inf)) << np.uint64(j)
             else:
                 keep = np.uint64(0)
                 for j in range(n):
-                    at[j] = _slab(boxes[node, 0, j], boxes[node, 1, j], boxes[node, 2, j],
-                                  boxes[node, 3, j], boxes[node, 4, j], boxes[node, 5, j],
-                                  px, py, pz, jx, jy, jz, tmin, tmax)
+                    at[j], ak[j] = slab_and_key(
+                        boxes[node, 0, j], boxes[node, 1, j], boxes[node, 2, j], boxes[node, 3, j],
+                        boxes[node, 4, j], boxes[node, 5, j], px, py, pz, jx, jy, jz, tmin, tmax,
+                        lim, sort)
                     keep |= np.uint64((at[j] <= lim) & (at[j] < np.inf)) << np.uint64(j)
             box_tests += n
             clocks += box_clocks[n]
             if climbing:
-                # continue with the first child after `last` in (distance, slot) order
-                kt, ks = np.inf, -1
+                # continue with the first child after `last` in (key, slot) order
+                ks = -1
                 for j in range(n):
                     if _ref8(j, n_int, ib, lb) == last:
-                        kt, ks = at[j], j
-                nt, nsl = np.inf, n
-                for j in range(n):
-                    t = at[j]
-                    if t <= lim and t < np.inf and (t > kt or (t == kt and j > ks)) and (
-                            t < nt or (t == nt and j < nsl)):
-                        nt, nsl = t, j
+                        ks = j
+                nsl = first_after(at, ak, n, lim, ks)
                 if nsl < n:
                     cur = _ref8(nsl, n_int, ib, lb)
                     restarts += 1
@@ -339,7 +342,7 @@ def walk8(tree, job, ah, out, r0, r1, rec0, rec_cap, root_node, sc):
                     last = (node << 2) | REF_BOX
                 continue
             # the children in front of the closest hit (the mask the box test made), packed
-            # to the front by slot and sorted nearest first, ties by slot
+            # to the front by slot and sorted by key, ties by slot
             if keep == 0:
                 last = (node << 2) | REF_BOX
                 cur = -1
@@ -348,7 +351,7 @@ def walk8(tree, job, ah, out, r0, r1, rec0, rec_cap, root_node, sc):
                 cur = _ref8(lowest_bit(keep), n_int, ib, lb)
                 continue
             cur, top, size, lost, n_push, on_chip, slot, n_spill = _push_kept(
-                keep, at, sl, st_ref, st_t, top, size, stack, n_int, ib, lb, spill_at, on_chip)
+                keep, at, ak, sl, st_ref, st_t, top, size, stack, n_int, ib, lb, spill_at, on_chip)
             overflows += lost
             over |= lost > 0
             pushes += n_push
@@ -423,10 +426,11 @@ def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
     rays, flags, stack, box_rate, tri_rate = (job.rays, job.flags, job.stack, job.box_rate,
                                               job.tri_rate)
     out_prim, out_t, costs = out.prim, out.t, out.costs
-    spill_at = job.spill_at
+    spill_at, sort = job.spill_at, job.sort
     st_ref = np.empty(stack, np.int64)
     st_t = np.empty(stack, np.float32)
-    at = np.empty(8, np.float32)
+    at = np.empty(8, np.float32)       # box8's distances
+    ak = np.empty(8, np.float32)       # and keys
     sl = np.empty(boxes.shape[2], np.int64)
     lane_t, lane_det = np.empty(4), np.empty(4)
     box_clocks = np.empty(boxes.shape[2] + 1, np.int64)
@@ -462,7 +466,8 @@ def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
         node = np.int64(0)
         w7 = head[0, H_COUNTS]
         n = np.int64((w7 >> 8) & 0xFF)
-        keep = box8(boxes, node, nx, ny, nz, o32x, o32y, o32z, ix, iy, iz, tmin32, lim, at)
+        keep = box8(boxes, node, nx, ny, nz, o32x, o32y, o32z, ix, iy, iz, tmin32, lim, at, ak,
+                    sort)
         if keep == 0:                       # a miss at the root: one step, n box tests
             out_prim[r] = -1
             out_t[r] = np.inf
@@ -478,7 +483,8 @@ def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
         box_nodes, box_tests, clocks = 1, n, box_clocks[n]
         leaf_nodes = tri_tests = overflows = culled = pushes = pops = 0
         while True:
-            # the children of `node` its test kept: the nearest next, the others pushed
+            # the children of `node` its test kept: the first in key order next, the others
+            # pushed
             n_int = np.int64(w7 & 0xFF)
             ib, lb = np.int64(head[node, H_INTERNAL]), np.int64(head[node, H_LEAF]) - n_int
             if keep == 0:
@@ -487,11 +493,11 @@ def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
                 cur = _ref8(lowest_bit(keep), n_int, ib, lb)
             else:
                 if popcount(keep) <= 3:
-                    cur, top, size, lost, n_push = _push_few(keep, at, st_ref, st_t, top, size,
-                                                             stack, n_int, ib, lb)
+                    cur, top, size, lost, n_push = _push_few(keep, at, ak, st_ref, st_t, top,
+                                                             size, stack, n_int, ib, lb)
                 else:
                     cur, top, size, lost, n_push, _, _, _ = _push_kept(
-                        keep, at, sl, st_ref, st_t, top, size, stack, n_int, ib, lb, 0, 0)
+                        keep, at, ak, sl, st_ref, st_t, top, size, stack, n_int, ib, lb, 0, 0)
                 overflows += lost
                 over |= lost > 0
                 pushes += n_push
@@ -538,7 +544,8 @@ def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
             box_nodes += 1
             w7 = head[node, H_COUNTS]
             n = np.int64((w7 >> 8) & 0xFF)
-            keep = box8(boxes, node, nx, ny, nz, o32x, o32y, o32z, ix, iy, iz, tmin32, lim, at)
+            keep = box8(boxes, node, nx, ny, nz, o32x, o32y, o32z, ix, iy, iz, tmin32, lim, at,
+                        ak, sort)
             box_tests += n
             clocks += box_clocks[n]
         if bail:

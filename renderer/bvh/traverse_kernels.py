@@ -9,10 +9,13 @@ chunks of rays. All make the same decisions in the same order, described here on
 Per ray: a short stack of `stack` entries (RDNA's LDS ring: overwritten when full, seed-notes
 000_partB L99); when it runs dry after an overflow, traversal restarts stacklessly through parent
 links and the last node visited: climb to the parent, re-test its children, continue with the
-first one after the last node in the same (distance, slot) order. Children are visited nearest
-first, ties by slot, and every decision depends only on the ray and the node, so that order is
-the same each time a node is re-tested, and the restart resumes exactly where the dropped stack
-entries would have.
+first one after the last node in the same (key, slot) order. Children are visited in the order
+of a sort key, ties by slot: by default their entry distance (nearest first); the box sort
+heuristics of AMD's driver (SORT_*) order by the length or the midpoint of the ray's interval
+in the box instead. Every decision depends only on the ray and the node, so that order is the
+same each time a node is re-tested, and the restart resumes exactly where the dropped stack
+entries would have. Whatever the order, a child and a stack entry are culled by their entry
+distance against the closest hit so far.
 
 Closest hit: the least t, ties by the least triangle id, so every layout and the brute-force
 loop agree exactly. bvh2 and bvh4 box tests run in float64 on the float32 planes, with the far
@@ -33,6 +36,7 @@ import numpy as np
 from numba import njit
 
 from renderer import memory_kernels as mk
+from renderer.box_sort import SORT_CLOSEST, SORT_LARGEST, SORT_MIDPOINT
 from renderer.inlined import inlined
 from renderer.shade_kernels import L_TILED, bilinear_channel, bilinear_taps
 from renderer.texture_l1 import texel_blocks
@@ -62,6 +66,7 @@ REC_TLAS, REC_INSTANCE, REC_TLAS_PARENT = 6, 7, 8
 SPILL_SLOTS = 512      # a ray's spill area, entries (spill slot = ray * SPILL_SLOTS + depth)
 TEXEL_REC_SHIFT = 6   # a texel record is a byte address in the texture data >> 6 (64 B chunks:
                       # every stored block lies in one, RGBA8's 4x4 fills one)
+KEY_MAX = float(np.finfo(np.float32).max)   # a midpoint's ends held to this: never inf - inf
 REC_SHIFT = 30
 BOX_EPS = 1e-9        # relative; float64 box and triangle distances agree to ~1e-15
 # Per-ray counters (columns of cnt)
@@ -123,6 +128,7 @@ class RayJob(NamedTuple):
     spill_at: int              # 0: the stack is a ring of `stack` entries that overwrites and
                                # restarts (RDNA); > 0: this many entries on chip, the rest spill
                                # to memory (the ring then as deep as SPILL_SLOTS)
+    sort: int                  # SORT_*: the order a node's children are visited in
 
 
 class AnyHit(NamedTuple):
@@ -158,9 +164,11 @@ class Scratch(NamedTuple):
     st_ref: np.ndarray         # int64 (stack,) the short stack's entries: refs
     st_t: np.ndarray           # float64 (stack,) their entry distances
     at: np.ndarray             # float64 (16,) the opened node(s)' children's distances (8 each)
+    ak: np.ndarray             # float64 (16,) their sort keys (box_key)
     ar: np.ndarray             # int64 (16,) their refs (walk), or slots kept (walk8)
     na: np.ndarray             # int64 (2,) children per opened node (walk)
     at32: np.ndarray           # float32 (8,) box8's distances (walk8)
+    ak32: np.ndarray           # float32 (8,) and keys
     lane_t: np.ndarray         # float64 (4,) tri4's
     lane_det: np.ndarray
     box_clocks: np.ndarray     # int64 (9,) clocks of a node's n box tests (walk8)
@@ -168,9 +176,9 @@ class Scratch(NamedTuple):
 
 @inlined
 def make_scratch(stack):
-    return Scratch(np.empty(stack, np.int64), np.empty(stack), np.empty(16), np.empty(16, np.int64),
-                   np.zeros(2, np.int64), np.empty(8, np.float32), np.empty(4), np.empty(4),
-                   np.empty(9, np.int64))
+    return Scratch(np.empty(stack, np.int64), np.empty(stack), np.empty(16), np.empty(16),
+                   np.empty(16, np.int64), np.zeros(2, np.int64), np.empty(8, np.float32),
+                   np.empty(8, np.float32), np.empty(4), np.empty(4), np.empty(9, np.int64))
 
 
 class TraceOut(NamedTuple):
@@ -209,6 +217,34 @@ def _slab(lx, ly, lz, hx, hy, hz, ox, oy, oz, ix, iy, iz, tmin, tmax):
     if tn <= min(tf + abs(tf) * BOX_EPS + 1e-300, tmax):
         return tn
     return np.inf
+
+
+@inlined
+def box_key(sort, tn, near, far, lim):
+    """A kept child's sort key (SORT_*): its entry distance tn (clamped to the ray's tmin), or
+    from the interval [near, far] before clamping: tn - min(far, lim) (largest first; lim the
+    closest hit so far, constant for the first-hit rays this order is for) or near + far
+    (lowest midpoint), near held above -KEY_MAX and far below KEY_MAX so that an unbounded
+    box sorts by its finite end or last, never as NaN (a kept box has near <= its entry <= lim
+    and far >= its entry >= tmin: the other sides need no bound)."""
+    if sort == SORT_LARGEST:
+        return tn - min(far, lim)
+    if sort == SORT_MIDPOINT:
+        return max(near, -KEY_MAX) + min(far, KEY_MAX)
+    return tn
+
+
+@inlined
+def slab_and_key(lx, ly, lz, hx, hy, hz, ox, oy, oz, ix, iy, iz, tmin, tmax, lim, sort):
+    """_slab's entry distance (inf: missed) and the box's sort key (inf where missed): the
+    entry itself nearest first, else box_key of the interval _axis gives from (-inf, inf)."""
+    tn = _slab(lx, ly, lz, hx, hy, hz, ox, oy, oz, ix, iy, iz, tmin, tmax)
+    if tn == np.inf or sort == SORT_CLOSEST:
+        return tn, tn
+    near, far = _axis(lx, hx, ox, ix, -np.inf, np.inf)
+    near, far = _axis(ly, hy, oy, iy, near, far)
+    near, far = _axis(lz, hz, oz, iz, near, far)
+    return tn, box_key(sort, tn, near, far, lim)
 
 
 @inlined
@@ -330,22 +366,40 @@ def pop_nearest(st_ref, st_t, top, size, stack, lim, last, spill_at, on_chip):
 
 
 @inlined
-def next_after(at, ar, n, last, lim):
+def next_after(at, ak, ar, n, last, lim):
     """A restart's step at the node it climbed to (traverse4's walk, the TLAS walk): of the
-    node's n children (entry distances at, refs ar, in slot order), the first after `last` in
-    (distance, slot) order that is in front of lim, or -1: where the dropped stack entries
-    would have led."""
-    kt, ks = np.inf, -1
+    node's n children (entry distances at, sort keys ak, refs ar, in slot order), the first
+    after `last` in (key, slot) order that is in front of lim, or -1: where the dropped stack
+    entries would have led."""
+    nsl = first_after(at, ak, n, lim, last_slot(ar, n, last))
+    return ar[nsl] if nsl < n else np.int64(-1)
+
+
+@inlined
+def last_slot(ar, n, last):
+    """The slot of ref `last` among a node's n children's refs ar, or -1."""
+    ks = -1
     for j in range(n):
         if ar[j] == last:
-            kt, ks = at[j], j
-    nxt, nt, nsl = np.int64(-1), np.inf, n
+            ks = j
+    return ks
+
+
+@inlined
+def first_after(at, ak, n, lim, ks):
+    """The slot of the first of a node's n children (entry distances at, keys ak, by slot) after
+    slot ks in (key, slot) order that is in front of lim, or n (also when ks < 0: the last node
+    is not among them)."""
+    if ks < 0:
+        return n
+    kt = ak[ks]
+    nk, nsl = np.inf, n
     for j in range(n):
-        t = at[j]
-        if t <= lim and t < np.inf and (t > kt or (t == kt and j > ks)) and (
-                t < nt or (t == nt and j < nsl)):
-            nxt, nt, nsl = ar[j], t, j
-    return nxt
+        t, k = at[j], ak[j]
+        if t <= lim and t < np.inf and (k > kt or (k == kt and j > ks)) and (
+                k < nk or (k == nk and j < nsl)):
+            nk, nsl = k, j
+    return nsl
 
 
 @inlined

@@ -223,13 +223,17 @@ def trace_two_level(two: TwoLevel, rays: np.ndarray, any_hit: bool = False, cull
                     stack: int = 16, dual: bool = False, record: bool = False, box_rate: int = 4,
                     tri_rate: int = 1, cull_front: bool = False, opaque: bool = False,
                     cull_non_opaque: bool = False, ignore_blend: bool = False,
-                    surfaces: tk.AnyHit | None = None, spill: bool = False):
-    """trace_rays for a TwoLevel: the same flags, stack and rates (the TLAS is tested at the
-    box rate). Returns (Hits with scene triangle ids, fetch records or None, int32 (n, T_N)
-    TLAS costs). surfaces: the BLASes' any-hit table (any_hit_table(two.blas_draws,
-    two.blas_tris, unit)), needed where a BLAS has non-opaque triangles."""
-    from .traverse import CHUNK, REC_PER_RAY, Hits, _flags, check_job, gather_records, tree_of
+                    surfaces: tk.AnyHit | None = None, spill: bool = False,
+                    box_sort: str = "closest"):
+    """trace_rays for a TwoLevel: the same flags, stack, rates and order (the TLAS is tested at
+    the box rate, its children visited in the BLASes' order). Returns (Hits with scene
+    triangle ids, fetch records or None, int32 (n, T_N) TLAS costs). surfaces: the BLASes'
+    any-hit table (any_hit_table(two.blas_draws, two.blas_tris, unit)), needed where a BLAS
+    has non-opaque triangles."""
+    from .traverse import (CHUNK, REC_PER_RAY, Hits, _flags, check_job, gather_records, sort_of,
+                           tree_of)
     check_job(two.blas, stack, dual, box_rate, tri_rate, spill)
+    sort = sort_of(box_sort, any_hit)
     if surfaces is None:
         if two.blas.non_opaque and not opaque and not cull_non_opaque:
             raise ValueError("a BLAS has alpha-tested or blended triangles: trace_two_level needs "
@@ -238,7 +242,7 @@ def trace_two_level(two: TwoLevel, rays: np.ndarray, any_hit: bool = False, cull
         surfaces = tk.AnyHit.none()
     flags = _flags(any_hit, cull_back, cull_front, opaque, cull_non_opaque, ignore_blend)
     job = tk.RayJob(rays, CHUNK, flags, tk.SPILL_SLOTS if spill else stack, dual, box_rate,
-                    tri_rate, stack if spill else 0)
+                    tri_rate, stack if spill else 0, sort)
     n = len(rays)
     prim, t = np.empty(n, np.int64), np.empty(n, np.float64)
     cnt, tl = np.empty((n, tk.C_N), np.int32), np.empty((n, tlk.T_N), np.int32)

@@ -31,8 +31,8 @@ from .traverse_kernels import (BOX_EPS, C_CLOCKS, C_FILLS, C_N, C_OVERFLOWS, C_P
                                C_RESTARTS, C_SPILLS, C_STEPS, FLAG_ANY_HIT, R_DX, R_DY, R_DZ, R_N,
                                R_OX, R_OY, R_OZ, R_TMAX, R_TMIN, REC_FILL, REC_SHIFT,
                                REC_INSTANCE, REC_SPILL, REC_TLAS, REC_TLAS_PARENT, SPILL_SLOTS,
-                               RayJob, make_scratch, next_after, TraceOut, _inv, _slab, pop_nearest,
-                               spill_push, spill_records)
+                               RayJob, make_scratch, next_after, TraceOut, _inv, pop_nearest,
+                               slab_and_key, spill_push, spill_records)
 
 EMPTY = -(1 << 62)        # an unused TLAS child slot
 # Per-ray TLAS costs (columns of tl_costs): steps, nodes fetched descending, box tests, instances
@@ -66,15 +66,16 @@ def trace_chunk2(tlas, blas, job, ah, out, tl_costs, r0, r1, rec0, rec_cap):
     inst_blas, blas_root, inst_first, blas_base, xf = (tlas.inst_blas, tlas.blas_root, tlas.inst_first,
                                                        tlas.blas_base, tlas.obj_from_world)
     rays, flags, stack, box_rate, spill_at = job.rays, job.flags, job.stack, job.box_rate, job.spill_at
+    sort = job.sort
     out_prim, out_t, costs, rec = out.prim, out.t, out.costs, out.rec
     width = child.shape[1]
     kind = blas.kind
     sc = make_scratch(stack)                    # the BLAS walks' (the TLAS walk's stack is below)
     st_ref = np.empty(stack, np.int64)
     st_t = np.empty(stack)
-    at = np.empty(width)
+    at, ak = np.empty(width), np.empty(width)   # a node's children's entry distances, sort keys
     ar = np.empty(width, np.int64)
-    at32 = np.empty(8, np.float32)
+    at32, ak32 = np.empty(8, np.float32), np.empty(8, np.float32)
     one = np.empty((1, R_N), np.float32)        # the ray in an instance's space
     b_prim = np.empty(1, np.int64)
     b_t = np.empty(1)
@@ -125,10 +126,10 @@ def trace_chunk2(tlas, blas, job, ah, out, tl_costs, r0, r1, rec0, rec_cap):
                 one[0, R_TMAX] = tm
                 if spill_at > 0:
                     sub = RayJob(one, 1, flags, stack, job.dual, box_rate, job.tri_rate,
-                                 max(1, spill_at - on_chip))
+                                 max(1, spill_at - on_chip), sort)
                 else:
                     sub = RayJob(one, 1, flags, max(1, stack - size), job.dual, box_rate,
-                                 job.tri_rate, 0)
+                                 job.tri_rate, 0, sort)
                 b = inst_blas[i]
                 at0, cap = rec0 + nrec, rec_cap - nrec
                 if rec_cap > 0 and cap <= 0:
@@ -196,44 +197,47 @@ def trace_chunk2(tlas, blas, job, ah, out, tl_costs, r0, r1, rec0, rec_cap):
             keep = np.uint64(0)
             if f32:
                 keep = box8(planes, node, nx, ny, nz, o32x, o32y, o32z, i32x, i32y, i32z, tmin32,
-                            lim_f32, at32)
+                            lim_f32, at32, ak32, sort)
             n = 0
             while n < width and child[node, n] != EMPTY:       # the slots used come first
                 c = child[node, n]
                 if f32:
-                    at[n] = np.float64(at32[n]) if (keep >> np.uint64(n)) & np.uint64(1) else np.inf
+                    kept = (keep >> np.uint64(n)) & np.uint64(1)
+                    at[n] = np.float64(at32[n]) if kept else np.inf
+                    ak[n] = np.float64(ak32[n]) if kept else np.inf
                 else:
-                    at[n] = _slab(planes[node, 0, n], planes[node, 1, n], planes[node, 2, n],
-                                  planes[node, 3, n], planes[node, 4, n], planes[node, 5, n],
-                                  ox, oy, oz, ix, iy, iz, tmin, tmax)
+                    at[n], ak[n] = slab_and_key(
+                        planes[node, 0, n], planes[node, 1, n], planes[node, 2, n],
+                        planes[node, 3, n], planes[node, 4, n], planes[node, 5, n],
+                        ox, oy, oz, ix, iy, iz, tmin, tmax, lim, sort)
                 ar[n] = (c << 1) if c >= 0 else ((-c - 1) << 1) | 1
                 n += 1
             tests += n
             clocks += (n + box_rate - 1) // box_rate
             if climbing:
-                # continue with the first child after `last` in (distance, slot) order
-                nxt = next_after(at, ar, n, last, lim)
+                # continue with the first child after `last` in (key, slot) order
+                nxt = next_after(at, ak, ar, n, last, lim)
                 if nxt >= 0:
                     cur = nxt
                     restarts += 1
                 else:
                     last = node << 1
                 continue
-            # the children in front of the closest hit, nearest first (ties by slot)
+            # the children in front of the closest hit, in key order (ties by slot)
             m = 0
             for j in range(n):
                 t = at[j]
                 if t <= lim and t < np.inf:
-                    at[m], ar[m] = t, ar[j]
+                    at[m], ak[m], ar[m] = t, ak[j], ar[j]
                     m += 1
-            for x in range(1, m):         # insertion sort, stable
-                t, rf = at[x], ar[x]
+            for x in range(1, m):         # insertion sort by key, stable
+                t, k, rf = at[x], ak[x], ar[x]
                 y = x - 1
-                while y >= 0 and at[y] > t:
-                    at[y + 1], ar[y + 1] = at[y], ar[y]
+                while y >= 0 and ak[y] > k:
+                    at[y + 1], ak[y + 1], ar[y + 1] = at[y], ak[y], ar[y]
                     y -= 1
-                at[y + 1], ar[y + 1] = t, rf
-            for x in range(m - 1, 0, -1):  # all but the nearest, far first
+                at[y + 1], ak[y + 1], ar[y + 1] = t, k, rf
+            for x in range(m - 1, 0, -1):  # all but the first, last first
                 st_ref[top], st_t[top] = ar[x], at[x]
                 top = top + 1 if top + 1 < stack else 0
                 pushes += 1
