@@ -24,7 +24,13 @@ from pipelines.passes.raytrace import (SURFACE_EPS, _normals, ao_rays, camera_ra
                                        trace)
 from renderer.bvh import Triangles, build_bvh2, collapse, trace_rays, warm_up  # noqa: E402
 from renderer.bvh.layouts import BVH8_PRIM_TRIS, PRIM_VERTS, bvh2_layout, bvh4_layout, bvh8_layout  # noqa: E402
+from pipelines.presets import get_preset  # noqa: E402
 from scenes.library import get_scene, rotated  # noqa: E402
+
+# the race's walks visit a node's children in the order RDNA 4's driver picks per ray (the
+# layouts are RDNA's; renderer/box_sort.py): lowest midpoint for the primary rays, largest
+# interval first for the AO rays, which end at their first hit
+BOX_SORT = get_preset("amd-rdna4").rt.rt_box_sort.value
 
 
 def race(fns: dict, n=5):
@@ -100,7 +106,8 @@ def speed_run(tris, rays, r: dict, pool):
     t_embree, es = embree_build(tris, rays)
     r["build_s"] = {**build, "embree": t_embree}
     print("build (s):  " + "  ".join(f"{k} {v:.3f}" for k, v in r["build_s"].items()))
-    # speed race: closest hit, counters on (per-ray costs written), no fetch records
+    # speed race: closest hit, counters on (per-ray costs written), no fetch records, the
+    # children in RDNA 4's order (BOX_SORT)
     o, d = rays[:, 0:3].copy(), rays[:, 4:7].copy()
     fns = {"embree": lambda: es.run(o, d, output=1)}
     # embreex's run() is one thread, but it lets go of the GIL: on as many threads as
@@ -109,7 +116,7 @@ def speed_run(tris, rays, r: dict, pool):
     shares = [(o[k::threads].copy(), d[k::threads].copy()) for k in range(threads)]
     fns[f"embree x{threads}"] = lambda: list(pool.map(lambda od: es.run(*od, output=1), shares))
     for ln in ("bvh4", "bvh8", "bvh8-obb", "bvh8/1"):
-        fns[ln] = lambda ln=ln: trace_rays(lay[ln], rays)[0]
+        fns[ln] = lambda ln=ln: trace_rays(lay[ln], rays, box_sort=BOX_SORT)[0]
     wall, cpu, out = race(fns)
     r["mrays_s"] = {k: len(rays) / v / 1e6 for k, v in wall.items()}
     r["mrays_per_cpu_s"] = {k: len(rays) / v / 1e6 for k, v in cpu.items()}
@@ -141,7 +148,7 @@ def speed_run(tris, rays, r: dict, pool):
     afns = {"embree": lambda: es.run(ao_o, ao_d, dists=ao_far.copy(), query="OCCLUDED"),
             f"embree x{threads}": lambda: list(pool.map(
                 lambda odf: es.run(odf[0], odf[1], dists=odf[2].copy(), query="OCCLUDED"), ao_shares)),
-            "bvh8": lambda: trace_rays(lay["bvh8"], ao, any_hit=True)[0]}
+            "bvh8": lambda: trace_rays(lay["bvh8"], ao, any_hit=True, box_sort=BOX_SORT)[0]}
     awall, _, aout = race(afns)
     r["ao_mrays_s"] = {k: len(ao) / v / 1e6 for k, v in awall.items()}
     occl_agree = float(((aout["bvh8"].prim >= 0) == (aout["embree"] >= 0)).mean())
@@ -175,7 +182,7 @@ def main(argv=None):
         rays = camera_rays(scene.camera, W, H)
         rays[:, 3], rays[:, 7] = 0.0, np.inf
         r = report[name] = {"triangles": tris.n, "rays": len(rays)}
-        print(f"\n== {name}: {tris.n} triangles, {W}x{H} primary rays")
+        print(f"\n== {name}: {tris.n} triangles, {W}x{H} primary rays, box sort {BOX_SORT}")
         runs = []
         for _ in range(a.runs):
             lay, ratios = speed_run(tris, rays, r, pool)
