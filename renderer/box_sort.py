@@ -16,6 +16,7 @@ ray, as GPURT's C++ path does.
 from __future__ import annotations
 
 SORT_CLOSEST, SORT_LARGEST, SORT_MIDPOINT = 0, 1, 2
+ORDER_NAMES = {SORT_CLOSEST: "nearest", SORT_LARGEST: "largest", SORT_MIDPOINT: "midpoint"}
 
 # policy -> (order of first-hit rays, order of the rest); GPURT's Closest, MidPoint,
 # LargestFirstOrClosest, LargestFirstOrClosestMidPoint

@@ -212,10 +212,12 @@ def test_rt_params_have_sources_and_labels():
     for name in ("amd-rdna2", "amd-rdna3", "amd-rdna4", "apple-m3", "apple-m5"):
         p = PARAMS[name]
         for key in ("rt_layout", "rt_box_tests_per_clk", "rt_tri_tests_per_clk", "rt_stack_entries",
-                    "rt_dual_fallback", "rt_obb"):
+                    "rt_dual_fallback", "rt_obb", "rt_box_sort"):
             assert getattr(p, key).source and getattr(p, key).label in ("spec", "measured", "derived", "assumed")
         assert p.rt_layout.value in MODES
     assert PARAMS["apple-m3"].rt_layout.label == "assumed"     # Apple's layout is not public
     assert PARAMS["amd-rdna4"].rt_box_tests_per_clk.value == 8
+    assert [PARAMS[p].rt_box_sort.value for p in ("amd-rdna2", "amd-rdna3", "apple-m3")] == [
+        "closest", "largest-or-midpoint", "closest"]
     assert get_preset("imr-baseline").rt.rt_params_from.value == "amd-rdna3"
     assert get_preset("amd-rdna2").rt.rt_params_from is None

@@ -237,6 +237,9 @@ def test_rt_columns_join_the_row_and_the_schema(capsys):
         assert row["rt.ao.dram_bytes_per_ray"] == pytest.approx(
             (c["rt.ao.dram_read.bvh_node"] + c["rt.ao.dram_read.bvh_leaf"]) / c["rt.ao.rays"])
     assert "rt.ao.l1_hit_rate" in rdna3 and "rt.ao.l1_hit_rate" not in rdna4    # RDNA 4 has no L1
+    # the driver's box sort by the rays' flags: first-hit shadow and AO rays largest first
+    assert [rdna4[f"rt.order.{p}"] for p in ("primary", "shadow", "ao")] == ["midpoint", "largest",
+                                                                             "largest"]
     text = report(capsys, "bunny", "--preset", "amd-rdna4", "--res", "64x36", "--rt", "shadow")
     assert "bvh8-obb" in text and "shadow" in text and " ao " not in text and "L0 hit" in text
 

@@ -58,7 +58,8 @@ RT_METRICS = {"rays": ("rays", False), "steps_per_ray": ("steps", True),
 RT_CACHES = ("l0", "l1")        # the ray unit's caches: rt.<pass>.<level>_hit_rate where the part has it
 
 
-def rt_fields(c, passes, mode: str, bvh: str = "flat", bvh_bytes: dict | None = None) -> dict:
+def rt_fields(c, passes, mode: str, bvh: str = "flat", bvh_bytes: dict | None = None,
+              orders: dict | None = None) -> dict:
     """Per ray pass: rays, and per ray the steps, nodes fetched (box + leaf), box and triangle
     tests and bytes fetched before the caches and from DRAM; stack overflows and restarts; the
     hit rate of each of the ray unit's caches the part has (rt.<pass>.l0_hit_rate, l1_hit_rate);
@@ -67,9 +68,11 @@ def rt_fields(c, passes, mode: str, bvh: str = "flat", bvh_bytes: dict | None = 
     stack's on-chip bytes per ray and the entries it spilled to memory; with a two-level BVH
     (bvh), the TLAS's steps and the instances entered per ray (steps count both levels, bytes
     the TLAS and instance nodes too), and what the structure takes (rt.bvh_bytes.blas / tlas /
-    instances) against the flattened tree (rt.bvh_bytes.flat)."""
+    instances) against the flattened tree (rt.bvh_bytes.flat); the order each pass visited a
+    node's children in (orders: rt.order.<pass>, renderer.box_sort.ORDER_NAMES)."""
     out: dict = {"rt.layout": mode, "rt.bvh": bvh,
-                 **{f"rt.bvh_bytes.{k}": v for k, v in (bvh_bytes or {}).items()}}
+                 **{f"rt.bvh_bytes.{k}": v for k, v in (bvh_bytes or {}).items()},
+                 **{f"rt.order.{p}": o for p, o in (orders or {}).items()}}
     for p in passes:
         rays = c[f"rt.{p}.rays"]
         for name, (counter, per_ray) in RT_METRICS.items():
@@ -219,7 +222,8 @@ def frame_row(scene, preset: Preset, settings: Settings, frames: int = 1,
         borrowed = preset.rt.rt_params_from          # no RT unit of its own
         rays = [p.name for p in f.passes if p.kind == "rays"]
         extra.update(rt_fields(c, rays, f.rt.mode if borrowed is None
-                               else f"{f.rt.mode} (as {borrowed.value})", f.rt.bvh, f.rt.bvh_bytes))
+                               else f"{f.rt.mode} (as {borrowed.value})", f.rt.bvh, f.rt.bvh_bytes,
+                               f.rt.orders))
     if f.post is not None:
         extra.update(post_fields(f.post, preset, settings))
     if seq is not None:

@@ -243,10 +243,13 @@ def bvh_memory_line(row) -> str | None:
 
 
 def rt_lines(row, passes) -> list[list[str]]:
-    """One line per ray pass of a row ('-': the part has no such cache); steps/ray counts both
-    levels of a two-level BVH, the TLAS's in brackets."""
+    """One line per ray pass of a row ('-': the part has no such cache), the pass named with the
+    order it visited a node's children in; steps/ray counts both levels of a two-level BVH, the
+    TLAS's in brackets."""
     two = row.get("rt.bvh") == "two-level"
-    return [[row["preset"], row["rt.layout"] + (" two-level" if two else ""), p, f"{row[f'rt.{p}.rays']:,}",
+    return [[row["preset"], row["rt.layout"] + (" two-level" if two else ""),
+             p + (f" ({row[f'rt.order.{p}']})" if f"rt.order.{p}" in row else ""),
+             f"{row[f'rt.{p}.rays']:,}",
              f"{row[f'rt.{p}.steps_per_ray']:.2f}" + (f" ({row[f'rt.{p}.tlas_steps_per_ray']:.2f})" if two else ""),
              *(f"{row[f'rt.{p}.{m}']:.2f}" for m in ("nodes_per_ray", "box_tests_per_ray",
                                                      "tri_tests_per_ray")),

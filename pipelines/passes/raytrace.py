@@ -51,6 +51,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from renderer.box_sort import ORDER_NAMES, sort_of
 from renderer.bvh import Layout, Triangles, build_layout, cost_counters, make_rays, price, trace_rays
 from renderer.bvh.anyhit import any_hit_table
 from renderer.bvh.traverse import Hits
@@ -111,6 +112,7 @@ class RtResult:
     pixel_maps: dict[str, np.ndarray] = field(default_factory=dict)   # (h, w) steps per pass
     counters: Counters = field(default_factory=Counters)
     pass_counters: dict[str, Counters] = field(default_factory=dict)  # per pass; they sum to counters
+    orders: dict[str, str] = field(default_factory=dict)  # per pass: its box sort (ORDER_NAMES)
     build_seconds: float = 0.0
     trace_seconds: float = 0.0                  # traversal only (counters on), all passes
     price_seconds: float = 0.0                  # memory-model replay of the fetches
@@ -320,6 +322,7 @@ def _run(layout: Layout | TwoLevel, rays: np.ndarray, mm: MemoryModel | None, le
     rays[order], results put back in the rays' order); fills counters. flags: the pass's ray
     flags by trace_rays's names and the preset's box sort; layout: a flat tree or a TwoLevel."""
     two = isinstance(layout, TwoLevel)
+    res.orders[name] = ORDER_NAMES[sort_of(flags["box_sort"], flags.get("any_hit", False))]
     if order is not None:
         rays = rays[order]
     n = len(rays)
