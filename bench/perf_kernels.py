@@ -182,7 +182,7 @@ def workload(a, width: int, height: int):
         return frame, f"{a.scene} via {a.preset} at {width}x{height}"
     import numpy as np
 
-    from bench_bvh import ao_race_rays, layouts
+    from bench_bvh import BOX_SORT, ao_race_rays, layouts
     from pipelines.passes.raytrace import camera_rays
     from renderer.bvh import Triangles, trace_rays
     tris = Triangles.of_scene(scene)
@@ -192,8 +192,9 @@ def workload(a, width: int, height: int):
     if a.rays == "ao":
         rays = ao_race_rays(tris, rays, trace_rays(bvh8, rays)[0])
     any_hit = a.rays == "ao"
-    return (lambda: trace_rays(bvh8, rays, any_hit=any_hit),
-            f"{a.scene}: {len(rays):,} {a.rays} rays through bvh8 ({width}x{height})")
+    return (lambda: trace_rays(bvh8, rays, any_hit=any_hit, box_sort=BOX_SORT),
+            f"{a.scene}: {len(rays):,} {a.rays} rays through bvh8 ({width}x{height}, box sort "
+            f"{BOX_SORT})")
 
 
 def main(argv=None) -> int:
