@@ -144,7 +144,8 @@ def test_misses8_is_box8_across_rays_and_misses_no_box_inside():
             miss = int(out[r // 8]) >> (r % 8) & 1
             assert miss == 1 - (m & 1), (node, r)
             if miss:
-                inner, _, _ = _run(boxes[node:node + 1], rays[r, 0:3], rays[r, 4:7], rays[r, 3], lim)
+                inner, _, _ = _run(boxes[node:node + 1], rays[r, 0:3], rays[r, 4:7], rays[r, 3],
+                                   lim)
                 assert inner[0] == 0, (node, r)
             missed += miss
             entered += 1 - miss

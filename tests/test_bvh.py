@@ -366,7 +366,8 @@ def test_the_box_sort_visits_children_in_the_drivers_order(layout):
         hits, _ = trace_rays(long_first, ray, box_sort=sort)
         assert hits.prim[0] == 0 and hits.t[0] == pytest.approx(1.5, rel=1e-6)
         leaves[sort] = hits.counts[0, tk.C_LEAF_NODES]
-    assert leaves == {"closest": 1, "midpoint": 2, "largest-or-closest": 1, "largest-or-midpoint": 2}
+    assert leaves == {"closest": 1, "midpoint": 2, "largest-or-closest": 1,
+                      "largest-or-midpoint": 2}
     short_first = layout_of([_slanted(1, 2, 1.5), _slanted(1.5, 20, 1.99)])
     for sort in BOX_SORTS:
         first, _ = trace_rays(short_first, ray, any_hit=True, box_sort=sort)
@@ -387,7 +388,8 @@ def test_every_box_sort_finds_the_same_hits_and_only_a_bad_one_is_refused():
         for sort in BOX_SORTS:
             for stack in (16, 2):
                 hits, _ = trace_rays(lay, rays, stack=stack, box_sort=sort)
-                assert np.array_equal(hits.prim, want.prim) and np.array_equal(hits.t, want.t), (lay.name, sort)
+                assert np.array_equal(hits.prim, want.prim), (lay.name, sort)
+                assert np.array_equal(hits.t, want.t), (lay.name, sort)
                 first, _ = trace_rays(lay, rays, stack=stack, box_sort=sort, any_hit=True)
                 assert np.array_equal(first.prim >= 0, want_any.prim >= 0), (lay.name, sort)
             steps[sort] = first.counts[:, tk.C_STEPS].sum()
