@@ -24,13 +24,10 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .quad_filter_kernels import repeat_texels
+from .quad_filter_kernels import _D4, _I64x4, LANES, repeat_texels
 from .vector_ir import splat as vector_splat
 
-LANES = 4
 TAPS = 16                    # 4 texels a lane's bilinear filter, 4 lanes
-_D4 = ir.VectorType(ir.DoubleType(), LANES)
-_I64x4 = ir.VectorType(ir.IntType(64), LANES)
 _I64x16 = ir.VectorType(ir.IntType(64), TAPS)
 _I64 = ir.IntType(64)
 _I16 = ir.IntType(TAPS)

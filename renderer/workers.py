@@ -91,8 +91,8 @@ def spread(kernel, n: int, *args, grain: int = 1) -> None:
     parallel loop of the front end, binning and the codecs' block sizes, in place of numba's
     prange: a kernel with a prange is compiled twice over, its loop body as a function of its
     own (parfor's gufunc), and the front end's seven and binning's three took 6.5 s of the
-    53 s a cold `render triangle` compiles (2026-12-06). An element's output is its own, so the result is the
-    same on any number of threads."""
+    53 s a cold `render triangle` compiles (2026-12-06). An element's output is its own, so the
+    result is the same on any number of threads."""
     k = max(1, min(numba.get_num_threads(), n // max(grain, 1)))
     if k == 1:
         kernel(0, n, *args)

@@ -237,14 +237,18 @@ def box_key(sort, tn, near, far, lim):
 @inlined
 def slab_and_key(lx, ly, lz, hx, hy, hz, ox, oy, oz, ix, iy, iz, tmin, tmax, lim, sort):
     """_slab's entry distance (inf: missed) and the box's sort key (inf where missed): the
-    entry itself nearest first, else box_key of the interval _axis gives from (-inf, inf)."""
-    tn = _slab(lx, ly, lz, hx, hy, hz, ox, oy, oz, ix, iy, iz, tmin, tmax)
-    if tn == np.inf or sort == SORT_CLOSEST:
+    entry itself nearest first, else box_key of the interval _axis gives from (-inf, inf),
+    whose entry clamped to tmin and exit are _slab's own (max and min round nothing)."""
+    if sort == SORT_CLOSEST:
+        tn = _slab(lx, ly, lz, hx, hy, hz, ox, oy, oz, ix, iy, iz, tmin, tmax)
         return tn, tn
     near, far = _axis(lx, hx, ox, ix, -np.inf, np.inf)
     near, far = _axis(ly, hy, oy, iy, near, far)
     near, far = _axis(lz, hz, oz, iz, near, far)
-    return tn, box_key(sort, tn, near, far, lim)
+    tn = max(tmin, near)
+    if tn <= min(far + abs(far) * BOX_EPS + 1e-300, tmax):
+        return tn, box_key(sort, tn, near, far, lim)
+    return np.inf, np.inf
 
 
 @inlined

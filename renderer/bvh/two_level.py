@@ -28,6 +28,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from renderer.box_sort import sort_of
 from renderer.counters import Counters
 from renderer.errors import SceneError
 from renderer.memory import MemoryModel
@@ -230,8 +231,7 @@ def trace_two_level(two: TwoLevel, rays: np.ndarray, any_hit: bool = False, cull
     triangle ids, fetch records or None, int32 (n, T_N) TLAS costs). surfaces: the BLASes'
     any-hit table (any_hit_table(two.blas_draws, two.blas_tris, unit)), needed where a BLAS
     has non-opaque triangles."""
-    from .traverse import (CHUNK, REC_PER_RAY, Hits, _flags, check_job, gather_records, sort_of,
-                           tree_of)
+    from .traverse import CHUNK, REC_PER_RAY, Hits, _flags, check_job, gather_records, tree_of
     check_job(two.blas, stack, dual, box_rate, tri_rate, spill)
     sort = sort_of(box_sort, any_hit)
     if surfaces is None:
