@@ -84,15 +84,15 @@ def box8(typingctx, boxes, node, nx, ny, nz, ox, oy, oz, ix, iy, iz, tmin, lim, 
             return builder.fmul(builder.fsub(plane(p), splat(o)), splat(i))
 
         exit_x, exit_y, exit_z = (builder.sub(ir.Constant(i64, k), p) for k, p in ((3, nx), (5, ny), (7, nz)))
-        tnear = vmax(vmax(splat(tmin), dist(nx, ox, ix)), vmax(dist(ny, oy, iy), dist(nz, oz, iz)))
+        # every plane loaded once, before the stores (at and ak may alias the planes for all
+        # LLVM knows: a load after a store is made again); max is exact, so its order is free
+        near = vmax(dist(nx, ox, ix), vmax(dist(ny, oy, iy), dist(nz, oz, iz)))
         far = vmin(vmin(dist(exit_x, ox, ix), dist(exit_y, oy, iy)), dist(exit_z, oz, iz))
+        tnear = vmax(splat(tmin), near)
         tfar = builder.fmul(far, splat(ir.Constant(f32, 1.0 + FAR_EPS)))
         hit = builder.fcmp_ordered("<=", tnear, vmin(tfar, splat(lim)))
         inf = splat(ir.Constant(f32, np.inf))
-        builder.store(builder.select(hit, tnear, inf), builder.bitcast(out, _F8.as_pointer()),
-                      align=4)
         # box_key's: tnear; tnear - min(far, lim); the unclamped near + far, ends held
-        near = vmax(dist(nx, ox, ix), vmax(dist(ny, oy, iy), dist(nz, oz, iz)))
         largest = builder.fsub(tnear, vmin(far, splat(lim)))
         midpoint = builder.fadd(vmax(near, splat(ir.Constant(f32, -KEY_MAX))),
                                 vmin(far, splat(ir.Constant(f32, KEY_MAX))))
@@ -101,6 +101,8 @@ def box8(typingctx, boxes, node, nx, ny, nz, ox, oy, oz, ix, iy, iz, tmin, lim, 
             return builder.icmp_signed("==", sort, ir.Constant(sort.type, k))
         key = builder.select(is_sort(SORT_LARGEST), largest,
                              builder.select(is_sort(SORT_MIDPOINT), midpoint, tnear))
+        builder.store(builder.select(hit, tnear, inf), builder.bitcast(out, _F8.as_pointer()),
+                      align=4)
         builder.store(builder.select(hit, key, inf), builder.bitcast(out_key, _F8.as_pointer()),
                       align=4)
         return builder.zext(builder.bitcast(hit, ir.IntType(8)), ir.IntType(64))
