@@ -7,11 +7,12 @@ from numba import njit
 
 from ..inlined import inlined
 from renderer.block_masks import lowest_bit, popcount
+from renderer.prefetch import prefetch
 from renderer.stream_store import stream_fence, stream_row
 
 from .box8_kernels import box8, entry_planes, lim32, misses8, tame
 from .layouts_kernels import N_OBB
-from .tri4_kernels import LANES, tri4
+from .tri4_kernels import LANES, ROWS, tri4
 from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, FLAG_OPAQUE, R_DX, R_DY, R_DZ, R_OX, R_OY,
                                R_OZ, R_TMAX, R_TMIN, REC_NODE, REC_PARENT, REC_SHIFT, REC_TRI,
                                REF_BOX, REF_TRI, REC_FILL, REC_SPILL, TRI_NON_OPAQUE, _culled, _inv,
@@ -20,6 +21,8 @@ from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, FLAG_OPAQUE, R_DX, R_DY, R
 
 
 H_INTERNAL, H_LEAF, H_ROT, H_COUNTS = 0, 1, 2, 3    # Layout.node_head's columns (NODE_HEAD_WORDS)
+BOX_FLOATS = 48             # a node's row of child_boxes: 6 planes x 8 slots, 192 B (box8's)
+TRI_FLOATS = ROWS * LANES   # a primitive node's row of tri_corners, 144 B (tri4's)
 
 
 @inlined
@@ -427,6 +430,7 @@ def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
                                               job.tri_rate)
     out_prim, out_t, costs = out.prim, out.t, out.costs
     spill_at, sort = job.spill_at, job.sort
+    flat_boxes, flat_tris = boxes.reshape(-1), tri_corners.reshape(-1)
     st_ref = np.empty(stack, np.int64)
     st_t = np.empty(stack, np.float32)
     at = np.empty(8, np.float32)       # box8's distances
@@ -516,6 +520,21 @@ def trace_chunk8_fast(tree, job, ah, out, r0, r1, redo):
                         if st_t[_u(top)] <= lim:
                             cur = st_ref[_u(top)]
                             break
+                    if size > 0:
+                        # the entry under it, asked of the caches while cur's subtree is walked
+                        # (a host cache miss is an AO ray's likeliest wait): the three lines of
+                        # its planes or its triangles' corners
+                        nxt = st_ref[_u(top - 1 if top > 0 else stack - 1)]
+                        if (nxt & 3) == REF_TRI:
+                            c = (nxt >> 2) * TRI_FLOATS
+                            prefetch(flat_tris, c)
+                            prefetch(flat_tris, c + 16)
+                            prefetch(flat_tris, c + TRI_FLOATS - 1)
+                        else:
+                            c = (nxt >> 2) * BOX_FLOATS
+                            prefetch(flat_boxes, c)
+                            prefetch(flat_boxes, c + 16)
+                            prefetch(flat_boxes, c + 32)
                     if cur < 0:
                         bail = over         # dry after an overflow: a restart, trace_chunk8's
                         done = True
