@@ -534,3 +534,28 @@ def test_the_parallel_build_is_the_serial_build_node_for_node():
                 assert np.array_equal(a, b), k
     finally:
         numba.set_num_threads(threads)
+
+
+def test_the_collapse_is_the_same_on_any_number_of_threads():
+    """_collapse_costs runs the programme of the tree's top subtrees on all threads, then the
+    nodes above them: the wide tree must be the one thread's, array for array (bunny through
+    bvh8's primitive nodes and bvh4's one-triangle slots; dragon's larger tree cut into more
+    subtrees than threads)."""
+    import numba
+    from renderer.bvh.layouts import BVH8_PRIM_TRIS
+    threads = numba.get_num_threads()
+    for name in ("bunny", "dragon"):
+        bvh = build_bvh2(Triangles.of_scene(get_scene(name)), 1)
+        got = {}
+        try:
+            for k in sorted({1, threads}):
+                numba.set_num_threads(k)
+                got[k] = (collapse(bvh, 8, BVH8_PRIM_TRIS, PRIM_VERTS), collapse(bvh, 4))
+        finally:
+            numba.set_num_threads(threads)
+        one = got[1]
+        for k, wides in got.items():
+            for w, w1 in zip(wides, one):
+                for f in ("child", "c_lo", "c_hi", "n_wide", "n_child", "parent", "tri_order",
+                          "tri_parent", "tri_count"):
+                    assert np.array_equal(getattr(w, f), getattr(w1, f)), (name, k, f)

@@ -171,7 +171,8 @@ def collapse(bvh: Bvh2, width: int, leaf_tris: int = 1, leaf_corners: int | None
                          f"{leaf_corners}")
     t0 = time.perf_counter()
     out = bk.collapse(bvh.lo, bvh.hi, bvh.left, bvh.first, bvh.count, bvh.perm, bvh.pos_lo,
-                      bvh.pos_hi, bvh.tris.v, width, leaf_tris, leaf_corners)
+                      bvh.pos_hi, bvh.tris.v, width, leaf_tris, leaf_corners,
+                      numba.get_num_threads())
     return Wide(width, *out, bvh.tris, time.perf_counter() - t0)
 
 
