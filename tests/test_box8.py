@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from numba import njit
 
-from renderer.bvh.box8_kernels import (RANGE, box8, box8_twin, entry_planes, lim32, misses8, planes32,
-                                       tame)
+from renderer.bvh.box8_kernels import (RANGE, box8, box8_twin, entry_planes, lim32, misses8,
+                                       node_planes, planes32, tame)
 from renderer.bvh.traverse_kernels import SORT_CLOSEST, SORT_LARGEST, SORT_MIDPOINT
 
 
@@ -168,3 +168,19 @@ def test_misses8_never_flags_a_ray_that_is_not_tame():
     _misses8_all(rays, box, out)
     assert int(out[0]) & 0x7F == 0                  # rays 0-6: not tame or NaN
     assert int(out[1]) == 0xFF                      # rays 8-15: tame, missing
+
+
+def test_node_planes_rounds_as_planes32():
+    """The layout's kernel gives the rows planes32 gives, masked and transposed as the box test
+    reads them: random boxes across float32's range and past RANGE, a third of the slots empty."""
+    rng = np.random.default_rng(5)
+    k = 300
+    scale = 10.0 ** rng.uniform(-30, 25, (k, 8, 3))
+    lo = rng.standard_normal((k, 8, 3)) * scale
+    hi = lo + rng.uniform(0, 1, (k, 8, 3)) * scale
+    valid = rng.uniform(size=(k, 8)) < 0.67
+    got = np.empty((k, 6, 8), np.float32)
+    node_planes(lo, hi, valid, got)
+    want = np.where(valid[..., None], np.concatenate(planes32(lo, hi), axis=2), np.float32(np.inf))
+    assert np.array_equal(got, want.transpose(0, 2, 1))
+    assert (got == -np.inf).any() and (got == np.inf).any()       # the ranges were reached

@@ -26,7 +26,7 @@ from functools import partial
 
 import numpy as np
 from llvmlite import ir
-from numba import types
+from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
@@ -199,6 +199,29 @@ def planes32(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     l32 = np.where(l32 < -RANGE, np.float32(-np.inf), l32)
     h32 = np.where(h32 > RANGE, np.float32(np.inf), h32)
     return l32, h32
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def node_planes(lo, hi, valid, out):
+    """The box test's rows: out[k] (float32 (k, 6, 8): planes lo xyz, hi xyz by slot) from the
+    child boxes lo, hi (float64 (k, 8, 3)) as planes32 rounds them, +inf in every plane of a
+    slot not `valid` ((k, 8)). A kernel on all threads, where numpy's rounding, concatenation,
+    mask and transpose took 9 ms of sponza's 52 ms layout."""
+    for k in prange(lo.shape[0]):
+        for j in range(8):
+            for a in range(3):
+                lo32, hi32 = np.float32(np.inf), np.float32(np.inf)
+                if valid[k, j]:
+                    lo32, hi32 = np.float32(lo[k, j, a]), np.float32(hi[k, j, a])
+                    if lo32 > lo[k, j, a]:
+                        lo32 = np.nextafter(lo32, np.float32(-np.inf))
+                    if hi32 < hi[k, j, a]:
+                        hi32 = np.nextafter(hi32, np.float32(np.inf))
+                    if lo32 < -RANGE:
+                        lo32 = np.float32(-np.inf)
+                    if hi32 > RANGE:
+                        hi32 = np.float32(np.inf)
+                out[k, a, j], out[k, 3 + a, j] = lo32, hi32
 
 
 def box8_twin(boxes: np.ndarray, node: int, o, d, tmin, lim, sort: int = 0):

@@ -29,7 +29,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import layouts_kernels as lk
-from .box8_kernels import planes32
+from .box8_kernels import node_planes
 from .builder import TRI_ALPHA_TEST, TRI_BLEND, Bvh2, Wide
 
 BVH2_NODE = np.dtype([("lo", "<f4", 3), ("left_first", "<u4"), ("hi", "<f4", 3), ("count", "<u4")])
@@ -219,19 +219,15 @@ def bvh8_layout(w: Wide, obb: bool = False) -> Layout:
     assert np.all(np.where(j < w.n_wide[:, None], w.child == nodes["internal_base"][:, None] + j, True))
     prims = np.zeros(len(p_first), PRIM_NODE)
     prims["n_tri"], prims["n_vert"] = p_n, p_nv
-    q = np.arange(PRIM_TRIS)[None, :]
-    slot = np.where(q < p_n[:, None], p_first[:, None] + q, 0)
-    tri = w.tri_order[slot]
-    live = q < p_n[:, None]
-    prims["tri_id"] = np.where(live, tri, 0)
-    prims["flags"] = np.where(live, w.tris.flags[tri], 0)
-    prims["geometry_id"] = np.where(live, w.tris.geometry[tri], 0)
+    ids = [np.empty((len(prims), PRIM_TRIS), np.int64) for _ in range(3)]
+    lk.prim_ids(p_first, p_n, w.tri_order, w.tris.flags, w.tris.geometry, *ids)
+    prims["tri_id"], prims["flags"], prims["geometry_id"] = ids
     prims["index"], prims["v"] = p_idx, p_v
     tri_parent = np.repeat(np.arange(k), node_n).astype(np.int32)
     # the planes as decode_bvh8 gives them (lo_dec, hi_dec are that decode of the stored qbox),
     # rounded outward to the float32 the box test reads
-    planes = np.where(valid[..., None], np.concatenate(planes32(lo_dec, hi_dec), axis=2), np.float32(np.inf))
-    child_boxes = np.ascontiguousarray(planes.transpose(0, 2, 1))
+    child_boxes = np.empty((k, 6, 8), np.float32)
+    node_planes(lo_dec, hi_dec, valid, child_boxes)
     tri_corners = np.empty((len(prims), 9, PRIM_TRIS), np.float32)      # lanes by triangle
     lk.lane_corners(np.ascontiguousarray(p_v, np.float32), p_idx, p_n, tri_corners)
     return Layout("bvh8-obb" if obb else "bvh8", lk.L_BVH8, nodes, prims, w.parent.astype(np.int32),

@@ -150,6 +150,20 @@ def lane_corners(v, idx, n_tri, out):
                     out[p, 3 * c + a, q] = v[p, idx[p, q, c], a] if live else np.float32(0)
 
 
+@njit(cache=True, nogil=True, parallel=True)
+def prim_ids(first, n_tri, tri_order, flags, geometry, tri_id, tri_flags, tri_geo):
+    """Each primitive node p's triangles (n_tri[p] of the wide tree's positions from first[p]:
+    tri_order's triangles) as PRIM_NODE's tri_id, flags and geometry_id lanes (int64 (n,
+    lanes) each), 0 in a lane past them. On all threads: the same through numpy's masks and
+    gathers took 13 ms of sponza's layout."""
+    for p in prange(first.shape[0]):
+        for q in range(tri_id.shape[1]):
+            t = tri_order[first[p] + q] if q < n_tri[p] else -1
+            tri_id[p, q] = t if t >= 0 else 0
+            tri_flags[p, q] = flags[t] if t >= 0 else 0
+            tri_geo[p, q] = geometry[t] if t >= 0 else 0
+
+
 @njit(cache=True)
 def child_bounds(c_lo, c_hi, valid, big, top):
     """Per node and axis, the least lo and the greatest hi of its slots' boxes (float64 (k, 8,
