@@ -342,6 +342,15 @@ def _grow_all(tri_lo, tri_hi, cen, perm, tree, roots, bases, owner, n_threads, m
                 _grow(tri_lo, tri_hi, cen, perm, tree, roots[s], bases[s], max_leaf, 1 << 30, none)
 
 
+@njit(cache=True, nogil=True, parallel=True)
+def _split_all(tri_lo, tri_hi, cen, perm, tree, nodes, bases, max_leaf, kids, n_kids):
+    """Each of `nodes` split once (or made a leaf) on all threads, node k's children from
+    bases[k]: (left, right) into kids[k] and n_kids[k] = 2, or n_kids[k] = 0 for a leaf."""
+    for k in prange(nodes.shape[0]):
+        _, got = _grow(tri_lo, tri_hi, cen, perm, tree, nodes[k], bases[k], max_leaf, 1, kids[k])
+        n_kids[k] = got
+
+
 @njit(cache=True)
 def _canonical(tree, m_used, n_nodes):
     """The tree's nodes renumbered as one depth-first build, left child first, numbers them
@@ -394,8 +403,8 @@ def _renumbered(tree, new, order):
     return out_lo, out_hi, out_left, out_first, out_count, out_parent
 
 
-TOP_LEVELS = 4       # build_sah grows the tree's top this deep on one thread, then the subtrees
-                     # below it (up to 2^TOP_LEVELS) on all
+TOP_LEVELS = 4       # build_sah grows the tree's top this deep a level at a time, then the
+                     # subtrees below it (up to 2^TOP_LEVELS) on all threads
 
 
 @njit(cache=True)
@@ -408,7 +417,9 @@ def build_sah(tri_lo, tri_hi, max_leaf, n_threads):
     for a leaf; a leaf's triangles are perm[first:first + count]; parent (-1 for the root).
 
     A node's split depends on its references alone, so subtrees grow apart: the top
-    TOP_LEVELS levels on this thread, the subtrees below them in parallel (_grow_all), each in
+    TOP_LEVELS levels a level at a time, a level's nodes split on all threads (_split_all: the
+    root's one pass over every reference is the only serial one, where the top had been four
+    on one thread), the subtrees below them in parallel (_grow_all), each in
     a node range of its own (at most 2 x its references), then renumbered as the one
     depth-first build numbers them (_canonical): the same tree, byte for byte, on any number of
     threads (n_threads: the caller's numba.get_num_threads())."""
@@ -419,9 +430,24 @@ def build_sah(tri_lo, tri_hi, max_leaf, n_threads):
     perm = np.arange(n)
     cen = 0.5 * (tri_lo + tri_hi)
     tree[3][0], tree[4][0] = 0, n
-    pending = np.empty(1 << TOP_LEVELS, np.int64)
-    m, n_pending = _grow(tri_lo, tri_hi, cen, perm, tree, 0, 1, max_leaf, TOP_LEVELS, pending)
-    roots = pending[:n_pending].copy()
+    # the top, a level at a time, a level's nodes split on all threads (its references are
+    # ranges of perm apart); the nodes below it left to grow as subtrees
+    roots = np.zeros(1, np.int64)
+    m = 1
+    for _ in range(TOP_LEVELS):
+        bases = m + 2 * np.arange(roots.shape[0])
+        m += 2 * roots.shape[0]
+        kids = np.empty((roots.shape[0], 2), np.int64)
+        n_kids = np.empty(roots.shape[0], np.int64)
+        _split_all(tri_lo, tri_hi, cen, perm, tree, roots, bases, max_leaf, kids, n_kids)
+        below = np.empty(n_kids.sum(), np.int64)
+        n_below = 0
+        for k in range(roots.shape[0]):
+            for j in range(n_kids[k]):
+                below[n_below] = kids[k, j]
+                n_below += 1
+        roots = below
+    n_pending = roots.shape[0]
     bases = np.empty(n_pending, np.int64)
     for s in range(n_pending):
         bases[s] = m
