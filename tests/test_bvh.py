@@ -559,3 +559,17 @@ def test_the_collapse_is_the_same_on_any_number_of_threads():
                 for f in ("child", "c_lo", "c_hi", "n_wide", "n_child", "parent", "tri_order",
                           "tri_parent", "tri_count"):
                     assert np.array_equal(getattr(w, f), getattr(w1, f)), (name, k, f)
+
+
+def test_the_walks_tables_start_cache_lines():
+    """bvh8's child boxes (192-byte rows: three lines each only when the table starts one),
+    corners and heads, and a merged layout's, are allocated on 64-byte boundaries."""
+    from renderer.allocator import LINE, aligned_empty
+    from renderer.bvh.layouts import BVH8_PRIM_TRIS, bvh8_layout, merge
+    a = aligned_empty((5, 6, 8), np.float32)
+    assert a.ctypes.data % LINE == 0 and a.shape == (5, 6, 8) and a.flags.c_contiguous
+    bvh = build_bvh2(Triangles.of_scene(get_scene("bunny")), 1)
+    lay = bvh8_layout(collapse(bvh, 8, BVH8_PRIM_TRIS, PRIM_VERTS))
+    for one in (lay, merge([lay, lay])[0]):
+        for t in (one.child_boxes, one.tri_corners, one.node_head, one.tri_head):
+            assert t.ctypes.data % LINE == 0 and t.flags.c_contiguous

@@ -28,6 +28,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from renderer.allocator import aligned_copy, aligned_empty
+
 from . import layouts_kernels as lk
 from .box8_kernels import node_planes
 from .builder import TRI_ALPHA_TEST, TRI_BLEND, Bvh2, Wide
@@ -103,8 +105,8 @@ class Layout(NamedTuple):
         if self.kind != lk.L_BVH8:
             return self
         _, node_u32, _, tri_u32 = self.views()
-        return self._replace(node_head=np.ascontiguousarray(node_u32[:, NODE_HEAD_WORDS]),
-                             tri_head=np.ascontiguousarray(tri_u32[:, :8]))
+        return self._replace(node_head=aligned_copy(node_u32[:, NODE_HEAD_WORDS]),
+                             tri_head=aligned_copy(tri_u32[:, :8]))
 
     def views(self):
         """(node words float32, node words uint32, tri words float32, tri words uint32): the
@@ -226,9 +228,9 @@ def bvh8_layout(w: Wide, obb: bool = False) -> Layout:
     tri_parent = np.repeat(np.arange(k), node_n).astype(np.int32)
     # the planes as decode_bvh8 gives them (lo_dec, hi_dec are that decode of the stored qbox),
     # rounded outward to the float32 the box test reads
-    child_boxes = np.empty((k, 6, 8), np.float32)
+    child_boxes = aligned_empty((k, 6, 8), np.float32)      # a node's rows in three lines
     node_planes(lo_dec, hi_dec, valid, child_boxes)
-    tri_corners = np.empty((len(prims), 9, PRIM_TRIS), np.float32)      # lanes by triangle
+    tri_corners = aligned_empty((len(prims), 9, PRIM_TRIS), np.float32)      # lanes by triangle
     lk.lane_corners(np.ascontiguousarray(p_v, np.float32), p_idx, p_n, tri_corners)
     return Layout("bvh8-obb" if obb else "bvh8", lk.L_BVH8, nodes, prims, w.parent.astype(np.int32),
                   tri_parent, BOX8_NODE.itemsize, time.perf_counter() - t0, child_boxes, tri_corners,
@@ -304,7 +306,9 @@ def merge(layouts) -> tuple[Layout, np.ndarray]:
     return (first._replace(nodes=cat(nodes), tris=cat([lay.tris for lay in layouts]),
                            node_parent=cat(parents), tri_parent=cat(tri_parents),
                            seconds=sum(lay.seconds for lay in layouts),
-                           child_boxes=cat([lay.child_boxes for lay in layouts]) if wide8 else first.child_boxes,
-                           tri_corners=cat([lay.tri_corners for lay in layouts]) if wide8 else first.tri_corners,
+                           child_boxes=aligned_copy(cat([lay.child_boxes for lay in layouts]))
+                           if wide8 else first.child_boxes,
+                           tri_corners=aligned_copy(cat([lay.tri_corners for lay in layouts]))
+                           if wide8 else first.tri_corners,
                            non_opaque=any(lay.non_opaque for lay in layouts)).heads(),
             node_off[:-1].astype(np.int64))

@@ -28,6 +28,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from renderer.allocator import aligned_empty
 from renderer.box_sort import sort_of
 from renderer.counters import Counters
 from renderer.errors import SceneError
@@ -36,7 +37,7 @@ from renderer.memory import MemoryModel
 from . import builder_kernels as bk
 from . import traverse_kernels as tk
 from . import two_level_kernels as tlk
-from .box8_kernels import planes32
+from .box8_kernels import node_planes
 from .builder import Triangles
 from .layouts import PRIM_NODE, Layout, merge, quantize
 from .two_level_kernels import EMPTY, Tlas
@@ -214,10 +215,9 @@ def _tlas(lo: np.ndarray, hi: np.ndarray, live: np.ndarray, width: int):
     valid[:, :width] = child != EMPTY
     if width == 8:          # RDNA 4's box nodes: the 12-bit planes as decoded, as the BLASes'
         c_lo, c_hi = quantize(c_lo, c_hi, valid)[4:]
-    lo32, hi32 = planes32(c_lo, c_hi)
-    planes = np.where(valid[..., None], np.concatenate([lo32, hi32], axis=2), np.float32(np.inf))
-    return (child, np.ascontiguousarray(planes.transpose(0, 2, 1)), np.array([-1] + parent, np.int32),
-            inst_parent)
+    boxes = aligned_empty((len(child), 6, 8), np.float32)
+    node_planes(np.ascontiguousarray(c_lo), np.ascontiguousarray(c_hi), valid, boxes)
+    return child, boxes, np.array([-1] + parent, np.int32), inst_parent
 
 
 def trace_two_level(two: TwoLevel, rays: np.ndarray, any_hit: bool = False, cull_back: bool = False,
