@@ -27,7 +27,7 @@ def keep_freed_memory() -> bool:
         return False
 
 
-LINE = 64        # bytes: the host's cache line (x86-64, AArch64 cores alike)
+LINE = 64        # bytes: a cache line of x86-64 hosts (and most AArch64 ones; Apple's are 128)
 
 
 def aligned_empty(shape, dtype, align: int = LINE) -> np.ndarray:
