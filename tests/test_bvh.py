@@ -514,7 +514,7 @@ def test_the_parallel_build_is_the_serial_build_node_for_node():
     """build_sah grows its top on one thread and the subtrees below on all, then renumbers:
     the tree must be the one depth-first build's, array for array, on one thread or two."""
     import numba
-    from renderer.bvh import builder_kernels as bk
+    from renderer.bvh import sah_kernels as sah
     tris = Triangles.of_scene(get_scene("bunny"))
     lo, hi = tris.bounds()
     n = len(lo)
@@ -523,13 +523,13 @@ def test_the_parallel_build_is_the_serial_build_node_for_node():
             np.zeros(cap, np.int64), np.full(cap, -1, np.int64))
     tree[4][0] = n
     perm = np.arange(n)
-    m, _ = bk._grow(lo, hi, 0.5 * (lo + hi), perm, tree, 0, 1, 1, 1 << 30, np.empty(0, np.int64))
-    serial = bk._canonical(tree, m, 2 * n) + (perm,)
+    m, _ = sah._grow(lo, hi, 0.5 * (lo + hi), perm, tree, 0, 1, 1, 1 << 30, np.empty(0, np.int64))
+    serial = sah._canonical(tree, m, 2 * n) + (perm,)
     threads = numba.get_num_threads()
     try:
         for k in sorted({1, threads}):
             numba.set_num_threads(k)
-            got = bk.build_sah(lo, hi, 1, k)
+            got = sah.build_sah(lo, hi, 1, k)
             for a, b in zip(got, serial):
                 assert np.array_equal(a, b), k
     finally:

@@ -192,7 +192,8 @@ def tame(ox, oy, oz, dx, dy, dz):
 
 
 def planes32(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """float64 planes rounded outward to float32: lo down, hi up, and beyond RANGE to infinity."""
+    """float64 planes rounded outward to float32: lo down, hi up, and beyond RANGE to infinity
+    (node_planes's slow twin, in numpy)."""
     l32, h32 = lo.astype(np.float32), hi.astype(np.float32)
     l32 = np.where(l32 > lo, np.nextafter(l32, np.float32(-np.inf)), l32)
     h32 = np.where(h32 < hi, np.nextafter(h32, np.float32(np.inf)), h32)

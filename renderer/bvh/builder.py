@@ -17,7 +17,9 @@ import numpy as np
 from renderer.cull import CullMode
 from renderer.errors import SceneError
 
-from . import builder_kernels as bk
+from . import collapse_kernels as ck
+from .sah_kernels import build_sah
+from .split_kernels import split_references
 
 # Triangle flags as DXR's instance and geometry flags (D3D12_RAYTRACING_INSTANCE_FLAGS,
 # D3D12_RAYTRACING_GEOMETRY_FLAGS): a draw that is not back-face culled gets
@@ -31,7 +33,7 @@ TRI_BLEND = 8
 # no kernel's source: renderer.jit_cache; tests/test_anyhit.py checks they agree)
 ALPHA_MASK, ALPHA_BLEND = 1, 2
 MAX_LEAF = 4         # BVH2 leaf size cap: a BVH4 box node must be able to open any leaf
-# Triangle splitting (builder_kernels.split_references): a piece's box may hold at most this
+# Triangle splitting (split_kernels.split_references): a piece's box may hold at most this
 # fraction of the scene box's surface area before it is cut again, at most SPLIT_DEPTH times.
 # Derived by measurement (bvh8, 1080p primary rays, process-alternating A/B): on sponza, whose
 # walls and floor are long triangles across the atrium, 7e-5 gives 1.47x references and 14.9
@@ -149,12 +151,13 @@ def build_bvh2(tris: Triangles, max_leaf: int = MAX_LEAF, split: float | None = 
         ref_tri = np.arange(tris.n)
     else:
         while True:       # stops: past the scene box's area nothing is cut
-            lo, hi, ref_tri = bk.split_references(tris.v, split, SPLIT_DEPTH,
+            lo, hi, ref_tri = split_references(tris.v, split, SPLIT_DEPTH,
                                                   int(SPLIT_BUDGET * tris.n), numba.get_num_threads())
             if ref_tri is not None:
                 break
             split *= 4.0
-    node_lo, node_hi, left, first, count, parent, perm = bk.build_sah(lo, hi, max_leaf, numba.get_num_threads())
+    node_lo, node_hi, left, first, count, parent, perm = build_sah(lo, hi, max_leaf,
+                                                                   numba.get_num_threads())
     return Bvh2(node_lo, node_hi, left, first, count, parent, ref_tri[perm], lo[perm], hi[perm],
                 tris, time.perf_counter() - t0)
 
@@ -162,7 +165,7 @@ def build_bvh2(tris: Triangles, max_leaf: int = MAX_LEAF, split: float | None = 
 def collapse(bvh: Bvh2, width: int, leaf_tris: int = 1, leaf_corners: int | None = None) -> Wide:
     """`leaf_tris` > 1: a child slot may be a primitive node of up to that many triangles with up
     to `leaf_corners` distinct corners (default: any), where the SAH cost says so
-    (builder_kernels.collapse)."""
+    (collapse_kernels.collapse)."""
     if width not in (4, 8):
         raise ValueError(f"wide BVHs are 4 or 8 wide, got {width}")
     leaf_corners = 3 * leaf_tris if leaf_corners is None else leaf_corners
@@ -170,7 +173,7 @@ def collapse(bvh: Bvh2, width: int, leaf_tris: int = 1, leaf_corners: int | None
         raise ValueError(f"a triangle slot holds 1 to 8 triangles and >= 3 corners, got {leaf_tris}, "
                          f"{leaf_corners}")
     t0 = time.perf_counter()
-    out = bk.collapse(bvh.lo, bvh.hi, bvh.left, bvh.first, bvh.count, bvh.perm, bvh.pos_lo,
+    out = ck.collapse(bvh.lo, bvh.hi, bvh.left, bvh.first, bvh.count, bvh.perm, bvh.pos_lo,
                       bvh.pos_hi, bvh.tris.v, width, leaf_tris, leaf_corners,
                       numba.get_num_threads())
     return Wide(width, *out, bvh.tris, time.perf_counter() - t0)

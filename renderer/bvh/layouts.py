@@ -45,7 +45,7 @@ PRIM_NODE = np.dtype([("n_tri", "u1"), ("n_vert", "u1"), ("pad", "u1", 2), ("tri
 PRIM_TRIS, PRIM_VERTS = 4, 7     # what fits 128 B with 4-byte ids: 4 + 16 + 4 + 12 + 7 x 12 + 8
 # Triangles a bvh8 builder puts in one primitive node at most, by default (collapse's leaf_tris:
 # a BVH2 subtree of up to 4 triangles with 7 corners becomes one primitive node, a child slot,
-# where the SAH cost says so; builder_kernels C_PRIM, C_TRI). Measured on 1920x1080 primary rays
+# where the SAH cost says so; collapse_kernels C_PRIM, C_TRI). Measured on 1920x1080 primary rays
 # (bench/bench_bvh.py's, this machine, one process, 5 rounds): against a triangle per node,
 # dragon 1.81 box nodes and 0.19 primitive nodes per ray (against 1.90 and 0.29), 19-34% more
 # rays/s; sponza 10.59 and 1.57 (against 11.63 and 2.21), 34% more.
@@ -77,7 +77,7 @@ class Layout(NamedTuple):
     fetch_bytes: int          # bytes a box step fetches: the node (bvh2: its two children)
     seconds: float            # conversion time (builds excluded)
     # bvh8: float32 (n_nodes, 6, 8) each child's box as decode_bvh8 gives it, rounded outward
-    # to float32 (box8_kernels.planes32), planes lo xyz, hi xyz by slot, empty slots +inf: the
+    # to float32 (box8_kernels.node_planes), planes lo xyz, hi xyz by slot, empty slots +inf: the
     # simulator's decoded copy of the 128 B nodes, so that traversal reads a plane instead of
     # decoding it per test; fetches and bytes stay the node's
     child_boxes: np.ndarray = np.zeros((1, 6, 8), np.float32)
@@ -217,7 +217,7 @@ def bvh8_layout(w: Wide, obb: bool = False) -> Layout:
     nodes["obb"] = rot
     nodes["n_internal"], nodes["n_children"] = w.n_wide, n_child
     nodes["qbox"][..., :3], nodes["qbox"][..., 3:] = ql, qh
-    # the encoding relies on the wide children being contiguous (builder_kernels.collapse)
+    # the encoding relies on the wide children being contiguous (collapse_kernels.collapse)
     assert np.all(np.where(j < w.n_wide[:, None], w.child == nodes["internal_base"][:, None] + j, True))
     prims = np.zeros(len(p_first), PRIM_NODE)
     prims["n_tri"], prims["n_vert"] = p_n, p_nv

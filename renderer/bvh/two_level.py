@@ -34,12 +34,12 @@ from renderer.counters import Counters
 from renderer.errors import SceneError
 from renderer.memory import MemoryModel
 
-from . import builder_kernels as bk
 from . import traverse_kernels as tk
 from . import two_level_kernels as tlk
 from .box8_kernels import node_planes
 from .builder import Triangles
 from .layouts import PRIM_NODE, Layout, merge, quantize
+from .sah_kernels import build_sah
 from .two_level_kernels import EMPTY, Tlas
 
 INSTANCE_NODE_BYTES = 128      # radv_bvh_instance_node (reference/peers.md §3.1)
@@ -171,7 +171,8 @@ def _tlas(lo: np.ndarray, hi: np.ndarray, live: np.ndarray, width: int):
     (m, width): node >= 0, instance -(i + 1), or EMPTY, used slots first; planes float32 (m, 6,
     8): lo xyz, hi xyz by slot, rounded outward, unused slots +inf (box8's); parent int32 (m,);
     inst_parent int32 (k,))."""
-    n_lo, n_hi, left, first, count, _, perm = bk.build_sah(lo[live], hi[live], 1, numba.get_num_threads())
+    n_lo, n_hi, left, first, count, _, perm = build_sah(lo[live], hi[live], 1,
+                                                        numba.get_num_threads())
 
     def area(i):
         e = n_hi[i] - n_lo[i]

@@ -47,7 +47,8 @@ class Tlas(NamedTuple):
     """The TLAS and the instances, as the kernel reads them (renderer.bvh.two_level)."""
     child: np.ndarray          # int64 (m, width): node >= 0, instance -(i + 1), EMPTY
     planes: np.ndarray         # float32 (m, 6, 8) child boxes as box8 reads them: planes lo xyz,
-                               # hi xyz by slot, rounded outward (box8_kernels.planes32), unused +inf
+                               # hi xyz by slot, rounded outward (box8_kernels.node_planes),
+                               # empty slots +inf
     parent: np.ndarray         # int32 (m,) -1 at the root
     inst_parent: np.ndarray    # int32 (k,) the node holding each instance (-1: in none)
     inst_blas: np.ndarray      # int32 (k,) each instance's BLAS
