@@ -79,14 +79,17 @@ def level_lines4(typingctx, uv, q, level, shape, line_shift, lines, n):
         all_ok = builder.icmp_unsigned("==", builder.bitcast(builder.and_(okx, oky),
                                                              ir.IntType(LANES)),
                                        ir.Constant(ir.IntType(LANES), (1 << LANES) - 1))
-        base, wide = vector_splat(builder, first, _I64x4), vector_splat(builder, blocks_x, _I64x4)
-        size, s = vector_splat(builder, bb, _I64x4), vector_splat(builder, shift, _I64x4)
-
-        def line(by, bx):
-            block = builder.add(builder.mul(by, wide), bx)
-            return builder.ashr(builder.add(base, builder.mul(block, size)), s)
-
-        taps = [line(by0, bx0), line(by0, bx1), line(by1, bx0), line(by1, bx1)]
+        # a tap's byte: first + (by * blocks_x + bx) * bb, as a row's first byte plus a column's
+        # offset, two products a row and two a column where the tap-by-tap form has two a tap
+        # (a 64-bit vector multiply is three uops: the level's footprints on pul1duel's recorded
+        # quads, one thread, 38.3 -> 36.2 ms)
+        row_bytes = vector_splat(builder, builder.mul(blocks_x, bb), _I64x4)
+        base, size = vector_splat(builder, first, _I64x4), vector_splat(builder, bb, _I64x4)
+        s = vector_splat(builder, shift, _I64x4)
+        row0, row1 = (builder.add(base, builder.mul(by, row_bytes)) for by in (by0, by1))
+        col0, col1 = builder.mul(bx0, size), builder.mul(bx1, size)
+        taps = [builder.ashr(builder.add(row, col), s)
+                for row, col in ((row0, col0), (row0, col1), (row1, col0), (row1, col1))]
         # the sixteen in the walk's order: lane-major, each lane's four taps in turn
         low = builder.shuffle_vector(taps[0], taps[1], ir.Constant(
             ir.VectorType(ir.IntType(32), 8), list(range(8))))
