@@ -482,7 +482,7 @@ def brute_force(tri_f32, tri_u32, rays, flags, ah, out_prim, out_t):
         out_t[r] = best_t if best_p >= 0 else np.inf
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def replay(mem, level, fetches, base, stride, size, stream):
     """Fetch records (kind << 30 | index), in order, as line reads entering at cache `level` of
     `mem` (renderer.memory.Serving). A bvh2 node record is its child pair; a parent record
