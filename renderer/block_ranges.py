@@ -4,8 +4,10 @@ pixels, as DCC sizes every block the ROP writes (rop_sizes.event_sizes).
 Numba types integer arithmetic at 64 bits, so the plain loop compares bytes as 64-bit lanes, four
 to an AVX2 register (measured 100-150 ns a block on an AVX2 EPYC). `rgba8_range` writes the loop in
 LLVM IR instead: a row of 8 pixels is one 32-byte vector, and the block's minimum and maximum are
-a byte-wise umin / umax per row (23.5 ns a block there). `edge_range` is the same range a pixel at
-a time, for a block cut by the target's right edge; tests/test_block_ranges.py holds both to numpy.
+a byte-wise umin / umax per row (23.5 ns a block there); `rgba4_range` the same for rows of four
+pixels (AFBC's sub-blocks). The framebuffer codecs' delta groups take them too
+(compression/codecs_kernels). `edge_range` is the same range a pixel at a time, for a block cut
+by the target's right edge; tests/test_block_ranges.py holds them to numpy.
 """
 from __future__ import annotations
 
@@ -75,6 +77,39 @@ def rgba8_range(typingctx, words, start, row_words, rows, vecs, sample):
             four = builder.bitcast(builder.extract_element(words16, builder.trunc(sample, _I32)), _V4)
             single = builder.icmp_unsigned("==", vecs, ir.Constant(vecs.type, 1))
             return builder.zext(builder.bitcast(builder.select(single, one, four), _I32), _I64)
+
+        low, high = reduce(builder.load(lo), "umin"), reduce(builder.load(hi), "umax")
+        return builder.or_(low, builder.shl(high, ir.Constant(_I64, 32)))
+
+    return sig, codegen
+
+
+@intrinsic
+def rgba4_range(typingctx, words, start, row_words, rows):
+    """rgba8_range of `rows` rows of four pixels (one sample; AFBC's 4x4 sub-blocks): each row
+    one 16-byte vector, the first at word `start` of `words` (uint32, C), each the next
+    `row_words` words on; packed as rgba8_range's. The caller keeps the reads inside the array."""
+    sig = types.uint64(words, start, row_words, rows)
+
+    def codegen(context, builder, signature, args):
+        arr, start, row_words, rows = args
+        data = context.make_array(signature.args[0])(context, builder, arr).data
+        lo = cgutils.alloca_once_value(builder, ir.Constant(_V16, [255] * 16))
+        hi = cgutils.alloca_once_value(builder, ir.Constant(_V16, [0] * 16))
+        umin, umax = _vop(builder, "umin", _V16), _vop(builder, "umax", _V16)
+        with cgutils.for_range(builder, rows) as r:
+            at = builder.add(start, builder.mul(r.index, row_words))
+            x = builder.load(builder.bitcast(builder.gep(data, [at]), _V16.as_pointer()), align=1)
+            builder.store(builder.call(umin, [builder.load(lo), x]), lo)
+            builder.store(builder.call(umax, [builder.load(hi), x]), hi)
+
+        def reduce(acc, name):            # lane j: byte j % 4 of pixel j // 4
+            fold8, fold4 = _vop(builder, name, _V8), _vop(builder, name, _V4)
+            v8 = builder.call(fold8, [_shuffle(builder, acc, list(range(8))),
+                                      _shuffle(builder, acc, list(range(8, 16)))])
+            one = builder.call(fold4, [_shuffle(builder, v8, [0, 1, 2, 3]),
+                                       _shuffle(builder, v8, [4, 5, 6, 7])])
+            return builder.zext(builder.bitcast(one, _I32), _I64)
 
         low, high = reduce(builder.load(lo), "umin"), reduce(builder.load(hi), "umax")
         return builder.or_(low, builder.shl(high, ir.Constant(_I64, 32)))

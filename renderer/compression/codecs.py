@@ -163,8 +163,17 @@ def _block_sizes(img: np.ndarray, bits: int, L: np.ndarray, clear):
     size, mode = np.zeros((nby, nbx), np.int64), np.zeros((nby, nbx), np.uint8)
     group = np.zeros((nby, nbx, (bw // gw) * (bh // gh)), np.uint8)
     solid = np.zeros((nby, nbx, 4), np.int64)
-    spread(K.block_sizes, nby, img, bits, L, _clear_array(clear), size, mode, group, solid)
+    spread(K.block_sizes, nby, img, _words(img, bits), bits, L, _clear_array(clear), size, mode,
+           group, solid)
     return size, mode, group, solid
+
+
+def _words(img: np.ndarray, bits: int) -> np.ndarray:
+    """An 8-bit surface's pixels as uint32 words, row-major, for the kernels' vector ranges
+    (renderer.block_ranges); empty for a 16-bit or non-contiguous one (a pixel at a time)."""
+    if bits == 8 and img.flags.c_contiguous:
+        return img.reshape(-1).view(np.uint32)
+    return np.zeros(0, np.uint32)
 
 
 def compressed_size(surface: np.ndarray, codec: str, max_compressed_block: int = DCC_BLOCK,
@@ -184,7 +193,8 @@ def encode(surface: np.ndarray, codec: str, max_compressed_block: int = DCC_BLOC
     offsets = np.zeros(nby * nbx, np.int64)
     offsets[order] = np.concatenate(([0], np.cumsum(flat)[:-1]))
     payload = np.zeros(int(flat.sum()), np.uint8)
-    K.encode_blocks(img, bits, L, mode, group, offsets.reshape(nby, nbx), payload)
+    K.encode_blocks(img, _words(img, bits), bits, L, mode, group, offsets.reshape(nby, nbx),
+                    payload)
     metadata = _pack_metadata(codec, bits, L, size, mode, group, solid, offsets, order)
     return Encoded(codec, img.shape[:2], bits, payload, metadata, size,
                    None if clear is None else tuple(int(c) for c in clear), max_compressed_block)
