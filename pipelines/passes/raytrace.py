@@ -333,6 +333,7 @@ def _run(layout: Layout | TwoLevel, rays: np.ndarray, mm: MemoryModel | None, le
     parts, tl_parts = [], []
     before = {s: mm.dram_bytes("read", s) for s in FETCH_STREAMS} if mm is not None else {}
     mem_before = mm.counters() if mm is not None else Counters()
+
     def priced(fetches):
         t0 = time.perf_counter()
         (price_two_level if two else price)(layout, fetches, mm, level, stack.entry_bytes)
