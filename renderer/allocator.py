@@ -47,3 +47,11 @@ def aligned_copy(a: np.ndarray, align: int = LINE) -> np.ndarray:
     out = aligned_empty(a.shape, a.dtype, align)
     out[...] = a
     return out
+
+
+def aligned_concatenate(parts, align: int = LINE) -> np.ndarray:
+    """np.concatenate of `parts` (along the first axis) into memory that starts a cache line
+    (aligned_empty), written once."""
+    first = parts[0]
+    out = aligned_empty((sum(len(p) for p in parts),) + first.shape[1:], first.dtype, align)
+    return np.concatenate(parts, out=out)

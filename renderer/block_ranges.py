@@ -22,7 +22,6 @@ from renderer.inlined import inlined
 _I8, _I32, _I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
 _V32 = ir.VectorType(_I8, 32)          # a row of 8 RGBA8 pixels (one sample)
 _V16 = ir.VectorType(_I8, 16)
-_V8 = ir.VectorType(_I8, 8)
 _V4 = ir.VectorType(_I8, 4)
 
 
@@ -34,6 +33,17 @@ def _vop(builder, name, vec):
 
 def _shuffle(builder, v, lanes):
     return builder.shuffle_vector(v, v, ir.Constant(ir.VectorType(_I32, len(lanes)), lanes))
+
+
+def _fold(builder, v, name, lanes):
+    """The byte vector v folded in halves by llvm.<name> (umin, umax) down to `lanes` bytes:
+    byte j of the result is the extreme of v's bytes j, j + lanes, j + 2 lanes..."""
+    while v.type.count > lanes:
+        half = v.type.count // 2
+        v = builder.call(_vop(builder, name, ir.VectorType(_I8, half)),
+                         [_shuffle(builder, v, list(range(half))),
+                          _shuffle(builder, v, list(range(half, 2 * half)))])
+    return v
 
 
 @intrinsic
@@ -64,15 +74,8 @@ def rgba8_range(typingctx, words, start, row_words, rows, vecs, sample):
         def reduce(acc, name):
             # lane j of a vector is byte j % 4 of pixel j // 4; at 4 samples pixel p is sample
             # p % 4 (the vector holds 2 pixels x 4 samples), at one sample every pixel is one
-            fold = _vop(builder, name, _V16)
-            v16 = builder.call(fold, [_shuffle(builder, acc, list(range(16))),
-                                      _shuffle(builder, acc, list(range(16, 32)))])
-            fold8 = _vop(builder, name, _V8)
-            v8 = builder.call(fold8, [_shuffle(builder, v16, list(range(8))),
-                                      _shuffle(builder, v16, list(range(8, 16)))])
-            fold4 = _vop(builder, name, _V4)
-            one = builder.call(fold4, [_shuffle(builder, v8, [0, 1, 2, 3]),
-                                       _shuffle(builder, v8, [4, 5, 6, 7])])
+            v16 = _fold(builder, acc, name, 16)
+            one = _fold(builder, v16, name, 4)
             words16 = builder.bitcast(v16, ir.VectorType(_I32, 4))
             four = builder.bitcast(builder.extract_element(words16, builder.trunc(sample, _I32)), _V4)
             single = builder.icmp_unsigned("==", vecs, ir.Constant(vecs.type, 1))
@@ -104,12 +107,7 @@ def rgba4_range(typingctx, words, start, row_words, rows):
             builder.store(builder.call(umax, [builder.load(hi), x]), hi)
 
         def reduce(acc, name):            # lane j: byte j % 4 of pixel j // 4
-            fold8, fold4 = _vop(builder, name, _V8), _vop(builder, name, _V4)
-            v8 = builder.call(fold8, [_shuffle(builder, acc, list(range(8))),
-                                      _shuffle(builder, acc, list(range(8, 16)))])
-            one = builder.call(fold4, [_shuffle(builder, v8, [0, 1, 2, 3]),
-                                       _shuffle(builder, v8, [4, 5, 6, 7])])
-            return builder.zext(builder.bitcast(one, _I32), _I64)
+            return builder.zext(builder.bitcast(_fold(builder, acc, name, 4), _I32), _I64)
 
         low, high = reduce(builder.load(lo), "umin"), reduce(builder.load(hi), "umax")
         return builder.or_(low, builder.shl(high, ir.Constant(_I64, 32)))

@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from renderer.allocator import aligned_copy, aligned_empty
+from renderer.allocator import aligned_concatenate, aligned_copy, aligned_empty
 
 from . import layouts_kernels as lk
 from .box8_kernels import node_planes
@@ -105,7 +105,8 @@ class Layout(NamedTuple):
         if self.kind != lk.L_BVH8:
             return self
         _, node_u32, _, tri_u32 = self.views()
-        return self._replace(node_head=aligned_copy(node_u32[:, NODE_HEAD_WORDS]),
+        head = aligned_empty((len(node_u32), len(NODE_HEAD_WORDS)), node_u32.dtype)
+        return self._replace(node_head=np.take(node_u32, NODE_HEAD_WORDS, axis=1, out=head),
                              tri_head=aligned_copy(tri_u32[:, :8]))
 
     def views(self):
@@ -306,9 +307,9 @@ def merge(layouts) -> tuple[Layout, np.ndarray]:
     return (first._replace(nodes=cat(nodes), tris=cat([lay.tris for lay in layouts]),
                            node_parent=cat(parents), tri_parent=cat(tri_parents),
                            seconds=sum(lay.seconds for lay in layouts),
-                           child_boxes=aligned_copy(cat([lay.child_boxes for lay in layouts]))
+                           child_boxes=aligned_concatenate([lay.child_boxes for lay in layouts])
                            if wide8 else first.child_boxes,
-                           tri_corners=aligned_copy(cat([lay.tri_corners for lay in layouts]))
+                           tri_corners=aligned_concatenate([lay.tri_corners for lay in layouts])
                            if wide8 else first.tri_corners,
                            non_opaque=any(lay.non_opaque for lay in layouts)).heads(),
             node_off[:-1].astype(np.int64))
