@@ -52,13 +52,14 @@ from typing import NamedTuple
 import numpy as np
 
 from renderer.box_sort import ORDER_NAMES, sort_of
-from renderer.bvh import Layout, Triangles, build_layout, cost_counters, make_rays, price, trace_rays
+from renderer.bvh import Layout, Triangles, build_layout, make_rays, price, trace_rays
 from renderer.bvh.anyhit import any_hit_table
-from renderer.bvh.traverse import Hits
+from renderer.bvh.traverse import cost_totals
 from renderer.bvh.two_level import (TwoLevel, build_two_level, invertible, price_two_level, trace_two_level,
-                                    two_level_counters)
+                                    two_level_totals)
 from renderer.bvh.traverse_kernels import AnyHit
-from renderer.bvh.traverse_kernels import C_N, C_STEPS
+from renderer.bvh.rays_kernels import BAD_VALUE
+from renderer.bvh.traverse_kernels import C_N, C_STEPS, R_N
 from renderer.bvh.two_level_kernels import T_N
 from renderer.counters import Counters
 from renderer.memory import MemoryModel
@@ -67,6 +68,7 @@ from scenes.library import get_scene
 from scenes.model import RAY_PASSES, Scene, SceneError
 
 from pipelines.arch.shared import texture_unit
+from pipelines.passes import raytrace_kernels as rk
 from pipelines.presets import Preset, get_preset
 
 PASSES = RAY_PASSES
@@ -199,31 +201,18 @@ def world_from_depth(camera, depth: np.ndarray) -> np.ndarray:
     return out
 
 
-def _hash_uniform(key: np.ndarray) -> np.ndarray:
-    """splitmix64 of uint64 keys -> float64 in [0, 1): deterministic per key, any thread count."""
-    z = key.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    z = z ^ (z >> np.uint64(31))
-    return (z >> np.uint64(11)).astype(np.float64) / float(1 << 53)
-
-
 def ao_rays(p: np.ndarray, n: np.ndarray, samples: int, radius: float, eps: float, seed: int) -> np.ndarray:
-    """Cosine-weighted hemisphere rays around normals n at points p (m, 3); sample k of point i
-    is keyed (seed, i, k), so the rays do not depend on batching or threads."""
-    m = len(p)
-    key = (np.uint64(seed) << np.uint64(40)) + np.arange(m, dtype=np.uint64)[:, None] * np.uint64(2 * samples) \
-        + np.arange(samples, dtype=np.uint64)[None, :] * np.uint64(2)
-    r1, r2 = _hash_uniform(key), _hash_uniform(key + np.uint64(1))
-    phi, rad = 2.0 * np.pi * r1, np.sqrt(r2)
-    local = np.stack([rad * np.cos(phi), rad * np.sin(phi), np.sqrt(1.0 - r2)], axis=-1)
-    helper = np.where(np.abs(n[:, :1]) > 0.9, [[0.0, 1.0, 0.0]], [[1.0, 0.0, 0.0]])
-    t1 = np.cross(n, helper)
-    t1 /= np.linalg.norm(t1, axis=1, keepdims=True)
-    t2 = np.cross(n, t1)
-    d = local[..., :1] * t1[:, None] + local[..., 1:2] * t2[:, None] + local[..., 2:] * n[:, None]
-    o = np.repeat(p + n * eps, samples, axis=0)
-    return make_rays(o, d.reshape(-1, 3), 0.0, radius)
+    """Cosine-weighted hemisphere rays around unit normals n at points p (m, 3), `samples` a
+    point, from eps along n, to `radius`; sample k of point i is keyed (seed, i, k), so the rays
+    do not depend on batching or threads (raytrace_kernels.ao_rays)."""
+    p, n = (np.ascontiguousarray(x, np.float64).reshape(-1, 3) for x in (p, n))
+    rays = np.empty((len(p) * samples, R_N), np.float32)
+    verdict = rk.ao_rays(p, n, np.uint64(seed) << np.uint64(40), float(eps), np.float32(radius),
+                         rays) if len(p) else 0
+    if verdict:
+        raise ValueError("ray origins, directions and tmin must be finite"      # (make_rays's)
+                         if verdict & BAD_VALUE else "a ray direction is zero")
+    return rays
 
 
 _LAYOUTS: OrderedDict = OrderedDict()   # (id(draws), form, layout name, prim_tris) -> (draws, structure)
@@ -308,6 +297,13 @@ def rt_entry_level(mm: MemoryModel, preset: Preset) -> int:
     return mm.level("rt_l0")
 
 
+class PassHits(NamedTuple):
+    """What a pass's rays leave (_run), in the rays' order."""
+    prim: np.ndarray     # int64 (n,) triangle hit (Triangles index), -1: none
+    t: np.ndarray        # float64 (n,) its distance, inf: none
+    steps: np.ndarray    # int32 (n,) the ray's traversal steps (the pixel maps')
+
+
 class Stack(NamedTuple):
     """The traversal stack as the preset keeps it (rt_stack_*)."""
     entries: int          # on chip
@@ -319,8 +315,11 @@ def _run(layout: Layout | TwoLevel, rays: np.ndarray, mm: MemoryModel | None, le
          res: RtResult, name: str, flags: dict, surfaces: AnyHit, stack: Stack, dual: bool,
          rates: tuple[int, int], order: np.ndarray | None = None):
     """Trace a pass in batches (pricing each batch's fetches in ray order; `order`: trace
-    rays[order], results put back in the rays' order); fills counters. flags: the pass's ray
-    flags by trace_rays's names and the preset's box sort; layout: a flat tree or a TwoLevel."""
+    rays[order], results put back in the rays' order); fills counters and returns the rays'
+    PassHits. flags: the pass's ray flags by trace_rays's names and the preset's box sort;
+    layout: a flat tree or a TwoLevel. Of the per-ray costs (84 bytes a ray: 700 MB for the
+    8.3 million AO rays of a 1080p frame) a batch leaves its sums and its rays' steps, the
+    pixel maps'."""
     two = isinstance(layout, TwoLevel)
     res.orders[name] = ORDER_NAMES[sort_of(flags["box_sort"], flags.get("any_hit", False))]
     if order is not None:
@@ -328,9 +327,8 @@ def _run(layout: Layout | TwoLevel, rays: np.ndarray, mm: MemoryModel | None, le
     n = len(rays)
     prim = np.empty(n, np.int64)
     t = np.empty(n)
-    counts = np.zeros((0, C_N), np.int32)     # a pass of no rays (nothing drawn to shade)
-    tl = np.zeros((0, T_N), np.int32)
-    parts, tl_parts = [], []
+    steps = np.empty(n, np.int32)
+    tot, tl_tot = np.zeros(C_N, np.int64), np.zeros(T_N, np.int64)
     before = {s: mm.dram_bytes("read", s) for s in FETCH_STREAMS} if mm is not None else {}
     mem_before = mm.counters() if mm is not None else Counters()
 
@@ -350,7 +348,7 @@ def _run(layout: Layout | TwoLevel, rays: np.ndarray, mm: MemoryModel | None, le
                    box_rate=rates[0], tri_rate=rates[1], surfaces=surfaces, **flags)
         if two:
             hits, fetches, tl_b = trace_two_level(layout, rays[b0:b0 + BATCH], **how)
-            tl_parts.append(tl_b)
+            tl_tot += tl_b.sum(axis=0, dtype=np.int64)
         else:
             hits, fetches = trace_rays(layout, rays[b0:b0 + BATCH], **how)
         res.trace_seconds += time.perf_counter() - t0
@@ -359,18 +357,17 @@ def _run(layout: Layout | TwoLevel, rays: np.ndarray, mm: MemoryModel | None, le
                 pricing.result()
             pricing = mm.background(priced, fetches)
         prim[b0:b0 + BATCH], t[b0:b0 + BATCH] = hits.prim, hits.t
-        parts.append(hits.counts)
+        steps[b0:b0 + BATCH] = hits.counts[:, C_STEPS]
+        tot += hits.counts.sum(axis=0, dtype=np.int64)
     if pricing is not None:
         pricing.result()
-    counts = np.concatenate(parts) if parts else counts
-    tl = np.concatenate(tl_parts) if tl_parts else tl
     if order is not None:                      # back to the rays' own order
         back = np.empty_like(order)
         back[order] = np.arange(n)
-        prim, t, counts = prim[back], t[back], counts[back] if len(counts) else counts
-    hits = Hits(prim, t, counts)
-    c = two_level_counters(layout, hits, tl, f"rt.{name}.", stack.entry_bytes) if two else \
-        cost_counters(layout, hits, f"rt.{name}.", stack.entry_bytes)
+        prim, t, steps = prim[back], t[back], steps[back]
+    n_hit = int((prim >= 0).sum())
+    c = two_level_totals(layout, n, n_hit, tot, tl_tot, f"rt.{name}.", stack.entry_bytes) if two \
+        else cost_totals(layout, n, n_hit, tot, f"rt.{name}.", stack.entry_bytes)
     if mm is not None:
         for s in FETCH_STREAMS:
             if two or s != "bvh_tlas":           # a flat tree has no TLAS to read
@@ -393,7 +390,7 @@ def _run(layout: Layout | TwoLevel, rays: np.ndarray, mm: MemoryModel | None, le
         for k, v in mem_now.items():
             own.add(k, v - mem_before[k])
     res.pass_counters[name] = own
-    return hits
+    return PassHits(prim, t, steps)
 
 
 def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
@@ -472,17 +469,18 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
 
     primary = None
     if "primary" in passes or "ao" in passes:
-        primary = _run(layout, camera_rays(cam, w, h), mm, level, res, "primary",
-                       flags("primary"), surfaces, stack, dual, rates)
+        cr = camera_rays(cam, w, h)              # (AO's origins and normals are the hits')
+        primary = _run(layout, cr, mm, level, res, "primary", flags("primary"), surfaces, stack,
+                       dual, rates)
         hit = primary.prim >= 0
         res.images["hit"] = hit.reshape(h, w)
         res.images["prim"] = primary.prim.reshape(h, w)
-        res.pixel_maps["rt.primary.steps"] = primary.counts[:, C_STEPS].reshape(h, w)
+        res.pixel_maps["rt.primary.steps"] = primary.steps.reshape(h, w)
         view_z = np.where(hit, primary.t, np.inf)
         n_, f_ = cam.near, cam.far         # window depth of a view-space depth (OpenGL)
         ndc = (f_ + n_) / (f_ - n_) - 2.0 * f_ * n_ / ((f_ - n_) * view_z)
         res.images["depth"] = np.where(hit, 0.5 * ndc + 0.5, 1.0).astype(np.float32).reshape(h, w)
-        normal = _normals(tris, primary, camera_rays(cam, w, h))
+        normal = _normals(tris, primary, cr)
         lam = np.clip(normal @ light, 0.0, None)
         shade = np.clip(np.asarray(scene.light.ambient)[None] + lam[:, None] * np.asarray(scene.light.color)[None], 0, 1)
         bg = np.asarray(scene.background[:3])
@@ -509,14 +507,13 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
         vis[drawn] = np.where(hits.prim >= 0, 0.0, 1.0)
         res.images["shadow"] = vis.reshape(h, w)
         steps = np.zeros(h * w, np.int32)
-        steps[drawn] = hits.counts[:, C_STEPS]
+        steps[drawn] = hits.steps
         res.pixel_maps["rt.shadow.steps"] = steps.reshape(h, w)
 
     if "ao" in passes:
         hit = primary.prim >= 0
-        cr = camera_rays(cam, w, h)
         p = cr[hit, 0:3].astype(np.float64) + primary.t[hit, None] * cr[hit, 4:7].astype(np.float64)
-        nrm = _normals(tris, primary, cr)[hit]
+        nrm = normal[hit]
         radius = ao_radius if ao_radius is not None else 0.1 * diag
         arays = ao_rays(p, nrm, ao_samples, radius, eps, seed)
         hits = _run(layout, arays, mm, level, res, "ao", flags("ao"), surfaces, stack, dual, rates,
@@ -526,7 +523,7 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
         ao[hit] = 1.0 - occl.mean(axis=1)
         res.images["ao"] = ao.reshape(h, w)
         steps = np.zeros(h * w, np.int32)
-        steps[hit] = hits.counts[:, C_STEPS].reshape(-1, ao_samples).sum(axis=1)
+        steps[hit] = hits.steps.reshape(-1, ao_samples).sum(axis=1)
         res.pixel_maps["rt.ao.steps"] = steps.reshape(h, w)
 
     totals = Counters()
@@ -543,14 +540,8 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
 
 def _normals(tris: Triangles, hits, rays: np.ndarray) -> np.ndarray:
     """float64 (n, 3) unit geometric normals of the hit triangles, facing the ray (0 on a miss)."""
-    out = np.zeros((len(hits.prim), 3))
-    hit = hits.prim >= 0
-    v = tris.v[hits.prim[hit]].astype(np.float64)
-    n = np.cross(v[:, 1] - v[:, 0], v[:, 2] - v[:, 0])
-    n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-300)
-    d = rays[hit, 4:7].astype(np.float64)
-    n *= np.where((n * d).sum(axis=1, keepdims=True) > 0, -1.0, 1.0)
-    out[hit] = n
+    out = np.empty((len(hits.prim), 3))
+    rk.hit_normals(tris.v, np.ascontiguousarray(hits.prim, np.int64), rays, out)
     return out
 
 

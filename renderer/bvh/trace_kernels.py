@@ -91,3 +91,15 @@ def trace(tree, job, ah, out, n_threads, fast):
             if c0 >= n_chunks:
                 break
             _trace_chunks(tree, job, ah, out, c0, c1, fast, redo)
+
+
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
+def compact_records(rec, rec_n, cap, first, out):
+    """The chunks' fetch records one after another into out: chunk c's rec_n[c] (at most cap)
+    from rec[c * cap] to out[first[c]] (first: their running sum). A pass's batch of 2048
+    chunks had been 2048 slices joined by np.concatenate: 0.6 s of a 1080p sponza frame's
+    three passes."""
+    for c in prange(len(rec_n)):
+        src, dst = c * cap, first[c]
+        for k in range(rec_n[c]):
+            out[dst + k] = rec[src + k]

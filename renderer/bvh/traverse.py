@@ -19,7 +19,8 @@ from renderer.counters import Counters
 from renderer.memory import STREAM, MemoryModel
 
 from . import traverse_kernels as tk
-from .trace_kernels import trace as trace_kernel
+from .rays_kernels import BAD_DIRECTION, BAD_VALUE, fill_rays
+from .trace_kernels import compact_records, trace as trace_kernel
 from .layouts import OBB_TABLE, TRI_NODE, Layout
 from .layouts_kernels import L_BVH8, N_OBB
 
@@ -37,20 +38,41 @@ class Hits(NamedTuple):
 
 
 def make_rays(origins, directions, tmin=0.0, tmax=np.inf) -> np.ndarray:
-    """float32 (n, 8): origin, tmin, direction, tmax (traverse_kernels R_*)."""
-    o = np.asarray(origins, np.float32).reshape(-1, 3)
-    d = np.asarray(directions, np.float32).reshape(-1, 3)
-    if o.shape != d.shape:
-        raise ValueError(f"origins {o.shape} and directions {d.shape} differ")
-    rays = np.empty((len(o), tk.R_N), np.float32)
-    rays[:, 0:3], rays[:, 4:7] = o, d
-    rays[:, tk.R_TMIN] = np.asarray(tmin, np.float32)      # a scalar or one value per ray
-    rays[:, tk.R_TMAX] = np.asarray(tmax, np.float32)
-    if not np.isfinite(rays[:, :7]).all():
+    """float32 (n, 8): origin, tmin, direction, tmax (traverse_kernels R_*); tmin and tmax one
+    value for all rays or one per ray. Filled by rays_kernels.fill_rays in parallel."""
+    o, d = (_ray_rows(x) for x in (origins, directions))
+    shape_o, shape_d = o.shape, d.shape
+    if shape_o != shape_d:
+        raise ValueError(f"origins {shape_o} and directions {shape_d} differ")
+    n = shape_o[0]
+    lo, hi = (np.asarray(x, np.float32).reshape(-1) for x in (tmin, tmax))
+    if len(lo) not in (1, n) or len(hi) not in (1, n):
+        raise ValueError(f"tmin and tmax must be one value or one per ray ({n}), got {len(lo)} and "
+                         f"{len(hi)}")
+    rays = np.empty((n, tk.R_N), np.float32)
+    if n == 0:
+        return rays
+    verdict = fill_rays(_one_row(o), _one_row(d), lo, hi, rays)
+    if verdict & BAD_VALUE:
         raise ValueError("ray origins, directions and tmin must be finite")
-    if (~d.any(axis=1)).any():
+    if verdict & BAD_DIRECTION:
         raise ValueError("a ray direction is zero")
     return rays
+
+
+def _ray_rows(x) -> np.ndarray:
+    """Origins or directions as (n, 3) rows of float64 (as given) or float32 (anything else,
+    rounded once, as make_rays always has)."""
+    x = np.asarray(x)
+    return (x if x.dtype == np.float64 else np.asarray(x, np.float32)).reshape(-1, 3)
+
+
+def _one_row(x: np.ndarray) -> np.ndarray:
+    """fill_rays's input: one row where every row is the same (a broadcast), else the rows,
+    contiguous."""
+    if len(x) > 1 and x.strides[0] == 0:
+        return np.ascontiguousarray(x[:1])
+    return np.ascontiguousarray(x)
 
 
 def _flags(any_hit: bool, cull_back: bool, cull_front: bool = False, opaque: bool = False,
@@ -143,6 +165,12 @@ def gather_records(rec, rec_n: np.ndarray, cap: int, n: int, rerun) -> np.ndarra
     A chunk of very long rays that needed more than its room is traced again alone with room
     enough: rerun(r0, r1, big, big_n) traces rays r0..r1-1 again, recording into big (room for
     all) and their count into big_n."""
+    if (rec_n <= cap).all():
+        first = np.zeros(len(rec_n), np.int64)
+        np.cumsum(rec_n[:-1], out=first[1:])
+        out = np.empty(int(rec_n.sum()), np.int64)
+        compact_records(rec, rec_n, cap, first, out)
+        return out
     parts = []
     for c in range(len(rec_n)):
         if rec_n[c] <= cap:
@@ -176,8 +204,15 @@ def cost_counters(layout: Layout, hits: Hits, prefix: str = "rt.",
     the fetches move before any cache (node bytes from the layout's dtype), and the stack's
     on-chip traffic: every push written, every pop not filled from memory read, an entry of
     stack_entry_bytes each (spills and fills move through the caches: rt_stack)."""
-    tot = hits.counts.sum(axis=0, dtype=np.int64)
-    c = Counters({prefix + "rays": len(hits.prim), prefix + "hits": int((hits.prim >= 0).sum())})
+    return cost_totals(layout, len(hits.prim), int((hits.prim >= 0).sum()),
+                       hits.counts.sum(axis=0, dtype=np.int64), prefix, stack_entry_bytes)
+
+
+def cost_totals(layout: Layout, rays: int, hit: int, tot: np.ndarray, prefix: str = "rt.",
+                stack_entry_bytes: int = STACK_ENTRY_BYTES) -> Counters:
+    """cost_counters from the rays' counts summed (tot, int64 (C_N,)), `rays` rays of which
+    `hit` hit: what a pass traced in batches keeps of them."""
+    c = Counters({prefix + "rays": rays, prefix + "hits": hit})
     for name, v in zip(tk.COUNTER_NAMES, tot):
         c[prefix + name] = int(v)
     node_fetches = tot[tk.C_BOX_NODES] + tot[tk.C_REFETCH]

@@ -269,14 +269,22 @@ def two_level_counters(two: TwoLevel, hits, tl: np.ndarray, prefix: str = "rt.",
     tlas.tests.box, tlas.nodes.refetch, tlas.parent_reads, instances (each a ray transform),
     bytes.tlas (its nodes and parent links before any cache), bytes.instance (128 B instance
     nodes)."""
-    from .traverse import PARENT_LINK_BYTES, cost_counters
-    c = cost_counters(two.blas, hits, prefix, stack_entry_bytes)
-    tot = tl.sum(axis=0, dtype=np.int64)
-    for name, v in zip(tlk.TLAS_COUNTER_NAMES, tot):
+    return two_level_totals(two, len(hits.prim), int((hits.prim >= 0).sum()),
+                            hits.counts.sum(axis=0, dtype=np.int64), tl.sum(axis=0, dtype=np.int64),
+                            prefix, stack_entry_bytes)
+
+
+def two_level_totals(two: TwoLevel, rays: int, hit: int, tot: np.ndarray, tl_tot: np.ndarray,
+                     prefix: str = "rt.", stack_entry_bytes: int = 4) -> Counters:
+    """two_level_counters from the summed counts (traverse.cost_totals): the rays', tot, and
+    the TLAS walks', tl_tot (int64 (T_N,))."""
+    from .traverse import PARENT_LINK_BYTES, cost_totals
+    c = cost_totals(two.blas, rays, hit, tot, prefix, stack_entry_bytes)
+    for name, v in zip(tlk.TLAS_COUNTER_NAMES, tl_tot):
         c[prefix + name] = int(v)
-    c[prefix + "bytes.tlas"] = int((tot[tlk.T_NODES] + tot[tlk.T_REFETCH]) * two.tlas_node_bytes
-                                   + tot[tlk.T_PARENT_READS] * PARENT_LINK_BYTES)
-    c[prefix + "bytes.instance"] = int(tot[tlk.T_INSTANCES] * INSTANCE_NODE_BYTES)
+    c[prefix + "bytes.tlas"] = int((tl_tot[tlk.T_NODES] + tl_tot[tlk.T_REFETCH]) * two.tlas_node_bytes
+                                   + tl_tot[tlk.T_PARENT_READS] * PARENT_LINK_BYTES)
+    c[prefix + "bytes.instance"] = int(tl_tot[tlk.T_INSTANCES] * INSTANCE_NODE_BYTES)
     return c
 
 
