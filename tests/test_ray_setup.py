@@ -1,12 +1,13 @@
 """The rays' setup kernels against their slow twins, the numpy expressions they replaced, bit for
-bit: make_rays (renderer.bvh.rays_kernels.fill_rays), the AO rays and the hits' normals
-(pipelines.passes.raytrace_kernels), the fetch records' compaction (trace_kernels)."""
+bit: make_rays (renderer.bvh.rays_kernels.fill_rays), the AO rays, the hits' normals and the
+coherent order (pipelines.passes.raytrace_kernels), the fetch records' compaction
+(trace_kernels)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from pipelines.passes.raytrace import _normals, ao_rays, camera_rays
+from pipelines.passes.raytrace import GRID_BITS, _normals, ao_rays, camera_rays, coherent_order
 from renderer.bvh import Triangles, build_layout, make_rays, trace_rays
 from renderer.bvh.traverse import gather_records
 from scenes.library import get_scene
@@ -67,6 +68,21 @@ def normals_twin(tris, prim, rays):
     n *= np.where((n * d).sum(axis=1, keepdims=True) > 0, -1.0, 1.0)
     out[hit] = n
     return out
+
+
+def coherent_order_twin(rays, lo, hi):
+    cells = 1 << GRID_BITS
+    side = max(float(np.max(hi - lo)), 1e-30)
+    c = np.floor((rays[:, 0:3].astype(np.float64) - lo) * (cells / side))
+    c = np.clip(c, 0, cells - 1).astype(np.uint64)
+    code = np.zeros(len(rays), np.uint64)
+    for bit in range(GRID_BITS):
+        for axis in range(3):
+            code |= ((c[:, axis] >> np.uint64(bit)) & np.uint64(1)) << np.uint64(3 * bit + 2 - axis)
+    d = rays[:, 4:7]
+    octant = ((d[:, 0] < 0).astype(np.uint64) << np.uint64(2)) \
+        | ((d[:, 1] < 0).astype(np.uint64) << np.uint64(1)) | (d[:, 2] < 0).astype(np.uint64)
+    return np.argsort((code << np.uint64(3)) | octant, kind="stable")
 
 
 RNG = np.random.default_rng(7)
@@ -142,6 +158,20 @@ def test_ao_rays_match_numpy(sponza_hits, samples, seed):
     n[::7] = [1.0, 0.0, 0.0]           # normals along x: the other helper axis
     got = ao_rays(p, n, samples, 2.5, 1e-3, seed)
     assert same_bits(got, ao_rays_twin(p, n, samples, 2.5, 1e-3, seed))
+
+
+def test_coherent_order_matches_numpy(sponza_hits):
+    tris, rays, hits = sponza_hits
+    hit = hits.prim >= 0
+    p = rays[hit, 0:3].astype(np.float64) + hits.t[hit, None] * rays[hit, 4:7].astype(np.float64)
+    ao = ao_rays(p, _normals(tris, hits, rays)[hit], 4, 2.5, 1e-3, 0)
+    lo, hi = tris.v.reshape(-1, 3).min(0), tris.v.reshape(-1, 3).max(0)
+    rng = np.random.default_rng(5)         # origins outside the grid, directions with -0
+    d = rng.standard_normal((3000, 3))
+    d[::3, 1] = -0.0
+    stray = make_rays(rng.uniform(-3, 3, (3000, 3)) * (hi - lo) + lo, d)
+    for r in (rays, ao, stray):
+        assert same_bits(coherent_order(r, lo, hi), coherent_order_twin(r, lo, hi))
 
 
 def test_ao_rays_refuse_a_normal_that_is_not_finite():

@@ -273,16 +273,10 @@ def coherent_order(rays: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarr
     int64 (n,) indices into rays."""
     cells = 1 << GRID_BITS
     side = max(float(np.max(hi - lo)), 1e-30)
-    c = np.floor((rays[:, 0:3].astype(np.float64) - lo) * (cells / side))
-    c = np.clip(c, 0, cells - 1).astype(np.uint64)
-    code = np.zeros(len(rays), np.uint64)
-    for bit in range(GRID_BITS):                  # interleave x, y, z bits: z y x from bit 0 up
-        for axis in range(3):
-            code |= ((c[:, axis] >> np.uint64(bit)) & np.uint64(1)) << np.uint64(3 * bit + 2 - axis)
-    d = rays[:, 4:7]
-    octant = ((d[:, 0] < 0).astype(np.uint64) << np.uint64(2)) | ((d[:, 1] < 0).astype(np.uint64) << np.uint64(1)) \
-        | (d[:, 2] < 0).astype(np.uint64)
-    return np.argsort((code << np.uint64(3)) | octant, kind="stable")
+    keys = np.empty(len(rays), np.uint64)
+    rk.coherent_keys(np.ascontiguousarray(rays, np.float32), np.asarray(lo, np.float64),
+                     cells / side, float(cells), keys)
+    return rk.stable_order(keys, 3 * GRID_BITS + 3)
 
 
 def rt_entry_level(mm: MemoryModel, preset: Preset) -> int:
