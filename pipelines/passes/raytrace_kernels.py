@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from renderer.bvh.rays_kernels import BAD_DIRECTION, BAD_VALUE
-from renderer.bvh.traverse_kernels import R_DX, R_DY, R_DZ, R_OX, R_OY, R_OZ, R_TMAX, R_TMIN
+from renderer.bvh.rays_kernels import put_ray, verdict_of
+from renderer.bvh.traverse_kernels import R_DX, R_DY, R_DZ, R_OX
 from renderer.inlined import inlined
 
 TWO_PI = 2.0 * np.pi
@@ -42,7 +42,7 @@ def ao_rays(p, n, base, eps, radius, rays):
     (cosine-weighted), where phi = 2 pi r1, rad = sqrt(r2), r1 and r2 the hashes of its key
     (base + 2 (i samples + k), base = seed << 40) and of the key + 1, and t1, t2, n a frame
     (t1 = n x helper, normalised, the helper the axis least along n; t2 = n x t1). Returns
-    BAD_VALUE | BAD_DIRECTION as fill_rays does."""
+    rays_kernels.BAD_VALUE | BAD_DIRECTION as fill_rays does."""
     m = p.shape[0]
     samples = rays.shape[0] // max(m, 1)
     bad = np.zeros(m, np.uint8)
@@ -67,20 +67,9 @@ def ao_rays(p, n, base, eps, radius, rays):
             dx = np.float32((l0 * a0 + l1 * b0) + l2 * n0)
             dy = np.float32((l0 * a1 + l1 * b1) + l2 * n1)
             dz = np.float32((l0 * a2 + l1 * b2) + l2 * n2)
-            row = i * samples + k
-            rays[row, R_OX], rays[row, R_OY], rays[row, R_OZ] = ox, oy, oz
-            rays[row, R_TMIN], rays[row, R_TMAX] = np.float32(0.0), radius
-            rays[row, R_DX], rays[row, R_DY], rays[row, R_DZ] = dx, dy, dz
-            if not (np.isfinite(ox) and np.isfinite(oy) and np.isfinite(oz) and np.isfinite(dx)
-                    and np.isfinite(dy) and np.isfinite(dz)):
-                b |= BAD_VALUE
-            if dx == 0 and dy == 0 and dz == 0:
-                b |= BAD_DIRECTION
+            b |= put_ray(rays, i * samples + k, ox, oy, oz, np.float32(0.0), dx, dy, dz, radius)
         bad[i] = b
-    verdict = 0
-    for i in range(m):
-        verdict |= bad[i]
-    return verdict
+    return verdict_of(bad)
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")

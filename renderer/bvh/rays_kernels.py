@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from renderer.inlined import inlined
+
 from .traverse_kernels import R_DX, R_DY, R_DZ, R_OX, R_OY, R_OZ, R_TMAX, R_TMIN
 
 BAD_VALUE, BAD_DIRECTION = 1, 2     # fill_rays's verdict: a value not finite, a zero direction
@@ -29,18 +31,28 @@ def fill_rays(o, d, tmin, tmax, rays):
     for i in prange(n):
         ox, oy, oz = np.float32(o[i * so, 0]), np.float32(o[i * so, 1]), np.float32(o[i * so, 2])
         dx, dy, dz = np.float32(d[i * sd, 0]), np.float32(d[i * sd, 1]), np.float32(d[i * sd, 2])
-        lo = tmin[i * sl]
-        rays[i, R_OX], rays[i, R_OY], rays[i, R_OZ], rays[i, R_TMIN] = ox, oy, oz, lo
-        rays[i, R_DX], rays[i, R_DY], rays[i, R_DZ] = dx, dy, dz
-        rays[i, R_TMAX] = tmax[i * sh]
-        b = 0
-        if not (np.isfinite(ox) and np.isfinite(oy) and np.isfinite(oz) and np.isfinite(lo)
-                and np.isfinite(dx) and np.isfinite(dy) and np.isfinite(dz)):
-            b |= BAD_VALUE
-        if dx == 0 and dy == 0 and dz == 0:
-            b |= BAD_DIRECTION
-        bad[i] = b
+        bad[i] = put_ray(rays, i, ox, oy, oz, tmin[i * sl], dx, dy, dz, tmax[i * sh])
+    return verdict_of(bad)
+
+
+@inlined
+def put_ray(rays, r, ox, oy, oz, lo, dx, dy, dz, hi):
+    """Row r of rays from its float32 values; returns its BAD_VALUE | BAD_DIRECTION bits."""
+    rays[r, R_OX], rays[r, R_OY], rays[r, R_OZ], rays[r, R_TMIN] = ox, oy, oz, lo
+    rays[r, R_DX], rays[r, R_DY], rays[r, R_DZ], rays[r, R_TMAX] = dx, dy, dz, hi
+    b = 0
+    if not (np.isfinite(ox) and np.isfinite(oy) and np.isfinite(oz) and np.isfinite(lo)
+            and np.isfinite(dx) and np.isfinite(dy) and np.isfinite(dz)):
+        b |= BAD_VALUE
+    if dx == 0 and dy == 0 and dz == 0:
+        b |= BAD_DIRECTION
+    return b
+
+
+@inlined
+def verdict_of(bad):
+    """The bits of every ray's verdict together."""
     verdict = 0
-    for i in range(n):
+    for i in range(len(bad)):
         verdict |= bad[i]
     return verdict
