@@ -185,3 +185,14 @@ def test_compacted_records_are_the_chunks_joined():
     rec = rng.integers(0, 1 << 40, 40 * cap)
     want = np.concatenate([rec[c * cap:c * cap + rec_n[c]] for c in range(40)])
     assert same_bits(gather_records(rec, rec_n, cap, 40 * 128, None), want)
+
+
+def test_folded_costs_are_the_column_sums_and_the_steps():
+    from renderer.bvh.trace_kernels import fold_costs
+    rng = np.random.default_rng(11)
+    for n in (0, 1, 63, 5000):
+        counts = rng.integers(0, 1 << 30, (n, 21)).astype(np.int32)
+        tot, steps = np.full(21, 5, np.int64), np.empty(n, np.int32)
+        fold_costs(counts, tot, steps, 0)
+        assert (tot == 5 + counts.sum(axis=0, dtype=np.int64)).all()
+        assert same_bits(steps, counts[:, 0])

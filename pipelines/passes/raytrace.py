@@ -54,6 +54,7 @@ import numpy as np
 from renderer.box_sort import ORDER_NAMES, sort_of
 from renderer.bvh import Layout, Triangles, build_layout, make_rays, price, trace_rays
 from renderer.bvh.anyhit import any_hit_table
+from renderer.bvh.trace_kernels import fold_costs
 from renderer.bvh.traverse import cost_totals
 from renderer.bvh.two_level import (TwoLevel, build_two_level, invertible, price_two_level, trace_two_level,
                                     two_level_totals)
@@ -351,8 +352,7 @@ def _run(layout: Layout | TwoLevel, rays: np.ndarray, mm: MemoryModel | None, le
                 pricing.result()
             pricing = mm.background(priced, fetches)
         prim[b0:b0 + BATCH], t[b0:b0 + BATCH] = hits.prim, hits.t
-        steps[b0:b0 + BATCH] = hits.counts[:, C_STEPS]
-        tot += hits.counts.sum(axis=0, dtype=np.int64)
+        fold_costs(hits.counts, tot, steps[b0:b0 + BATCH], C_STEPS)
     if pricing is not None:
         pricing.result()
     if order is not None:                      # back to the rays' own order

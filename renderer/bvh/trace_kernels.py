@@ -103,3 +103,26 @@ def compact_records(rec, rec_n, cap, first, out):
         src, dst = c * cap, first[c]
         for k in range(rec_n[c]):
             out[dst + k] = rec[src + k]
+
+
+FOLD_PARTS = 64       # fold_costs's row blocks: partial sums, then their sum
+
+
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
+def fold_costs(counts, tot, steps, step_col):
+    """The per-ray costs (int32 (n, C_N)) summed into tot (int64 (C_N,), added to) and their
+    column step_col copied to steps (int32 (n,)): what a pass keeps of a batch's rows
+    (pipelines.passes.raytrace._run), in one pass over them on every thread, where numpy's
+    sum over the rows and the column's copy took 0.35 and 0.13 s of a 1080p frame's three
+    passes."""
+    n, c = counts.shape
+    part = np.zeros((FOLD_PARTS, c), np.int64)
+    per = (n + FOLD_PARTS - 1) // FOLD_PARTS
+    for b in prange(FOLD_PARTS):
+        for r in range(b * per, min(n, (b + 1) * per)):
+            for k in range(c):
+                part[b, k] += counts[r, k]
+            steps[r] = counts[r, step_col]
+    for b in range(FOLD_PARTS):
+        for k in range(c):
+            tot[k] += part[b, k]
