@@ -5,6 +5,7 @@ import numpy as np
 from numba import njit
 
 from ..inlined import inlined
+from .box4_kernels import box4
 from .layouts_kernels import L_BVH2
 from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, FLAG_OPAQUE, R_DX, R_DY, R_DZ, R_OX, R_OY, R_OZ,
                                R_TMAX, R_TMIN, REC_NODE, REC_PARENT, REC_SHIFT, REC_TRI, REF_BOX,
@@ -170,16 +171,14 @@ def walk(tree, job, ah, out, r0, r1, rec0, rec_cap, root_node, sc):
                         ar[b + j] = (c << 2) | (REF_LEAF if node_u32[c, 7] > 0 else REF_BOX)
                     n = 2
                 else:                         # bvh4, radv box32: 4 child ids, 4 AABBs
+                    # all four slots tested at once (box4_kernels), the used ones packed
+                    box4(node_f32, i, ox, oy, oz, ix, iy, iz, tmin, tmax, lim, sort, at, ak, b)
                     n = 0
                     for j in range(4):
                         w = node_u32[i, j]
                         if w == 0xFFFFFFFF:
                             continue
-                        k = 4 + 6 * j
-                        at[b + n], ak[b + n] = slab_and_key(
-                            node_f32[i, k], node_f32[i, k + 1], node_f32[i, k + 2],
-                            node_f32[i, k + 3], node_f32[i, k + 4], node_f32[i, k + 5],
-                            ox, oy, oz, ix, iy, iz, tmin, tmax, lim, sort)
+                        at[b + n], ak[b + n] = at[b + j], ak[b + j]
                         ar[b + n] = (np.int64(w >> 3) << 2) | (REF_BOX if (w & 7) == 5 else REF_TRI)
                         n += 1
                 box_tests += n
