@@ -34,6 +34,12 @@ def hash_uniform(key):
     return np.float64(z >> np.uint64(11)) / UNIT
 
 
+@inlined
+def cross3(a0, a1, a2, b0, b1, b2):
+    """a x b, each component as numpy's cross computes it (one product less the other)."""
+    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+
+
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
 def ao_rays(p, n, base, eps, radius, rays):
     """The AO rays (raytrace.ao_rays) of points p with unit normals n (float64 (m, 3)) into
@@ -51,10 +57,10 @@ def ao_rays(p, n, base, eps, radius, rays):
         h0, h1, h2 = 1.0, 0.0, 0.0
         if abs(n0) > 0.9:
             h0, h1 = 0.0, 1.0
-        a0, a1, a2 = n1 * h2 - n2 * h1, n2 * h0 - n0 * h2, n0 * h1 - n1 * h0
+        a0, a1, a2 = cross3(n0, n1, n2, h0, h1, h2)
         norm = np.sqrt((a0 * a0 + a1 * a1) + a2 * a2)
         a0, a1, a2 = a0 / norm, a1 / norm, a2 / norm
-        b0, b1, b2 = n1 * a2 - n2 * a1, n2 * a0 - n0 * a2, n0 * a1 - n1 * a0
+        b0, b1, b2 = cross3(n0, n1, n2, a0, a1, a2)
         ox = np.float32(p[i, 0] + n0 * eps)
         oy = np.float32(p[i, 1] + n1 * eps)
         oz = np.float32(p[i, 2] + n2 * eps)
@@ -85,7 +91,7 @@ def hit_normals(v, prim, rays, out):
         x0, y0, z0 = np.float64(v[t, 0, 0]), np.float64(v[t, 0, 1]), np.float64(v[t, 0, 2])
         e0, e1, e2 = np.float64(v[t, 1, 0]) - x0, np.float64(v[t, 1, 1]) - y0, np.float64(v[t, 1, 2]) - z0
         f0, f1, f2 = np.float64(v[t, 2, 0]) - x0, np.float64(v[t, 2, 1]) - y0, np.float64(v[t, 2, 2]) - z0
-        c0, c1, c2 = e1 * f2 - e2 * f1, e2 * f0 - e0 * f2, e0 * f1 - e1 * f0
+        c0, c1, c2 = cross3(e0, e1, e2, f0, f1, f2)
         norm = np.maximum(np.sqrt((c0 * c0 + c1 * c1) + c2 * c2), 1e-300)   # (NaN stays)
         c0, c1, c2 = c0 / norm, c1 / norm, c2 / norm
         facing = (c0 * np.float64(rays[i, R_DX]) + c1 * np.float64(rays[i, R_DY])) \
@@ -122,9 +128,9 @@ def stable_order(keys, bits):
     n = len(keys)
     order, spare = np.arange(n), np.empty(n, np.int64)
     for shift in range(0, bits, RADIX_BITS):
-        count = np.zeros((1 << RADIX_BITS) + 1, np.int64)
+        count = np.zeros((1 << RADIX_BITS) + 1, np.int64)     # a digit's count: any order's
         for i in range(n):
-            count[((keys[order[i]] >> np.uint64(shift)) & RADIX_MASK) + 1] += 1
+            count[((keys[i] >> np.uint64(shift)) & RADIX_MASK) + 1] += 1
         for b in range(1 << RADIX_BITS):
             count[b + 1] += count[b]
         for i in range(n):

@@ -41,10 +41,9 @@ def make_rays(origins, directions, tmin=0.0, tmax=np.inf) -> np.ndarray:
     """float32 (n, 8): origin, tmin, direction, tmax (traverse_kernels R_*); tmin and tmax one
     value for all rays or one per ray. Filled by rays_kernels.fill_rays in parallel."""
     o, d = (_ray_rows(x) for x in (origins, directions))
-    shape_o, shape_d = o.shape, d.shape
-    if shape_o != shape_d:
-        raise ValueError(f"origins {shape_o} and directions {shape_d} differ")
-    n = shape_o[0]
+    if o.shape != d.shape:
+        raise ValueError(f"origins {o.shape} and directions {d.shape} differ")
+    n = len(o)
     lo, hi = (np.asarray(x, np.float32).reshape(-1) for x in (tmin, tmax))
     if len(lo) not in (1, n) or len(hi) not in (1, n):
         raise ValueError(f"tmin and tmax must be one value or one per ray ({n}), got {len(lo)} and "

@@ -71,6 +71,13 @@ def granular_bytes(nbits, granule, max_block, raw_block):
 
 
 @inlined
+def _strips_fit(words, W, H, x0, y0, w, h):
+    """Whether _strips can take the w x h pixels at (x0, y0): an 8-bit image's words given, w a
+    multiple of 4, all inside the image (else a pixel at a time)."""
+    return words.shape[0] > 0 and w % 4 == 0 and x0 + w <= W and y0 + h <= H
+
+
+@inlined
 def _strips(words, W, x0, y0, w, h):
     """The RGBA8 range of the w x h pixels at (x0, y0) of an image W pixels wide whose pixels
     are `words` (uint32, row-major), w a multiple of 4, all inside: rgba8_range's eight-pixel
@@ -96,7 +103,7 @@ def _group_range(img, words, x0, y0, gw, gh, mins, widths):
     multiple of 4 pixels wide inside the image: a row of eight or four pixels as one vector
     (_strips)."""
     H, W = img.shape[0], img.shape[1]
-    if words.shape[0] > 0 and gw % 4 == 0 and x0 + gw <= W and y0 + gh <= H:
+    if _strips_fit(words, W, H, x0, y0, gw, gh):
         lo0, lo1, lo2, lo3, hi0, hi1, hi2, hi3 = _strips(words, W, x0, y0, gw, gh)
         mins[0], mins[1], mins[2], mins[3] = lo0, lo1, lo2, lo3
         widths[0], widths[1] = bit_length(hi0 - lo0), bit_length(hi1 - lo1)
@@ -239,7 +246,7 @@ def _solid(img, words, x0, y0, bw, bh, colour):
     """True if every pixel of the block equals the first; its colour goes to `colour`. words:
     as _group_range's."""
     H, W = img.shape[0], img.shape[1]
-    if words.shape[0] > 0 and bw % 4 == 0 and x0 + bw <= W and y0 + bh <= H:
+    if _strips_fit(words, W, H, x0, y0, bw, bh):
         lo0, lo1, lo2, lo3, hi0, hi1, hi2, hi3 = _strips(words, W, x0, y0, bw, bh)
         colour[0], colour[1], colour[2], colour[3] = lo0, lo1, lo2, lo3
         return lo0 == hi0 and lo1 == hi1 and lo2 == hi2 and lo3 == hi3
