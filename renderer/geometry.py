@@ -132,7 +132,11 @@ class SetupPass(NamedTuple):
     clip_from_world: np.ndarray   # float64 (4, 4)
 
 
-_SETUP = MeshMemo(2)      # the last passes set up: the next preset on the same frame reuses them
+# The last passes set up: the next preset on the same frame reuses them. Pictures' setups
+# (reach >= 0) are kept apart, so that a viewer drawing the moving camera's pictures (32 a
+# second) does not push out the setup its costs thread is rendering a frame's presets from.
+_SETUP = MeshMemo(2)
+_PICTURE_SETUP = MeshMemo(2)
 
 
 def setup_all(draws, camera, width: int, height: int, reach: int = -1) -> SetupPass:
@@ -146,13 +150,14 @@ def setup_all(draws, camera, width: int, height: int, reach: int = -1) -> SetupP
     (pipelines.picture), never for a frame, which counts them."""
     key = (tuple((id(d.mesh), d.world_from_object.tobytes(), int(d.state.cull)) for d in draws),
            camera, width, height, reach)
-    return _SETUP.get(key, (d.mesh for d in draws),
-                      lambda: _setup_all(draws, camera, width, height, reach))
+    return (_SETUP if reach < 0 else _PICTURE_SETUP).get(
+        key, (d.mesh for d in draws), lambda: _setup_all(draws, camera, width, height, reach))
 
 
 def forget_setups() -> None:
     """Empty setup_all's memory: the next frame sets up as if the camera had moved (benchmarks)."""
     _SETUP.clear()
+    _PICTURE_SETUP.clear()
 
 
 def _setup_all(draws, camera, width: int, height: int, reach: int) -> SetupPass:

@@ -408,7 +408,9 @@ def test_cli_modes_and_front_ends_match_the_renderers():
     from viewer import keys
     from viewer.cli import FRONTENDS as CLI_FRONTENDS
     from viewer.cli import MODES as CLI_MODES
-    assert CLI_MODES == MODES
+    from viewer.cli import PICTURE_HZ as CLI_PICTURE_HZ
+    from viewer.schedule import PICTURE_HZ
+    assert CLI_MODES == MODES and CLI_PICTURE_HZ == PICTURE_HZ
     assert CLI_FRONTENDS == FRONTENDS == keys.FRONTENDS[1:]
 
 
@@ -472,6 +474,8 @@ def test_cli_rejects_bad_input_before_opening_a_window():
                       (["view", "quad", "--res", "12"], UserError),
                       (["view", "quad", "--out-dir", "/no/such/dir"], UserError),
                       (["view", "quad", "--threads", "0"], UserError),
+                      (["view", "quad", "--picture-hz", "-1"], UserError),
+                      (["view", "quad", "--picture-hz", "nan"], UserError),
                       (["view", "quad", "--rays", "primary,nope"], UserError)):
         args = ap.parse_args(argv)
         with pytest.raises(err):

@@ -274,6 +274,41 @@ def test_picture_requests_render_whole_without_costs_for_their_panels():
         w.close()
 
 
+def test_picture_frames_are_paced_and_full_frames_are_not():
+    """While the camera moves, picture frames start at most picture_hz a second, each with the
+    newest camera when it starts (what the pictures leave of the machine goes to the costs
+    thread); a request at rest starts at once."""
+    st = Stage()
+    starts = []
+
+    def picture(scene, preset, w, h, samples):
+        starts.append(time.perf_counter())
+        return st.picture(scene, preset, w, h, samples)
+    hz, seconds = 20.0, 0.6
+    w = Worker(st.render, picture=picture, picture_hz=hz)
+    presets = (get_preset("imr-baseline"),)
+    scene = get_scene("spheres")
+    try:
+        w.submit(Request(1, scene, presets, 64, 36, 1, True))
+        _wait(w)
+        t0 = time.perf_counter()
+        k = 1
+        while time.perf_counter() - t0 < seconds:
+            k += 1
+            w.submit(Request(k, _moved(scene, k), presets, 64, 36, 1, False, picture=True))
+            time.sleep(0.002)
+        _wait(w)
+        # a start late by less than a period lets the next one come that much sooner, no more
+        assert 0.5 * hz * seconds <= len(starts) <= hz * seconds + 2
+        assert w.poll().pictures[0][1] == _moved(scene, k).camera
+        t = time.perf_counter()
+        w.submit(Request(k + 1, _moved(scene, k), presets, 64, 36, 1, True))
+        _wait(w)
+        assert time.perf_counter() - t < 0.5 / hz and w.poll().pictures is None
+    finally:
+        w.close()
+
+
 def test_the_costs_thread_gives_way_to_the_camera_at_rest():
     """Once the camera stops, the refinement renders it whole: the costs thread drops its
     frame between panels instead of finishing an older camera's."""

@@ -25,7 +25,7 @@ from . import camera as cam_ops
 from . import hud, layout
 from .keys import FLY_KEYS, FRONTENDS, KEYMAP, ORBIT_STEP_PX, NamedKeys, key_name, next_scale
 from .modes import MODES, RAY, colorize, extra_modes, hex_rgb, ray_rgba, shared_scale, value_at
-from .schedule import MOVING_SCALE, Refiner, Request, Worker
+from .schedule import MOVING_SCALE, PICTURE_HZ, Refiner, Request, Worker
 
 S_HOLD_S = 0.25       # S held longer than this flies backwards; a shorter tap saves a screenshot
 SUGGEST = "`tilesim render` and `tilesim report` work without a display"
@@ -51,6 +51,7 @@ class Options:
     rays: tuple = ()            # ray passes traced at full resolution (pipelines.passes.raytrace.PASSES)
     threads: int | None = None  # numba threads rendering (None: numba's default, every core)
     frontend: str | None = None # geometry front end for every panel (None: each preset's own)
+    picture_hz: float = PICTURE_HZ   # moving pictures a second at most (0: unpaced; schedule.py)
 
 
 def screenshot_json(path: str) -> str:
@@ -114,7 +115,7 @@ def _viewer_class():
             self.textures: dict[str, object] = {}
             self.panel_tex: list[str] = []     # per panel, the key of the texture it shows
             self.content: dict[str, object] = {}
-            self.worker = Worker(threads=options.threads)
+            self.worker = Worker(threads=options.threads, picture_hz=options.picture_hz)
             self.refiner = Refiner()
             self.mode = options.mode
             self.show_help = False

@@ -12,6 +12,7 @@ from __future__ import annotations
 MODES = ("image", "overdraw", "dram", "fallbacks", "depth")     # viewer.modes.MODES, not imported:
                                                                 # that pulls numpy in at start-up
 FRONTENDS = ("legacy", "ngg", "mesh")     # renderer.frontend.FRONTENDS (tested equal)
+PICTURE_HZ = 32.0                         # viewer.schedule.PICTURE_HZ (tested equal)
 WINDOWS = ("pyglet", "glfw", "sdl2", "pygame2", "pyside2", "pyqt5", "tk", "headless")
 
 
@@ -35,6 +36,9 @@ def add_parser(subparsers):
                    "(default: each preset's; G steps through them)")
     v.add_argument("--threads", type=int, help="numba threads that render (default: every core; "
                    "1 can be faster on a machine busy with other work)")
+    v.add_argument("--picture-hz", type=float, default=PICTURE_HZ, metavar="HZ",
+                   help=f"pictures a second at most while the camera moves (default {PICTURE_HZ:g}): "
+                        "the rest of the machine renders their costs; 0 draws as many as it can")
     v.add_argument("--camera", help="eye:target:up:fovy replacing the scene's camera (near and far "
                    "fitted to the scene from that eye)")
     v.add_argument("--window", default="pyglet", choices=WINDOWS,
@@ -76,6 +80,8 @@ def options_from_args(args):
     presets = presets_from_args(args.preset, getattr(args, "set", None), allow_all=False)
     if args.threads is not None and args.threads < 1:
         raise UserError(f"--threads {args.threads}: must be at least 1")
+    if not 0.0 <= args.picture_hz <= 1000.0:         # (NaN fails both)
+        raise UserError(f"--picture-hz {args.picture_hz:g}: must be 0 to 1000")
     if not Path(args.out_dir).is_dir():
         raise UserError(f"--out-dir {args.out_dir}: no such directory")
     try:
@@ -95,7 +101,8 @@ def options_from_args(args):
     if args.camera:
         camera = user_camera(args.camera, scene.draws)
     return Options(specs, presets, w, h, args.samples, args.scale, specs.index(args.scene), camera,
-                   args.out_dir, {args.scene: scene}, args.mode, rays, args.threads, args.frontend)
+                   args.out_dir, {args.scene: scene}, args.mode, rays, args.threads, args.frontend,
+                   args.picture_hz)
 
 
 def cmd_view(args) -> None:
