@@ -44,13 +44,18 @@ def box4(typingctx, node_f32, node, ox, oy, oz, ix, iy, iz, tmin, tmax, lim, sor
         const = lambda x: ir.Constant(_D4, [float(x)] * 4)        # noqa: E731
         base = builder.mul(node, row)
 
+        # the four boxes' 24 words in one load, each plane's four lanes shuffled out of it and
+        # widened at once (a word at a time, loaded, widened and inserted, had been 72
+        # instructions of the test)
+        boxes_ty = ir.VectorType(ir.FloatType(), 4 * BOX_WORDS)
+        first = builder.gep(words, [builder.add(base, ir.Constant(i64, BOX0))])
+        boxes = builder.load(builder.bitcast(first, boxes_ty.as_pointer()), align=4)
+
         def plane(c):
-            v = ir.Constant(_D4, ir.Undefined)
-            for j in range(4):
-                at_ = builder.add(base, ir.Constant(i64, BOX0 + BOX_WORDS * j + c))
-                x = builder.fpext(builder.load(builder.gep(words, [at_])), f64)
-                v = builder.insert_element(v, x, ir.Constant(ir.IntType(32), j))
-            return v
+            lanes = ir.Constant(ir.VectorType(ir.IntType(32), 4),
+                                [BOX_WORDS * j + c for j in range(4)])
+            return builder.fpext(builder.shuffle_vector(boxes, ir.Constant(boxes_ty, ir.Undefined),
+                                                        lanes), _D4)
 
         def vmax(acc, v):           # Python's max(acc, v), as numba compiles it
             return builder.select(builder.fcmp_ordered(">", v, acc), v, acc)
@@ -87,22 +92,24 @@ def box4(typingctx, node_f32, node, ox, oy, oz, ix, iy, iz, tmin, tmax, lim, sor
             return builder.fcmp_ordered("<=", tn, vmin(widened, splat(tmax)))
 
         inf = const(np.inf)
-        # nearest first: _slab, from [tmin, inf)
-        tn_c, tf_c = interval(splat(tmin), inf)
-        dist_c = builder.select(kept(tn_c, tf_c), tn_c, inf)
-        # the other orders: the interval from (-inf, inf), the entry clamped to tmin
+        # The interval from (-inf, inf), its entry clamped to tmin: the other orders' distance,
+        # and nearest first's too, which slab_and_key takes from [tmin, inf) (_slab). Both are
+        # one chain of selects over the three near planes, from tmin or from -inf: each keeps
+        # the first value greater than all before it, so either gives tmin unless a plane is
+        # greater, and then the same plane, the sign of a zero included (a NaN is passed over
+        # alike); the far chains start at inf in both. (Testing both ways took half of the
+        # test's arithmetic.)
         near, far = interval(const(-np.inf), inf)
         tn = vmax(splat(tmin), near)
         hit = kept(tn, far)
+        dist = builder.select(hit, tn, inf)
         largest = builder.fsub(tn, vmin(far, splat(lim)))
         midpoint = builder.fadd(vmax(near, const(-KEY_MAX)), vmin(far, const(KEY_MAX)))
 
         def is_sort(k):
             return builder.icmp_signed("==", sort, ir.Constant(sort.type, k))
         key = builder.select(is_sort(SORT_LARGEST), largest, midpoint)
-        closest = is_sort(SORT_CLOSEST)
-        dist = builder.select(closest, dist_c, builder.select(hit, tn, inf))
-        keys = builder.select(closest, dist_c, builder.select(hit, key, inf))
+        keys = builder.select(is_sort(SORT_CLOSEST), dist, builder.select(hit, key, inf))
         for out, v in ((at, dist), (ak, keys)):
             data = context.make_array(signature.args[12])(context, builder, out).data
             ptr = builder.bitcast(builder.gep(data, [b]), _D4.as_pointer())

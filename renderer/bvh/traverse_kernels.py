@@ -171,7 +171,7 @@ class Scratch(NamedTuple):
     ak32: np.ndarray           # float32 (8,) and keys
     lane_t: np.ndarray         # float64 (4,) tri4's
     lane_det: np.ndarray
-    box_clocks: np.ndarray     # int64 (9,) clocks of a node's n box tests (walk8)
+    box_clocks: np.ndarray     # int64 (9,) clocks of a step's n box tests (walk8, walk)
 
 
 @inlined
