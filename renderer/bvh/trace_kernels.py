@@ -8,9 +8,12 @@ from renderer.atomics import fetch_add
 from renderer.inlined import inlined
 
 from .layouts_kernels import L_BVH8
-from .traverse4_kernels import trace_chunk
+from .traverse4_kernels import trace_chunk, trace_chunk4_fast
 from .traverse8_kernels import trace_chunk8, trace_chunk8_fast
 
+# Which chunk kernel traces a batch (trace's `fast`): the general walk of the layout, bvh8's
+# fast walk (nothing recorded, no rotated node) or bvh4's (traverse4_kernels.trace_chunk4_fast)
+WALK, FAST_BVH8, FAST_BVH4 = 0, 1, 2
 RUN = 32              # chunks a thread takes from the shared cursor at a time (4096 rays), at most
 RUNS_PER_THREAD = 8   # runs a thread gets at least, where the batch is too small for runs of RUN
 GUIDE = 2             # a run is at most 1 / (GUIDE * threads) of the chunks left
@@ -45,12 +48,12 @@ def _trace_chunks(tree, job, ah, out, c0, c1, fast, redo):
     renderer/raster_sections.py), so it stays in each kernel. (A first attempt at both, with
     helpers that returned early, measured 15-40% slower in bench/bench_bvh.py.)
 
-    The fast kernel, which records nothing, takes the chunks' rays in one call: a call opens
+    bvh8's fast kernel, which records nothing, takes the chunks' rays in one call: a call opens
     the structs (a reference count on each of their arrays) and makes its working arrays,
     some 0.3 us, which 128 rays that all miss the model (12 ns each) felt."""
     rec_cap, rec_n = out.rec_cap, out.rec_n
     n = job.rays.shape[0]
-    if fast:
+    if fast == FAST_BVH8:
         n_redo = trace_chunk8_fast(tree, job, ah, out, c0 * job.chunk, min(n, c1 * job.chunk), redo)
         for k in range(n_redo):
             trace_chunk8(tree, job, ah, out, redo[k], redo[k] + 1, 0, 0)
@@ -58,7 +61,9 @@ def _trace_chunks(tree, job, ah, out, c0, c1, fast, redo):
     for c in range(c0, c1):
         r0 = c * job.chunk
         r1 = min(n, r0 + job.chunk)
-        if tree.kind == L_BVH8:
+        if fast == FAST_BVH4:
+            rec_n[c] = trace_chunk4_fast(tree, job, ah, out, r0, r1, c * rec_cap, rec_cap)
+        elif tree.kind == L_BVH8:
             rec_n[c] = trace_chunk8(tree, job, ah, out, r0, r1, c * rec_cap, rec_cap)
         else:
             rec_n[c] = trace_chunk(tree, job, ah, out, r0, r1, c * rec_cap, rec_cap)
@@ -68,8 +73,8 @@ def _trace_chunks(tree, job, ah, out, c0, c1, fast, redo):
 def trace(tree, job, ah, out, n_threads, fast):
     """All rays of `job` (RayJob) through `tree` (Tree) into `out` (TraceOut), non-opaque
     triangles through their any-hit program (`ah`, AnyHit), parallel over
-    chunks of job.chunk rays; chunk c records into out.rec[c * out.rec_cap:]. fast: a bvh8
-    layout with no rotated node and no records wanted, run by trace_chunk8_fast. (The structs
+    chunks of job.chunk rays; chunk c records into out.rec[c * out.rec_cap:]. fast: the chunk
+    kernel (WALK, FAST_BVH8, FAST_BVH4: traverse.fast_walk says which). (The structs
     are opened in _trace_chunks, not here: a parallel loop that writes arrays taken out of a
     struct before it is compiled wrong by numba 0.68, which swaps them.)
 
@@ -85,7 +90,7 @@ def trace(tree, job, ah, out, n_threads, fast):
     run = run_length(n_chunks, n_threads)
     cursor = np.zeros(1, np.int64)
     for w in prange(n_threads):
-        redo = np.empty(run * chunk if fast else 0, np.int64)
+        redo = np.empty(run * chunk if fast == FAST_BVH8 else 0, np.int64)
         while True:
             c0, c1 = next_run(cursor, run, n_chunks, n_threads)
             if c0 >= n_chunks:

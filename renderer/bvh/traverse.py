@@ -20,9 +20,9 @@ from renderer.memory import STREAM, MemoryModel
 
 from . import traverse_kernels as tk
 from .rays_kernels import BAD_DIRECTION, BAD_VALUE, fill_rays
-from .trace_kernels import compact_records, trace as trace_kernel
+from .trace_kernels import FAST_BVH4, FAST_BVH8, WALK, compact_records, trace as trace_kernel
 from .layouts import OBB_TABLE, TRI_NODE, Layout
-from .layouts_kernels import L_BVH8, N_OBB
+from .layouts_kernels import L_BVH4, L_BVH8, N_OBB
 
 CHUNK = 128          # rays per parallel work item: each records its fetches into its own slab
 REC_PER_RAY = 96     # record capacity per ray; a chunk that needs more is re-run alone
@@ -107,7 +107,8 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
                stack: int = 16, dual: bool = False, record: bool = False, box_rate: int = 4,
                tri_rate: int = 1, cull_front: bool = False, opaque: bool = False,
                cull_non_opaque: bool = False, ignore_blend: bool = False,
-               surfaces: tk.AnyHit | None = None, spill: bool = False, box_sort: str = "closest"):
+               surfaces: tk.AnyHit | None = None, spill: bool = False, box_sort: str = "closest",
+               fast_walks: bool = True):
     """Trace every ray; returns (Hits, fetch records int64 in ray order, or None).
 
     The ray flags (DXR's): any_hit: terminate on the first hit accepted (shadow rays);
@@ -123,7 +124,8 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
     box_rate / tri_rate: tests per clock of the intersection unit, for the isect_clocks cost;
     box_sort: the order a node's children are visited in (renderer.box_sort.BOX_SORTS: nearest
     entry first, or the driver's choice by the ray's flags); hits are the same in every order,
-    steps are not."""
+    steps are not. fast_walks: False traces every ray by the layout's general walk (the fast
+    walks' twin, for tests)."""
     check_job(layout, stack, dual, box_rate, tri_rate, spill)
     sort = sort_of(box_sort, any_hit)
     flags = _flags(any_hit, cull_back, cull_front, opaque, cull_non_opaque, ignore_blend)
@@ -147,8 +149,7 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
     cap = CHUNK * REC_PER_RAY if record else 0
     rec = np.empty(n_chunks * cap if record else 1, np.int64)
     rec_n = np.zeros(n_chunks, np.int64)
-    # the common case's kernel: bvh8 with no rotated node, nothing recorded
-    fast = layout.kind == L_BVH8 and not record and not (layout.nodes["obb"] < N_OBB).any()
+    fast = fast_walk(layout, record, dual, spill) if fast_walks else WALK
     trace_kernel(tree, job, surfaces, tk.TraceOut(prim, t, cnt, rec, cap, rec_n),
                  numba.get_num_threads(), fast)
     hits = Hits(prim, t, cnt)
@@ -156,7 +157,19 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
         return hits, None
     return hits, gather_records(rec, rec_n, cap, n, lambda r0, r1, big, big_n: trace_kernel(
         tree, job._replace(rays=rays[r0:r1]), surfaces,
-        tk.TraceOut(prim[r0:r1], t[r0:r1], cnt[r0:r1], big, len(big), big_n), 1, False))
+        tk.TraceOut(prim[r0:r1], t[r0:r1], cnt[r0:r1], big, len(big), big_n), 1, WALK))
+
+
+def fast_walk(layout: Layout, record: bool, dual: bool, spill: bool) -> int:
+    """The chunk kernel for the common case (trace_kernels.FAST_*), or WALK: bvh8 with no
+    rotated node and nothing recorded (traverse8_kernels.trace_chunk8_fast); bvh4 with one
+    node a step and RDNA's ring stack (traverse4_kernels.trace_chunk4_fast). Each traces its
+    rays as the layout's walk does, and hands it those it does not take."""
+    if layout.kind == L_BVH8 and not record and not (layout.nodes["obb"] < N_OBB).any():
+        return FAST_BVH8
+    if layout.kind == L_BVH4 and not dual and not spill:
+        return FAST_BVH4
+    return WALK
 
 
 def gather_records(rec, rec_n: np.ndarray, cap: int, n: int, rerun) -> np.ndarray:

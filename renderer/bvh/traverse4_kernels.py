@@ -263,3 +263,130 @@ def walk(tree, job, ah, out, r0, r1, rec0, rec_cap, root_node, sc):
                      refetch, parent_reads, duals, 0, clocks, anyhits, ignored, texels, culled,
                      pushes, pops, spills, fills)
     return nrec
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def trace_chunk4_fast(tree, job, ah, out, r0, r1, rec0, rec_cap):
+    """trace_chunk for the bvh4 layout's common case: one box node a step (no BVH4x2), RDNA's
+    ring stack (no spill policy), no overflow, no candidate hit on a non-opaque triangle. The
+    same decisions in the same order, so the same hits, counters and fetch records
+    (tests/test_bvh.py holds the two equal); a ray that needs one of those is traced again from
+    its start by trace_chunk's walk, its records so far dropped. Returns the records the chunk
+    needed, as trace_chunk.
+
+    What it leaves out is what made the general walk's step cost a box node 32 ns on sponza's
+    camera rays where bvh8's fast walk takes 15: a BVH4x2 pair's loops, the restart's climb
+    and its last-visited bookkeeping, the spill policy's on-chip count, each a branch or a
+    value kept in a register at every step."""
+    node_f32, node_u32, tri_f32, tri_u32 = tree.node_f32, tree.node_u32, tree.tri_f32, tree.tri_u32
+    rays, flags, stack, box_rate, sort = job.rays, job.flags, job.stack, job.box_rate, job.sort
+    out_prim, out_t, costs, rec = out.prim, out.t, out.costs, out.rec
+    sc = make_scratch(stack)
+    st_ref, st_t, at, ak, ar = sc.st_ref, sc.st_t, sc.at, sc.ak, sc.ar
+    box_clocks = sc.box_clocks
+    for n in range(9):
+        box_clocks[n] = (n + box_rate - 1) // box_rate
+    nrec = 0
+    for r in range(r0, r1):
+        n0 = nrec
+        ox, oy, oz = np.float64(rays[r, R_OX]), np.float64(rays[r, R_OY]), np.float64(rays[r, R_OZ])
+        dx, dy, dz = np.float64(rays[r, R_DX]), np.float64(rays[r, R_DY]), np.float64(rays[r, R_DZ])
+        tmin, tmax = np.float64(rays[r, R_TMIN]), np.float64(rays[r, R_TMAX])
+        ix, iy, iz = _inv(dx), _inv(dy), _inv(dz)
+        best_t = tmax
+        best_p = np.int64(-1)
+        cur = np.int64(REF_BOX)                    # the root, box node 0
+        size, top = 0, 0
+        steps = box_nodes = leaf_nodes = box_tests = tri_tests = clocks = culled = 0
+        pushes = pops = 0
+        bail = False
+        while True:
+            lim = best_t * (1.0 + BOX_EPS)
+            if cur < 0:
+                top, size, cur, _, n_pop, _, _ = pop_nearest(st_ref, st_t, top, size, stack, lim,
+                                                              cur, 0, 0)
+                pops += n_pop
+                if cur < 0:
+                    break
+                continue
+            if (cur & 3) == REF_TRI:                  # one triangle per 64 B triangle node
+                s = cur >> 2
+                steps += 1
+                leaf_nodes += 1
+                tri_tests += 1
+                clocks += 1
+                if rec_cap > 0:
+                    if nrec < rec_cap:
+                        rec[rec0 + nrec] = (REC_TRI << REC_SHIFT) | s
+                    nrec += 1
+                tflags = tri_u32[s, 13] >> 24
+                t, cut = _tri(ox, oy, oz, dx, dy, dz, tmin, tmax, np.float64(tri_f32[s, 0]),
+                              np.float64(tri_f32[s, 1]), np.float64(tri_f32[s, 2]),
+                              np.float64(tri_f32[s, 3]), np.float64(tri_f32[s, 4]),
+                              np.float64(tri_f32[s, 5]), np.float64(tri_f32[s, 6]),
+                              np.float64(tri_f32[s, 7]), np.float64(tri_f32[s, 8]), tflags, flags)
+                culled += cut
+                p = np.int64(tri_u32[s, 12])
+                cur = -1
+                if t < np.inf and (t < best_t or (t == best_t and p < best_p)):
+                    if tflags & TRI_NON_OPAQUE and not flags & FLAG_OPAQUE:
+                        bail = True               # its any-hit program: the walk's
+                        break
+                    best_t, best_p = t, p
+                    if flags & FLAG_ANY_HIT:
+                        break
+                continue
+            i = cur >> 2
+            steps += 1
+            box_nodes += 1
+            if rec_cap > 0:
+                if nrec < rec_cap:
+                    rec[rec0 + nrec] = (REC_NODE << REC_SHIFT) | i
+                nrec += 1
+            box4(node_f32, i, ox, oy, oz, ix, iy, iz, tmin, tmax, lim, sort, at, ak, 0)
+            # the used slots counted, those in front of the closest hit packed in slot order
+            n = m = 0
+            for j in range(4):
+                w = node_u32[i, j]
+                if w == 0xFFFFFFFF:
+                    continue
+                n += 1
+                t = at[j]
+                if not (t <= lim and t < np.inf):
+                    continue
+                at[m], ak[m] = t, ak[j]
+                ar[m] = (np.int64(w >> 3) << 2) | (REF_BOX if (w & 7) == 5 else REF_TRI)
+                m += 1
+            box_tests += n
+            clocks += box_clocks[n]
+            for x in range(1, m):         # insertion sort by key, stable
+                t, k, rf = at[x], ak[x], ar[x]
+                y = x - 1
+                while y >= 0 and ak[y] > k:
+                    at[y + 1], ak[y + 1], ar[y + 1] = at[y], ak[y], ar[y]
+                    y -= 1
+                at[y + 1], ak[y + 1], ar[y + 1] = t, k, rf
+            # all but the nearest pushed, far first; a full ring would overwrite: the walk's
+            if size + m - 1 > stack:
+                bail = True
+                break
+            for x in range(m - 1, 0, -1):
+                st_ref[top], st_t[top] = ar[x], at[x]
+                top = top + 1 if top + 1 < stack else 0
+                size += 1
+            pushes += max(m - 1, 0)
+            cur = ar[0] if m > 0 else np.int64(-1)
+        if bail:
+            # from the start, by the walk, where this ray's records begin (past the room: the
+            # chunk is traced again with room enough, so the walk only needs to count)
+            room = rec_cap - n0
+            if rec_cap > 0 and room <= 0:
+                nrec = n0 + trace_chunk(tree, job, ah, out, r, r + 1, rec0, 1)
+            else:
+                nrec = n0 + trace_chunk(tree, job, ah, out, r, r + 1, rec0 + n0, room)
+            continue
+        out_prim[r] = best_p
+        out_t[r] = best_t if best_p >= 0 else np.inf
+        _write_costs(costs, r, steps, box_nodes, leaf_nodes, box_tests, tri_tests, 0, 0, 0, 0, 0,
+                     0, clocks, 0, 0, 0, culled, pushes, pops, 0, 0)
+    return nrec
