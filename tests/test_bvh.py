@@ -426,8 +426,9 @@ def test_the_common_case_kernel_equals_the_full_one(scene):
 @pytest.mark.parametrize("scene", ["teapot", "foliage", "sponza"])
 def test_the_bvh4_common_case_kernel_equals_the_walk(scene, monkeypatch):
     # trace_chunk4_fast against the general walk (fast_walks=False): the same hits, per-ray
-    # costs and fetch records, with rays it hands back (a ring that overflows, an any-hit
-    # program on foliage's alpha-tested leaves) among them; then with a chunk's record room run
+    # costs and fetch records, under both stack policies (a spilling stack's spill and fill
+    # records included), with rays it hands back (a ring that overflows, an any-hit program on
+    # foliage's alpha-tested leaves) among them; then with a chunk's record room run
     # out before a ray it hands back (REC_PER_RAY 3: every chunk is traced again with room
     # enough, which takes each chunk's count exact)
     from renderer.bvh import traverse
@@ -438,14 +439,15 @@ def test_the_bvh4_common_case_kernel_equals_the_walk(scene, monkeypatch):
     rays = random_rays(tris, 1500, 9)
     rays[:100, tk.R_DX] = 0.0                     # parallel to the x planes
     lay = bvh4_layout(collapse(build_bvh2(tris, 1), 4))
-    assert traverse.fast_walk(lay, True, False, False) == traverse.FAST_BVH4
+    assert traverse.fast_walk(lay, True, False) == traverse.FAST_BVH4
     surfaces = any_hit_table(draws, tris, RGBA8_UNIT) if lay.non_opaque else None
-    handed = 0
+    handed = spilled = 0
     for cap in (traverse.REC_PER_RAY, 3):
         monkeypatch.setattr(traverse, "REC_PER_RAY", cap)
         for kw in (dict(stack=16), dict(stack=3), dict(stack=2, any_hit=True), dict(cull_back=True),
                    dict(stack=3, box_sort="largest-or-midpoint"),
-                   dict(any_hit=True, box_sort="largest-or-midpoint")):
+                   dict(any_hit=True, box_sort="largest-or-midpoint"),
+                   dict(stack=2, spill=True), dict(stack=1, spill=True, any_hit=True)):
             fast, fast_rec = trace_rays(lay, rays, record=True, surfaces=surfaces, **kw)
             walk, walk_rec = trace_rays(lay, rays, record=True, surfaces=surfaces,
                                         fast_walks=False, **kw)
@@ -453,7 +455,8 @@ def test_the_bvh4_common_case_kernel_equals_the_walk(scene, monkeypatch):
             assert np.array_equal(fast.counts, walk.counts), kw
             assert np.array_equal(fast_rec, walk_rec), kw
             handed += walk.counts[:, tk.C_OVERFLOWS].sum() + walk.counts[:, tk.C_ANYHIT].sum()
-    assert handed > 0                              # the hand-back path ran
+            spilled += walk.counts[:, tk.C_SPILLS].sum() * kw.get("spill", False)
+    assert handed > 0 and spilled > 0             # the hand-back path ran, and the spills'
     if scene == "foliage":
         assert walk.counts[:, tk.C_ANYHIT].sum() > 0
 

@@ -149,7 +149,7 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
     cap = CHUNK * REC_PER_RAY if record else 0
     rec = np.empty(n_chunks * cap if record else 1, np.int64)
     rec_n = np.zeros(n_chunks, np.int64)
-    fast = fast_walk(layout, record, dual, spill) if fast_walks else WALK
+    fast = fast_walk(layout, record, dual) if fast_walks else WALK
     trace_kernel(tree, job, surfaces, tk.TraceOut(prim, t, cnt, rec, cap, rec_n),
                  numba.get_num_threads(), fast)
     hits = Hits(prim, t, cnt)
@@ -160,14 +160,14 @@ def trace_rays(layout: Layout, rays: np.ndarray, any_hit: bool = False, cull_bac
         tk.TraceOut(prim[r0:r1], t[r0:r1], cnt[r0:r1], big, len(big), big_n), 1, WALK))
 
 
-def fast_walk(layout: Layout, record: bool, dual: bool, spill: bool) -> int:
+def fast_walk(layout: Layout, record: bool, dual: bool) -> int:
     """The chunk kernel for the common case (trace_kernels.FAST_*), or WALK: bvh8 with no
     rotated node and nothing recorded (traverse8_kernels.trace_chunk8_fast); bvh4 with one
-    node a step and RDNA's ring stack (traverse4_kernels.trace_chunk4_fast). Each traces its
-    rays as the layout's walk does, and hands it those it does not take."""
+    node a step (traverse4_kernels.trace_chunk4_fast). Each traces its rays as the layout's
+    walk does, and hands it those it does not take."""
     if layout.kind == L_BVH8 and not record and not (layout.nodes["obb"] < N_OBB).any():
         return FAST_BVH8
-    if layout.kind == L_BVH4 and not dual and not spill:
+    if layout.kind == L_BVH4 and not dual:
         return FAST_BVH4
     return WALK
 

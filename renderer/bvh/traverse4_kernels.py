@@ -267,8 +267,8 @@ def walk(tree, job, ah, out, r0, r1, rec0, rec_cap, root_node, sc):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def trace_chunk4_fast(tree, job, ah, out, r0, r1, rec0, rec_cap):
-    """trace_chunk for the bvh4 layout's common case: one box node a step (no BVH4x2), RDNA's
-    ring stack (no spill policy), no overflow, no candidate hit on a non-opaque triangle. The
+    """trace_chunk for the bvh4 layout's common case: one box node a step (no BVH4x2), no
+    overflow of the stack's ring, no candidate hit on a non-opaque triangle. The
     same decisions in the same order, so the same hits, counters and fetch records
     (tests/test_bvh.py holds the two equal); a ray that needs one of those is traced again from
     its start by trace_chunk's walk, its records so far dropped. Returns the records the chunk
@@ -276,10 +276,11 @@ def trace_chunk4_fast(tree, job, ah, out, r0, r1, rec0, rec_cap):
 
     What it leaves out is what made the general walk's step cost a box node 32 ns on sponza's
     camera rays where bvh8's fast walk takes 15: a BVH4x2 pair's loops, the restart's climb
-    and its last-visited bookkeeping, the spill policy's on-chip count, each a branch or a
-    value kept in a register at every step."""
+    and its last-visited bookkeeping, each a branch or a value kept in a register at every
+    step."""
     node_f32, node_u32, tri_f32, tri_u32 = tree.node_f32, tree.node_u32, tree.tri_f32, tree.tri_u32
     rays, flags, stack, box_rate, sort = job.rays, job.flags, job.stack, job.box_rate, job.sort
+    spill_at = job.spill_at
     out_prim, out_t, costs, rec = out.prim, out.t, out.costs, out.rec
     sc = make_scratch(stack)
     st_ref, st_t, at, ak, ar = sc.st_ref, sc.st_t, sc.at, sc.ak, sc.ar
@@ -296,16 +297,21 @@ def trace_chunk4_fast(tree, job, ah, out, r0, r1, rec0, rec_cap):
         best_t = tmax
         best_p = np.int64(-1)
         cur = np.int64(REF_BOX)                    # the root, box node 0
-        size, top = 0, 0
+        size, top, on_chip = 0, 0, 0
         steps = box_nodes = leaf_nodes = box_tests = tri_tests = clocks = culled = 0
-        pushes = pops = 0
+        pushes = pops = spills = fills = 0
         bail = False
         while True:
             lim = best_t * (1.0 + BOX_EPS)
             if cur < 0:
-                top, size, cur, _, n_pop, _, _ = pop_nearest(st_ref, st_t, top, size, stack, lim,
-                                                              cur, 0, 0)
+                in_memory = size - on_chip
+                top, size, cur, _, n_pop, on_chip, n_fill = pop_nearest(
+                    st_ref, st_t, top, size, stack, lim, cur, spill_at, on_chip)
                 pops += n_pop
+                fills += n_fill
+                if rec_cap > 0 and n_fill > 0:
+                    nrec = spill_records(rec, rec0, nrec, rec_cap, REC_FILL, r, in_memory - 1,
+                                         n_fill, -1)
                 if cur < 0:
                     break
                 continue
@@ -373,6 +379,13 @@ def trace_chunk4_fast(tree, job, ah, out, r0, r1, rec0, rec_cap):
             for x in range(m - 1, 0, -1):
                 st_ref[top], st_t[top] = ar[x], at[x]
                 top = top + 1 if top + 1 < stack else 0
+                if spill_at > 0:              # the spill policy: the oldest on chip to memory
+                    on_chip, spilled = spill_push(on_chip, spill_at)
+                    if spilled:
+                        spills += 1
+                        if rec_cap > 0:
+                            nrec = spill_records(rec, rec0, nrec, rec_cap, REC_SPILL, r,
+                                                 size - on_chip, 1, 1)
                 size += 1
             pushes += max(m - 1, 0)
             cur = ar[0] if m > 0 else np.int64(-1)
@@ -388,5 +401,5 @@ def trace_chunk4_fast(tree, job, ah, out, r0, r1, rec0, rec_cap):
         out_prim[r] = best_p
         out_t[r] = best_t if best_p >= 0 else np.inf
         _write_costs(costs, r, steps, box_nodes, leaf_nodes, box_tests, tri_tests, 0, 0, 0, 0, 0,
-                     0, clocks, 0, 0, 0, culled, pushes, pops, 0, 0)
+                     0, clocks, 0, 0, 0, culled, pushes, pops, spills, fills)
     return nrec
