@@ -12,7 +12,7 @@ from __future__ import annotations
 MODES = ("image", "overdraw", "dram", "fallbacks", "depth")     # viewer.modes.MODES, not imported:
                                                                 # that pulls numpy in at start-up
 FRONTENDS = ("legacy", "ngg", "mesh")     # renderer.frontend.FRONTENDS (tested equal)
-PICTURE_HZ = 32.0                         # viewer.schedule.PICTURE_HZ (tested equal)
+PICTURE_HZ = 34.0                         # viewer.schedule.PICTURE_HZ (tested equal)
 WINDOWS = ("pyglet", "glfw", "sdl2", "pygame2", "pyside2", "pyqt5", "tk", "headless")
 
 
