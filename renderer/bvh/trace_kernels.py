@@ -8,6 +8,7 @@ from renderer.atomics import fetch_add
 from renderer.inlined import inlined
 
 from .layouts_kernels import L_BVH8
+from .traverse_kernels import make_scratch
 from .traverse4_kernels import trace_chunk, trace_chunk4_fast
 from .traverse8_kernels import trace_chunk8, trace_chunk8_fast
 
@@ -62,11 +63,12 @@ def _trace_chunks(tree, job, ah, out, c0, c1, fast, redo):
         r0 = c * job.chunk
         r1 = min(n, r0 + job.chunk)
         if fast == FAST_BVH4:
-            rec_n[c] = trace_chunk4_fast(tree, job, ah, out, r0, r1, c * rec_cap, rec_cap)
+            rec_n[c] = trace_chunk4_fast(tree, job, ah, out, r0, r1, c * rec_cap, rec_cap, 0,
+                                         make_scratch(job.stack))
         elif tree.kind == L_BVH8:
             rec_n[c] = trace_chunk8(tree, job, ah, out, r0, r1, c * rec_cap, rec_cap)
         else:
-            rec_n[c] = trace_chunk(tree, job, ah, out, r0, r1, c * rec_cap, rec_cap)
+            rec_n[c] = trace_chunk(tree, job, ah, out, r0, r1, c * rec_cap, rec_cap, 0)
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")

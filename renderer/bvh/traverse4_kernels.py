@@ -15,12 +15,13 @@ from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, FLAG_OPAQUE, R_DX, R_DY, R
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def trace_chunk(tree, job, ah, out, r0, r1, rec0, rec_cap):
+def trace_chunk(tree, job, ah, out, r0, r1, rec0, rec_cap, root_node):
     """Traces rays r0..r1-1 of `job` (RayJob) through `tree` (Tree: a bvh2 or bvh4 layout)
-    into `out` (TraceOut), non-opaque triangles through `ah` (AnyHit); records fetches into
+    from box node `root_node` (a BLAS's root in a two-level walk's merged layout) into `out`
+    (TraceOut), non-opaque triangles through `ah` (AnyHit); records fetches into
     out.rec[rec0:rec0 + rec_cap] when rec_cap > 0. Returns the number of records the chunk
     needed."""
-    return walk(tree, job, ah, out, r0, r1, rec0, rec_cap, 0, make_scratch(job.stack))
+    return walk(tree, job, ah, out, r0, r1, rec0, rec_cap, root_node, make_scratch(job.stack))
 
 
 @inlined
@@ -266,8 +267,9 @@ def walk(tree, job, ah, out, r0, r1, rec0, rec_cap, root_node, sc):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def trace_chunk4_fast(tree, job, ah, out, r0, r1, rec0, rec_cap):
-    """trace_chunk for the bvh4 layout's common case: one box node a step (no BVH4x2), no
+def trace_chunk4_fast(tree, job, ah, out, r0, r1, rec0, rec_cap, root_node, sc):
+    """trace_chunk for the bvh4 layout's common case, from box node `root_node` with the
+    working arrays `sc` (Scratch, for job.stack entries; a two-level walk's BLASes share one): one box node a step (no BVH4x2), no
     overflow of the stack's ring, no candidate hit on a non-opaque triangle. The
     same decisions in the same order, so the same hits, counters and fetch records
     (tests/test_bvh.py holds the two equal); a ray that needs one of those is traced again from
@@ -282,7 +284,6 @@ def trace_chunk4_fast(tree, job, ah, out, r0, r1, rec0, rec_cap):
     rays, flags, stack, box_rate, sort = job.rays, job.flags, job.stack, job.box_rate, job.sort
     spill_at = job.spill_at
     out_prim, out_t, costs, rec = out.prim, out.t, out.costs, out.rec
-    sc = make_scratch(stack)
     st_ref, st_t, at, ak, ar = sc.st_ref, sc.st_t, sc.at, sc.ak, sc.ar
     box_clocks = sc.box_clocks
     for n in range(9):
@@ -296,7 +297,7 @@ def trace_chunk4_fast(tree, job, ah, out, r0, r1, rec0, rec_cap):
         ix, iy, iz = _inv(dx), _inv(dy), _inv(dz)
         best_t = tmax
         best_p = np.int64(-1)
-        cur = np.int64(REF_BOX)                    # the root, box node 0
+        cur = (np.int64(root_node) << 2) | REF_BOX
         size, top, on_chip = 0, 0, 0
         steps = box_nodes = leaf_nodes = box_tests = tri_tests = clocks = culled = 0
         pushes = pops = spills = fills = 0
@@ -394,9 +395,10 @@ def trace_chunk4_fast(tree, job, ah, out, r0, r1, rec0, rec_cap):
             # chunk is traced again with room enough, so the walk only needs to count)
             room = rec_cap - n0
             if rec_cap > 0 and room <= 0:
-                nrec = n0 + trace_chunk(tree, job, ah, out, r, r + 1, rec0, 1)
+                nrec = n0 + trace_chunk(tree, job, ah, out, r, r + 1, rec0, 1, root_node)
             else:
-                nrec = n0 + trace_chunk(tree, job, ah, out, r, r + 1, rec0 + n0, room)
+                nrec = n0 + trace_chunk(tree, job, ah, out, r, r + 1, rec0 + n0, room,
+                                        root_node)
             continue
         out_prim[r] = best_p
         out_t[r] = best_t if best_p >= 0 else np.inf

@@ -23,8 +23,8 @@ import numpy as np
 from numba import njit, prange
 
 from .box8_kernels import box8, entry_planes, lim32, tame
-from .layouts_kernels import L_BVH8
-from .traverse4_kernels import walk
+from .layouts_kernels import L_BVH4, L_BVH8
+from .traverse4_kernels import trace_chunk4_fast, walk
 from .trace_kernels import next_run, run_length
 from .traverse8_kernels import walk8
 from .traverse_kernels import (BOX_EPS, C_CLOCKS, C_FILLS, C_N, C_OVERFLOWS, C_POPS, C_PUSHES,
@@ -140,6 +140,9 @@ def trace_chunk2(tlas, blas, job, ah, out, tl_costs, r0, r1, rec0, rec_cap):
                     sub_out = TraceOut(b_prim, b_t, b_cnt, rec, cap, b_recn)
                 if kind == L_BVH8:
                     n_b = walk8(blas, sub, ah, sub_out, 0, 1, at0, cap, blas_root[b], sc)
+                elif kind == L_BVH4 and not job.dual:      # (the flat walk's common case)
+                    n_b = trace_chunk4_fast(blas, sub, ah, sub_out, 0, 1, at0, cap, blas_root[b],
+                                            sc)
                 else:
                     n_b = walk(blas, sub, ah, sub_out, 0, 1, at0, cap, blas_root[b], sc)
                 if rec_cap > 0:
