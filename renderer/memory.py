@@ -196,6 +196,19 @@ class _StatePool:
 _STATES = _StatePool()
 
 
+def _hint_rows(shape: np.ndarray, first: int, ways: int) -> int:
+    """Give each level of `shape` (rows of a model's shape, SH_HINT set in place) with
+    HINT_MIN_WAYS ways or more its hint table (memory_kernels: HINT_SLOTS words a set), in rows
+    of `lines` from row `first` on, rows of ways words a field; returns the rows they take."""
+    shape[:, mk.SH_HINT] = -1
+    rows = 0
+    for level in shape:
+        if level[mk.SH_WAYS] >= mk.HINT_MIN_WAYS:
+            level[mk.SH_HINT] = first + rows
+            rows += -(-int(level[mk.SH_SETS]) * mk.HINT_SLOTS // (mk.F_N * ways))
+    return rows
+
+
 class MemoryModel:
     def __init__(self, config: MemoryConfig, n_tiles: int):
         lb = config.line_bytes
@@ -213,6 +226,7 @@ class MemoryModel:
         shape[:, mk.SH_BASE] = np.concatenate([[0], np.cumsum(sets)[:-1]])
         shape[:, mk.SH_WALLOC] = [c.write_allocate for c in levels]
         shape[:, mk.SH_NEXT] = config.below     # always a later level or DRAM: a flush relies on it
+        hint_rows = _hint_rows(shape, sum(sets), max(ways))
         shape[:, mk.SH_MASK] = [n - 1 if n & (n - 1) == 0 else -1 for n in sets]
         shape[:, mk.SH_PACKED] = [c.holds_compressed for c in levels]
         # Made here, not with the lines: region() fills in the named surfaces' slots.
@@ -229,7 +243,8 @@ class MemoryModel:
         # state is 26 MB, whose zeroing (a memset, ~2.5 ms; _StatePool) runs on the second
         # thread while this one sets up geometry, which touches no cache.
         self._state = self._second.submit(
-            lambda: CacheState(_STATES.take((sum(sets), mk.F_N, max(ways))), shape, meta))
+            lambda: CacheState(_STATES.take((sum(sets) + hint_rows, mk.F_N, max(ways))), shape,
+                               meta))
         self._held = [self._state]          # what goes back to _STATES when the model is gone
         weakref.finalize(self, _STATES.give, self._held)
 
@@ -250,13 +265,16 @@ class MemoryModel:
         lines0, shape0, meta = self.state
         n_sets0 = lines0.shape[0]
         ways = max(lines0.shape[2], *(c.ways for c in caches))
-        lines = np.zeros((n_sets0 + sum(sets), mk.F_N, ways), np.int64)    # new ways: invalid
-        lines[:n_sets0, :, :lines0.shape[2]] = lines0
         shape = np.zeros((len(config.caches), mk.SH_N), np.int64)
         shape[:len(shape0)] = shape0
         new = slice(len(shape0), None)
         shape[new, mk.SH_SETS], shape[new, mk.SH_WAYS] = sets, [c.ways for c in caches]
         shape[new, mk.SH_BASE] = n_sets0 + np.concatenate([[0], np.cumsum(sets)[:-1]])
+        # (the rows before n_sets0, the old levels' hint tables among them, keep their places;
+        # rows only grow wider, so a table still fits the rows it was given)
+        hint_rows = _hint_rows(shape[new], n_sets0 + sum(sets), ways)
+        lines = np.zeros((n_sets0 + sum(sets) + hint_rows, mk.F_N, ways), np.int64)  # invalid
+        lines[:n_sets0, :, :lines0.shape[2]] = lines0
         shape[new, mk.SH_WALLOC] = [c.write_allocate for c in caches]
         shape[new, mk.SH_NEXT] = below
         shape[new, mk.SH_MASK] = [n - 1 if n & (n - 1) == 0 else -1 for n in sets]

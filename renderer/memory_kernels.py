@@ -86,7 +86,24 @@ from .tag_match import tag_way
 F_TAG, F_STAMP, F_INFO, F_N = range(4)   # fields of a way
 # bits of F_INFO: dirty, stream (7 bits), compressed size field (11 bits, as the op's), tile + 1
 I_DIRTY, I_STREAM_SHIFT, I_STREAM_MASK, I_SIZE_SHIFT, I_TILE_SHIFT = 1, 1, 127, 8, 19
-SH_SETS, SH_WAYS, SH_NEXT, SH_MASK, SH_BASE, SH_WALLOC, SH_CLOCK, SH_HELD, SH_PACKED, SH_N = range(10)
+(SH_SETS, SH_WAYS, SH_NEXT, SH_MASK, SH_BASE, SH_WALLOC, SH_CLOCK, SH_HELD, SH_PACKED, SH_HINT,
+ SH_N) = range(11)
+# Hints: a level of HINT_MIN_WAYS ways or more keeps, for each set, HINT_SLOTS words saying
+# where lines of the set were last found, slot hint_slot(line) holding line << WAY_BITS | way.
+# A lookup whose slot names the line, at a way whose tag is the line, has found it (a set's
+# valid tags are unique, and no request is for line 0, the invalid ways' tag) without
+# comparing every tag; otherwise the tags are compared and the slot rewritten. A stale slot
+# (its line since evicted or invalidated) fails the check, so the hints change no count or
+# state, only how fast a hit is found. The tables lie in rows of `lines` after every level's
+# sets (SH_HINT: the level's first such row; 0 or -1 for none, row 0 being a set's), which
+# nothing else reads. A ray
+# pass's node fetches meet a 32-way RT L0 (90% hits there), where comparing the set's tags had
+# been half of serve_levels' time; narrower levels compare few tags, and hints for all of
+# them made the state a third larger and raster frames slower.
+HINT_MIN_WAYS = 32
+HINT_SLOTS = 32                              # a power of two
+HINT_HASH = np.uint64(0x9E3779B97F4A7C15)    # Fibonacci hashing: the product's high bits
+HINT_SHIFT = np.uint64(64 - 5)               # log2(HINT_SLOTS) of them
 # Rows of acc: bytes by stream (columns) for the first four and A_COMP_*, events by level for
 # the two between, bytes by named-surface slot for A_SURF_*. A_COMP_*: the DRAM transfers of
 # compressed lines, as moved and raw; A_SURF_*: every DRAM transfer of a named surface, so.
@@ -128,6 +145,8 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
     and the stamps are per level. Returns the new length of out."""
     lb = meta[M_LINE_BYTES]
     region_shift = REGION_SHIFT - meta[M_LINE_SHIFT]
+    words = lines.reshape(-1)             # the hint tables' rows as one run of words
+    row_words = lines.shape[1] * lines.shape[2]
     inv_sets = np.empty(shape.shape[0])
     for lv in range(shape.shape[0]):
         inv_sets[lv] = 1.0 / shape[lv, SH_SETS]
@@ -188,7 +207,19 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
                     r += sets if r < 0 else (-sets if r >= sets else 0)
                     s = shape[lv, SH_BASE] + r
                 ways = shape[lv, SH_WAYS]
-                w = tag_way(lines, s, ways, line)      # (F_TAG, the set's first field)
+                hint_at = np.int64(-1)
+                if shape[lv, SH_HINT] > 0:
+                    hint_at = ((shape[lv, SH_HINT] * row_words
+                                + (s - shape[lv, SH_BASE]) * HINT_SLOTS)
+                               + np.int64((np.uint64(line) * HINT_HASH) >> HINT_SHIFT))
+                    hint = words[hint_at]
+                    w = hint & (MAX_WAYS - 1)
+                    if (hint >> WAY_BITS) != line or lines[s, F_TAG, w] != line:
+                        w = tag_way(lines, s, ways, line)
+                        if w >= 0:
+                            words[hint_at] = (line << WAY_BITS) | w
+                else:
+                    w = tag_way(lines, s, ways, line)      # (F_TAG, the set's first field)
                 if size == 1 and shape[lv, SH_PACKED]:      # an empty line of a packed block
                     if w >= 0:
                         lines[s, F_TAG, w] = 0
@@ -229,6 +260,8 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
                     w = key & (MAX_WAYS - 1)
                     v_line, v_info = lines[s, F_TAG, w], lines[s, F_INFO, w]
                     lines[s, F_TAG, w] = line
+                    if hint_at >= 0:
+                        words[hint_at] = (line << WAY_BITS) | w
                     lines[s, F_STAMP, w] = clock
                     shape[lv, SH_HELD] |= np.int64(1) << ((line >> region_shift) & 63)
                     lines[s, F_INFO, w] = (((tile + 1) << I_TILE_SHIFT) | (size << I_SIZE_SHIFT)
