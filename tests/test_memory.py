@@ -26,6 +26,13 @@ CONFIGS = {
                                     CacheConfig("l2", 16 * 128 * 4, 4, holds_compressed=True),
                                     CacheConfig("llc", 64 * 128 * 8, 8, write_allocate=False)),
                               (2, 2, 3, -1)),
+    # levels of 32 ways and more, which look a line up through their hint tables (an RT L0's
+    # width), a packed one among them; few sets, so that hints go stale often
+    "wide": MemoryConfig(64, (CacheConfig("rop_color", 64 * 32 * 2, 32),
+                              CacheConfig("rop_depth", 64 * 64, 64),
+                              CacheConfig("l2", 64 * 40 * 4, 40, holds_compressed=True),
+                              CacheConfig("llc", 64 * 8 * 16, 8, write_allocate=False)),
+                         (2, 2, 3, -1)),
 }
 
 
