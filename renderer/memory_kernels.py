@@ -96,7 +96,7 @@ I_DIRTY, I_STREAM_SHIFT, I_STREAM_MASK, I_SIZE_SHIFT, I_TILE_SHIFT = 1, 1, 127, 
 # (its line since evicted or invalidated) fails the check, so the hints change no count or
 # state, only how fast a hit is found. The tables lie in rows of `lines` after every level's
 # sets (SH_HINT: the level's first such row; 0 or -1 for none, row 0 being a set's), which
-# nothing else reads. A ray
+# nothing else reads (a table whose rows a wider model moved reads as stale hints). A ray
 # pass's node fetches meet a 32-way RT L0 (90% hits there), where comparing the set's tags had
 # been half of serve_levels' time; narrower levels compare few tags, and hints for all of
 # them made the state a third larger and raster frames slower.
@@ -214,7 +214,7 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
                                + np.int64((np.uint64(line) * HINT_HASH) >> HINT_SHIFT))
                     hint = words[hint_at]
                     w = hint & (MAX_WAYS - 1)
-                    if (hint >> WAY_BITS) != line or lines[s, F_TAG, w] != line:
+                    if (hint >> WAY_BITS) != line or w >= ways or lines[s, F_TAG, w] != line:
                         w = tag_way(lines, s, ways, line)
                         if w >= 0:
                             words[hint_at] = (line << WAY_BITS) | w
