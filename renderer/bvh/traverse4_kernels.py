@@ -154,8 +154,6 @@ def walk(tree, job, ah, out, r0, r1, rec0, rec_cap, root_node, sc):
                         if rec_cap > 0:
                             nrec = spill_records(rec, rec0, nrec, rec_cap, REC_FILL, r, size, 1, 1)
             steps += 1
-            single = layout != L_BVH2 and second < 0 and not climbing
-            m0 = 0
             for q in range(2 if second >= 0 else 1):
                 i = node if q == 0 else second
                 if not climbing:
@@ -177,24 +175,16 @@ def walk(tree, job, ah, out, r0, r1, rec0, rec_cap, root_node, sc):
                         ar[b + j] = (c << 2) | (REF_LEAF if node_u32[c, 7] > 0 else REF_BOX)
                     n = 2
                 else:                         # bvh4, radv box32: 4 child ids, 4 AABBs
-                    # all four slots tested at once (box4_kernels), the used ones packed; a
-                    # single node on the way down packs only those in front of the closest hit
-                    # (what the filter below keeps of the packed ones: it is done here)
+                    # all four slots tested at once (box4_kernels), the used ones packed
                     box4(node_f32, i, ox, oy, oz, ix, iy, iz, tmin, tmax, lim, sort, at, ak, b)
-                    n = m = 0
+                    n = 0
                     for j in range(4):
                         w = node_u32[i, j]
                         if w == 0xFFFFFFFF:
                             continue
+                        at[b + n], ak[b + n] = at[b + j], ak[b + j]
+                        ar[b + n] = (np.int64(w >> 3) << 2) | (REF_BOX if (w & 7) == 5 else REF_TRI)
                         n += 1
-                        t = at[b + j]
-                        if single and not (t <= lim and t < np.inf):
-                            continue
-                        at[b + m], ak[b + m] = t, ak[b + j]
-                        ar[b + m] = (np.int64(w >> 3) << 2) | (REF_BOX if (w & 7) == 5 else REF_TRI)
-                        m += 1
-                    if single:
-                        m0 = m
                 box_tests += n
                 na[q] = n
             clocks += box_clocks[na[0] + (na[1] if second >= 0 else 0)]
@@ -209,17 +199,15 @@ def walk(tree, job, ah, out, r0, r1, rec0, rec_cap, root_node, sc):
                     last = (node << 2) | REF_BOX
                 continue
             # keep the children in front of the closest hit, in key order (ties by slot)
-            m1 = 0
+            m0 = m1 = 0
             for q in range(2 if second >= 0 else 1):
                 b = 8 * q
-                m = m0
-                if not single:
-                    m = 0
-                    for j in range(na[q]):
-                        t = at[b + j]
-                        if t <= lim and t < np.inf:
-                            at[b + m], ak[b + m], ar[b + m] = t, ak[b + j], ar[b + j]
-                            m += 1
+                m = 0
+                for j in range(na[q]):
+                    t = at[b + j]
+                    if t <= lim and t < np.inf:
+                        at[b + m], ak[b + m], ar[b + m] = t, ak[b + j], ar[b + j]
+                        m += 1
                 for x in range(1, m):     # insertion sort by key, stable
                     t, k, rf = at[b + x], ak[b + x], ar[b + x]
                     y = x - 1
