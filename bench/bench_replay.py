@@ -11,11 +11,14 @@ next, so a change to either is hard to see in frames. This renders the frame onc
 once more with the consumer's calls recorded (the rows each was handed, copied), and then serves
 those recorded rows again, alone on this thread, from the cache state the pass started with:
 the consumer's work with nothing beside it, the same rows in the same order every round.
-Printed: the rows, and the best and median round in ms. (The producer's calls read the raster's
-events and the pass's own state and are timed in place: bench/benchmark.py's "replay" stage.)
-
-Compare two trees by running this from each in turn, as processes taking turns (`REPO`-style
-worktrees): the machine's drift moves them alike.
+Rounds alternate between the model as it is and the model without its far level (meta[M_FAR]
+= -1: no set asked for ahead of time, memory_kernels.FAR_BYTES), so that the prefetch is
+judged within one process, round against round: a lookup that waits on host DRAM moves with
+the host's other load far more than arithmetic does (whole frames and separate processes
+moved 30% within minutes while this was measured). Printed: the rows, and per variant the best
+and median round in ms, and the median of the rounds' ratios. (The producer's calls read the
+raster's events and the pass's own state and are timed in place: bench/benchmark.py's
+"replay" stage.)
 """
 from __future__ import annotations
 
@@ -30,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 import renderer.memory as memory  # noqa: E402
+from renderer.memory_requests import M_FAR  # noqa: E402
 from pipelines.api import render  # noqa: E402
 
 
@@ -57,8 +61,8 @@ def recorded_consumer(scene: str, preset: str, width: int, height: int) -> list:
     return passes
 
 
-def consumer_s(lines0: np.ndarray, calls: list) -> float:
-    """One round: the recorded calls served in order on copies of the state."""
+def consumer_s(lines0: np.ndarray, calls: list, meta: np.ndarray) -> float:
+    """One round: the recorded calls served in order on copies of the state, with `meta`."""
     if not calls:
         return 0.0
     _, first = calls[0]
@@ -66,7 +70,7 @@ def consumer_s(lines0: np.ndarray, calls: list) -> float:
     acc, tile_bytes = np.zeros_like(first[3]), np.zeros_like(first[4])
     t0 = time.perf_counter()
     for consume, args in calls:
-        consume(lines, shape, args[2], acc, tile_bytes, args[5], args[6])
+        consume(lines, shape, meta, acc, tile_bytes, args[5], args[6])
     return time.perf_counter() - t0
 
 
@@ -80,12 +84,25 @@ def main(argv=None) -> int:
     width, height = (int(v) for v in a.res.split("x"))
     render(a.scene, a.preset, width, height)              # compile or load, warm the caches
     for k, (lines0, calls) in enumerate(recorded_consumer(a.scene, a.preset, width, height)):
+        if not calls:
+            continue
         rows = sum(args[6] for _, args in calls)
-        times = sorted(consumer_s(lines0, calls) for _ in range(a.rounds))
+        meta = calls[0][1][2]
+        near = meta.copy()
+        near[M_FAR] = -1
+        far, none = [], []
+        for _ in range(a.rounds):
+            far.append(consumer_s(lines0, calls, meta))
+            none.append(consumer_s(lines0, calls, near))
         print(f"{a.scene} via {a.preset} at {a.res}, pass {k}: the consumer's {rows:,} rows in "
-              f"{len(calls)} calls, alone: best {1e3 * times[0]:.2f} ms, median "
-              f"{1e3 * statistics.median(times):.2f} ms ({1e9 * times[0] / max(rows, 1):.0f} ns "
-              "a row)")
+              f"{len(calls)} calls, alone, {a.rounds} rounds each, taking turns:")
+        for name, times in ((f"far level {meta[M_FAR]} asked ahead", far),
+                            ("nothing asked ahead", none)):
+            print(f"  {name:24s} best {1e3 * min(times):6.2f} ms, median "
+                  f"{1e3 * statistics.median(times):6.2f} ms "
+                  f"({1e9 * min(times) / rows:.0f} ns a row)")
+        print(f"  round by round: {statistics.median(f / n for f, n in zip(far, none)):.3f}x "
+              "the time (median)")
     return 0
 
 

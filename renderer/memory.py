@@ -209,6 +209,15 @@ def _hint_rows(shape: np.ndarray, first: int, ways: int) -> int:
     return rows
 
 
+def _far_level(shape: np.ndarray, ways: int) -> int:
+    """The level of `shape` (a model's, its rows `ways` wide) with the most sets among those
+    whose state takes memory_kernels.FAR_BYTES or more, or -1: the one serve_levels asks the
+    host for ahead of time (meta[M_FAR])."""
+    big = [lv for lv, level in enumerate(shape)
+           if int(level[mk.SH_SETS]) * mk.F_N * ways * 8 >= mk.FAR_BYTES]
+    return max(big, key=lambda lv: shape[lv, mk.SH_SETS], default=-1)
+
+
 class MemoryModel:
     def __init__(self, config: MemoryConfig, n_tiles: int):
         lb = config.line_bytes
@@ -233,6 +242,7 @@ class MemoryModel:
         self._meta = meta = np.zeros(mk.M_N, np.int64)
         meta[mk.M_LINE_BYTES], meta[mk.M_LINE_SHIFT] = lb, lb.bit_length() - 1
         meta[mk.M_PACKED] = any(c.holds_compressed for c in levels)
+        meta[mk.M_FAR] = _far_level(shape, max(ways))
         self.config = config
         self.acc = np.zeros((mk.A_N, max(len(STREAMS), len(levels), mk.SURFACE_SLOTS)), np.int64)
         self.tile_bytes = np.zeros(n_tiles, np.int64)
@@ -279,6 +289,7 @@ class MemoryModel:
         shape[new, mk.SH_NEXT] = below
         shape[new, mk.SH_MASK] = [n - 1 if n & (n - 1) == 0 else -1 for n in sets]
         shape[new, mk.SH_PACKED] = [c.holds_compressed for c in caches]
+        meta[mk.M_FAR] = _far_level(shape, ways)
         width = max(self.acc.shape[1], len(config.caches))
         if width > self.acc.shape[1]:
             acc = np.zeros((mk.A_N, width), np.int64)

@@ -75,8 +75,8 @@ from numba import njit
 
 # The request buffer and the addressing its producers share (defined there, once).
 from .inlined import callee, inlined
-from .memory_requests import (ALL_LEVELS, M_LINE_BYTES, M_LINE_SHIFT, M_N, M_PACKED,  # noqa: F401
-                              M_SLOTS, OP_FILL, OP_RMW, OP_SIZE_SHIFT, OP_STREAM_SHIFT,
+from .memory_requests import (ALL_LEVELS, M_FAR, M_LINE_BYTES, M_LINE_SHIFT, M_N,  # noqa: F401
+                              M_PACKED, M_SLOTS, OP_FILL, OP_RMW, OP_SIZE_SHIFT, OP_STREAM_SHIFT,
                               OP_WRITE, OP_WRITE_BACK, OP_WSIZE_SHIFT, R_LEVEL, R_LINE, R_N,
                               R_OP, R_TILE, REGION_SHIFT, REQUESTS, RMW_BITS, SIZE_MASK,
                               block_layout, block_tile, op_code, op_sized, request,
@@ -115,13 +115,17 @@ SURFACE_SLOTS = 128    # named surfaces one model counts apart (slot 0: none)
 WAY_BITS = 6
 MAX_WAYS = 1 << WAY_BITS   # a way's index fits the low bits of an LRU key (stamp << WAY_BITS | way)
 # A level whose state (its sets' rows of `lines`) takes FAR_BYTES or more outgrows the host's
-# own caches: an Infinity Cache's 64k sets are 25 MB, and a lookup there waited on host DRAM.
-# serve_levels asks for the set of the request AHEAD rows on while it serves this one, where
-# that request enters the far level or the one above it (a miss there goes on to the far level
-# with the same line). The lower thread of amd-rdna2's replay of city at 1080p, its 356k rows
-# replayed alone (10-15 rounds, processes taking turns): 20.3-25.9 -> 16.0-17.8 ms; pul1duel's
-# 28.2-29.0 -> 24.2 ms. Prefetching a would-be victim's set too (its L2 set's least recent
-# way, looked up ahead) made it slower (19.1-19.7 ms).
+# own caches: an Infinity Cache's 64k sets are 25 MB, and a lookup there waits on host DRAM.
+# The model names its largest such level (meta[M_FAR]); serve_levels asks for that level's set
+# of the request AHEAD rows on (its tags and stamps) while it serves this one, where that
+# request enters the far level or the one above it (a miss there goes on to the far level with
+# the same line). bench/bench_replay.py, the lower thread of amd-rdna2's replay at 1080p alone,
+# rounds with and without it taking turns in one process (12 each, the rounds' median ratio):
+# city 0.82-0.89x the time, sponza 0.95x, pul1duel 0.97x, spheres 1.02x (its rows hit L2: the
+# sets asked for are not used), amd-rdna3's city 1.01x (its 19 MB of LLC state sits in the
+# host's L3 more often). Asking for the tags alone: city 0.89x, sponza 1.00x; 32 rows ahead:
+# city 0.93x, sponza 0.96x; a would-be victim's set too (its L2 set's least recent way,
+# looked up ahead): slower than without it.
 FAR_BYTES = 4 << 20
 AHEAD = 16
 DRAM_BIT = 62          # serve_levels' `own` bit for DRAM
@@ -161,16 +165,15 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
     inv_sets = np.empty(shape.shape[0])
     for lv in range(shape.shape[0]):
         inv_sets[lv] = 1.0 / shape[lv, SH_SETS]
-    # The largest level served here whose state outgrows the host's caches (FAR_BYTES), and
-    # the levels whose requests reach it next (it and the one above): their sets there are
-    # asked for AHEAD rows early. Only where the call's first row enters one of those (the
-    # lower thread of a pipelined replay, whose rows enter at L2): a ray pass's fetches enter
-    # three levels above, and even the test of each row ahead cost its pricing 2-3%.
-    far = -1
-    for lv in range(shape.shape[0]):
-        if (own >> lv) & 1 and shape[lv, SH_SETS] * row_words * 8 >= FAR_BYTES:
-            if far < 0 or shape[lv, SH_SETS] > shape[far, SH_SETS]:
-                far = lv
+    # The level whose state outgrows the host's caches (meta[M_FAR], FAR_BYTES), where this
+    # call serves it, and the levels whose requests reach it next (it and the one above):
+    # their sets there are asked for AHEAD rows early. Only where the call's first row enters
+    # one of those (the lower thread of a pipelined replay, whose rows enter at L2): a ray
+    # pass's fetches enter three levels above, and even the test of each row ahead cost its
+    # pricing 2-3%.
+    far = meta[M_FAR]
+    if far >= 0 and (own >> far) & 1 == 0:
+        far = -1
     near = np.int64(0)
     if far >= 0:
         for lv in range(shape.shape[0]):

@@ -16,8 +16,10 @@ the screen tile it is charged to (-1: none). A byte address is region << REGION_
 one region per surface or buffer, so lines never alias. `meta` is the model's line geometry and
 what its producers and caches share (MemoryModel.state.meta): line bytes, log2 line bytes,
 whether a compressed block is packed into its first lines (M_PACKED: some cache level holds
-compressed lines, CacheConfig.holds_compressed), and from M_SLOTS on, per region id, the slot
-its DRAM bytes are counted under as a named surface (0: none; MemoryModel.region).
+compressed lines, CacheConfig.holds_compressed), the level whose sets serve_levels asks for
+ahead of time (M_FAR: memory_kernels.FAR_BYTES; -1 for none), and from M_SLOTS on, per region
+id, the slot its DRAM bytes are counted under as a named surface (0: none;
+MemoryModel.region).
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ from .inlined import inlined
 
 REGION_SHIFT = 40    # byte address = region << 40 | offset: one region per surface or buffer
 MAX_REGIONS = 1 << 16     # region ids stay below it (memory.MemoryModel.region)
-M_LINE_BYTES, M_LINE_SHIFT, M_PACKED, M_SLOTS = range(4)     # fields of meta (module docstring)
+M_LINE_BYTES, M_LINE_SHIFT, M_PACKED, M_FAR, M_SLOTS = range(5)   # fields of meta (above)
 M_N = M_SLOTS + MAX_REGIONS
 R_LEVEL, R_LINE, R_OP, R_TILE, R_N = range(5)  # columns of a request row
 OP_WRITE, OP_WRITE_BACK, OP_STREAM_SHIFT = 1, 2, 2

@@ -99,6 +99,41 @@ def test_serve_matches_naive_caches(name, seed):
     assert not [k for k in c if k.startswith("surf.") and not k.startswith("surf.a.")]
 
 
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_asking_for_the_far_levels_sets_ahead_changes_nothing(name):
+    """serve_levels asks the host for the far level's sets (meta[M_FAR]) ahead of the rows
+    that enter it or the level above it. These models are too small for one (FAR_BYTES), so
+    their last level is named by hand: served so, and with none named, a model ends with the
+    same counters, tile bytes and lines (the first row enters above the far level, as the
+    pipelined replay's lower thread's rows do, so the ahead path runs)."""
+    cfg = CONFIGS[name]
+    plain, ahead = MemoryModel(cfg, 5), MemoryModel(cfg, 5)
+    assert plain.state.meta[mk.M_FAR] == -1
+    last = len(cfg.caches) - 1
+    ahead.state.meta[mk.M_FAR] = last
+    rq = _random_requests(plain, 5, seed=7)
+    rq[0, mk.R_LEVEL] = next(lv for lv in range(last) if cfg.below[lv] == last)
+    for mm in (plain, ahead):
+        mk.serve(*mm.state, mm.acc, mm.tile_bytes, rq, len(rq))
+    assert np.array_equal(plain.acc, ahead.acc) and np.array_equal(plain.tile_bytes,
+                                                                   ahead.tile_bytes)
+    assert np.array_equal(plain.state.lines, ahead.state.lines)
+    assert np.array_equal(plain.state.shape, ahead.state.shape)
+
+
+def test_the_far_level_is_the_largest_that_outgrows_the_hosts_caches():
+    """An Infinity Cache's state (amd-rdna2's 128 MB: 64k sets) is named; an L2 of 2048 sets
+    is not, nor any level of a model without such a cache; the ray unit's levels added later
+    keep the name."""
+    from pipelines.presets import get_preset
+    rdna2 = MemoryModel(get_preset("amd-rdna2").memory_config(), 1)
+    names = [c.name for c in rdna2.config.caches]
+    assert names[rdna2.state.meta[mk.M_FAR]] == "llc"
+    assert MemoryModel(get_preset("imr-baseline").memory_config(), 1).state.meta[mk.M_FAR] == -1
+    rdna2.add_levels((CacheConfig("rt_l0", 64 * 128 * 32, 32, read_only=True),), (2,))
+    assert rdna2.state.meta[mk.M_FAR] == names.index("llc")
+
+
 @pytest.mark.parametrize("upper", [(0, 1), (1,), (0,)])
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_pipelined_serve_matches_one_thread(name, upper):
