@@ -4,6 +4,7 @@
                                  [--seconds 10] [--annotate sample_texture [--listing f.txt]]
                                  [--rays primary|ao]     # bvh8 traversal as bench/bench_bvh.py's
                                  [--picture]             # the viewer's picture, no costs
+                                 [--annotate rasterize_tile --lines]   # by source line
 
 perf cannot name numba's machine code (it lives in anonymous memory), so this writes the map
 perf reads for JIT code (/tmp/perf-<pid>.map): each kernel loaded from numba's cache brings its
@@ -14,6 +15,15 @@ loader gave the kernel fixes the rest. NRT_incref / NRT_decref are numba's refer
 renderer/raster_sections.py's rules for inlined helpers exist to avoid. `--annotate` prints
 the hottest instructions of one function (objdump of its object, samples per instruction,
 with its relocations: the listing names each call's target, NRT_incref among them).
+
+`--lines` (with --annotate) gives the function's samples by source line instead: the kernels are
+compiled with numba's debug information (NUMBA_DEBUGINFO=1, into a cache of their own, so run
+it twice: the first run fills that cache) and addr2line reads each sampled instruction's line
+and the chain of inlined helpers it sits in from the object file. Printed: by the innermost line
+(the helper's own code: a vector filter, a tag compare) and by the line of the annotated
+function's own file that the chain starts from (the call of an inlined helper in the kernel).
+Debug information leaves LLVM's optimisation as it is, but a few helpers are then called where
+they were inlined (numba's min, for one): their share is the debug build's.
 
 Kernels compiled in this process bring no object file: run once to fill the cache first (the
 script says so). Needs `perf` (linux-tools), `readelf` and `objdump` (binutils), and a
@@ -33,6 +43,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))     # bench_bvh's layouts
+
+if "--lines" in sys.argv:          # (before numba is imported: it reads them once)
+    os.environ["NUMBA_DEBUGINFO"] = "1"
+    os.environ["NUMBA_CACHE_DIR"] = os.path.join(tempfile.gettempdir(), "tilesim-debuginfo-cache")
 
 import numba.core.codegen as codegen  # noqa: E402
 
@@ -124,7 +138,38 @@ def write_map(path: Path) -> dict[str, tuple[int, int, bytes, int]]:
     return where
 
 
-def annotate(data: Path, symbol: str, where, top: int, listing: Path | None) -> None:
+def source_lines(obj: bytes, hits: collections.Counter, own_file: str, top: int) -> None:
+    """The samples `hits` (offset in the object -> count) by source line, through the object's
+    debug information: by the innermost line of each instruction's chain of inlined helpers,
+    and by the outermost line in `own_file` (the annotated function's module)."""
+    with tempfile.NamedTemporaryFile(suffix=".o") as f:
+        f.write(obj)
+        f.flush()
+        out = subprocess.run(["addr2line", "-a", "-i", "-j", ".ltext", "-e", f.name]
+                             + [hex(a) for a in sorted(hits)], capture_output=True,
+                             text=True).stdout.splitlines()
+    chains: dict[int, list[str]] = {}
+    for line in out:
+        if line.startswith("0x"):
+            chain = chains[int(line, 16)] = []
+        else:
+            chain.append(re.sub(r".*/(renderer|pipelines|scenes|numba)/", r"\1/", line))
+    inner, outer = collections.Counter(), collections.Counter()
+    for a, n in hits.items():
+        chain = chains.get(a) or ["?"]
+        inner[chain[0]] += n
+        own = [c for c in chain if own_file in c]
+        outer[own[-1] if own else chain[-1]] += n
+    total = sum(hits.values())
+    for title, by in (("by the innermost line", inner),
+                      (f"by the line of {own_file} it is inlined from", outer)):
+        print(f"  {title}:")
+        for line, n in by.most_common(top):
+            print(f"    {100 * n / total:5.1f}%  {line}")
+
+
+def annotate(data: Path, symbol: str, where, top: int, listing: Path | None,
+             lines_by_source: bool = False) -> None:
     addr, size, obj, off = where[symbol]
     ips = subprocess.run(["perf", "script", "-i", str(data), "-F", "ip"], capture_output=True,
                          text=True).stdout.split()
@@ -136,26 +181,30 @@ def annotate(data: Path, symbol: str, where, top: int, listing: Path | None) -> 
         dis = subprocess.run(["objdump", "-d", "-r", "--no-show-raw-insn", "-j", ".ltext", f.name,
                               f"--start-address={off}", f"--stop-address={off + size}"],
                              capture_output=True, text=True).stdout
-    lines = {}
+    code = {}
     for line in dis.splitlines():
         a, _, ins = line.partition(":")
         try:
-            lines[int(a.strip(), 16)] = ins.strip()
+            code[int(a.strip(), 16)] = ins.strip()
         except ValueError:
             pass
     if not hits:
         return                       # a copy no sample fell in (write_map)
     total = sum(hits.values())
     copy = symbol.split(COPY)[1] if COPY in symbol else "0"
+    if lines_by_source:
+        print(f"\n{readable(symbol)} (copy {copy}): {total} samples")
+        source_lines(obj, hits, readable(symbol).rsplit(".", 1)[0].replace(".", "/") + ".py", top)
+        return
     print(f"\n{readable(symbol)} (copy {copy}): {total} samples, hottest instructions (offset in "
           "the object)")
     for a, n in hits.most_common(top):
-        print(f"  {100 * n / total:5.1f}%  {a:6x}  {lines.get(a, '?')[:90]}")
+        print(f"  {100 * n / total:5.1f}%  {a:6x}  {code.get(a, '?')[:90]}")
     if listing is not None:          # every instruction in order, for the code around a hot one
         fn = readable(symbol).split(".")[-1]
         out = listing.with_name(f"{listing.stem}.{fn}.{copy}{listing.suffix}")
         out.write_text("".join(f"{100 * hits.get(a, 0) / total:5.1f}%  {a:6x}  {ins}\n"
-                               for a, ins in sorted(lines.items())))
+                               for a, ins in sorted(code.items())))
         print(f"  (every instruction: {out})")
 
 
@@ -213,11 +262,17 @@ def main(argv=None) -> int:
     ap.add_argument("--rays", choices=("primary", "ao"), default=None,
                     help="profile the bvh8 traversal of the scene's primary rays, or of one AO "
                          "ray a hit pixel (bench/bench_bvh.py's race), instead of frames")
+    ap.add_argument("--lines", action="store_true",
+                    help="with --annotate: the function's samples by source line (compiles the "
+                         "kernels with debug information into a cache of their own: run twice)")
     ap.add_argument("--picture", action="store_true",
                     help="profile the picture alone (pipelines.picture: no costs), as the viewer "
                          "draws it while the camera moves")
     a = ap.parse_args(argv)
-    for tool in ("perf", "readelf", "objdump"):
+    if a.lines and not a.annotate:
+        print("perf_kernels: --lines goes with --annotate FUNCTION", file=sys.stderr)
+        return 2
+    for tool in ("perf", "readelf", "objdump") + (("addr2line",) if a.lines else ()):
         if shutil.which(tool) is None:
             print(f"perf_kernels: needs '{tool}' on the PATH", file=sys.stderr)
             return 2
@@ -262,7 +317,7 @@ def main(argv=None) -> int:
                 print(f"perf_kernels: no compiled function matches '{a.annotate}'", file=sys.stderr)
                 return 2
             for name in names:
-                annotate(data, name, where, a.top, a.listing)
+                annotate(data, name, where, a.top, a.listing, a.lines)
     perf_map.unlink(missing_ok=True)
     return 0
 
