@@ -132,6 +132,19 @@ DRAM_BIT = 62          # serve_levels' `own` bit for DRAM
 
 
 @inlined
+def set_of(line, mask, sets, inv_sets):
+    """The set (within its level) of `line` at a level of `sets` sets: line & mask where they
+    are a power of two (mask = sets - 1, else -1), else line % sets without a 64-bit division
+    (the ROP caches have 31 and 39 sets, and their requests are most of a replay's): the float
+    quotient (inv_sets = 1 / sets) of a line below 2^52 (MemoryModel.region) is off by at most
+    one, corrected."""
+    if mask >= 0:
+        return line & mask
+    r = line - np.int64(line * inv_sets) * sets
+    return r + (sets if r < 0 else (-sets if r >= sets else 0))
+
+
+@inlined
 def fusable(shape, lv, n_lines):
     """May a producer send level lv a group of up to n_lines consecutive lines (one surface
     block) as OP_RMW rows (memory_requests.request_block_as with a write): every line read,
@@ -184,14 +197,8 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
     for i in range(n):
         if i < ahead_end and (near >> (rq[i + AHEAD, R_LEVEL] & 63)) & 1:
             # its tags and stamps (two host lines each); the set as the lookup finds it below
-            ahead = rq[i + AHEAD, R_LINE]
-            if shape[far, SH_MASK] >= 0:
-                r = ahead & shape[far, SH_MASK]
-            else:
-                sets = shape[far, SH_SETS]
-                r = ahead - np.int64(ahead * inv_sets[far]) * sets
-                r += sets if r < 0 else (-sets if r >= sets else 0)
-            at = (shape[far, SH_BASE] + r) * row_words
+            at = (shape[far, SH_BASE] + set_of(rq[i + AHEAD, R_LINE], shape[far, SH_MASK],
+                                               shape[far, SH_SETS], inv_sets[far])) * row_words
             prefetch(words, at)
             prefetch(words, at + 8)
             prefetch(words, at + lines.shape[2])
@@ -240,17 +247,8 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
                 lv = shape[lv, SH_NEXT]
                 continue
             else:
-                mask = shape[lv, SH_MASK]
-                if mask >= 0:
-                    s = shape[lv, SH_BASE] + (line & mask)
-                else:
-                    # line % sets without a 64-bit division (the ROP caches have 31 and 39
-                    # sets, and their requests are most of a replay's): the float quotient of
-                    # a line below 2^52 (MemoryModel.region) is off by at most one, corrected
-                    sets = shape[lv, SH_SETS]
-                    r = line - np.int64(line * inv_sets[lv]) * sets
-                    r += sets if r < 0 else (-sets if r >= sets else 0)
-                    s = shape[lv, SH_BASE] + r
+                s = shape[lv, SH_BASE] + set_of(line, shape[lv, SH_MASK], shape[lv, SH_SETS],
+                                                inv_sets[lv])
                 ways = shape[lv, SH_WAYS]
                 hint_at = np.int64(-1)
                 if shape[lv, SH_HINT] > 0:
