@@ -124,8 +124,9 @@ MAX_WAYS = 1 << WAY_BITS   # a way's index fits the low bits of an LRU key (stam
 # city 0.82-0.89x the time, sponza 0.95x, pul1duel 0.97x, spheres 1.02x (its rows hit L2: the
 # sets asked for are not used), amd-rdna3's city 1.01x (its 19 MB of LLC state sits in the
 # host's L3 more often). Asking for the tags alone: city 0.89x, sponza 1.00x; 32 rows ahead:
-# city 0.93x, sponza 0.96x; a would-be victim's set too (its L2 set's least recent way,
-# looked up ahead): slower than without it.
+# city 0.93x, sponza 0.96x; the entry level's set too, or a would-be victim's (its L2 set's
+# least recent way, looked up ahead): no measurable gain (city 0.89x and 0.85x against 0.91x
+# and 0.86x without them), so neither is asked for.
 FAR_BYTES = 4 << 20
 AHEAD = 16
 DRAM_BIT = 62          # serve_levels' `own` bit for DRAM

@@ -15,7 +15,6 @@ from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, FLAG_OPAQUE, R_DX, R_DY, R
                                slab_and_key, spill_push, spill_records)
 
 
-
 @njit(cache=True, nogil=True, error_model="numpy")
 def trace_chunk(tree, job, ah, out, r0, r1, rec0, rec_cap, root_node):
     """Traces rays r0..r1-1 of `job` (RayJob) through `tree` (Tree: a bvh2 or bvh4 layout)
