@@ -72,6 +72,7 @@ def main() -> None:
     report("serve_levels", memory_kernels.serve_levels, "serve_levels")
     warm_up()
     report("trace_chunk", t4.trace_chunk, "trace_chunk")
+    report("trace_chunk4_fast", t4.trace_chunk4_fast, "trace_chunk4_fast")
     report("trace_chunk8", t8.trace_chunk8, "trace_chunk8")
 
 

@@ -10,9 +10,9 @@ from .box4_kernels import box4
 from .layouts_kernels import L_BVH2
 from .traverse_kernels import (BOX_EPS, FLAG_ANY_HIT, FLAG_OPAQUE, R_DX, R_DY, R_DZ, R_OX, R_OY, R_OZ,
                                R_TMAX, R_TMIN, REC_NODE, REC_PARENT, REC_SHIFT, REC_TRI, REF_BOX,
-                               REF_LEAF, REF_TRI, REC_FILL, REC_SPILL, TRI_NON_OPAQUE, _inv,
+                               REF_LEAF, REF_TRI, REC_FILL, TRI_NON_OPAQUE, _inv,
                                _tri, _write_costs, any_hit, make_scratch, next_after, pop_nearest,
-                               slab_and_key, spill_push, spill_records)
+                               push_spilling, slab_and_key, spill_records)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -229,12 +229,8 @@ def walk(tree, job, ah, out, r0, r1, rec0, rec_cap, root_node, sc):
                 st_ref[top], st_t[top] = ar[k], at[k]
                 top = top + 1 if top + 1 < stack else 0
                 pushes += 1
-                on_chip, spilled = spill_push(on_chip, spill_at)
-                if spilled:
-                    spills += 1
-                    if rec_cap > 0:
-                        nrec = spill_records(rec, rec0, nrec, rec_cap, REC_SPILL, r,
-                                             size - on_chip, 1, 1)
+                on_chip, spills, nrec = push_spilling(on_chip, spill_at, spills, rec, rec0, nrec,
+                                                      rec_cap, r, size)
                 if size == stack:
                     overflows += 1
                     over = True
@@ -376,13 +372,8 @@ def trace_chunk4_fast(tree, job, ah, out, r0, r1, rec0, rec_cap, root_node, sc):
             for x in range(m - 1, 0, -1):
                 st_ref[top], st_t[top] = ar[x], at[x]
                 top = top + 1 if top + 1 < stack else 0
-                if spill_at > 0:              # the spill policy: the oldest on chip to memory
-                    on_chip, spilled = spill_push(on_chip, spill_at)
-                    if spilled:
-                        spills += 1
-                        if rec_cap > 0:
-                            nrec = spill_records(rec, rec0, nrec, rec_cap, REC_SPILL, r,
-                                                 size - on_chip, 1, 1)
+                on_chip, spills, nrec = push_spilling(on_chip, spill_at, spills, rec, rec0, nrec,
+                                                      rec_cap, r, size)
                 size += 1
             pushes += max(m - 1, 0)
             cur = ar[0] if m > 0 else np.int64(-1)

@@ -419,6 +419,18 @@ def spill_push(on_chip, spill_at):
 
 
 @inlined
+def push_spilling(on_chip, spill_at, spills, rec, rec0, nrec, rec_cap, r, size):
+    """spill_push for ray r's entry pushed onto a stack of `size` entries: (on_chip, spills,
+    nrec) after it, the spill counted and, where records are kept (rec_cap > 0), its record
+    written for the slot that went to memory. (rec is used on every path, a record of none
+    where none is due: taken on one path only, numba kept its reference count at every push.)"""
+    on_chip, spilled = spill_push(on_chip, spill_at)
+    nrec = spill_records(rec, rec0, nrec, rec_cap, REC_SPILL, r, size - on_chip,
+                         1 if spilled and rec_cap > 0 else 0, 1)
+    return on_chip, spills + spilled, nrec
+
+
+@inlined
 def spill_records(rec, rec0, nrec, rec_cap, kind, r, first, n, step):
     """n spill or fill records of ray r (REC_SPILL / REC_FILL), slots first, first + step, ...;
     returns nrec."""

@@ -32,7 +32,7 @@ from .traverse_kernels import (BOX_EPS, C_CLOCKS, C_FILLS, C_N, C_OVERFLOWS, C_P
                                R_OX, R_OY, R_OZ, R_TMAX, R_TMIN, REC_FILL, REC_SHIFT,
                                REC_INSTANCE, REC_SPILL, REC_TLAS, REC_TLAS_PARENT, SPILL_SLOTS,
                                RayJob, make_scratch, next_after, TraceOut, _inv, pop_nearest,
-                               slab_and_key, spill_push, spill_records)
+                               push_spilling, slab_and_key, spill_records)
 
 EMPTY = -(1 << 62)        # an unused TLAS child slot
 # Per-ray TLAS costs (columns of tl_costs): steps, nodes fetched descending, box tests, instances
@@ -245,12 +245,8 @@ def trace_chunk2(tlas, blas, job, ah, out, tl_costs, r0, r1, rec0, rec_cap):
                 st_ref[top], st_t[top] = ar[x], at[x]
                 top = top + 1 if top + 1 < stack else 0
                 pushes += 1
-                on_chip, spilled = spill_push(on_chip, spill_at)
-                if spilled:
-                    spills += 1
-                    if rec_cap > 0:
-                        nrec = spill_records(rec, rec0, nrec, rec_cap, REC_SPILL, r,
-                                             size - on_chip, 1, 1)
+                on_chip, spills, nrec = push_spilling(on_chip, spill_at, spills, rec, rec0, nrec,
+                                                      rec_cap, r, size)
                 if size == stack:
                     overflows += 1
                     over = True
