@@ -56,7 +56,7 @@ NARROW = 4
 # compiled in 54.8 s that way and in 33.6 s this way (rasterize_tiles_1x and its callees, in one of
 # precompile's two workers, empty cache), with the same 53 increments and 159 decrements in
 # rasterize_tile (bench/kernel_ir.py; 54 and 162 since it is compiled for its sample count,
-# raster_kernels.tile_kernel) and frames the same or faster (README, Speed). Whichever
+# raster_kernels.tile_kernel) and frames the same or faster (docs/speed.md). Whichever
 # inliner, a helper is written so that the compiled tile kernel stays what the one-body kernel was
 # (bench/kernel_ir.py prints its instruction and reference-count figures): a helper takes its
 # arrays one by one (a struct opened inside it costs its arrays' reference counts per call), calls
