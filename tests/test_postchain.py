@@ -212,3 +212,43 @@ def test_transaction_elimination_writes_only_changed_tiles():
     full = 160 * 96 * 4
     saving = 1 - te[2].dram_bytes() / full
     assert saving == pytest.approx(1 - 2 * 4 * tiles / full) and saving > 0.99   # Arm: "up to 99%"
+
+
+def test_presets_share_the_gbuffer_which_equals_a_fresh_one():
+    """A frame through another preset with the same texture formats takes the G-buffer the first
+    made (the same arrays); made afresh it is the same, and its albedo is the unlit scene's frame
+    colour. Presets that store a textured scene's textures in other formats get their own."""
+    import pipelines.passes.postchain as P
+    from pipelines.frame import Settings, raster
+    from scenes.library import get_scene
+
+    P._GBUFFERS.clear()
+    g1, lit1 = gbuffer("sponza", W, H, "imr-baseline")
+    g2, lit2 = gbuffer("sponza", W, H, "amd-rdna2")
+    assert g2 is g1 and lit2 is not lit1
+    P._GBUFFERS.clear()
+    g3, _ = gbuffer("sponza", W, H, "apple-m3")
+    assert g3 is not g1
+    for k in ("albedo", "normal", "depth", "position", "light_dir"):
+        assert np.array_equal(g3[k], g1[k]), k
+    unlit = raster(P._unlit(get_scene("sponza")), get_preset("amd-rdna2"), Settings(W, H))
+    assert np.array_equal(g1["albedo"], unlit.color)
+    a, _ = gbuffer("pul1duel", W, H, "amd-rdna2")       # BC7 / BC1
+    b, _ = gbuffer("pul1duel", W, H, "apple-m3")        # ASTC
+    assert b is not a and not np.array_equal(a["albedo"], b["albedo"])
+    assert np.array_equal(b["albedo"], raster(P._unlit(get_scene("pul1duel")),
+                                              get_preset("apple-m3"), Settings(W, H)).color)
+
+
+def test_chain_results_are_kept_for_the_same_input_arrays_only(gbuf):
+    """Two presets' chains over one G-buffer share each kernel's result; a kernel given other
+    arrays (equal or not) computes again, and gets what a fresh kernel gets."""
+    k1, k2 = chain_kernels(gbuf), chain_kernels(gbuf)
+    s = k1["gbuffer"]({})
+    hdr = k1["light"](s)["hdr"]
+    assert k2["light"](dict(s))["hdr"] is hdr
+    other = {**s, "albedo": s["albedo"].copy()}
+    again = k1["light"](other)["hdr"]
+    assert again is not hdr and np.array_equal(again, hdr)
+    dark = {**s, "albedo": np.zeros_like(s["albedo"])}
+    assert not np.array_equal(k2["light"](dark)["hdr"], hdr)
