@@ -390,7 +390,8 @@ def gbuffer(scene: Scene | str, width: int, height: int, raster_preset="imr-base
     key = (tuple((id(d.mesh), id(d.material), d.world_from_object.tobytes(), d.state)
                  for d in scene.draws), scene.camera, scene.light, width, height,
            image_key(scene, preset), hashlib.blake2b(np.ascontiguousarray(lit.depth)).digest())
-    g = _GBUFFERS.get(key, (d.mesh for d in scene.draws),
+    # (the meshes and materials kept with the entry, so that no other takes their ids)
+    g = _GBUFFERS.get(key, [x for d in scene.draws for x in (d.mesh, d.material)],
                       lambda: _gbuffer(scene, preset, width, height, lit.depth))
     return g, lit
 
