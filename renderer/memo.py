@@ -5,9 +5,12 @@ Thread-safe: the viewer renders its panels on several threads at once, and the f
 ask for a value computes it while the others wait for it (one setup for every panel)."""
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
+
+import numpy as np
 
 
 class MeshMemo:
@@ -37,3 +40,24 @@ class MeshMemo:
 
 def mesh_ids(draws) -> tuple:
     return tuple(id(d.mesh) for d in draws)
+
+
+def draws_key(draws) -> tuple:
+    """What of the draws decides their pixels: each one's mesh and material (by id: keep
+    draws_kept(draws) alive with the entry), transform and state."""
+    return tuple((id(d.mesh), id(d.material), d.world_from_object.tobytes(), d.state)
+                 for d in draws)
+
+
+def draws_kept(draws) -> list:
+    """The objects draws_key names by id, for MeshMemo.get to keep alive with the entry."""
+    return [x for d in draws for x in (d.mesh, d.material)]
+
+
+def digest(*arrays: np.ndarray) -> tuple:
+    """A key for arrays by value: their shapes and dtypes, and a hash of their bytes (blake2b,
+    about 1 GB/s: 4 ms for a 1280x720 float32 image)."""
+    h = hashlib.blake2b()
+    for a in arrays:
+        h.update(np.ascontiguousarray(a))
+    return tuple((a.shape, a.dtype.str) for a in arrays) + (h.digest(),)

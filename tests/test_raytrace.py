@@ -221,3 +221,29 @@ def test_rt_params_have_sources_and_labels():
         "closest", "largest-or-midpoint", "closest"]
     assert get_preset("imr-baseline").rt.rt_params_from.value == "amd-rdna3"
     assert get_preset("amd-rdna2").rt.rt_params_from is None
+
+
+def test_presets_share_what_no_preset_changes_and_it_equals_a_fresh_trace():
+    """A second preset's trace of the same frame takes the first's primary image and depth (the
+    same arrays: its hits are the same), and everything it reports equals a trace made with
+    nothing kept; a frame from elsewhere (another camera) gets its own."""
+    import dataclasses
+
+    import pipelines.passes.raytrace as R
+    from scenes.library import get_scene
+
+    R._FRAME.clear()
+    a = trace("spheres", "amd-rdna3", 64, 48)           # bvh4 layout
+    b = trace("spheres", "apple-m3", 64, 48)            # bvh8, a spilling stack
+    assert b.images["primary"] is a.images["primary"] and b.images["depth"] is a.images["depth"]
+    R._FRAME.clear()
+    fresh = trace("spheres", "apple-m3", 64, 48)
+    assert fresh.images["primary"] is not b.images["primary"]
+    for k in b.images:
+        assert np.array_equal(fresh.images[k], b.images[k]), k
+    assert dict(fresh.counters) == dict(b.counters)
+    sc = get_scene("spheres")
+    moved = dataclasses.replace(sc, camera=dataclasses.replace(
+        sc.camera, eye=tuple(e + 0.5 for e in sc.camera.eye)))
+    c = trace(moved, "apple-m3", 64, 48)
+    assert not np.array_equal(c.images["primary"], b.images["primary"])

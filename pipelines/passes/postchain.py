@@ -38,7 +38,6 @@ on that surface's current data):
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -49,7 +48,7 @@ from renderer.compression import tile_signatures, tiles_to_write
 from renderer.compression.te import SIGNATURE, TE_TILE
 from renderer.counters import Counters
 from renderer.formats import FORMATS
-from renderer.memo import MeshMemo
+from renderer.memo import MeshMemo, digest, draws_key, draws_kept
 from renderer.memory import MemoryModel
 from renderer.transforms import look_at, perspective
 from scenes.library import POST_CHAIN, get_scene
@@ -387,11 +386,9 @@ def gbuffer(scene: Scene | str, width: int, height: int, raster_preset="imr-base
     preset = get_preset(raster_preset) if isinstance(raster_preset, str) else raster_preset
     if lit is None:
         lit = raster(scene, preset, Settings(width, height))
-    key = (tuple((id(d.mesh), id(d.material), d.world_from_object.tobytes(), d.state)
-                 for d in scene.draws), scene.camera, scene.light, width, height,
-           image_key(scene, preset), hashlib.blake2b(np.ascontiguousarray(lit.depth)).digest())
-    # (the meshes and materials kept with the entry, so that no other takes their ids)
-    g = _GBUFFERS.get(key, [x for d in scene.draws for x in (d.mesh, d.material)],
+    key = (draws_key(scene.draws), scene.camera, scene.light, width, height,
+           image_key(scene, preset), digest(lit.depth))
+    g = _GBUFFERS.get(key, draws_kept(scene.draws),
                       lambda: _gbuffer(scene, preset, width, height, lit.depth))
     return g, lit
 
