@@ -392,8 +392,10 @@ def _run(layout: Layout | TwoLevel, rays: np.ndarray, mm: MemoryModel | None, le
 # their bounds, the images and AO rays the primary hits make (every layout finds the same
 # hits), the shadow rays from the raster's depth. Kept for the next preset of the same frame
 # (a report's twelve), each under a key of what it is made from, arrays by value (memo.digest):
-# 0.35 of sponza's 2.85 s a preset at 1280x720. Shared: callers must not write to them.
-_FRAME = MeshMemo(12)
+# 0.35 of sponza's 2.85 s a preset at 1280x720. Shared: callers must not write to them. Six
+# entries, one frame's: a 1080p frame's AO rays alone are 265 MB, which a long-lived process
+# (the viewer) should not keep more of.
+_FRAME = MeshMemo(6)
 
 
 def _primary_images(scene: Scene, tris: Triangles, primary, cr: np.ndarray, light: np.ndarray,
