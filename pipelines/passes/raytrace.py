@@ -388,14 +388,21 @@ def _run(layout: Layout | TwoLevel, rays: np.ndarray, mm: MemoryModel | None, le
     return PassHits(prim, t, steps)
 
 
-# What a frame's ray passes make that no preset changes: the camera's rays, the triangles and
+# What a frame's ray passes make that no preset changes: the camera's rays, the triangles with
 # their bounds, the images and AO rays the primary hits make (every layout finds the same
 # hits), the shadow rays from the raster's depth. Kept for the next preset of the same frame
 # (a report's twelve), each under a key of what it is made from, arrays by value (memo.digest):
 # 0.35 of sponza's 2.85 s a preset at 1280x720. Shared: callers must not write to them. Six
-# entries, one frame's: a 1080p frame's AO rays alone are 265 MB, which a long-lived process
-# (the viewer) should not keep more of.
+# entries, a frame's five and one more: a 1080p frame's AO rays alone are 265 MB, which a
+# long-lived process (the viewer) should not keep more of.
 _FRAME = MeshMemo(6)
+
+
+def _triangles(scene: Scene):
+    """The scene's triangles (Triangles.of_scene) and the low and high corners of their bounds."""
+    tris = Triangles.of_scene(scene)
+    corners = tris.v.reshape(-1, 3)
+    return tris, corners.min(0), corners.max(0)
 
 
 def _primary_images(scene: Scene, tris: Triangles, primary, cr: np.ndarray, light: np.ndarray,
@@ -476,8 +483,8 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
         node's children in, which the driver picks by those flags (rt_box_sort)."""
         return {**PASS_FLAGS[p], **more, "box_sort": params.rt_box_sort.value}
     geometry = draws_key(scene.draws)
-    tris = _FRAME.get(("triangles", geometry), draws_kept(scene.draws),
-                      lambda: Triangles.of_scene(scene))
+    tris, lo, hi = _FRAME.get(("triangles", geometry), draws_kept(scene.draws),
+                              lambda: _triangles(scene))
     t0 = time.perf_counter()
     prim_tris = int(params.rt_prim_tris.value)
     if layout is None:
@@ -497,8 +504,6 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
     mm = None if not memory else memory_model if memory_model is not None else \
         MemoryModel(preset.memory_config(), 1)
     level = rt_entry_level(mm, preset) if mm is not None else 0
-    lo, hi = _FRAME.get(("bounds", geometry), draws_kept(scene.draws),
-                        lambda: (tris.v.reshape(-1, 3).min(0), tris.v.reshape(-1, 3).max(0)))
     diag = float(np.linalg.norm(hi.astype(np.float64) - lo))
     eps = SURFACE_EPS * diag
     cam, h, w = scene.camera, height, width
