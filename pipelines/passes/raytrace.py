@@ -416,7 +416,8 @@ def _primary_images(scene: Scene, tris: Triangles, primary, cr: np.ndarray, ligh
     depth = np.where(hit, 0.5 * ndc + 0.5, 1.0).astype(np.float32).reshape(h, w)
     normal = _normals(tris, primary, cr)
     lam = np.clip(normal @ light, 0.0, None)
-    shade = np.clip(np.asarray(scene.light.ambient)[None] + lam[:, None] * np.asarray(scene.light.color)[None], 0, 1)
+    shade = np.clip(np.asarray(scene.light.ambient)[None]
+                    + lam[:, None] * np.asarray(scene.light.color)[None], 0, 1)
     bg = np.asarray(scene.background[:3])
     rgb = np.where(hit[:, None], shade * 0.8, bg[None])
     img = np.empty((h * w, 4), np.uint8)
@@ -549,7 +550,8 @@ def trace(scene: Scene | str, preset: Preset | str, width: int, height: int,
         radius = ao_radius if ao_radius is not None else 0.1 * diag
 
         def make_ao():
-            p = cr[hit, 0:3].astype(np.float64) + primary.t[hit, None] * cr[hit, 4:7].astype(np.float64)
+            p = (cr[hit, 0:3].astype(np.float64)
+                 + primary.t[hit, None] * cr[hit, 4:7].astype(np.float64))
             return ao_rays(p, normal[hit], ao_samples, radius, eps, seed)
         arays = _FRAME.get(("ao rays", hits_key, ao_samples, radius, eps, seed),
                            draws_kept(scene.draws), make_ao)
