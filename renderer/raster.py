@@ -18,12 +18,6 @@ from .rop import Framebuffer  # noqa: F401  (re-exported: raster renders into it
 # turn it off to check that nothing it produces differs.
 Z_SKIP = True
 
-# Immediate mode's textured opaque triangles record the last to write each sample and are shaded
-# once a run of them ends, where it has costs and no DCC (nothing reads a colour as it is written:
-# raster_schedule.deferred_colour): a speed-up of the simulator only, every counter, event and
-# pixel the same. Tests turn it off to check that.
-DEFER_COLOUR = True
-
 # D3D standard 4x pattern, 1/16 px from the pixel centre, y down (D3D11 standard sample positions).
 D3D_4X = np.array([(-2, -6), (6, -2), (-6, 2), (2, 6)], np.int64)
 
@@ -110,7 +104,7 @@ class Raster:
             chunk = np.zeros(tris.n, np.int64)
         self.bins = bins
         self._job = rk.RasterJob(tris, bins, mat, tex, light, fb, self.ev, view, hsr, hiz, Z_SKIP,
-                                 chunk, costs, DEFER_COLOUR and costs and not hsr and not dcc)
+                                 chunk, costs)
         self._run = rk.tile_kernel(self._job, view.samples, self.per_tile)
 
     def bands(self, rows: int):

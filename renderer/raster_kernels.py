@@ -28,17 +28,17 @@ from .atomics import fetch_add
 from .binning_kernels import BLOCK
 from .block_masks import BLOCK_BITS, block_far, popcount, quads_of
 from .geometry_kernels import SUBPIXEL, SUBPIXEL_BITS
-from .raster_schedule import (FLUSH_BLEND, FLUSH_MASK, FLUSH_PARTIAL, MASK_MODE, PH_IMR, PH_PAINT,
-                              PH_SHADE, PH_VIS, deferred_colour, schedule)
+from .raster_schedule import (FLUSH_BLEND, FLUSH_MASK, FLUSH_PARTIAL, MASK_MODE, PH_IMR, PH_SHADE,
+                              PH_VIS, schedule)
 from .raster_sections import (FILL_BLOCK_MIN, block_coverage, block_edges, clear_tile,
                               edge_setup, fill_block, fill_pixels, flush_events, hiz_clear,
                               hiz_init, no_sample_inside, pixels_touched, quad_attributes,
-                              quad_coverage, quad_defer, quad_from_mask, quad_paint, quad_rop,
-                              quad_shade, quad_visibility, shade_pixels, still_wins)
+                              quad_coverage, quad_from_mask, quad_rop, quad_shade,
+                              quad_visibility, shade_pixels, still_wins)
 from .rop import CLEAR_DEPTH, CLEAR_Z
 from .rop_kernels import quantize, rgba8_word
 from .rop_sizes import RULE_Z_INIT, codec_rules, event_depth_sizes, event_sizes
-from .shade_kernels import shade_uniform, texture_level, texture_lod
+from .shade_kernels import shade_uniform, texture_lod
 from .texture_l1 import L1_SETS, L1_WAYS, texture_walk
 from .workers import alongside
 
@@ -99,22 +99,11 @@ class RasterJob(NamedTuple):
     chunk: np.ndarray      # int64 per triangle: its partial-render chunk
     costs: bool            # record the events and run the texture L1 (False: the image alone,
                            # for pipelines.picture; the counts of misses and lookups then stay 0)
-    defer: bool            # immediate mode with costs and no DCC: textured opaque colour painted
-                           # after its runs (raster_schedule; raster.DEFER_COLOUR)
-
-
-# rasterize_tile's deferred runs (raster_schedule.deferred_colour): a run's colour waits while the
-# thread's recent runs painted fewer than PAINT_PAYS of the quads they deferred, and one run in
-# PROBE_EVERY waits whatever they say (measured, bench-style A/B: see rasterize_tile)
-PAINT_PAYS = 0.7
-PROBE_EVERY = 8
-PAINT_SETUP = 2             # a triangle set up again to paint, in quads painted (spot, whose
-                            # small triangles paint a few quads each, was 8% slower without it)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view, n_samples,
-                   hsr, hiz, zskip, chunk, costs, defer, counters):
+                   hsr, hiz, zskip, chunk, costs, counters):
     """The tiles of a pass (RasterJob's parts, which tile_kernel below passes it) in
     tile_order, each taken in turn from cursor[0] (shared with the other threads doing the same
     order) until none is left. Tile i: its references in the schedule's order
@@ -198,22 +187,6 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
     light_s = (light[0], light[1], light[2], light[3], light[4], light[5], light[6], light[7],
                light[8])
     flushes = np.empty(3, np.int64)
-    # Immediate mode whose colour no counter reads as it is written (no DCC sizes) paints its
-    # textured opaque triangles' colour after their runs (raster_schedule.deferred_colour): the
-    # winners wait here, each sample back to -1 once painted, so the array is made once.
-    defer = defer and costs and not hsr and ev_size.shape[0] == 0
-    waiting = np.full((tile, tile, n_samples) if defer else (0, 0, 0), -1, np.int64)
-    # Painting a quad costs about 1.4 times what deferring it saves when its colour is
-    # overwritten (its attributes and level again, the run walked again): a run pays where
-    # fewer than PAINT_PAYS of the quads it defers are painted (pul1duel 0.47 at 1080p with
-    # every run deferred, 16% faster; islandctf 0.78 and suspended 0.80, 3-4% slower). So the
-    # thread's recent runs decide (quads painted, and PAINT_SETUP for each triangle set up to
-    # paint, over quads deferred; halved at each run), a run in PROBE_EVERY waits whatever they
-    # say, to see again, and a run of one triangle never does (it overwrites nothing of its
-    # own). Which runs wait changes no result, only the time.
-    painted_share = 0.0
-    n_deferred = n_painted = undeferred = 0
-    run_defer = False
     taken = fetch_add(cursor, 1)
     while taken < tile_order.shape[0]:
         i = tile_order[taken]
@@ -276,39 +249,18 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
         # The order the tile's references run in, and why deferred runs ended (raster_schedule)
         flushes[:] = 0
         sched = schedule(tile_offsets[i], tile_offsets[i + 1], ref_tri, draw, alpha_mode, blend_d,
-                         texture, chunk, hsr, defer, flushes)
-        winner = np.full((tile, tile, n_samples), -1, np.int64) if hsr else waiting
+                         chunk, hsr, flushes)
+        winner = np.full((tile, tile, n_samples) if hsr else (0, 0, 0), -1, np.int64)
         winner_px = winner.reshape(winner.size)          # fill_block's (it runs at one sample only)
         for j in range(sched.shape[0]):
             r, phase = sched[j, 0], sched[j, 1]
-            if defer and phase == PH_PAINT and not run_defer:
-                continue
-            if defer and phase == PH_IMR and (j == 0 or sched[j - 1, 1] == PH_PAINT or not
-                                              deferred_colour(draw[ref_tri[sched[j - 1, 0]]],
-                                                              texture, alpha_mode, blend_d)) \
-                    and deferred_colour(draw[ref_tri[r]], texture, alpha_mode, blend_d):
-                # a run's first reference: whether this run waits
-                if n_deferred > 0:
-                    painted_share = 0.5 * painted_share + 0.5 * (n_painted / n_deferred)
-                    n_deferred = n_painted = 0
-                # (a run of one triangle paints every quad it deferred: nothing to gain)
-                alone = j + 1 == sched.shape[0] or sched[j + 1, 1] == PH_PAINT
-                run_defer = not alone and (painted_share < PAINT_PAYS
-                                           or undeferred + 1 >= PROBE_EVERY)
-                undeferred = 0 if run_defer or alone else undeferred + 1
             ev_cur, ev_end = block_off[r], block_off[r] + n_block[r]   # PH_VIS's events (PH_SHADE)
             # Shading after HSR at one sample visits just the blocks where PH_VIS left the triangle
             # pixels (its events, in block order), and nothing at all for a triangle that won none.
             # (With HiZ the shading pass still walks the bounding box: its HiZ test counts there.)
-            # So does painting a deferred run, HiZ or not: PH_IMR's events hold what it wrote.
-            ev_walk = n_samples == 1 and (phase == PH_SHADE and not hiz or phase == PH_PAINT)
+            ev_walk = phase == PH_SHADE and n_samples == 1 and not hiz
             t = ref_tri[r]
-            if ev_walk and phase == PH_PAINT:
-                if not still_wins(ev_block, ev_written, winner, ev_cur, ev_end, blocks_x, tx0, ty0,
-                                  t):
-                    continue
-                n_painted += PAINT_SETUP
-            elif ev_walk:
+            if ev_walk:
                 # Half the triangles PH_VIS let through on a dense mesh lose all their pixels to
                 # later ones: look for one pixel it still holds before any setup (nothing is
                 # counted or fetched for a triangle that shades nothing).
@@ -327,14 +279,11 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
             d = draw[t]
             late = alpha_mode[d] == MASK_MODE
             test_depth = depth_test_d[d]
-            # PH_VIS or PH_IMR wrote it already
-            depth_write = depth_write_d[d] and phase != PH_SHADE and phase != PH_PAINT
+            depth_write = depth_write_d[d] and phase != PH_SHADE     # PH_VIS wrote it already
             count_zmax = hiz and depth_write      # the plain path keeps HiZ's at_zmax counts
             blend = blend_d[d]
             textured = texture[d] >= 0
             ti = texture[d]
-            deferred = run_defer and phase == PH_IMR and deferred_colour(d, texture, alpha_mode,
-                                                                         blend_d)
             br, bg, bb, ba = (float(base_color[d, 0]), float(base_color[d, 1]),
                               float(base_color[d, 2]), float(base_color[d, 3]))
             lit = not unlit[d]
@@ -422,7 +371,7 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
                     bl = ((by0 - ty0) >> BLOCK_BITS) * nbx + ((bx0 - tx0) >> BLOCK_BITS)
                     # nearest the triangle's plane comes within the block
                     zlo = dzdx * (rx0 if dzdx > 0 else rx1) + dzdy * (ry0 if dzdy > 0 else ry1) + zc
-                    if hiz and test_depth and phase != PH_PAINT:
+                    if hiz and test_depth:
                         # LESS fails when zlo is not nearer than the block's farthest stored depth
                         # (float32 rounding is monotone, so the per-sample test would fail too)
                         if zlo >= zmax[bl]:
@@ -434,7 +383,7 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
                     # depth (zskip's bound above). 1e-12 covers float64 rounding between the plane
                     # at the corners and at the samples; float32 rounding is monotone.
                     tight = False
-                    if zskip and full and test_depth and not late and phase <= PH_VIS \
+                    if zskip and full and test_depth and not late and phase != PH_SHADE \
                             and bx0 >= x0 and bx0 + BLOCK <= x1 and by0 >= y0 and by0 + BLOCK <= y1:
                         zhi = (dzdx * (rx1 if dzdx > 0 else rx0) + dzdy * (ry1 if dzdy > 0 else ry0)
                                + zc)
@@ -552,56 +501,32 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
                                 continue
                             if phase == PH_SHADE:
                                 k_quads += 1
-                            if phase != PH_PAINT:
-                                k_helper_lanes += 4 - n_shade
+                            k_helper_lanes += 4 - n_shade
                             if not uniform:
                                 quad_attributes(lane_attr, qx, qy, fedges, (w0, w1, w2), normals,
                                                 uvs)
                             # The quad's mip level(s) (from its uv derivatives), recorded with its
                             # lanes' uv for the texture L1 (texture_walk, after the reference).
-                            # (A deferred quad's fraction is its painting's: its level and
-                            # whether it reads the level above need no log2 in most quads.)
                             level, frac = 0, 0.0
                             if textured:
-                                dudx = lane_attr[3, 1] - lane_attr[3, 0]
-                                dvdx = lane_attr[4, 1] - lane_attr[4, 0]
-                                dudy = lane_attr[3, 2] - lane_attr[3, 0]
-                                dvdy = lane_attr[4, 2] - lane_attr[4, 0]
-                                if deferred:
-                                    level, n_lv = texture_level(tex_levels, tex_n_levels,
-                                                                tex_sampler, ti, dudx, dvdx, dudy,
-                                                                dvdy)
-                                else:
-                                    level, frac = texture_lod(tex_levels, tex_n_levels, tex_sampler,
-                                                              ti, dudx, dvdx, dudy, dvdy)
-                                    n_lv = 2 if frac > 0.0 else 1
-                                if costs and phase != PH_PAINT:
+                                level, frac = texture_lod(tex_levels, tex_n_levels, tex_sampler, ti,
+                                                          lane_attr[3, 1] - lane_attr[3, 0],
+                                                          lane_attr[4, 1] - lane_attr[4, 0],
+                                                          lane_attr[3, 2] - lane_attr[3, 0],
+                                                          lane_attr[4, 2] - lane_attr[4, 0])
+                                n_lv = 2 if frac > 0.0 else 1
+                                if costs:
                                     for lane in range(4):
                                         quad_uv[n_quads_tex, lane] = lane_attr[3, lane]
                                         quad_uv[n_quads_tex, 4 + lane] = lane_attr[4, lane]
                                     quad_level[n_quads_tex, 0] = level
                                     quad_level[n_quads_tex, 1] = n_lv
                                     n_quads_tex += 1
-                                if phase != PH_PAINT:
-                                    k_texels += 16 * n_lv
-                            if deferred:             # its colour waits for PH_PAINT
-                                n_sh, n_wr = quad_defer(lane_pass, lane_z, depth_px, shaded_px,
-                                                        written, zmax_stale, winner,
-                                                        (qx, qy, tx0, ty0, nbx, width), n_samples,
-                                                        depth_write, t)
-                                k_shaded += n_sh
-                                k_written += n_wr
-                                n_deferred += 1
-                                continue
+                                k_texels += 16 * n_lv
                             if not uniform:
                                 quad_shade(lane_pass, lane_attr, lane_rgba, tex_data, tex_levels,
                                            tex_sampler, textured, ti, level, frac, (br, bg, bb, ba),
                                            lit, is_back, light_s)
-                            if phase == PH_PAINT:
-                                quad_paint(lane_pass, lane_rgba, fb_words, winner,
-                                           (qx, qy, tx0, ty0, nbx, width), n_samples)
-                                n_painted += 1
-                                continue
                             n_sh, n_hsr_sh, n_alpha, n_late, n_wr, n_blend = quad_rop(
                                 lane_pass, lane_z, lane_rgba, rgba, fb_words, depth_px, shaded_px,
                                 tested, written, zmax_stale, (qx, qy, tx0, ty0, nbx, width),
@@ -623,8 +548,6 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
                 k_tex_lookups += n_look
                 k_tex_hits += n_hit
                 k_tex_overflow += n_over
-            if phase == PH_PAINT:         # (counted in PH_IMR)
-                continue
             if not costs and not hsr:     # the image alone: no events (nothing reads the masks;
                 continue                  # HSR's shading phase reads its visibility's events)
             if phase == PH_SHADE:
@@ -707,10 +630,10 @@ def tile_kernel(job: RasterJob, n_samples: int, counters: np.ndarray):
     tile_order (int64), each taken in turn from cursor[0]. The compiled code takes its arguments
     as the types it was compiled for without checking them, so the arrays it is given are made
     here (the job's, counters) or are int64 vectors (tile_order, cursor)."""
-    tris, bins, mat, tex, light, fb, events, target, hsr, hiz, zskip, chunk, costs, defer = job
+    tris, bins, mat, tex, light, fb, events, target, hsr, hiz, zskip, chunk, costs = job
     ints = np.zeros(1, np.int64)
     args = (ints, ints, tris, bins, mat, tex, light, fb, events, target, n_samples, hsr, hiz,
-            zskip, chunk, costs, defer, counters)
+            zskip, chunk, costs, counters)
     key = (type_key(args), n_samples)
     entry = _ENTRIES.get(key)
     if entry is None:
@@ -720,7 +643,7 @@ def tile_kernel(job: RasterJob, n_samples: int, counters: np.ndarray):
 
     def run(tile_order: np.ndarray, cursor: np.ndarray) -> None:
         entry(np.ascontiguousarray(tile_order, np.int64), cursor, tris, bins, mat, tex, light, fb,
-              events, target, n_samples, hsr, hiz, zskip, chunk, costs, defer, counters)
+              events, target, n_samples, hsr, hiz, zskip, chunk, costs, counters)
     return run
 
 

@@ -19,7 +19,7 @@ from .interpolate_kernels import quad_attributes4
 from .lambert_kernels import lambert4
 from .pow2 import is_pow2
 from .quad_filter_kernels import quad_filter4
-from .raster_schedule import PH_PAINT, PH_SHADE, PH_VIS
+from .raster_schedule import PH_SHADE, PH_VIS
 from .rop import CLEAR_COLOR, CLEAR_DEPTH, CLEAR_SHADED, CLEAR_WORD, CLEAR_Z
 from .rop_kernels import depth_test, quantize, rgba8_word, write_samples
 from .shade_kernels import (L_HEIGHT, L_OFFSET, L_WIDTH, S_WRAP_S, S_WRAP_T, WRAP_REPEAT,
@@ -424,7 +424,7 @@ def quad_visibility(lane_cov, lane_pass, lane_z, winner, depth, width, touched, 
             continue
         lx = qx + (lane & 1)
         ly = qy + (lane >> 1)
-        if phase == PH_SHADE or phase == PH_PAINT:        # the samples this triangle won
+        if phase == PH_SHADE:        # the samples this triangle won
             passed = 0
             for s in range(n_samples):
                 if (cov >> s) & 1 and winner[np.uint64(ly - ty0), np.uint64(lx - tx0),
@@ -577,56 +577,6 @@ def quad_rop(lane_pass, lane_z, lane_rgba, rgba, words, depth, shaded, tested, w
                       depth_write, blend)
         zmax_stale[b] |= depth_write
     return n_shaded, n_hsr_shaded, n_alpha, n_late, n_written, n_blended
-
-
-@inlined
-def quad_defer(lane_pass, lane_z, depth, shaded, written, zmax_stale, winner, where, n_samples,
-               depth_write, t):
-    """quad_rop for a triangle whose colour waits for PH_PAINT (raster_schedule.deferred_colour:
-    opaque, no alpha test, no blend): the same counts and depth writes, and t recorded as the
-    winner of each sample it writes in place of its colour. Returns (shaded, written)."""
-    qx, qy, tx0, ty0, nbx, width = where
-    n = 0
-    for lane in range(4):
-        passed = lane_pass[lane]
-        if passed == 0:
-            continue
-        lx = qx + (lane & 1)
-        ly = qy + (lane >> 1)
-        n += 1
-        px = np.uint64(ly * width + lx)
-        at = px * np.uint64(n_samples)
-        shaded[px] += 1
-        b = ((ly - ty0) >> BLOCK_BITS) * nbx + ((lx - tx0) >> BLOCK_BITS)
-        written[b] |= np.uint64(1) << np.uint64(((ly & (BLOCK - 1)) << BLOCK_BITS)
-                                                + (lx & (BLOCK - 1)))
-        for s in range(n_samples):
-            if (passed >> s) & 1:
-                winner[np.uint64(ly - ty0), np.uint64(lx - tx0), np.uint64(s)] = t
-                if depth_write:
-                    depth[at + np.uint64(s)] = lane_z[lane, s]
-        zmax_stale[b] |= depth_write
-    return n, n
-
-
-@inlined
-def quad_paint(lane_pass, lane_rgba, words, winner, where, n_samples):
-    """PH_PAINT: the samples each lane's triangle still wins (lane_pass) take its colour,
-    quantized as write_samples writes an opaque fragment, and are no longer waiting."""
-    qx, qy, tx0, ty0, _, width = where
-    for lane in range(4):
-        passed = lane_pass[lane]
-        if passed == 0:
-            continue
-        lx = qx + (lane & 1)
-        ly = qy + (lane >> 1)
-        word = rgba8_word(quantize(lane_rgba[0, lane]), quantize(lane_rgba[1, lane]),
-                          quantize(lane_rgba[2, lane]), 255)
-        at = np.uint64(ly * width + lx) * np.uint64(n_samples)
-        for s in range(n_samples):
-            if (passed >> s) & 1:
-                words[at + np.uint64(s)] = word
-                winner[np.uint64(ly - ty0), np.uint64(lx - tx0), np.uint64(s)] = -1
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

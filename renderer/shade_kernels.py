@@ -7,9 +7,7 @@ Lambert with one directional light plus ambient. Called per fragment from the ra
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.extending import intrinsic
+from numba import njit
 
 from .bilerp_kernels import bilerp_rgba8
 from .inlined import inlined
@@ -44,47 +42,6 @@ def texture_lod(levels, n_levels, sampler, ti, dudx, dvdx, dudy, dvdy):
         return top, 0.0
     level = int(lod)
     return level, lod - level
-
-
-@intrinsic
-def float_bits(typingctx, x):
-    """The IEEE 754 bits of the float64 x as an int64 (a bitcast: no instruction)."""
-    if x != types.float64:
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.IntType(64))
-    return types.int64(x), codegen
-
-
-# texture_level's mantissas far enough from a power of two (2^-30 of one) that log2's result,
-# within an ulp (2^-42 below 1024), lies strictly between two whole numbers
-MANT_BITS = 52
-MANT_MARGIN = 1 << (MANT_BITS - 30)
-
-
-@inlined
-def texture_level(levels, n_levels, sampler, ti, dudx, dvdx, dudy, dvdy):
-    """texture_lod's (level, levels read: 2 where its fraction is above 0, else 1), without its
-    log2 where the fraction's value is not needed (the texture L1's footprint, the texel
-    count): for trilinear, a footprint rho^2 = m 2^e (1 < rho^2, m in [1, 2)) whose m lies
-    MANT_MARGIN from 1 and 2 has 0.5 log2 rho^2 strictly inside (e/2, (e + 1)/2) or ((e - 1)/2 +
-    1/2, (e + 1)/2): level e >> 1 and a fraction above 0 whatever log2's last bit. Other
-    footprints, and the nearest mip's rounding, take texture_lod (tests/test_shade.py holds the
-    two equal, at the powers of two and their neighbours too)."""
-    if sampler[ti, S_MIP] == MIP_LINEAR:
-        w = levels[ti, 0, L_WIDTH]
-        h = levels[ti, 0, L_HEIGHT]
-        rho2 = max((dudx * w) ** 2 + (dvdx * h) ** 2, (dudy * w) ** 2 + (dvdy * h) ** 2)
-        bits = float_bits(rho2)
-        e = (bits >> MANT_BITS) - 1023                         # (rho2 > 0: no sign bit)
-        mant = bits & ((1 << MANT_BITS) - 1)
-        if rho2 > 1.0 and e < 1024 and MANT_MARGIN <= mant <= (1 << MANT_BITS) - MANT_MARGIN:
-            top = n_levels[ti] - 1
-            level = e >> 1
-            return (top, 1) if level >= top else (level, 2)
-    level, frac = texture_lod(levels, n_levels, sampler, ti, dudx, dvdx, dudy, dvdy)
-    return level, 2 if frac > 0.0 else 1
 
 
 @inlined

@@ -168,56 +168,6 @@ def test_depth_bound_skip_changes_nothing(monkeypatch, scene, preset, samples):
 
 
 @pytest.mark.parametrize("samples", [1, 4])
-@pytest.mark.parametrize("preset", ["imr-baseline", "arm-mali"])
-@pytest.mark.parametrize("scene", ["spot", "pul1duel", "suspended", "islandctf"])
-def test_deferred_colour_changes_nothing(monkeypatch, scene, preset, samples):
-    """raster.DEFER_COLOUR (immediate mode paints a run of textured opaque triangles once it
-    ends, each sample by the last to write it) is a speed-up only: every counter, per-tile map
-    and pixel is what shading every fragment gives, with the runs cut by blended, alpha-tested
-    and untextured draws (the game levels) and at four samples, where a pixel's samples can
-    wait on different triangles."""
-    import renderer.raster as raster
-    from pipelines import render
-
-    results = []
-    for defer in (False, True):
-        monkeypatch.setattr(raster, "DEFER_COLOUR", defer)
-        results.append(render(scene, preset, 256, 144, samples))
-    off, on = results
-    assert dict(on.counters) == dict(off.counters)
-    assert np.array_equal(on.color, off.color) and np.array_equal(on.depth, off.depth)
-    for name in off.tile_maps:
-        assert np.array_equal(on.tile_maps[name], off.tile_maps[name]), name
-
-
-def test_deferred_runs_are_painted_before_any_other_triangle():
-    """raster_schedule.schedule with defer: each run of textured opaque references runs in
-    PH_IMR and is then painted (PH_PAINT) before a blended, alpha-tested or untextured one and
-    at the tile's end; without defer, or with HSR, the rows are as before."""
-    from renderer.raster_schedule import (MASK_MODE, PH_IMR, PH_PAINT, PH_SHADE, PH_VIS,
-                                          schedule)
-    # draws: 0 textured opaque, 1 textured blended, 2 textured alpha-tested, 3 untextured
-    texture = np.array([0, 1, 2, -1], np.int64)
-    alpha_mode = np.array([0, 0, MASK_MODE, 0], np.int64)
-    blend = np.array([False, True, False, False])
-    draw = np.array([0, 0, 1, 0, 2, 0, 3, 0, 0], np.int64)     # a triangle a reference
-    ref_tri = np.arange(draw.size, dtype=np.int64)
-    chunk = np.zeros(draw.size, np.int64)
-    flushes = np.zeros(3, np.int64)
-
-    def rows(hsr, defer):
-        got = schedule(0, draw.size, ref_tri, draw, alpha_mode, blend, texture, chunk, hsr,
-                       defer, flushes)
-        return [tuple(row) for row in got]
-    I, P = PH_IMR, PH_PAINT
-    assert rows(False, True) == [(0, I), (1, I), (0, P), (1, P), (2, I), (3, I), (3, P), (4, I),
-                                 (5, I), (5, P), (6, I), (7, I), (8, I), (7, P), (8, P)]
-    assert rows(False, False) == [(r, I) for r in range(draw.size)]
-    with_hsr = rows(True, True)
-    assert with_hsr == rows(True, False) and {p for _, p in with_hsr} == {I, PH_VIS, PH_SHADE}
-
-
-@pytest.mark.parametrize("samples", [1, 4])
 @pytest.mark.parametrize("z", [0.75, 1.0, 0.0, -0.0, -1.0, float("nan")])
 def test_hiz_of_a_cleared_tile_is_what_reading_it_finds(z, samples):
     """hiz_clear (a tile clear_tile has just written) counts what hiz_init reads back from the
