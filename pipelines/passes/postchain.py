@@ -429,7 +429,7 @@ def chain_kernels(g: dict) -> dict[str, Callable[[dict], dict]]:
     covered = pos[..., 3] != 0
     # occluders count within 5 % of the median view distance: a scale-free SSAO radius
     world_radius = 0.05 * float(np.median(-pos[..., 2][covered])) if covered.any() else 1.0
-    made = g.setdefault("made", {})
+    made = g["made"]             # (gbuffer's: one table for every preset's chain)
 
     def once(name: str, kernel: Callable[[dict], dict]) -> Callable[[dict], dict]:
         """kernel, its outputs kept in g for the same input arrays (a frame through another

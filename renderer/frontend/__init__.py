@@ -22,7 +22,6 @@ not covers no sample, so images are identical and only the costs differ.
 """
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from concurrent.futures import Future
 from functools import partial
@@ -35,7 +34,7 @@ from renderer.counters import Counters
 from renderer.formats import INDEX, VERTEX
 from renderer.geometry import SetupTriangles, setup_all
 from renderer.memory import STREAM
-from renderer.memo import MeshMemo, mesh_ids
+from renderer.memo import MeshMemo, digest, mesh_ids
 from renderer.memory_requests import OP_STREAM_SHIFT
 from renderer.raster import RasterView
 from renderer.workers import SMALL_TRIANGLES, on_this_thread
@@ -326,14 +325,10 @@ def _fetch_plan(prim_off, lidx, fetch_index, fetch_pos, fetch_attr, head, rows,
         return _build_plan(n, args)
     # No meshlets: the plan is a function of these arrays alone, and the viewer and reports
     # draw the same pass again and again.
-    digest = hashlib.blake2b(digest_size=16)
-    for a in (at.index_base, at.pos_base, at.attr_base) + (
-            (prim_off, fetch_index, fetch_pos, fetch_attr) if static is None else ()):
-        # masks as bits (an eighth of the bytes to hash), their length beside them
-        digest.update(np.packbits(a).tobytes() + bytes(str(a.shape), "ascii")
-                      if a.dtype == np.bool_ else np.ascontiguousarray(a).tobytes())
-    return _PLANS.get((tuple(map(id, at.meshes)), at.line_shift, at.wave, static,
-                       digest.digest()), at.meshes, lambda: _build_plan(n, args))
+    key = digest(at.index_base, at.pos_base, at.attr_base, *(
+        (prim_off, fetch_index, fetch_pos, fetch_attr) if static is None else ()))
+    return _PLANS.get((tuple(map(id, at.meshes)), at.line_shift, at.wave, static, key),
+                      at.meshes, lambda: _build_plan(n, args))
 
 
 def _build_plan(n: int, args) -> FetchPlan:
