@@ -126,7 +126,9 @@ MAX_WAYS = 1 << WAY_BITS   # a way's index fits the low bits of an LRU key (stam
 # host's L3 more often). Asking for the tags alone: city 0.89x, sponza 1.00x; 32 rows ahead:
 # city 0.93x, sponza 0.96x; the entry level's set too, or a would-be victim's (its L2 set's
 # least recent way, looked up ahead): no measurable gain (city 0.89x and 0.85x against 0.91x
-# and 0.86x without them), so neither is asked for.
+# and 0.86x without them), so neither is asked for. What that missed were the dirty victims the
+# level above sends down, whose lines no row names: `serve` now hands everything bound for the
+# far level on to a second pass, where every row enters it and is asked for ahead.
 FAR_BYTES = 4 << 20
 AHEAD = 16
 DRAM_BIT = 62          # serve_levels' `own` bit for DRAM
@@ -159,8 +161,25 @@ def fusable(shape, lv, n_lines):
 
 @callee
 def serve(lines, shape, meta, acc, tile_bytes, rq, n):
-    """Runs requests rq[:n] through the caches, in order."""
-    serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, ALL_LEVELS, rq, 0)
+    """Runs requests rq[:n] through the caches, in order. Where the model has a far level
+    (meta[M_FAR]) over DRAM, in two passes: the levels above it first, handing on what reaches
+    the far level or DRAM, and then that, every row of which enters the far level, so that the
+    host is asked for each one's set AHEAD rows early (serve_levels): the dirty victims of the
+    level above too, whose lines no row of rq names. The counts and states are one pass's
+    (serve_levels' hand-on). The pipelined replay's lower thread alone at 1080p through
+    amd-rdna2 (bench/bench_replay.py, with and without a far level, 10 rounds taking turns):
+    city 0.66x the time (the one pass had been 0.82x), pul1duel 0.62x (1.00x), sponza 0.78x
+    (0.95x); whole frames, one pass and two taking turns in one process (9 rounds, median
+    ratio): city 0.92x, pul1duel 0.96x, sponza 0.99x, spheres 0.97x; through amd-rdna3 city
+    0.91x, sponza 0.90x."""
+    far = meta[M_FAR]
+    if far < 0 or shape[far, SH_NEXT] != -1:
+        serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, ALL_LEVELS, rq, 0)
+        return
+    lower = (np.int64(1) << far) | (np.int64(1) << DRAM_BIT)
+    out = np.empty((n * (shape.shape[0] + 1), R_N), np.int64)
+    m = serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, ALL_LEVELS & ~lower, out, 0)
+    serve_levels(lines, shape, meta, acc, tile_bytes, out, m, lower, rq, 0)
 
 
 @callee

@@ -100,25 +100,46 @@ def test_serve_matches_naive_caches(name, seed):
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
-def test_asking_for_the_far_levels_sets_ahead_changes_nothing(name):
-    """serve_levels asks the host for the far level's sets (meta[M_FAR]) ahead of the rows
-    that enter it or the level above it. These models are too small for one (FAR_BYTES), so
-    their last level is named by hand: served so, and with none named, a model ends with the
-    same counters, tile bytes and lines (the first row enters above the far level, as the
-    pipelined replay's lower thread's rows do, so the ahead path runs)."""
+def test_serving_the_far_level_in_a_pass_of_its_own_changes_nothing(name):
+    """serve hands what reaches the far level (meta[M_FAR]) on to a second pass, where
+    serve_levels asks for each row's set ahead of time. These models are too small for a far
+    level (FAR_BYTES), so their last level is named by hand: served so (at once, and pipelined
+    behind a producer that keeps the levels above to itself), a model ends with the counters,
+    tile bytes and lines of one with none named. Rows enter at every level, the far level and
+    DRAM included."""
     cfg = CONFIGS[name]
-    plain, ahead = MemoryModel(cfg, 5), MemoryModel(cfg, 5)
+    plain = MemoryModel(cfg, 5)
     assert plain.state.meta[mk.M_FAR] == -1
     last = len(cfg.caches) - 1
-    ahead.state.meta[mk.M_FAR] = last
+    assert cfg.below[last] == -1
     rq = _random_requests(plain, 5, seed=7)
-    rq[0, mk.R_LEVEL] = next(lv for lv in range(last) if cfg.below[lv] == last)
-    for mm in (plain, ahead):
-        mk.serve(*mm.state, mm.acc, mm.tile_bytes, rq, len(rq))
-    assert np.array_equal(plain.acc, ahead.acc) and np.array_equal(plain.tile_bytes,
-                                                                   ahead.tile_bytes)
-    assert np.array_equal(plain.state.lines, ahead.state.lines)
-    assert np.array_equal(plain.state.shape, ahead.state.shape)
+    rng = np.random.default_rng(3)
+    rq[rng.random(len(rq)) < 0.1, mk.R_LEVEL] = last
+    rq[rng.random(len(rq)) < 0.02, mk.R_LEVEL] = -1
+    mk.serve(*plain.state, plain.acc, plain.tile_bytes, rq, len(rq))
+
+    def queued():
+        mm = MemoryModel(cfg, 5)
+        mm.state.meta[mk.M_FAR] = last
+        return mm
+
+    def produce_with(mm, chunk=900):
+        def produce(start, own, out):
+            end = min(start + chunk, len(rq))
+            n = mk.serve_levels(*mm.state, mm.acc, mm.tile_bytes, rq[start:end], end - start,
+                                own, out, 0)
+            return (None if end == len(rq) else end), n
+        return produce
+
+    whole = queued()
+    mk.serve(*whole.state, whole.acc, whole.tile_bytes, rq, len(rq))
+    pipelined = queued()
+    pipelined.serve_pipelined(produce_with(pipelined), (0, 1))
+    for mm in (whole, pipelined):
+        assert np.array_equal(plain.acc, mm.acc) and np.array_equal(plain.tile_bytes,
+                                                                    mm.tile_bytes)
+        assert np.array_equal(plain.state.lines, mm.state.lines)
+        assert np.array_equal(plain.state.shape, mm.state.shape)
 
 
 def test_the_far_level_is_the_largest_that_outgrows_the_hosts_caches():
