@@ -338,11 +338,15 @@ class MemoryModel:
     def address(self, region: int, offset=0):
         return (region << mk.REGION_SHIFT) + offset
 
-    def flush(self, surface: Surface | int, store: bool, tile_bytes: np.ndarray | None = None) -> None:
+    def flush(self, surface: Surface | int, store: bool, tile_bytes: np.ndarray | None = None,
+              n_bytes: int | None = None) -> None:
         """End of pass for a surface (or a bare region): store writes its dirty lines down to
-        DRAM, else they are dropped. DRAM bytes go to `tile_bytes` (default the model's map)."""
+        DRAM, else they are dropped. DRAM bytes go to `tile_bytes` (default the model's map).
+        n_bytes: where the caller knows that every byte of the region ever asked for lies in its
+        first n_bytes (a surface's metadata), which spares a scan of every set of a large cache."""
         region = surface.region if isinstance(surface, Surface) else int(surface)
-        mk.flush_region(self.serve_args(tile_bytes), region, not store)
+        n_lines = -1 if n_bytes is None else -(-int(n_bytes) // self.config.line_bytes)
+        mk.flush_region(self.serve_args(tile_bytes), region, not store, n_lines)
 
     def write_linear(self, level: int, region: int, n_bytes: int, stream: str, write: bool = True) -> None:
         """Write (or read) the first n_bytes of a region, line by line, entering at `level`:

@@ -359,20 +359,32 @@ def serve_levels(lines, shape, meta, acc, tile_bytes, rq, n, own, out, n_out):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def flush_region(mem, region, invalidate_only):
+def flush_region(mem, region, invalidate_only, n_lines):
     """End of pass for one surface: STORE writes its dirty lines down to DRAM, level by level
     from the top; DONT_CARE (invalidate_only) drops them without a byte of traffic. A level's
-    write-backs are served after its scan: they only reach later levels. mem: memory.Serving,
-    as every verb below takes it."""
+    write-backs are served after its scan: they only reach later levels. n_lines >= 0: the
+    region's lines all lie in its first n_lines, so a level of more sets than that scans only
+    the sets they map to (in the same order: a surface's DCC keys are 254 lines at 1080p, an
+    Infinity Cache 65,536 sets); -1: every set. mem: memory.Serving, as every verb below
+    takes it."""
     (lines, shape, meta), acc, tile_bytes = mem
     shift = REGION_SHIFT - meta[M_LINE_SHIFT]
+    first = np.int64(region) << shift
     rq = np.empty((REQUESTS, R_N), np.int64)
     for lv in range(shape.shape[0]):          # levels are ordered top (ROP) to bottom
         if (shape[lv, SH_HELD] >> (region & 63)) & 1 == 0:
             continue        # no line of the region was ever allocated here (an Infinity
                             # Cache never holds a colour surface it only had written to it)
         n = 0
-        for s in range(shape[lv, SH_BASE], shape[lv, SH_BASE] + shape[lv, SH_SETS]):
+        n_sets = shape[lv, SH_SETS]
+        # the sets to scan, in order: [0, wrap) and [lo, hi), where the region's lines go
+        wrap, lo, hi = np.int64(0), np.int64(0), n_sets
+        if 0 <= n_lines < n_sets:
+            lo = set_of(first, shape[lv, SH_MASK], n_sets, 1.0 / n_sets)
+            hi = min(lo + n_lines, n_sets)
+            wrap = lo + n_lines - hi
+        for k in range(wrap + hi - lo):
+            s = shape[lv, SH_BASE] + (k if k < wrap else lo + k - wrap)
             if n > REQUESTS - MAX_WAYS:       # serving early is safe: write-backs go below
                 serve(lines, shape, meta, acc, tile_bytes, rq, n)
                 n = 0

@@ -142,6 +142,33 @@ def test_serving_the_far_level_in_a_pass_of_its_own_changes_nothing(name):
         assert np.array_equal(plain.state.shape, mm.state.shape)
 
 
+@pytest.mark.parametrize("store", [True, False])
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_a_flush_told_the_regions_extent_scans_its_sets_alone(name, store):
+    """MemoryModel.flush with n_bytes scans only the sets of a level that the region's first
+    n_bytes map to (wrapping round a level whose sets are not a power of two), in the same
+    order: the model ends as one flushed whole, for regions of 1 to 40 lines (fewer lines than
+    some levels have sets, more than others) beside another region's lines."""
+    cfg = CONFIGS[name]
+    lb = cfg.line_bytes
+    for extent in (1, 3, 17, 40):
+        models = [MemoryModel(cfg, 5) for _ in range(2)]
+        shift = mk.REGION_SHIFT - models[0].state.meta[mk.M_LINE_SHIFT]
+        rq = _random_requests(models[0], 5, seed=extent, n=4000)
+        # region 2's lines within its first `extent`, region 1's anywhere
+        two = (rq[:, mk.R_LINE] >> shift) == 2
+        rq[two, mk.R_LINE] = (2 << shift) + rq[two, mk.R_LINE] % extent
+        for mm, n_bytes in zip(models, (None, extent * lb - lb // 2)):
+            mk.serve(*mm.state, mm.acc, mm.tile_bytes, rq, len(rq))
+            mm.flush(2, store=store, n_bytes=n_bytes)
+            mm.flush(1, store=store)
+        whole, told = models
+        assert np.array_equal(whole.acc, told.acc)
+        assert np.array_equal(whole.tile_bytes, told.tile_bytes)
+        for a, b in zip(whole.state, told.state):
+            assert np.array_equal(a, b)
+
+
 def test_the_far_level_is_the_largest_that_outgrows_the_hosts_caches():
     """An Infinity Cache's state (amd-rdna2's 128 MB: 64k sets) is named; an L2 of 2048 sets
     is not, nor any level of a model without such a cache; the ray unit's levels added later

@@ -87,9 +87,10 @@ def store_attachments(mm, rp, surfaces, cleared: dict, compressed, sizes, packed
             if stream == "color":       # the DCC keys, one byte per block and sample
                 keys = mm.region(att.name + ".dcc")
                 mm.write_linear(L2, keys, n_blocks * rp.samples, "comp_meta")
-                mm.flush(keys, store=True)
+                mm.flush(keys, store=True, n_bytes=n_blocks * rp.samples)
             else:                       # the HTILE words, with the planes they describe
-                mm.flush(mm.region(att.name + ".htile"), store=True)
+                mm.flush(mm.region(att.name + ".htile"), store=True,
+                         n_bytes=n_blocks * HTILE_BITS // 8)
             packed[att.name] = np.where((size < 0) & left, 0, size) if left.size else size
         elif left.any() and stored:
             counters.add(f"rop.fast_clear.eliminated_blocks.{stream}", int(left.sum()))
