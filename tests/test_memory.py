@@ -169,6 +169,37 @@ def test_a_flush_told_the_regions_extent_scans_its_sets_alone(name, store):
             assert np.array_equal(a, b)
 
 
+@pytest.mark.parametrize("scene,preset,samples", [("city", "amd-rdna2", 1),
+                                                  ("deferred", "amd-rdna3", 1),
+                                                  ("spot", "amd-rdna2", 4),
+                                                  ("city", "imr-baseline", 4)])
+def test_an_imr_frames_flushes_told_their_extents_change_nothing(monkeypatch, scene, preset,
+                                                                 samples):
+    """The end of an IMR / DSBR pass tells each flush how much of its region the frame's
+    passes addressed (the surfaces, their DCC keys and HTILE words): the frame's counters and
+    its memory model's lines are those of flushes that scan every set (at 320x180 the surfaces'
+    lines are far fewer than an Infinity Cache's sets; deferred has two passes)."""
+    import renderer.memory as memory
+    from pipelines.api import render
+
+    models = []
+    init = memory.MemoryModel.__init__
+
+    def kept(self, *args):
+        init(self, *args)
+        models.append(self)
+    monkeypatch.setattr(memory.MemoryModel, "__init__", kept)
+    told = render(scene, preset, 320, 180, samples)
+    flush = memory.MemoryModel.flush
+    monkeypatch.setattr(memory.MemoryModel, "flush",
+                        lambda self, surface, store, tile_bytes=None, n_bytes=None:
+                        flush(self, surface, store, tile_bytes))
+    whole = render(scene, preset, 320, 180, samples)
+    assert told.counters == whole.counters
+    assert len(models) == 2
+    assert np.array_equal(models[0].state.lines, models[1].state.lines)
+
+
 def test_the_far_level_is_the_largest_that_outgrows_the_hosts_caches():
     """An Infinity Cache's state (amd-rdna2's 128 MB: 64k sets) is named; an L2 of 2048 sets
     is not, nor any level of a model without such a cache; the ray unit's levels added later

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from renderer.binning import RASTER_TILE, bin_triangles
+from renderer.binning_kernels import BLOCK
 from renderer.counters import Counters
 from renderer.frontend import front_end
 from renderer.geometry_kernels import prim_offsets
@@ -67,14 +68,16 @@ def clear_attachments(mm, rp, color, depth, meta_regions, fast, blocks_x, n_bloc
 
 
 def store_attachments(mm, rp, surfaces, cleared: dict, compressed, sizes, packed: dict,
-                      blocks_x: int, n_blocks: int, tiles_x: int) -> Counters:
+                      blocks_x: int, n_blocks: int, tiles_x: int, reach: dict) -> Counters:
     """The end of an IMR pass. An IMR has no tile memory: a memoryless attachment still lives in
     DRAM-backed caches, and only its final store is skipped. A stored surface with blocks still
     in the fast-cleared state gets them written out first (a fast-clear eliminate), unless a
     codec holds the clear: DCC's key, HTILE's word (those go out with the surface). A surface
     stored compressed leaves its blocks' sizes in `packed` for a later pass that reads it (a
     block still fast-cleared: its key, no payload). surfaces, compressed, sizes: colour's and
-    depth's Surface, whether DCC / HTILE compress them, and the replay's last sizes per block."""
+    depth's Surface, whether DCC / HTILE compress them, and the replay's last sizes per block.
+    reach: region -> the bytes of it the frame's passes have addressed so far, which spares
+    the flush a scan of every set of a cache larger than that (MemoryModel.flush's n_bytes)."""
     counters = Counters()
     for att, surf, level, stream, codec, size in zip((rp.color, rp.depth), surfaces,
                                                      (ROP_COLOR, ROP_DEPTH), ("color", "depth"),
@@ -95,7 +98,7 @@ def store_attachments(mm, rp, surfaces, cleared: dict, compressed, sizes, packed
         elif left.any() and stored:
             counters.add(f"rop.fast_clear.eliminated_blocks.{stream}", int(left.sum()))
             mm.clear(level, surf, left, stream, blocks_x, RASTER_TILE, tiles_x)
-        mm.flush(surf, store=stored)
+        mm.flush(surf, store=stored, n_bytes=reach[surf.region])
     return counters
 
 
@@ -118,6 +121,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
     fb = None
     attachments: dict = {}           # name -> (attachment, samples) of the passes so far
     packed: dict = {}                # name -> payload bytes per block of a surface stored compressed
+    reach: dict = {}                 # region -> bytes of it the passes so far have addressed
     for rp in scene.frame(samples) if passes is None else passes:
         view = RasterView.make(width, height, rp.samples)
         # The attachments, cleared by the raster tile by tile; the clears' traffic is made on
@@ -126,6 +130,9 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
         fb = framebuffer(rp, images, view, shaded, first=fb is None)
         color = mm.surface(rp.color.name, rp.color.format, rp.samples)
         depth = mm.surface(rp.depth.name, rp.depth.format, rp.samples) if rp.depth else Surface(0, 4)
+        for surf in (color, depth):      # block-linear: n_blocks blocks of 64 pixels
+            reach[surf.region] = max(reach.get(surf.region, 0),
+                                     n_blocks * BLOCK * BLOCK * surf.bytes_per_pixel)
         # Regions are numbered here, on this thread: their order decides addresses, so it must
         # not depend on the threads' timing.
         fast = bool(preset.raster.fast_clear.value)
@@ -182,7 +189,7 @@ def render(scene, preset, width: int, height: int, samples: int = 1,
             mm.flush(resolved, store=True)
         counters = counters + store_attachments(mm, rp, (color, depth), cleared, (dcc, zcomp),
                                                 (ip.color_size, ip.depth_size), packed,
-                                                blocks_x, n_blocks, tiles_x)
+                                                blocks_x, n_blocks, tiles_x, reach)
         counters = counters + fe.counters + raster_counters
         per_tile += tile_rows
         attachments.update({a.name: (a, rp.samples) for a in (rp.color, rp.depth) if a is not None})
