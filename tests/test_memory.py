@@ -55,6 +55,20 @@ def _random_requests(mm, n_tiles, seed, n=20000, first_region=1):
     return rq
 
 
+def _producer(mm, rq, chunk, log=None):
+    """A pipelined replay's producer for MemoryModel.serve_pipelined: rq in chunks of `chunk`
+    rows through mm's levels in `own`, handing the rest on; (start, own) of each call into
+    `log`."""
+    def produce(start, own, out):
+        if log is not None:
+            log.append((start, own))
+        end = min(start + chunk, len(rq))
+        n = mk.serve_levels(*mm.state, mm.acc, mm.tile_bytes, rq[start:end], end - start, own,
+                            out, 0)
+        return (None if end == len(rq) else end), n
+    return produce
+
+
 def _fields(op):
     """(write, stream, size field) of a request's op, for the naive twin."""
     return (bool(op & mk.OP_WRITE), int((op >> mk.OP_STREAM_SHIFT) & mk.I_STREAM_MASK),
@@ -118,23 +132,15 @@ def test_serving_the_far_level_in_a_pass_of_its_own_changes_nothing(name):
     rq[rng.random(len(rq)) < 0.02, mk.R_LEVEL] = -1
     mk.serve(*plain.state, plain.acc, plain.tile_bytes, rq, len(rq))
 
-    def queued():
+    def far_named():
         mm = MemoryModel(cfg, 5)
         mm.state.meta[mk.M_FAR] = last
         return mm
 
-    def produce_with(mm, chunk=900):
-        def produce(start, own, out):
-            end = min(start + chunk, len(rq))
-            n = mk.serve_levels(*mm.state, mm.acc, mm.tile_bytes, rq[start:end], end - start,
-                                own, out, 0)
-            return (None if end == len(rq) else end), n
-        return produce
-
-    whole = queued()
+    whole = far_named()
     mk.serve(*whole.state, whole.acc, whole.tile_bytes, rq, len(rq))
-    pipelined = queued()
-    pipelined.serve_pipelined(produce_with(pipelined), (0, 1))
+    pipelined = far_named()
+    pipelined.serve_pipelined(_producer(pipelined, rq, 900), (0, 1))
     for mm in (whole, pipelined):
         assert np.array_equal(plain.acc, mm.acc) and np.array_equal(plain.tile_bytes,
                                                                     mm.tile_bytes)
@@ -224,15 +230,7 @@ def test_pipelined_serve_matches_one_thread(name, upper):
     mk.serve(*one.state, one.acc, one.tile_bytes, rq, len(rq))
     chunk = 1000
     calls = []
-
-    def produce(start, own, out):
-        calls.append(start)
-        end = min(start + chunk, len(rq))
-        n = mk.serve_levels(*two.state, two.acc, two.tile_bytes, rq[start:end], end - start,
-                            own, out, 0)
-        return (None if end == len(rq) else end), n
-
-    two.serve_pipelined(produce, upper)
+    two.serve_pipelined(_producer(two, rq, chunk, calls), upper)
     assert len(calls) == len(rq) // chunk
     assert np.array_equal(one.acc, two.acc) and np.array_equal(one.tile_bytes, two.tile_bytes)
     for a, b in zip(one.state, two.state):
@@ -254,16 +252,9 @@ def test_pipelined_serve_moving_levels_down_matches_one_thread(monkeypatch, name
     for after in (0, 1, 3):
         monkeypatch.setattr(memory, "MOVE_AFTER", after)
         two = MemoryModel(cfg, 5)
-        owns = []
-
-        def produce(start, own, out, chunk=700):
-            owns.append(own)
-            end = min(start + chunk, len(rq))
-            n = mk.serve_levels(*two.state, two.acc, two.tile_bytes, rq[start:end], end - start,
-                                own, out, 0)
-            return (None if end == len(rq) else end), n
-
-        two.serve_pipelined(produce, (0, 1), movable=(0, 1))
+        log = []
+        two.serve_pipelined(_producer(two, rq, 700, log), (0, 1), movable=(0, 1))
+        owns = [own for _, own in log]
         assert owns[0] == 3 and owns[-1] == 0 and len(set(owns)) == 3      # both moved
         assert np.array_equal(one.acc, two.acc) and np.array_equal(one.tile_bytes, two.tile_bytes)
         for a, b in zip(one.state, two.state):

@@ -88,9 +88,9 @@ def store_attachments(mm, rp, surfaces, cleared: dict, compressed, sizes, packed
         stored = att.store == StoreAction.STORE and not att.memoryless
         if codec and stored:
             if stream == "color":       # the DCC keys, one byte per block and sample
-                keys = mm.region(att.name + ".dcc")
-                mm.write_linear(L2, keys, n_blocks * rp.samples, "comp_meta")
-                mm.flush(keys, store=True, n_bytes=n_blocks * rp.samples)
+                keys, key_bytes = mm.region(att.name + ".dcc"), n_blocks * rp.samples
+                mm.write_linear(L2, keys, key_bytes, "comp_meta")
+                mm.flush(keys, store=True, n_bytes=key_bytes)
             else:                       # the HTILE words, with the planes they describe
                 mm.flush(mm.region(att.name + ".htile"), store=True,
                          n_bytes=n_blocks * HTILE_BITS // 8)
