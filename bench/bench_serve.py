@@ -26,8 +26,8 @@ import numpy as np  # noqa: E402
 import renderer.memory_kernels as mk  # noqa: E402
 from pipelines.presets import get_preset  # noqa: E402
 from renderer.memory import MemoryModel  # noqa: E402
-from renderer.memory_requests import (R_LEVEL, R_LINE, R_N, R_OP, R_TILE, REGION_SHIFT,  # noqa: E402
-                                      REQUESTS, op_code)
+from renderer.memory_requests import (  # noqa: E402
+    R_LEVEL, R_LINE, R_N, R_OP, R_TILE, REGION_SHIFT, REQUESTS, op_code)
 
 STREAM = 3          # any stream: the counts are by stream, the cost is not
 ENTRY = 0           # the level the rows enter: the first, a producer's
