@@ -62,10 +62,12 @@ def bit_length(r):
     return w
 
 
-@inlined(error_model="python")
+@inlined
 def granular_bytes(nbits, granule, max_block, raw_block):
     """Payload bytes of a block coded in nbits: rounded up to the granule, or raw_block when that
-    is no smaller than raw or passes the largest compressed block."""
+    is no smaller than raw or passes the largest compressed block. In numpy's error model, as
+    depth_kernels.planes_bytes (no granule is zero): a raise would keep its callers' arrays'
+    reference counts."""
     nbytes = ((nbits + 7) // 8 + granule - 1) // granule * granule
     return raw_block if nbytes >= raw_block or nbytes > max_block else nbytes
 

@@ -464,7 +464,7 @@ def fit_tile(z, geo, scratch, max_planes, iters, planes, coef):
     return c
 
 
-@inlined(error_model="python")
+@inlined
 def select_bits(n_planes):
     b = 0
     while (1 << b) < n_planes:
@@ -472,8 +472,12 @@ def select_bits(n_planes):
     return b
 
 
-@inlined(error_model="python")
+@inlined
 def planes_bytes(n_planes, n, plane_bytes, granule):
+    """Payload bytes of a tile of n samples in n_planes planes, rounded up to the granule. In
+    numpy's error model (no caller passes a zero granule): Python's would raise on it, and that
+    path out of rop_sizes.event_depth_sizes, which inlines this, kept four atomic reference
+    count pairs in each of its calls, one per triangle and tile (1-2% of a frame's samples)."""
     nbytes = n_planes * plane_bytes + (n * select_bits(n_planes) + 7) // 8
     return (nbytes + granule - 1) // granule * granule
 
