@@ -363,45 +363,46 @@ def texture_walk(tex, ti, quad_uv, quad_level, n_quads, tags, stamps, clock, lin
     sets, ways, shift = l1[L1_SETS], l1[L1_WAYS], l1[L1_LINE_SHIFT]
     n_tex = lookups = hits = overflow = 0
     n_last = -1                      # last[0:n_last]: the quad before's lines, as looked up
-    if n_quads == 0:
-        return n_tex, lookups, hits, overflow, clock
-    # the texture's format and the levels' geometry, read again only where a quad's level(s)
-    # differ from the quad before's (the stores below keep LLVM from hoisting the loads)
-    level, n_lv = quad_level[0, 0], quad_level[0, 1]
-    fmt, at, above, _, _ = footprint_params(levels, sampler, base, block, ti, level, n_lv,
-                                            quad_uv, 0)
-    vectors = by_vectors(fmt, at, above)
-    for q in range(n_quads):
-        if quad_level[q, 0] != level or quad_level[q, 1] != n_lv:
-            level, n_lv = quad_level[q, 0], quad_level[q, 1]
-            fmt, at, above, _, _ = footprint_params(levels, sampler, base, block, ti, level,
-                                                    n_lv, quad_uv, q)
-            vectors = by_vectors(fmt, at, above)
-        n_lines = -1
-        if vectors:
-            n_lines = footprint4(quad_uv, q, fmt, at, above, n_lv, shift, lines)
-        if n_lines < 0:
-            u = (quad_uv[q, 0], quad_uv[q, 1], quad_uv[q, 2], quad_uv[q, 3])
-            v = (quad_uv[q, 4], quad_uv[q, 5], quad_uv[q, 6], quad_uv[q, 7])
-            few = few_lines(u, v, fmt, at, above, n_lv, shift)
-            n_lines = quad_footprint(quad_uv, q, fmt, at, above, n_lv, shift, lines, few)
-        lookups += n_lines
-        # The quad before's lines again, in the same order (a magnified texture's quads, and
-        # most others'): that quad left them all in the cache (no set holds more of them than
-        # its ways) and more recent than any other line, in this order, so they hit and leave
-        # the LRU order as it was (its choices depend on the stamps' order, not their values).
-        if n_lines <= ways and same_lines(lines, n_lines, last, n_last):
-            hits += n_lines
-            continue
-        n_last = n_lines
-        for k in range(n_lines):
-            last[k] = lines[k]
-            clock += 1
-            if l1_access(tags, stamps, sets, ways, lines[k], clock):
-                hits += 1
-            elif n_tex < tex_cap:
-                tex_addr[tex_first + n_tex] = lines[k] << shift
-                n_tex += 1
-            else:
-                overflow += 1
+    # One return, after the walk (a second, for n_quads == 0, had numba keep eleven atomic
+    # reference count pairs in every call: tests/test_refcounts.py)
+    if n_quads > 0:
+        # the texture's format and the levels' geometry, read again only where a quad's level(s)
+        # differ from the quad before's (the stores below keep LLVM from hoisting the loads)
+        level, n_lv = quad_level[0, 0], quad_level[0, 1]
+        fmt, at, above, _, _ = footprint_params(levels, sampler, base, block, ti, level, n_lv,
+                                                quad_uv, 0)
+        vectors = by_vectors(fmt, at, above)
+        for q in range(n_quads):
+            if quad_level[q, 0] != level or quad_level[q, 1] != n_lv:
+                level, n_lv = quad_level[q, 0], quad_level[q, 1]
+                fmt, at, above, _, _ = footprint_params(levels, sampler, base, block, ti, level,
+                                                        n_lv, quad_uv, q)
+                vectors = by_vectors(fmt, at, above)
+            n_lines = -1
+            if vectors:
+                n_lines = footprint4(quad_uv, q, fmt, at, above, n_lv, shift, lines)
+            if n_lines < 0:
+                u = (quad_uv[q, 0], quad_uv[q, 1], quad_uv[q, 2], quad_uv[q, 3])
+                v = (quad_uv[q, 4], quad_uv[q, 5], quad_uv[q, 6], quad_uv[q, 7])
+                few = few_lines(u, v, fmt, at, above, n_lv, shift)
+                n_lines = quad_footprint(quad_uv, q, fmt, at, above, n_lv, shift, lines, few)
+            lookups += n_lines
+            # The quad before's lines again, in the same order (a magnified texture's quads, and
+            # most others'): that quad left them all in the cache (no set holds more of them than
+            # its ways) and more recent than any other line, in this order, so they hit and leave
+            # the LRU order as it was (its choices depend on the stamps' order, not their values).
+            if n_lines <= ways and same_lines(lines, n_lines, last, n_last):
+                hits += n_lines
+                continue
+            n_last = n_lines
+            for k in range(n_lines):
+                last[k] = lines[k]
+                clock += 1
+                if l1_access(tags, stamps, sets, ways, lines[k], clock):
+                    hits += 1
+                elif n_tex < tex_cap:
+                    tex_addr[tex_first + n_tex] = lines[k] << shift
+                    n_tex += 1
+                else:
+                    overflow += 1
     return n_tex, lookups, hits, overflow, clock

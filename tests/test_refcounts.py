@@ -1,26 +1,31 @@
 """Kernels called once per triangle and tile keep no atomic reference counts: numba increfs an
 array argument at entry and prunes the pair only where every path out of the function is
-plain, so a helper that may raise (Python's error model on a division) or an array read on one
-path only leaves an NRT_incref / NRT_decref pair per array in every call (1-2% of a frame's
-samples, bench/perf_kernels.py). Each kernel is compiled afresh here, uncached, and its own
-body's IR searched for the calls."""
+plain, so a helper that may raise (Python's error model on a division), an array read on one
+path only, or a second return leaves an NRT_incref / NRT_decref pair per array in every call
+(1-2% of a frame's samples, bench/perf_kernels.py). Each kernel is compiled afresh here,
+uncached, and its own body's IR searched for the calls."""
 from __future__ import annotations
 
+import base64
+import pickle
 import re
 
 import numpy as np
 import pytest
-from numba import njit
+from numba import njit, typeof
 
+from pipelines.commands import precompile
 from renderer.rop_sizes import (RULE_Z_GRANULE, RULE_Z_MAX_PLANES, RULE_Z_PLANE_BYTES, RULES_N,
                                 event_depth_sizes)
 from renderer.shade_kernels import shade_uniform
+from renderer.texture_l1 import texture_walk
 
 
-def _refcounts(kernel, *args) -> int:
-    """NRT_incref and NRT_decref calls in the body of a fresh compile of kernel for args."""
+def _refcounts(kernel, *args, sig=None) -> int:
+    """NRT_incref and NRT_decref calls in the body of a fresh compile of kernel for the types of
+    args (or the signature sig)."""
     fresh = njit(nogil=True, error_model="numpy")(kernel.py_func)
-    fresh(*args)
+    fresh.compile(sig if sig is not None else tuple(typeof(a) for a in args))
     name = kernel.py_func.__name__
     (ir,) = fresh.inspect_llvm().values()
     bodies = [b for b in re.split(r"\ndefine ", ir)[1:]
@@ -40,7 +45,9 @@ def test_event_depth_sizes_keeps_no_reference_counts(n_samples):
     blocks, sizes = np.zeros(4, I64), np.zeros(4, I64)
     assert _refcounts(event_depth_sizes, blocks, np.ones(4, np.uint64), sizes, 0, 4,
                       np.zeros(16, I64), rules, True, 0, 0, 2, 2, n_samples) == 0
-    assert (sizes > 0).all()          # (the path through planes_bytes ran)
+    event_depth_sizes(blocks, np.ones(4, np.uint64), sizes, 0, 4, np.zeros(16, I64), rules,
+                      True, 0, 0, 2, 2, n_samples)
+    assert (sizes > 0).all()          # (the path through planes_bytes runs)
 
 
 def test_shade_uniform_keeps_no_reference_counts():
@@ -48,3 +55,10 @@ def test_shade_uniform_keeps_no_reference_counts():
     assert _refcounts(shade_uniform, np.ones((2, 4), np.float32), np.zeros(2, np.bool_),
                       np.ones(9), 1, np.float32(0.0), np.float32(0.0), np.float32(1.0), False,
                       out) == 0
+
+
+def test_texture_walk_keeps_no_reference_counts():
+    """(Its types as the tile kernel calls it, from the precompile list: a texture table.)"""
+    (entry,) = [e for e in precompile.load() if e["kernel"] == "texture_walk"]
+    sig = pickle.loads(base64.b64decode(entry["sig"]))
+    assert _refcounts(texture_walk, sig=tuple(sig)) == 0
