@@ -5,6 +5,7 @@
                                  [--rays primary|ao]     # bvh8 traversal as bench/bench_bvh.py's
                                  [--picture]             # the viewer's picture, no costs
                                  [--annotate rasterize_tile --lines]   # by source line
+                                 [--refcounts]           # who takes numba's reference counts
 
 perf cannot name numba's machine code (it lives in anonymous memory), so this writes the map
 perf reads for JIT code (/tmp/perf-<pid>.map): each kernel loaded from numba's cache brings its
@@ -25,12 +26,20 @@ function's own file that the chain starts from (the call of an inlined helper in
 Debug information leaves LLVM's optimisation as it is, but a few helpers are then called where
 they were inlined (numba's min, for one): their share is the debug build's.
 
+`--refcounts` says which compiled functions the samples in NRT_incref and NRT_decref return
+to: perf records each sample's first 64 bytes of stack, and since those two are 16-byte leaf
+functions that never touch the stack, its top word is the caller's return address. A kernel
+listed there increfs its arrays at every call and prunes no pair: a path that may raise (a
+helper in Python's error model dividing), an array read on one path only, or a second return
+(tests/test_refcounts.py holds the kernels fixed so far).
+
 Kernels compiled in this process bring no object file: run once to fill the cache first (the
 script says so). Needs `perf` (linux-tools), `readelf` and `objdump` (binutils), and a
 kernel.perf_event_paranoid that lets a process profile its own child (<= 2)."""
 from __future__ import annotations
 
 import argparse
+import bisect
 import collections
 import os
 import re
@@ -64,6 +73,7 @@ codegen.CPUCodeLibrary._set_compiled_object = _record
 
 COPY = "#"           # symbol + COPY + n: another kernel's copy of a function (write_map)
 IN_KERNEL = "@"      # parfor symbol + IN_KERNEL + the kernel whose parallel loop it is
+NRT_AT: dict[str, int] = {}     # the runtime's NRT_incref and NRT_decref: address (write_map)
 
 
 def readable(symbol: str) -> str:
@@ -132,7 +142,8 @@ def write_map(path: Path) -> dict[str, tuple[int, int, bytes, int]]:
             rows.append((base + off, size, name))
             where[name] = (base + off, size, obj, off)
     for name in ("NRT_incref", "NRT_decref"):
-        rows.append((rtsys.library.get_pointer_to_function(name), 16, name))
+        NRT_AT[name] = rtsys.library.get_pointer_to_function(name)
+        rows.append((NRT_AT[name], 16, name))
     rows.sort()
     path.write_text("".join(f"{a:x} {s:x} {n}\n" for a, s, n in rows))
     return where
@@ -208,6 +219,42 @@ def annotate(data: Path, symbol: str, where, top: int, listing: Path | None,
         print(f"  (every instruction: {out})")
 
 
+def refcount_callers(data: Path, where, top: int) -> None:
+    """The functions NRT_incref and NRT_decref return to, by their samples (--refcounts): the
+    raw dump's bytes of each sample, whose user stack starts with the return address."""
+    dump = subprocess.run(["perf", "report", "-D", "-i", str(data)], capture_output=True,
+                          text=True).stdout
+    spans = sorted((a, a + size, readable(name)) for name, (a, size, _, _) in where.items())
+    starts = [lo for lo, _, _ in spans]
+
+    def named(address: int) -> str | None:
+        i = bisect.bisect_right(starts, address) - 1
+        return spans[i][2] if i >= 0 and address < spans[i][1] else None
+    nrt = {name: (lo, lo + 16) for name, lo in NRT_AT.items()}
+    callers, raw, total, ip = collections.Counter(), bytearray(), 0, None
+    for line in dump.splitlines():
+        m = re.match(r"\.\s+([0-9a-f]{4}):\s+((?:[0-9a-f]{2} )+)", line)
+        if m:                                  # the record's bytes, before its parsed lines
+            raw = bytearray() if m.group(1) == "0000" else raw
+            raw += bytes.fromhex(m.group(2).replace(" ", ""))
+            continue
+        m = re.search(r"PERF_RECORD_SAMPLE\(.*?\): \d+/\d+: 0x([0-9a-f]+)", line)
+        if m:
+            total += 1
+            ip = int(m.group(1), 16)
+            continue
+        m = re.search(r"ustack: size (\d+), offset 0x([0-9a-f]+)", line)
+        if m and ip is not None and any(lo <= ip < hi for lo, hi in nrt.values()):
+            at = int(m.group(2), 16) + 8          # past the stack dump's size word
+            callers[named(int.from_bytes(raw[at:at + 8], "little")) or "?"] += 1
+            ip = None
+    n = sum(callers.values())
+    print(f"\nNRT_incref and NRT_decref: {n} of {total} samples "
+          f"({100 * n / max(total, 1):.1f}%), by the function they return to:")
+    for name, k in callers.most_common(top):
+        print(f"  {100 * k / max(total, 1):5.2f}%  {name}")
+
+
 def workload(a, width: int, height: int):
     """The function to run over and over while perf samples, and what it is."""
     from scenes.library import get_scene
@@ -265,6 +312,9 @@ def main(argv=None) -> int:
     ap.add_argument("--lines", action="store_true",
                     help="with --annotate: the function's samples by source line (compiles the "
                          "kernels with debug information into a cache of their own: run twice)")
+    ap.add_argument("--refcounts", action="store_true",
+                    help="also say which functions NRT_incref and NRT_decref return to (the "
+                         "kernels that take atomic reference counts at every call)")
     ap.add_argument("--picture", action="store_true",
                     help="profile the picture alone (pipelines.picture: no costs), as the viewer "
                          "draws it while the camera moves")
@@ -287,8 +337,9 @@ def main(argv=None) -> int:
     where = write_map(perf_map)
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "perf.data"
-        rec = subprocess.Popen(["perf", "record", "-F", str(a.frequency), "-p", str(os.getpid()),
-                                "-o", str(data), "--", "sleep", str(a.seconds)],
+        stack = ["--call-graph", "dwarf,64"] if a.refcounts else []    # (the return address)
+        rec = subprocess.Popen(["perf", "record", "-F", str(a.frequency), *stack, "-p",
+                                str(os.getpid()), "-o", str(data), "--", "sleep", str(a.seconds)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         frames, t0 = 0, time.perf_counter()
         while rec.poll() is None:
@@ -311,6 +362,8 @@ def main(argv=None) -> int:
                 shares[readable(m.group(2))] += float(m.group(1))
         for name, share in shares.most_common(a.top):
             print(f"  {share:5.1f}%  {name}")
+        if a.refcounts:
+            refcount_callers(data, where, a.top)
         if a.annotate:
             names = [n for n in where if a.annotate in readable(n) and "cpython" not in n]
             if not names:
