@@ -15,6 +15,7 @@ import pytest
 from numba import njit, typeof
 
 from pipelines.commands import precompile
+from renderer.frontend.ngg_kernels import cover_samples
 from renderer.rop_sizes import (RULE_Z_GRANULE, RULE_Z_MAX_PLANES, RULE_Z_PLANE_BYTES, RULES_N,
                                 event_depth_sizes)
 from renderer.shade_kernels import shade_uniform
@@ -62,3 +63,12 @@ def test_texture_walk_keeps_no_reference_counts():
     (entry,) = [e for e in precompile.load() if e["kernel"] == "texture_walk"]
     sig = pickle.loads(base64.b64decode(entry["sig"]))
     assert _refcounts(texture_walk, sig=tuple(sig)) == 0
+
+
+def test_cover_samples_keeps_no_reference_counts():
+    """(The NGG small-primitive cull's test, a triangle an iteration.)"""
+    x = np.array([[0, 64, 0]], I64)
+    offsets = np.zeros(1, I64)
+    flags = np.ones(1, np.bool_)
+    assert _refcounts(cover_samples, 0, 1, x, x.copy(), np.zeros((1, 3)), np.zeros(1, I64),
+                      flags, 8, 8, offsets, offsets.copy(), flags.copy(), flags.copy()) == 0
