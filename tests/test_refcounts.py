@@ -15,6 +15,7 @@ import pytest
 from numba import njit, typeof
 
 from pipelines.commands import precompile
+from renderer.compression import codecs_kernels
 from renderer.frontend.ngg_kernels import cover_samples
 from renderer.rop_sizes import (RULE_Z_GRANULE, RULE_Z_MAX_PLANES, RULE_Z_PLANE_BYTES, RULES_N,
                                 event_depth_sizes)
@@ -72,3 +73,12 @@ def test_cover_samples_keeps_no_reference_counts():
     flags = np.ones(1, np.bool_)
     assert _refcounts(cover_samples, 0, 1, x, x.copy(), np.zeros((1, 3)), np.zeros(1, I64),
                       flags, 8, 8, offsets, offsets.copy(), flags.copy(), flags.copy()) == 0
+
+
+@pytest.mark.parametrize("kernel", ["_group_range", "_solid"])
+def test_frame_codec_block_kernels_keep_no_reference_counts(kernel):
+    """(The AFBC / UBWC block size kernels, a call a block or group.)"""
+    fn = getattr(codecs_kernels, kernel)
+    img, words, out = np.zeros((8, 8, 4), np.uint8), np.zeros(64, np.uint32), np.zeros(4, I64)
+    extra = (out.copy(),) if kernel == "_group_range" else ()
+    assert _refcounts(fn, img, words, 0, 0, 4, 4, out, *extra) == 0

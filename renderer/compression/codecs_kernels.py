@@ -107,25 +107,27 @@ def _group_range(img, words, x0, y0, gw, gh, mins, widths):
     H, W = img.shape[0], img.shape[1]
     if _strips_fit(words, W, H, x0, y0, gw, gh):
         lo0, lo1, lo2, lo3, hi0, hi1, hi2, hi3 = _strips(words, W, x0, y0, gw, gh)
-        mins[0], mins[1], mins[2], mins[3] = lo0, lo1, lo2, lo3
-        widths[0], widths[1] = bit_length(hi0 - lo0), bit_length(hi1 - lo1)
-        widths[2], widths[3] = bit_length(hi2 - lo2), bit_length(hi3 - lo3)
-        return
-    xa, xb = min(x0, W - 1), min(x0 + gw, W)          # columns xa..xb-1, at least one
-    ya, yb = min(y0, H - 1), min(y0 + gh, H)
-    lo0 = lo1 = lo2 = lo3 = np.int64(1 << 30)
-    hi0 = hi1 = hi2 = hi3 = np.int64(-1)
-    for y in range(ya, yb):
-        for x in range(xa, xb):
-            v0, v1 = np.int64(img[y, x, 0]), np.int64(img[y, x, 1])
-            v2, v3 = np.int64(img[y, x, 2]), np.int64(img[y, x, 3])
-            lo0, hi0 = min(lo0, v0), max(hi0, v0)
-            lo1, hi1 = min(lo1, v1), max(hi1, v1)
-            lo2, hi2 = min(lo2, v2), max(hi2, v2)
-            lo3, hi3 = min(lo3, v3), max(hi3, v3)
+    else:
+        xa, xb = min(x0, W - 1), min(x0 + gw, W)          # columns xa..xb-1, at least one
+        ya, yb = min(y0, H - 1), min(y0 + gh, H)
+        lo0 = lo1 = lo2 = lo3 = np.int64(1 << 30)
+        hi0 = hi1 = hi2 = hi3 = np.int64(-1)
+        for y in range(ya, yb):
+            for x in range(xa, xb):
+                v0, v1 = np.int64(img[y, x, 0]), np.int64(img[y, x, 1])
+                v2, v3 = np.int64(img[y, x, 2]), np.int64(img[y, x, 3])
+                lo0, hi0 = min(lo0, v0), max(hi0, v0)
+                lo1, hi1 = min(lo1, v1), max(hi1, v1)
+                lo2, hi2 = min(lo2, v2), max(hi2, v2)
+                lo3, hi3 = min(lo3, v3), max(hi3, v3)
     mins[0], mins[1], mins[2], mins[3] = lo0, lo1, lo2, lo3
     widths[0], widths[1] = bit_length(hi0 - lo0), bit_length(hi1 - lo1)
     widths[2], widths[3] = bit_length(hi2 - lo2), bit_length(hi3 - lo3)
+    # The sum no caller reads: a last use of both arrays on every path, so that numba prunes
+    # their reference counts (raster_sections.py's rules). With the vector path's early return
+    # and `words` used there alone, each call, one a group, kept four atomic pairs (0.29-0.44%
+    # of arm-mali's and qcom-adreno's frames: bench/perf_kernels.py --refcounts).
+    return img.shape[0] + words.shape[0]
 
 
 @inlined(error_model="python")
@@ -251,17 +253,24 @@ def _solid(img, words, x0, y0, bw, bh, colour):
     if _strips_fit(words, W, H, x0, y0, bw, bh):
         lo0, lo1, lo2, lo3, hi0, hi1, hi2, hi3 = _strips(words, W, x0, y0, bw, bh)
         colour[0], colour[1], colour[2], colour[3] = lo0, lo1, lo2, lo3
-        return lo0 == hi0 and lo1 == hi1 and lo2 == hi2 and lo3 == hi3
-    for c in range(4):
-        colour[c] = img[min(y0, H - 1), min(x0, W - 1), c]
-    for j in range(bh):
-        y = min(y0 + j, H - 1)
-        for i in range(bw):
-            x = min(x0 + i, W - 1)
-            for c in range(4):
-                if img[y, x, c] != colour[c]:
-                    return False
-    return True
+        same = lo0 == hi0 and lo1 == hi1 and lo2 == hi2 and lo3 == hi3
+    else:
+        for c in range(4):
+            colour[c] = img[min(y0, H - 1), min(x0, W - 1), c]
+        same = True
+        j = 0
+        while same and j < bh:                  # to the first pixel that differs
+            y = min(y0 + j, H - 1)
+            i = 0
+            while same and i < bw:
+                x = min(x0 + i, W - 1)
+                for c in range(4):
+                    same = same and img[y, x, c] == colour[c]
+                i += 1
+            j += 1
+    # (its arrays used last on every path, before the answer: see _group_range)
+    extents = img.shape[0] + words.shape[0] + colour.shape[0]
+    return extents >= 0 and same
 
 
 @njit(cache=True, nogil=True)
