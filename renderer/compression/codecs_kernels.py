@@ -103,7 +103,7 @@ def _group_range(img, words, x0, y0, gw, gh, mins, widths):
     pass over all four channels (a pass per channel with clamped coordinates measured about
     3x slower). words: an 8-bit image's pixels as uint32 (empty otherwise), for groups a
     multiple of 4 pixels wide inside the image: a row of eight or four pixels as one vector
-    (_strips)."""
+    (_strips). Into mins and widths; returns a number that means nothing (below)."""
     H, W = img.shape[0], img.shape[1]
     if _strips_fit(words, W, H, x0, y0, gw, gh):
         lo0, lo1, lo2, lo3, hi0, hi1, hi2, hi3 = _strips(words, W, x0, y0, gw, gh)
