@@ -3,38 +3,41 @@ array argument at entry and prunes the pair only where every path out of the fun
 plain, so a helper that may raise (Python's error model on a division), an array read on one
 path only, or a second return leaves an NRT_incref / NRT_decref pair per array in every call
 (1-2% of a frame's samples, bench/perf_kernels.py). Each kernel is compiled afresh here,
-uncached, and its own body's IR searched for the calls."""
+uncached, with its own options, and its own body's IR counted (bench/kernel_ir.py's figures)."""
 from __future__ import annotations
 
 import base64
 import pickle
-import re
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from numba import njit, typeof
 
-from pipelines.commands import precompile
-from renderer.compression import codecs_kernels
-from renderer.frontend.ngg_kernels import cover_samples
-from renderer.rop_sizes import (RULE_Z_GRANULE, RULE_Z_MAX_PLANES, RULE_Z_PLANE_BYTES, RULES_N,
-                                event_depth_sizes)
-from renderer.shade_kernels import shade_uniform
-from renderer.texture_l1 import texture_walk
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+
+from kernel_ir import figures  # noqa: E402
+from pipelines.commands import precompile  # noqa: E402
+from renderer.compression import codecs_kernels  # noqa: E402
+from renderer.frontend.ngg_kernels import cover_samples  # noqa: E402
+from renderer.rop_sizes import (RULE_Z_GRANULE, RULE_Z_MAX_PLANES, RULE_Z_PLANE_BYTES,  # noqa: E402
+                                RULES_N, event_depth_sizes)
+from renderer.shade_kernels import shade_uniform  # noqa: E402
+from renderer.texture_l1 import texture_walk  # noqa: E402
 
 
 def _refcounts(kernel, *args, sig=None) -> int:
-    """NRT_incref and NRT_decref calls in the body of a fresh compile of kernel for the types of
-    args (or the signature sig)."""
-    fresh = njit(nogil=True, error_model="numpy")(kernel.py_func)
+    """NRT_incref and NRT_decref calls in the body of a fresh compile of kernel, with its own
+    options but its cache (and njit's nopython, implied), for the types of args (or the
+    signature sig)."""
+    options = {k: v for k, v in kernel.targetoptions.items() if k not in ("cache", "nopython")}
+    fresh = njit(**options)(kernel.py_func)
     fresh.compile(sig if sig is not None else tuple(typeof(a) for a in args))
-    name = kernel.py_func.__name__
     (ir,) = fresh.inspect_llvm().values()
-    bodies = [b for b in re.split(r"\ndefine ", ir)[1:]
-              if name in b.split("\n")[0] and "cpython" not in b.split("\n")[0]
-              and "cfunc" not in b.split("\n")[0]]
-    assert bodies, f"no body of {name} in its IR"
-    return sum(b.count("@NRT_incref(") + b.count("@NRT_decref(") for b in bodies)
+    bodies = figures(ir, kernel.py_func.__name__)
+    assert bodies, f"no body of {kernel.py_func.__name__} in its IR"
+    return sum(f["incref"] + f["decref"] for f in bodies)
 
 
 I64 = np.int64
