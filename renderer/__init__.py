@@ -27,9 +27,10 @@ An architecture (pipelines/) composes them; for instance, a frame by hand:
 """
 
 from .allocator import keep_freed_memory
-from .jit_cache import load_without_refresh, use_source_keyed_cache
+from .jit_cache import load_without_refresh, use_opt_level, use_source_keyed_cache
 from .workers import hand_over_quickly, wait_passively
 
+use_opt_level()
 use_source_keyed_cache()
 load_without_refresh()
 keep_freed_memory()

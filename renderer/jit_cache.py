@@ -30,6 +30,14 @@ PACKAGES = ("renderer", "pipelines/arch", "pipelines/passes")   # where kernels 
 # read 1559 files (numba, numpy, IPython...) at every start, 1.5 s of a warm render's 1.7.
 OWN = ("renderer", "pipelines", "scenes", "assets", "viewer")
 KEEP = 3        # cache directories kept (the newest), so that switching branches stays warm
+# LLVM's optimisation level for the kernels (NUMBA_OPT; numba's default is 3), unless the
+# environment names one. At 2 the tile kernel compiles in 22.3 s rather than 28.8 (one process,
+# an empty cache, one sample; its late callees 6.3 s rather than 8.1) and its machine code is
+# 12% smaller: level 3 adds LLVM's non-trivial loop unswitching, argument promotion and call-site
+# splitting, which copy the tile kernel's loops for each flag invariant in them. The frames and
+# walks run as fast, measured in processes taking turns on 2026-12-07 (docs/speed.md, "The
+# first run"); the kernels' own vector code is written by hand (vector_ir) and keeps its shape.
+OPT_LEVEL = 2
 
 
 def _is_kernel_module(text: str) -> bool:
@@ -137,10 +145,27 @@ def cache_home() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tilesim"
 
 
+def use_opt_level() -> int:
+    """Compile at OPT_LEVEL where NUMBA_OPT does not say otherwise: set in the environment, so
+    that numba's reload of its configuration at each compile keeps it and the precompile's
+    workers inherit it, and in numba's configuration, read when its code generator starts (at
+    the first compile or cache load, after this). Returns the level kernels compile at (3 for
+    "max")."""
+    from numba.core.config import _process_opt_level
+    os.environ.setdefault("NUMBA_OPT", str(OPT_LEVEL))
+    try:
+        numba.config.OPT = _process_opt_level(os.environ["NUMBA_OPT"])
+    except ValueError:
+        pass                         # numba has warned of the value and keeps its default
+    return int(numba.config.OPT)
+
+
 def use_source_keyed_cache() -> Path:
-    """Point numba's cache at <base>/numba-<source key>; drop all but the KEEP newest."""
+    """Point numba's cache at <base>/numba-<source key>-o<optimisation level> (numba's cache
+    index does not say at which level a kernel was compiled); drop all but the KEEP newest."""
     base = Path(os.environ.get("NUMBA_CACHE_DIR") or cache_home())
-    here = base / f"numba-{remembered_source_key(base)}"
+    level = getattr(numba.config.OPT, "_raw_value", numba.config.OPT)      # (an int, or "max")
+    here = base / f"numba-{remembered_source_key(base)}-o{level}"
     numba.config.CACHE_DIR = str(here)
     try:
         here.mkdir(parents=True, exist_ok=True)

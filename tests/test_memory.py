@@ -357,7 +357,7 @@ def test_kernel_cache_is_keyed_by_every_source(tmp_path):
     from renderer import jit_cache
 
     assert mk.serve._cache._cache_path.startswith(numba.config.CACHE_DIR)
-    assert numba.config.CACHE_DIR.endswith(jit_cache.source_key())
+    assert numba.config.CACHE_DIR.endswith(f"{jit_cache.source_key()}-o{int(numba.config.OPT)}")
     for package in jit_cache.PACKAGES:
         (tmp_path / package).mkdir(parents=True)
         (tmp_path / package / "a_kernels.py").write_text("from numba import njit\nfrom .b import F_N\n")
@@ -386,6 +386,28 @@ def test_kernel_cache_is_keyed_by_every_source(tmp_path):
     assert "renderer/texture_l1.py" in sources and "renderer/raster_sections.py" in sources
     assert not any(s.startswith("scenes/") for s in sources)
     assert "renderer/texture_formats.py" not in sources and "pipelines/arch/imr.py" not in sources
+
+
+def test_kernels_compile_at_the_opt_level_the_environment_names():
+    """LLVM's level 2 where NUMBA_OPT is not set (jit_cache.OPT_LEVEL), the environment's where it
+    is; a kernel cached at one level is never loaded at another (the cache folder names it)."""
+    import subprocess
+    import sys
+
+    from tests.cli_process import HANG_S, child_env
+    show = ("import os, numba, renderer; "
+            "print(int(numba.config.OPT), os.environ['NUMBA_OPT'], numba.config.CACHE_DIR)")
+    seen = {}
+    for value in (None, "3", "max"):
+        env = child_env()
+        env.pop("NUMBA_OPT", None)                  # (this process's import of renderer set it)
+        if value is not None:
+            env["NUMBA_OPT"] = value
+        seen[value] = subprocess.run([sys.executable, "-c", show], env=env, capture_output=True,
+                                     text=True, timeout=HANG_S, check=True).stdout.split()
+    assert seen[None][:2] == ["2", "2"] and seen[None][2].endswith("-o2")
+    assert seen["3"][:2] == ["3", "3"] and seen["3"][2].endswith("-o3")
+    assert seen["max"][:2] == ["3", "max"] and seen["max"][2].endswith("-omax")
 
 
 _WARM_LOAD = """
