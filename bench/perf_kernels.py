@@ -6,6 +6,7 @@
                                  [--picture]             # the viewer's picture, no costs
                                  [--annotate rasterize_tile --lines]   # by source line
                                  [--refcounts]           # who takes numba's reference counts
+                                 [--threads]             # shares by thread and function
 
 perf cannot name numba's machine code (it lives in anonymous memory), so this writes the map
 perf reads for JIT code (/tmp/perf-<pid>.map): each kernel loaded from numba's cache brings its
@@ -32,6 +33,11 @@ functions that never touch the stack, its top word is the caller's return addres
 listed there increfs its arrays at every call and prunes no pair: a path that may raise (a
 helper in Python's error model dividing), an array read on one path only, or a second return
 (tests/test_refcounts.py holds the kernels fixed so far).
+
+`--threads` splits the shares by thread: a pipelined replay's producer runs on the main thread
+and its consumer on the memory model's second thread, which the raster's workers join, so
+whether the replay is balanced is read there (sponza at 1080p through imr-baseline, 2026-12-07:
+the producer's replay and serve_levels 15.6% of the samples, the consumer's 15.3%).
 
 Kernels compiled in this process bring no object file: run once to fill the cache first (the
 script says so). Needs `perf` (linux-tools), `readelf` and `objdump` (binutils), and a
@@ -315,6 +321,9 @@ def main(argv=None) -> int:
     ap.add_argument("--refcounts", action="store_true",
                     help="also say which functions NRT_incref and NRT_decref return to (the "
                          "kernels that take atomic reference counts at every call)")
+    ap.add_argument("--threads", action="store_true",
+                    help="shares by thread and function: which thread runs what (a pipelined "
+                         "replay's producer, this process's main thread, against its consumer)")
     ap.add_argument("--picture", action="store_true",
                     help="profile the picture alone (pipelines.picture: no costs), as the viewer "
                          "draws it while the camera moves")
@@ -351,15 +360,26 @@ def main(argv=None) -> int:
                   file=sys.stderr)
             return 2
         ms = 1000 * (time.perf_counter() - t0) / max(frames, 1)
+        # (perf's "pid" key is the thread: its id and name)
         report = subprocess.run(["perf", "report", "-i", str(data), "--no-children", "--sort",
-                                 "symbol", "--stdio"], capture_output=True, text=True).stdout
+                                 "pid,symbol" if a.threads else "symbol", "--stdio"],
+                                capture_output=True, text=True).stdout
         print(f"{what}: {frames} runs, {ms:.1f} ms each "
               f"(numba threads {__import__('numba').get_num_threads()}); share of samples:")
         shares = collections.Counter()       # by function: its copies' samples together
+        threads = collections.Counter()      # --threads: each thread's share
         for line in report.splitlines():
-            m = re.match(r"\s*([\d.]+)%\s+\[\.\]\s+(\S+)", line)
+            m = re.match(r"\s*([\d.]+)%\s+(?:(\d+):\S*\s+)?\[\.\]\s+(\S+)", line)
             if m:
-                shares[readable(m.group(2))] += float(m.group(1))
+                share, tid = float(m.group(1)), m.group(2)
+                thread = ""
+                if tid is not None:
+                    thread = "main " if int(tid) == os.getpid() else f"{tid} "
+                    threads[thread] += share
+                shares[thread + readable(m.group(3))] += share
+        if threads:
+            print("  by thread (this process's main thread: 'main'): " + ", ".join(
+                f"{t.strip()} {share:.1f}%" for t, share in threads.most_common()))
         for name, share in shares.most_common(a.top):
             print(f"  {share:5.1f}%  {name}")
         if a.refcounts:
