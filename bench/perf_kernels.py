@@ -34,10 +34,11 @@ listed there increfs its arrays at every call and prunes no pair: a path that ma
 helper in Python's error model dividing), an array read on one path only, or a second return
 (tests/test_refcounts.py holds the kernels fixed so far).
 
-`--threads` splits the shares by thread: a pipelined replay's producer runs on the main thread
-and its consumer on the memory model's second thread, which the raster's workers join, so
-whether the replay is balanced is read there (sponza at 1080p through imr-baseline, 2026-12-07:
-the producer's replay and serve_levels 15.6% of the samples, the consumer's 15.3%).
+`--threads` splits the shares by thread (this process's main thread named 'main', the others
+by id): a pipelined replay's producer runs on the main thread and its consumer on the memory
+model's second thread, so whether the replay is balanced is read from one profile (sponza at
+1080p through imr-baseline, 2026-12-07: the producer's replay and serve_levels 15.6% of the
+samples, the consumer's serve_levels and serve_handed 15.3%).
 
 Kernels compiled in this process bring no object file: run once to fill the cache first (the
 script says so). Needs `perf` (linux-tools), `readelf` and `objdump` (binutils), and a

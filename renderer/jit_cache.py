@@ -33,10 +33,10 @@ KEEP = 3        # cache directories kept (the newest), so that switching branche
 # LLVM's optimisation level for the kernels (NUMBA_OPT; numba's default is 3), unless the
 # environment names one. At 2 the tile kernel compiles in 22.3 s rather than 28.8 (one process,
 # an empty cache, one sample; its late callees 6.3 s rather than 8.1) and its machine code is
-# 12% smaller: level 3 adds LLVM's non-trivial loop unswitching, argument promotion and call-site
-# splitting, which copy the tile kernel's loops for each flag invariant in them. The frames and
-# walks run as fast, measured in processes taking turns on 2026-12-07 (docs/speed.md, "The
-# first run"); the kernels' own vector code is written by hand (vector_ir) and keeps its shape.
+# 12% smaller (level 3 adds passes such as LLVM's non-trivial loop unswitching, which copies a
+# loop for a flag invariant in it, argument promotion and call-site splitting). The frames and
+# walks ran as fast within the noise of processes taking turns on 2026-12-07 (docs/speed.md,
+# "The first run"); the kernels' own vector code is written by hand (vector_ir).
 OPT_LEVEL = 2
 
 
@@ -160,12 +160,16 @@ def use_opt_level() -> int:
     return int(numba.config.OPT)
 
 
+def opt_name() -> str:
+    """The optimisation level as NUMBA_OPT names it (0-3 or "max")."""
+    return str(getattr(numba.config.OPT, "_raw_value", numba.config.OPT))
+
+
 def use_source_keyed_cache() -> Path:
     """Point numba's cache at <base>/numba-<source key>-o<optimisation level> (numba's cache
     index does not say at which level a kernel was compiled); drop all but the KEEP newest."""
     base = Path(os.environ.get("NUMBA_CACHE_DIR") or cache_home())
-    level = getattr(numba.config.OPT, "_raw_value", numba.config.OPT)      # (an int, or "max")
-    here = base / f"numba-{remembered_source_key(base)}-o{level}"
+    here = base / f"numba-{remembered_source_key(base)}-o{opt_name()}"
     numba.config.CACHE_DIR = str(here)
     try:
         here.mkdir(parents=True, exist_ok=True)

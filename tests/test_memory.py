@@ -357,7 +357,7 @@ def test_kernel_cache_is_keyed_by_every_source(tmp_path):
     from renderer import jit_cache
 
     assert mk.serve._cache._cache_path.startswith(numba.config.CACHE_DIR)
-    assert numba.config.CACHE_DIR.endswith(f"{jit_cache.source_key()}-o{int(numba.config.OPT)}")
+    assert numba.config.CACHE_DIR.endswith(f"{jit_cache.source_key()}-o{jit_cache.opt_name()}")
     for package in jit_cache.PACKAGES:
         (tmp_path / package).mkdir(parents=True)
         (tmp_path / package / "a_kernels.py").write_text("from numba import njit\nfrom .b import F_N\n")
