@@ -146,17 +146,16 @@ def cache_home() -> Path:
 
 
 def use_opt_level() -> int:
-    """Compile at OPT_LEVEL where NUMBA_OPT does not say otherwise: set in the environment, so
-    that numba's reload of its configuration at each compile keeps it and the precompile's
-    workers inherit it, and in numba's configuration, read when its code generator starts (at
-    the first compile or cache load, after this). Returns the level kernels compile at (3 for
-    "max")."""
-    from numba.core.config import _process_opt_level
+    """Compile at OPT_LEVEL where NUMBA_OPT does not say otherwise, through numba's own
+    configuration: the variable set in the environment (the precompile's workers inherit it) and
+    numba's configuration read again now, before use_source_keyed_cache sets the cache folder.
+    numba reads its environment again at each compile, and only where it changed since it last
+    read it: left to that first compile, the new variable would have it read every variable
+    again there and drop the cache folder set since, so that kernels imported later cached
+    beside their sources. (A bad value keeps numba's warning and its default.) Returns the
+    level kernels compile at (3 for "max")."""
     os.environ.setdefault("NUMBA_OPT", str(OPT_LEVEL))
-    try:
-        numba.config.OPT = _process_opt_level(os.environ["NUMBA_OPT"])
-    except ValueError:
-        pass                         # numba has warned of the value and keeps its default
+    numba.core.config.reload_config()
     return int(numba.config.OPT)
 
 

@@ -410,6 +410,34 @@ def test_kernels_compile_at_the_opt_level_the_environment_names():
     assert seen["max"][:2] == ["3", "max"] and seen["max"][2].endswith("-omax")
 
 
+_LATE_IMPORT = """
+import numba
+import renderer
+before = numba.config.CACHE_DIR
+numba.njit(lambda x: x + 1)(1)               # a compile: numba reads its environment again
+from numba.core.dispatcher import Dispatcher
+import renderer.bvh.box8_kernels as late     # a kernel module imported after it
+paths = [v._cache._cache_path for v in vars(late).values()
+         if isinstance(v, Dispatcher) and hasattr(v._cache, "_cache_path")]
+print(before == numba.config.CACHE_DIR, bool(paths) and all(p.startswith(before) for p in paths))
+"""
+
+
+def test_the_cache_folder_outlives_numbas_reading_of_its_environment():
+    """jit_cache.use_opt_level sets NUMBA_OPT and has numba read its environment at once: left
+    to the first compile, that reading dropped the source-keyed cache folder, and a kernel
+    module imported after it cached beside its source."""
+    import subprocess
+    import sys
+
+    from tests.cli_process import HANG_S, child_env
+    env = child_env()
+    env.pop("NUMBA_OPT", None)
+    out = subprocess.run([sys.executable, "-c", _LATE_IMPORT], env=env, capture_output=True,
+                         text=True, timeout=HANG_S, check=True).stdout.split()
+    assert out == ["True", "True"]
+
+
 _WARM_LOAD = """
 import json
 import sys
