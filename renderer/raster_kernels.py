@@ -103,7 +103,7 @@ class RasterJob(NamedTuple):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view, n_samples,
-                   hsr, hiz, zskip, chunk, costs, counters):
+                   hsr, hiz, zskip, chunk, costs, quads, counters):
     """The tiles of a pass (RasterJob's parts, which tile_kernel below passes it) in
     tile_order, each taken in turn from cursor[0] (shared with the other threads doing the same
     order) until none is left. Tile i: its references in the schedule's order
@@ -123,7 +123,11 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
     38 reference increments); those per tile and per reference are called.
     It takes the job's parts, not the job: opening a struct of structs per tile measured 5%
     (74-79 ms against 78-84). And it takes its tiles in a loop of its own, so that it opens
-    those parts and makes its scratch once a thread rather than once a tile."""
+    those parts and makes its scratch once a thread rather than once a tile.
+
+    `quads` is None for a pass none of whose draws can leave the plain path (quad_path below):
+    numba prunes the branches on it before typing, so that kernel compiles without the quad path
+    and the texture L1, which it would never run."""
     # Unpack the structs once: an array taken out of a tuple inside the loop is ref-counted
     # every time, which costs more than the edge tests.
     vx, vy, _, v_inv_w, v_normal, v_uv, back, zplane, draw, _ = tris
@@ -425,7 +429,7 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
                                                fB1, fB2, fC0, fC1, fC2, dzdx, dzdy, zc)
                         if cov_m == 0:
                             continue
-                    if fill_fast:
+                    if fill_fast or quads is None:       # (None: no draw leaves it)
                         # The common case of opaque triangles with one colour (flat or unlit) or
                         # Lambert on the interpolated normal, at one sample: the covered pixels one
                         # by one, in any order (a triangle's pixels are independent); quads, helper
@@ -540,7 +544,7 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
                             k_blended += n_blend
                     if tight:
                         zbound[bl] = min(zbound[bl], np.float32(zhi + 1e-6))
-            if n_quads_tex > 0:
+            if quads is not None and n_quads_tex > 0:
                 n_tex, n_look, n_hit, n_over, l1_clock = texture_walk(
                     tex, ti, quad_uv, quad_level, n_quads_tex, l1_tags, l1_stamps, l1_clock,
                     quad_lines, last_lines, tex_addr, tex_off[r],
@@ -606,6 +610,7 @@ def rasterize_tile(tile_order, cursor, tris, bins, mat, tex, light, fb, ev, view
 # kernel and optimises it once more (6.6 s of the raster module's 28.6 s, one process, empty cache),
 # and a prange hands each thread a fixed share.
 N_SAMPLES_ARG = 10          # rasterize_tile's argument typed as a literal
+QUADS_ARG = 16              # and its `quads` (None: the kernel without its quad path)
 _ENTRIES: dict = {}         # type_key of the arguments -> rasterize_tile's compiled entry point
 
 
@@ -624,6 +629,28 @@ def type_key(value):
     return typeof(value)
 
 
+# The tile kernel without its quad path: a pass of opaque, untextured, unblended draws at one
+# sample fills every block on the plain path, so the quad path (quad coverage, visibility,
+# attributes, shading, the ROP's samples) and the texture L1's walk never run in it. Given None
+# for `quads`, numba prunes them before typing (its dead-branch pruning of a None argument), and
+# that kernel compiles in about half the tile kernel's time, without some thirty callees:
+# `render triangle`'s kernels one after another in one process, 72.4 -> 56.1 s (2026-12-08).
+# Both make the same pixels, counts and events, since the branches pruned are never taken
+# there (tests/test_raster.py runs a pass both ways). LEAN off gives every pass the whole
+# kernel: a command that draws textured scenes too compiles that one alone
+# (pipelines.commands.precompile.choose_variant).
+LEAN = True
+
+
+def quad_path(mat, n_samples: int):
+    """rasterize_tile's `quads`: None when LEAN is on and no draw of the pass (mat:
+    shade.Materials) can take the quad path, else True."""
+    if LEAN and n_samples == 1 and (mat.texture < 0).all() and not mat.blend.any() \
+            and (mat.alpha_mode != MASK_MODE).all():
+        return None
+    return True
+
+
 def tile_kernel(job: RasterJob, n_samples: int, counters: np.ndarray):
     """rasterize_tile compiled (or loaded from the cache) for `job`'s parts, `n_samples` and the
     counter rows `counters`, as run(tile_order, cursor) for run_tiles' threads: the tiles of
@@ -632,8 +659,9 @@ def tile_kernel(job: RasterJob, n_samples: int, counters: np.ndarray):
     here (the job's, counters) or are int64 vectors (tile_order, cursor)."""
     tris, bins, mat, tex, light, fb, events, target, hsr, hiz, zskip, chunk, costs = job
     ints = np.zeros(1, np.int64)
+    quads = quad_path(mat, n_samples)
     args = (ints, ints, tris, bins, mat, tex, light, fb, events, target, n_samples, hsr, hiz,
-            zskip, chunk, costs, counters)
+            zskip, chunk, costs, quads, counters)
     key = (type_key(args), n_samples)
     entry = _ENTRIES.get(key)
     if entry is None:
@@ -643,7 +671,7 @@ def tile_kernel(job: RasterJob, n_samples: int, counters: np.ndarray):
 
     def run(tile_order: np.ndarray, cursor: np.ndarray) -> None:
         entry(np.ascontiguousarray(tile_order, np.int64), cursor, tris, bins, mat, tex, light, fb,
-              events, target, n_samples, hsr, hiz, zskip, chunk, costs, counters)
+              events, target, n_samples, hsr, hiz, zskip, chunk, costs, quads, counters)
     return run
 
 

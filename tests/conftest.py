@@ -26,13 +26,14 @@ def pytest_xdist_auto_num_workers(config):
 def pytest_sessionstart(session):
     """On a cold numba cache, every preset's kernels compiled first on every core at once
     (pipelines.commands.precompile), so that the test workers load them rather than each compile
-    the raster kernels again. Runs before pytest-xdist starts its workers (its sessionstart is
+    the raster kernels again (both tile kernels: each test's passes take the one they allow).
+    Runs before pytest-xdist starts its workers (its sessionstart is
     trylast), in the controller only."""
     if hasattr(session.config, "workerinput"):
         return
     from pipelines.commands.precompile import precompile
     t0 = time.perf_counter()
-    modules = precompile()
+    modules = precompile(every_variant=True)
     if modules:
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:

@@ -67,6 +67,13 @@ if sys.argv[1] == "workers":
     print(json.dumps([module, n, len(entries)]))
 else:
     cached = all(pc._cached(e) for e in entries)
+    # a signature its index does not name: not cached, though the kernel's index is there
+    import base64, pickle
+    from numba.core import types
+    sig = pickle.loads(base64.b64decode(entries[0]["sig"]))
+    other = dict(entries[0], sig=base64.b64encode(pickle.dumps(
+        tuple(types.float32 for _ in sig))).decode())
+    cached = cached and not pc._cached(other)
     again = pc.compiles(entries)
     print(json.dumps([cached, again, [len(g) for g in pc.plan(None) if g[0]["module"] == SMALL]]))
 """
@@ -74,7 +81,8 @@ else:
 
 def test_a_workers_compile_is_what_a_later_process_loads(tmp_path):
     """A module's entry points compiled in a spawned worker on an empty cache: a new process finds
-    them cached, compiles none of them again, and the plan leaves the module out."""
+    them cached (and a signature never compiled not cached), compiles none of them again, and
+    the plan leaves the module out."""
     env = child_env(NUMBA_CACHE_DIR=str(tmp_path))
     run = lambda step: json.loads(subprocess.run(  # noqa: E731
         [sys.executable, "-c", _CHILD, step, SMALL], env=env, capture_output=True, text=True,
@@ -85,12 +93,16 @@ def test_a_workers_compile_is_what_a_later_process_loads(tmp_path):
     assert cached and compiled_again == 0 and planned == []
 
 
-def test_the_plan_starts_with_the_longest_module_and_keeps_a_module_together(monkeypatch):
+@pytest.mark.parametrize("lean", [False, True])
+def test_the_plan_starts_with_the_longest_module_and_keeps_a_module_together(monkeypatch, lean):
     monkeypatch.setattr(pc, "_cached", lambda e: False)
+    monkeypatch.setattr(rk, "LEAN", lean)                 # (choose_variant's choice)
     groups = pc.plan(["imr-baseline"], {1})
-    # the tile kernel's module first, then its callees compiled ahead of it in another worker
+    # the tile kernel's module first, then its callees compiled ahead of it in another worker:
+    # the lean tile kernel (raster_kernels.quad_path) asks for no texture L1 walk
     assert groups[0][0]["module"] == "renderer.raster_kernels"
-    ahead = pc.AHEAD[groups[0][0]["module"]]
+    ahead = [name for name in pc.AHEAD[groups[0][0]["module"]]
+             if not (lean and name.endswith(".texture_walk"))]
     assert {(e["module"], e["kernel"], e["ahead_of"]) for e in groups[1]} == {
         (*name.rsplit(".", 1), "renderer.raster_kernels") for name in ahead}
     modules = [g for g in groups if not g[0].get("ahead_of")]

@@ -1,6 +1,9 @@
 """The fast rasterizer against its slow twin, watertightness, determinism."""
 from __future__ import annotations
 
+import base64
+import pickle
+
 import numba
 import numpy as np
 import pytest
@@ -229,3 +232,61 @@ def test_type_key_tells_apart_what_numba_types_apart():
         for y in values:
             same_key = type_key(x) == type_key(y)
             assert same_key == (numba.typeof(x) == numba.typeof(y)), (x, y)
+
+
+@pytest.mark.parametrize("preset", ["imr-baseline", "amd-rdna2", "apple-m3"])
+@pytest.mark.parametrize("scene", ["triangle", "overdraw:8:shuffled", "sponza", "city", "deferred",
+                                   "spot", "foliage", "particles"])
+def test_the_tile_kernel_without_its_quad_path_changes_nothing(monkeypatch, scene, preset):
+    """A pass of opaque, untextured, unblended draws at one sample takes the tile kernel numba
+    compiled without its quad path (raster_kernels.quad_path gives None): every counter, per-tile
+    map and pixel is what the whole kernel gives. A textured (spot), alpha-tested (foliage) or
+    blended (particles) pass takes the whole kernel either way."""
+    import renderer.raster_kernels as rk
+    from pipelines import render
+
+    quad_path, given = rk.quad_path, []          # what each pass's tile kernel is given
+    monkeypatch.setattr(rk, "quad_path", lambda *a: given.append(quad_path(*a)) or given[-1])
+    results = []
+    for lean in (False, True):
+        monkeypatch.setattr(rk, "LEAN", lean)
+        given.clear()
+        results.append(render(scene, preset, 192, 108))
+        plain = scene not in ("spot", "foliage", "particles")
+        assert given and set(given) == {None if lean and plain else True}
+    whole, lean = results
+    assert dict(lean.counters) == dict(whole.counters)
+    assert np.array_equal(lean.color, whole.color) and np.array_equal(lean.depth, whole.depth)
+    for name in whole.tile_maps:
+        assert np.array_equal(lean.tile_maps[name], whole.tile_maps[name]), name
+
+
+@pytest.mark.parametrize("scene, lean", [("sponza", True), ("spheres", True), ("deferred", True),
+                                         ("spot", False), ("foliage", False),
+                                         ("particles", False), ("pul1duel", False)])
+def test_a_command_takes_the_lean_tile_kernel_where_every_scene_allows_it(monkeypatch, scene,
+                                                                          lean):
+    """pipelines.commands.precompile.choose_variant: the lean kernel for a command whose scenes
+    draw nothing textured, alpha-tested or blended; the whole one otherwise, or where the
+    scenes are not known; and the plan then lists the tile kernels of that variant alone."""
+    import renderer.raster_kernels as rk
+    from numba.core import types
+    from pipelines.commands import precompile as pc
+
+    monkeypatch.setattr(rk, "LEAN", rk.LEAN)
+    pc.choose_variant([get_scene(scene)])
+    assert rk.LEAN is lean
+    pc.choose_variant([get_scene("triangle"), get_scene(scene)])
+    assert rk.LEAN is lean
+    pc.choose_variant(None)
+    assert rk.LEAN is False
+    rk.LEAN = lean
+    tile_entries = [e for e in pc.load() if e["kernel"] == "rasterize_tile"]
+    if not tile_entries:
+        pytest.skip("the precompile list holds no tile kernel for this numba")
+    for e in tile_entries:
+        sig = pickle.loads(base64.b64decode(e["sig"]))
+        without = isinstance(sig[rk.QUADS_ARG], types.NoneType)
+        one_sample = sig[rk.N_SAMPLES_ARG].literal_value == 1
+        # (at four samples every pass takes the whole kernel)
+        assert pc._variant_called(e) == (without or not one_sample if lean else not without)

@@ -19,7 +19,9 @@ by LLVM rather than at numba's IR level, renderer/raster_sections.py, then compi
 wrappers of a Python call, renderer/inlined.py, and the tile kernel compiled for its sample count
 alone, raster_kernels.tile_kernel), so past two or three cores it bounds the wall time; its
 late callees compile ahead in another worker (AHEAD: 21.6 s in its own then, and a cold render
-triangle 23.8-24.4 s on two cores, 2026-12-06). A kernel
+triangle 23.8-24.4 s on two cores, 2026-12-06). A command whose scenes draw nothing textured,
+alpha-tested or blended compiles the tile kernel without its quad path, one whose scenes do the
+whole one (choose_variant; renderer.raster_kernels.quad_path). A kernel
 the list misses (a preset changed with --set, ray passes, a stale list) compiles at its first
 call, as before.
 
@@ -166,8 +168,9 @@ def _compile_seconds(entries: list[dict]) -> tuple[dict[str, float], list[dict]]
                         m, n, sig, text = _row(m, n, sig)
                         c = callees.setdefault((m, n, text), {
                             "module": m, "kernel": n, "types": text, "sig": sig, "runs": [],
-                            "ahead_of": ahead_of})
+                            "ahead_of": ahead_of, "for": []})
                         c["runs"] += [r for r in e["runs"] if r not in c["runs"]]
+                        c["for"].append([e["kernel"], e["types"]])
         seconds[module] = round(time.perf_counter() - t0, 1)
     return seconds, list(callees.values())
 
@@ -227,11 +230,17 @@ def _compile_entry(entry: dict) -> None:
 
 
 def _cached(entry: dict) -> bool:
-    """Whether numba's cache holds an index for the entry's kernel (some signature of it)."""
+    """Whether numba's cache holds the entry's signature: its kernel's index names it (one
+    kernel's index holds all its signatures: the tile kernel's at each sample count and in
+    each variant, choose_variant's, of which one may be there and another not)."""
     try:
         disp = _dispatcher(entry)
         getattr(disp, "ready_cache", lambda: None)()      # an inlined helper's: made lazily
-        return os.path.exists(disp._cache._cache_file._index_path)
+        index = disp._cache._cache_file
+        if not os.path.exists(index._index_path):
+            return False
+        sig = pickle.loads(base64.b64decode(entry["sig"]))
+        return any(key[0] == sig for key in index._load_index())
     except Exception:                         # numba's internals moved, or the list is stale
         return True                           # (then nothing is compiled ahead)
 
@@ -266,19 +275,58 @@ def _compile_group(entries: list[dict]) -> tuple[str, int]:
     return _group_name(entries), compiles(entries)
 
 
-def plan(preset_names: list[str] | None, samples=None, post: bool = True) -> list[list[dict]]:
+def lean_scene(scene) -> bool:
+    """Whether every draw of `scene`'s render passes stays on the raster's plain path at one
+    sample: untextured, opaque, not blended (renderer.raster_kernels.quad_path)."""
+    from scenes.model import AlphaMode
+    return all(d.material.texture is None and d.material.alpha_mode != AlphaMode.MASK
+               and not d.state.blend for rp in scene.frame(1) for d in rp.draws)
+
+
+def choose_variant(scenes) -> None:
+    """The tile kernel the command's passes take (renderer.raster_kernels.LEAN): the one
+    without its quad path where every scene of the command does without it, else the whole one
+    for every pass, so that a command compiles one tile kernel, not both. Scenes not known
+    (None: the viewer, a sweep, a report's claims) may be any: the whole one."""
+    from renderer import raster_kernels
+    raster_kernels.LEAN = scenes is not None and all(lean_scene(s) for s in scenes)
+
+
+def _variant_called(entry: dict) -> bool:
+    """Whether the command calls this entry: a tile kernel's only in the variant
+    choose_variant chose (at four samples every pass takes the whole one)."""
+    if entry["kernel"] != "rasterize_tile" or entry["module"] != "renderer.raster_kernels":
+        return True
+    from numba.core import types
+
+    from renderer import raster_kernels as rk
+    sig = pickle.loads(base64.b64decode(entry["sig"]))
+    if isinstance(sig[rk.QUADS_ARG], types.NoneType):
+        return rk.LEAN
+    return not rk.LEAN or sig[rk.N_SAMPLES_ARG].literal_value != 1
+
+
+def plan(preset_names: list[str] | None, samples=None, post: bool = True,
+         every_variant: bool = False) -> list[list[dict]]:
     """The entry points to compile ahead for these presets (None: every preset's) at these sample
     counts (None: every count recorded), not yet in the cache, by module, longest first, each
     followed by the callees compiled ahead of it (AHEAD), if it compiles; the post chain's
-    (POST_MODULES) only with `post`."""
+    (POST_MODULES) only with `post`; the tile kernel's in the variant the command takes
+    (choose_variant), or both with `every_variant`."""
     groups: dict[str, list[dict]] = {}
-    for e in load():
-        if not post and e["module"] in POST_MODULES:
+    wanted = [e for e in load()
+              if (post or e["module"] not in POST_MODULES)
+              and (every_variant or _variant_called(e))
+              and any((preset_names is None or p in preset_names) and (samples is None or n in samples)
+                      for p, n in e["runs"])]
+    # A callee compiled ahead is wanted where an entry point wanted asks for it ("for": the lean
+    # tile kernel asks for no texture_walk)
+    asking = {(e["kernel"], e["types"]) for e in wanted}
+    for e in wanted:
+        if "for" in e and not any(tuple(k) in asking for k in e["for"]):
             continue
-        if any((preset_names is None or p in preset_names) and (samples is None or n in samples)
-               for p, n in e["runs"]):
-            if not _cached(e):
-                groups.setdefault(_group_name([e]), []).append(e)
+        if not _cached(e):
+            groups.setdefault(_group_name([e]), []).append(e)
     ordered = []
     for g in sorted((g for g in groups.values() if not g[0].get("ahead_of")),
                     key=lambda g: -g[0]["seconds"]):
@@ -289,12 +337,16 @@ def plan(preset_names: list[str] | None, samples=None, post: bool = True) -> lis
     return ordered
 
 
-def precompile(presets=None, samples=None, scenes=None) -> int:
+def precompile(presets=None, samples=None, scenes=None, every_variant: bool = False) -> int:
     """Compile ahead, on every core, the kernels `presets` (None: every preset) will call at
     `samples` (a collection of sample counts; None: every count) for `scenes` (None: any; the
     post chain's kernels only where one has compute passes), when the cache lacks them (a warm
-    cache: nothing happens). Says what it does on the command's compile notice. Returns the
+    cache: nothing happens), having chosen the tile kernel they take (choose_variant); with
+    `every_variant` both tile kernels, the choice left as it is (the tests: each of their
+    passes takes what it allows). Says what it does on the command's compile notice. Returns the
     number of modules compiled."""
+    if not every_variant:
+        choose_variant(scenes)
     if os.environ.get("TILESIM_PRECOMPILE", "1") == "0":
         return 0
     import numba
@@ -307,7 +359,7 @@ def precompile(presets=None, samples=None, scenes=None) -> int:
     names = None if presets is None else [p.name for p in presets]
     post = scenes is None or any(scene.compute for scene in scenes)
     groups = plan(names if names is not None and all(n in PRESETS for n in names) else None,
-                  samples, post)
+                  samples, post, every_variant)
     workers = min(usable_cpus(), len(groups), MAX_WORKERS)
     if workers < 2:                           # one core: compiling at first call costs the same
         return 0
