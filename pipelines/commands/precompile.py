@@ -317,8 +317,8 @@ def plan(preset_names: list[str] | None, samples=None, post: bool = True,
     wanted = [e for e in load()
               if (post or e["module"] not in POST_MODULES)
               and (every_variant or _variant_called(e))
-              and any((preset_names is None or p in preset_names) and (samples is None or n in samples)
-                      for p, n in e["runs"])]
+              and any((preset_names is None or p in preset_names)
+                      and (samples is None or n in samples) for p, n in e["runs"])]
     # A callee compiled ahead is wanted where an entry point wanted asks for it ("for": the lean
     # tile kernel asks for no texture_walk)
     asking = {(e["kernel"], e["types"]) for e in wanted}
