@@ -82,6 +82,20 @@ def test_local_cluster_of_two_gives_the_serial_rows(spec, tmp_path):
     assert len(workers) == 2
 
 
+@pytest.mark.parametrize("lean", [False, True])
+def test_a_worker_takes_the_tile_kernel_the_sweep_compiled_ahead(spec, lean, monkeypatch):
+    """A sweep compiles one tile kernel ahead in its own process (precompile.choose_variant);
+    a worker process would take the lean one at its default, so each task carries the choice."""
+    import distributed
+
+    from renderer import raster_kernels
+    monkeypatch.setattr(raster_kernels, "LEAN", not lean)
+    monkeypatch.setattr(distributed, "get_worker", lambda: type("W", (), {"address": "w"})())
+    quad = next(c for c in load(spec).cells if c.scene == "quad")
+    row = runner._cell_on_worker(quad, "v", {}, lean)
+    assert raster_kernels.LEAN is lean and row["status"] == "ok", row.get("error")
+
+
 def test_an_interrupted_sweep_resumes_without_redoing_cells(spec, tmp_path, monkeypatch):
     sweep = load(spec)
     out = tmp_path / "r.parquet"

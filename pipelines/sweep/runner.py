@@ -111,9 +111,14 @@ def scene_homes(cells, workers: list[str]) -> dict[str, str]:
     return home
 
 
-def _cell_on_worker(cell, version: str, threads: dict):
-    """The task: run_cell with this worker's numba thread count."""
+def _cell_on_worker(cell, version: str, threads: dict, lean: bool):
+    """The task: run_cell with this worker's numba thread count and the tile kernel the sweep's
+    process chose and compiled ahead (renderer.raster_kernels.LEAN, which a worker process would
+    otherwise take at its default: precompile.choose_variant)."""
     from distributed import get_worker
+
+    from renderer import raster_kernels
+    raster_kernels.LEAN = lean
     return run_cell(cell, version, threads.get(get_worker().address))
 
 
@@ -159,6 +164,7 @@ def _run_dask(todo, version, workers, scheduler, summary, take) -> None:
 
     from pipelines.sweep.cell import identity
     from pipelines.sweep.spec import SweepError
+    from renderer import raster_kernels
     cluster = None if scheduler else local_cluster(workers)
     try:
         try:
@@ -169,7 +175,8 @@ def _run_dask(todo, version, workers, scheduler, summary, take) -> None:
             threads = worker_threads(client)
             summary.workers = len(threads)
             home = scene_homes(todo, sorted(threads))
-            futures = {client.submit(_cell_on_worker, c, version, threads, pure=False,
+            lean = raster_kernels.LEAN
+            futures = {client.submit(_cell_on_worker, c, version, threads, lean, pure=False,
                                      workers=[home[c.scene]], allow_other_workers=True): c
                        for c in todo}
             try:
