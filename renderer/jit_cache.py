@@ -145,18 +145,16 @@ def cache_home() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tilesim"
 
 
-def use_opt_level() -> int:
+def use_opt_level() -> None:
     """Compile at OPT_LEVEL where NUMBA_OPT does not say otherwise, through numba's own
     configuration: the variable set in the environment (the precompile's workers inherit it) and
     numba's configuration read again now, before use_source_keyed_cache sets the cache folder.
     numba reads its environment again at each compile, and only where it changed since it last
     read it: left to that first compile, the new variable would have it read every variable
     again there and drop the cache folder set since, so that kernels imported later cached
-    beside their sources. (A bad value keeps numba's warning and its default.) Returns the
-    level kernels compile at (3 for "max")."""
+    beside their sources. (A bad value keeps numba's warning and its default.)"""
     os.environ.setdefault("NUMBA_OPT", str(OPT_LEVEL))
     numba.core.config.reload_config()
-    return int(numba.config.OPT)
 
 
 def opt_name() -> str:

@@ -642,11 +642,18 @@ def type_key(value):
 LEAN = True
 
 
+def plain_draws(textured, alpha_mode, blend) -> bool:
+    """Whether draws (one element each: sampling a texture, their alpha mode, blended) all stay
+    on the plain path at one sample: the rule quad_path applies to a pass's tables and
+    pipelines.commands.precompile.lean_scene to a command's scenes."""
+    return not (np.any(textured) or np.any(np.asarray(alpha_mode) == MASK_MODE)
+                or np.any(blend))
+
+
 def quad_path(mat, n_samples: int):
     """rasterize_tile's `quads`: None when LEAN is on and no draw of the pass (mat:
     shade.Materials) can take the quad path, else True."""
-    if LEAN and n_samples == 1 and (mat.texture < 0).all() and not mat.blend.any() \
-            and (mat.alpha_mode != MASK_MODE).all():
+    if LEAN and n_samples == 1 and plain_draws(mat.texture >= 0, mat.alpha_mode, mat.blend):
         return None
     return True
 

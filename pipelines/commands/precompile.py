@@ -277,10 +277,12 @@ def _compile_group(entries: list[dict]) -> tuple[str, int]:
 
 def lean_scene(scene) -> bool:
     """Whether every draw of `scene`'s render passes stays on the raster's plain path at one
-    sample: untextured, opaque, not blended (renderer.raster_kernels.quad_path)."""
-    from scenes.model import AlphaMode
-    return all(d.material.texture is None and d.material.alpha_mode != AlphaMode.MASK
-               and not d.state.blend for rp in scene.frame(1) for d in rp.draws)
+    sample: untextured, opaque, not blended (renderer.raster_kernels.plain_draws)."""
+    from renderer.raster_kernels import plain_draws
+    draws = [d for rp in scene.frame(1) for d in rp.draws]
+    return plain_draws([d.material.texture is not None for d in draws],
+                       [int(d.material.alpha_mode) for d in draws],
+                       [d.state.blend for d in draws])
 
 
 def choose_variant(scenes) -> None:
